@@ -1,0 +1,61 @@
+"""The Python API: the same operations as the command line, without any terminal output."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator, Callable, Iterator
+
+from .engine.plan import TransferOptions
+from .model import ObjectInfo, Summary, WorkUnit
+from .urls import S3Options, parse_location
+
+
+def copy(src: str, dst: str, *, options: TransferOptions | None = None,
+         src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
+         on_event: Callable[[str, Any], None] | None = None) -> Summary:
+    """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
+    nothing could start (bad URL, missing bucket, ...); per-object failures are in the Summary."""
+    from .engine.planner import build_plan
+    from .engine.pool import run_plan
+
+    plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3,
+                                  options=options or TransferOptions()))
+    return run_plan(plan, on_event)
+
+
+async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000) -> AsyncIterator[ObjectInfo]:
+    """Every object under URL (a literal key prefix), in key order."""
+    from .stores import open_store
+
+    loc = parse_location(url, s3)
+    prefix = loc.prefix
+    if loc.kind == "local":
+        import os
+
+        if os.path.isfile(loc.bucket):
+            loc, prefix = loc.__class__("local", os.path.dirname(loc.bucket), "", loc.raw), os.path.basename(loc.bucket)
+    store = await open_store(loc)
+    try:
+        unit: WorkUnit | None = WorkUnit()
+        while unit is not None:
+            page = await store.list_page(prefix, unit, page_size)
+            for entry in page.entries:
+                yield entry
+            unit = unit.rest(page)
+    finally:
+        await store.close()
+
+
+def ls(url: str, *, s3: S3Options | None = None) -> Iterator[ObjectInfo]:
+    """Synchronous form of `alist`: runs its own event loop, a page at a time."""
+    loop = asyncio.new_event_loop()
+    agen = alist(url, s3=s3).__aiter__()
+    try:
+        while True:
+            try:
+                yield loop.run_until_complete(agen.__anext__())
+            except StopAsyncIteration:
+                return
+    finally:
+        loop.run_until_complete(agen.aclose())
+        loop.close()

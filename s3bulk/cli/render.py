@@ -1,0 +1,229 @@
+"""Turning engine events into what the user sees: a live display, JSON lines, or nothing.
+
+The engine emits ("progress", Progress) a few times a second and ("failure",
+Failure) as they happen; a renderer turns them into output and has no say in
+what is transferred.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict
+from typing import Any, TextIO
+
+from ..engine.pool import Progress
+from ..model import Failure, Summary
+from .sizes import human_bytes, human_duration
+
+MAX_FAILURE_LINES = 50
+
+
+def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str, Any]:
+    c = summary.counters
+    return {
+        "event": "summary", "command": command, "src": src, "dst": dst, "ok": summary.ok,
+        "listed": c.listed, "copied": c.done, "copied_bytes": c.done_bytes, "failed": c.failed,
+        "server_side_copies": c.server_side, "elapsed_seconds": round(summary.elapsed, 3),
+        "objects_per_second": round(c.done / summary.elapsed, 1) if summary.elapsed else 0.0,
+        "bytes_per_second": round(c.done_bytes / summary.elapsed, 1) if summary.elapsed else 0.0,
+        "cpu_seconds": round(summary.cpu_seconds, 3),
+        "cpu_us_per_object": round(summary.cpu_seconds * 1e6 / c.done, 1) if c.done else None,
+        "peak_rss_bytes": summary.peak_rss_bytes, "workers": summary.workers,
+        "fatal": summary.fatal, "interrupted": summary.interrupted,
+        "failures_not_shown": summary.failures_dropped,
+    }
+
+
+class Renderer:
+    """Base: quiet. Subclasses draw."""
+
+    def __init__(self, command: str, src: str, dst: str) -> None:
+        self.command, self.src, self.dst = command, src, dst
+
+    def __enter__(self) -> "Renderer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def on_event(self, kind: str, payload: Any) -> None:
+        pass
+
+    def finish(self, summary: Summary) -> None:
+        pass
+
+    def error(self, message: str) -> None:
+        print(f"s3bulk: error: {message}", file=sys.stderr, flush=True)
+
+
+class QuietRenderer(Renderer):
+    """--quiet: no progress and no summary; errors (and the first failures) on stderr."""
+
+    def __init__(self, command: str, src: str, dst: str) -> None:
+        super().__init__(command, src, dst)
+        self._shown = 0
+
+    def on_event(self, kind: str, payload: Any) -> None:
+        if kind == "failure":
+            self._shown += 1
+            if self._shown <= MAX_FAILURE_LINES:
+                print(_failure_line(payload), file=sys.stderr, flush=True)
+
+    def finish(self, summary: Summary) -> None:
+        if summary.fatal:
+            self.error(summary.fatal)
+
+
+class JsonRenderer(Renderer):
+    """--json: newline-delimited JSON on stdout: start, progress (1/s), failure, summary."""
+
+    def __init__(self, command: str, src: str, dst: str, out: TextIO = sys.stdout) -> None:
+        super().__init__(command, src, dst)
+        self.out = out
+        self._last = 0.0
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def __enter__(self) -> "JsonRenderer":
+        self._write({"event": "start", "command": self.command, "src": self.src, "dst": self.dst})
+        return self
+
+    def on_event(self, kind: str, payload: Any) -> None:
+        if kind == "failure":
+            self._write({"event": "failure", **asdict(payload)})
+        elif kind == "progress":
+            now = time.monotonic()
+            if now - self._last >= 1.0:
+                self._last = now
+                c = payload.counters
+                self._write({"event": "progress", "listed": c.listed, "listed_bytes": c.listed_bytes,
+                             "copied": c.done, "copied_bytes": c.done_bytes, "failed": c.failed,
+                             "listing_done": payload.listing_done, "elapsed_seconds": round(payload.elapsed, 3)})
+
+    def finish(self, summary: Summary) -> None:
+        self._write(summary_dict(summary, self.command, self.src, self.dst))
+
+    def error(self, message: str) -> None:
+        self._write({"event": "error", "error": message})
+        super().error(message)
+
+
+class HumanRenderer(Renderer):
+    """A live one-screen display on a terminal (rich), failures as lines, a summary at the end."""
+
+    def __init__(self, command: str, src: str, dst: str, *, live: bool) -> None:
+        super().__init__(command, src, dst)
+        from rich.console import Console
+
+        self.out = Console(highlight=False)
+        self.err = Console(stderr=True, highlight=False)
+        self.live_enabled = live
+        self._live: Any = None
+        self._progress: Progress | None = None
+        self._failures_shown = 0
+        self._rate_window: list[tuple[float, int, int]] = []
+
+    def __enter__(self) -> "HumanRenderer":
+        if self.live_enabled:
+            from rich.live import Live
+
+            self._live = Live(self._render(), console=self.err, refresh_per_second=4, transient=True,
+                              get_renderable=self._render)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._live is not None:
+            self._live.__exit__(*exc)
+            self._live = None
+
+    def on_event(self, kind: str, payload: Any) -> None:
+        if kind == "progress":
+            self._progress = payload
+            c = payload.counters
+            self._rate_window.append((payload.elapsed, c.done, c.done_bytes))
+            while len(self._rate_window) > 2 and payload.elapsed - self._rate_window[0][0] > 5:
+                self._rate_window.pop(0)
+        elif kind == "failure":
+            self._failures_shown += 1
+            if self._failures_shown <= MAX_FAILURE_LINES:
+                self.err.print(_failure_line(payload), markup=False, soft_wrap=True)
+            elif self._failures_shown == MAX_FAILURE_LINES + 1:
+                self.err.print("... more failures; the summary has the count", markup=False)
+
+    def _rates(self) -> tuple[float, float]:
+        if len(self._rate_window) < 2:
+            return 0.0, 0.0
+        (t0, n0, b0), (t1, n1, b1) = self._rate_window[0], self._rate_window[-1]
+        dt = t1 - t0
+        return ((n1 - n0) / dt, (b1 - b0) / dt) if dt > 0 else (0.0, 0.0)
+
+    def _render(self) -> Any:
+        from rich.table import Table
+
+        p = self._progress
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold")
+        grid.add_column()
+        grid.add_row(self.command, f"{self.src} -> {self.dst}")
+        if p is None:
+            grid.add_row("", "starting...")
+            return grid
+        c = p.counters
+        objs, rate_b = self._rates()
+        listed = f"{c.listed:,}" + ("" if p.listing_done else "+ (listing)")
+        grid.add_row("objects", f"{c.done:,} / {listed}" + (f"   failed {c.failed:,}" if c.failed else ""))
+        grid.add_row("bytes", f"{human_bytes(c.done_bytes)} / {human_bytes(c.listed_bytes)}"
+                     + ("" if p.listing_done else "+"))
+        grid.add_row("rate", f"{objs:,.0f} objects/s   {human_bytes(rate_b)}/s")
+        eta = "after listing"
+        if p.listing_done:
+            left = c.listed - c.done - c.failed
+            eta = human_duration(left / objs) if objs > 0 else "-"
+        grid.add_row("elapsed", f"{human_duration(p.elapsed)}   ETA {eta}   workers {p.workers}")
+        return grid
+
+    def finish(self, summary: Summary) -> None:
+        self.__exit__(None, None, None)
+        from rich.table import Table
+
+        d = summary_dict(summary, self.command, self.src, self.dst)
+        t = Table.grid(padding=(0, 2))
+        t.add_column(style="bold")
+        t.add_column()
+        status = "done" if summary.ok else ("interrupted" if summary.interrupted else "FAILED")
+        t.add_row(self.command, f"{self.src} -> {self.dst}   [{status}]")
+        t.add_row("copied", f"{d['copied']:,} objects, {human_bytes(d['copied_bytes'])}"
+                  + (f" ({d['server_side_copies']:,} server-side)" if d["server_side_copies"] else ""))
+        if d["failed"]:
+            t.add_row("failed", f"{d['failed']:,} objects")
+        t.add_row("time", f"{summary.elapsed:.2f} s   {d['objects_per_second']:,.0f} objects/s   "
+                  f"{human_bytes(d['bytes_per_second'])}/s")
+        cpu = f"{summary.cpu_seconds:.2f} s"
+        if d["cpu_us_per_object"] is not None:
+            cpu += f"   {d['cpu_us_per_object']:,.0f} us/object"
+        t.add_row("cpu", cpu)
+        t.add_row("peak RSS", f"{human_bytes(summary.peak_rss_bytes)} (all {summary.workers} worker(s) "
+                  "and the coordinator, each at its peak)")
+        self.out.print(t, markup=False)
+        if summary.fatal:
+            self.error(summary.fatal)
+
+
+def _failure_line(f: Failure) -> str:
+    where = f"{f.src} -> {f.dst}" if f.dst else f.src
+    return f"ERROR {f.op} {where}: {f.error}"
+
+
+def make_renderer(command: str, src: str, dst: str, *, json_mode: bool, quiet: bool,
+                  progress: bool | None) -> Renderer:
+    if json_mode:
+        return JsonRenderer(command, src, dst)
+    if quiet:
+        return QuietRenderer(command, src, dst)
+    live = sys.stderr.isatty() if progress is None else progress
+    return HumanRenderer(command, src, dst, live=live)

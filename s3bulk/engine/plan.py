@@ -1,0 +1,62 @@
+"""What a run will do, decided before any worker starts; everything here pickles."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..stores import StoreOptions
+from ..urls import Location
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class TransferOptions:
+    """Knobs of the engine. Defaults suit a small machine talking to a nearby S3."""
+
+    workers: int = 0                 # worker processes; 0 = one per core
+    concurrency: int = 64            # transfers in flight per worker
+    page_size: int = 1000            # keys per listing request
+    multipart_threshold: int = 16 * MiB
+    part_size: int = 16 * MiB
+    part_concurrency: int = 8        # parts of one object in flight
+    max_bytes_in_flight: int = 256 * MiB   # whole run, split across workers
+    copy_threshold: int = 5 * 1024 * MiB   # CopyObject up to here, UploadPartCopy above
+    copy_part_size: int = 512 * MiB
+    pages_ahead: int = 2             # listed pages a worker holds at most
+
+    def resolved_workers(self) -> int:
+        return self.workers if self.workers > 0 else max(1, os.cpu_count() or 1)
+
+    def store_options(self) -> StoreOptions:
+        return StoreOptions(max_connections=self.concurrency + self.part_concurrency,
+                            copy_threshold=self.copy_threshold, copy_part_size=self.copy_part_size)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyMap:
+    """Source key -> destination key: strip the source prefix, add the destination prefix.
+
+    In single-object mode (`exact_dst` set) the one key maps to exactly that name.
+    """
+
+    src_prefix: str
+    dst_prefix: str
+    exact_dst: str | None = None
+
+    def __call__(self, key: str) -> str:
+        if self.exact_dst is not None:
+            return self.exact_dst
+        return self.dst_prefix + key[len(self.src_prefix):]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A copy from src (listing under src.prefix) to dst, keys mapped by keymap."""
+
+    src: Location
+    dst: Location
+    keymap: KeyMap
+    options: TransferOptions = field(default_factory=TransferOptions)
+    single_key: str | None = None   # copy exactly this key (SRC named one object)

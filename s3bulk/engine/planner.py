@@ -1,0 +1,109 @@
+"""From two user arguments to a Plan, checking up front what can be checked.
+
+The checks here are cheap and turn the commonest mistakes (bucket missing,
+credentials wrong, endpoint down, a file where a directory should be) into one
+clear error before any worker starts. Decisions:
+
+- SRC ending in "/" (or a bucket, or a directory) is a prefix: everything under it
+  is copied and DST mirrors the layout below it.
+- SRC naming an existing object (or file) copies that one object. DST ending in "/"
+  or naming an existing directory receives it under its own base name; otherwise
+  DST is the new name.
+- Any other SRC is taken as a prefix with "/" added ("s3://b/dir" means "dir/").
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import AccessDenied, NotFound, UsageError
+from ..model import WorkUnit
+from ..stores import Writer, open_store
+from ..urls import Location, S3Options, parse_location
+from .plan import KeyMap, Plan, TransferOptions
+
+
+async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None = None,
+                     dst_s3: S3Options | None = None,
+                     options: TransferOptions = TransferOptions()) -> Plan:
+    src = parse_location(src_text, src_s3)
+    dst = parse_location(dst_text, dst_s3)
+    if src.kind == "http" or dst.kind == "http":
+        raise UsageError("http(s) list/get servers are not supported yet")
+    src, single = await _resolve_source(src, options)
+    if single is not None:
+        dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
+        keymap = KeyMap("", "", exact)
+    else:
+        if dst.kind == "s3":
+            dst = dst.with_prefix(_as_dir(dst.prefix))
+        keymap = KeyMap(src.prefix, dst.prefix)
+    _refuse_overlap(src, dst, single)
+    await _prepare_destination(dst, options)
+    return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single)
+
+
+def _as_dir(prefix: str) -> str:
+    return prefix if not prefix or prefix.endswith("/") else prefix + "/"
+
+
+async def _resolve_source(src: Location, options: TransferOptions) -> tuple[Location, str | None]:
+    """(location listing under its prefix, the single key if SRC names one object)."""
+    if src.kind == "local":
+        path = src.bucket
+        if os.path.isfile(path):
+            return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path)
+        if not os.path.exists(path):
+            raise NotFound("no such file or directory", op="read", url=src.raw)
+        if not os.path.isdir(path):
+            raise UsageError(f"{src.raw!r} is neither a regular file nor a directory")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise AccessDenied("permission denied", op="read", url=src.raw)
+        return src, None
+    store = await open_store(src, options.store_options())
+    try:
+        prefix = src.prefix
+        if prefix and not prefix.endswith("/"):
+            try:
+                await store.head(prefix)
+                return src, prefix
+            except (NotFound, AccessDenied):
+                pass  # not one object: a prefix (listing below says if the bucket itself is the problem)
+            prefix += "/"
+        await store.list_page(prefix, WorkUnit(), 1)  # bucket exists, credentials work, endpoint answers
+        return src.with_prefix(prefix), None
+    finally:
+        await store.close()
+
+
+def _single_destination(dst: Location, dst_text: str, name: str) -> tuple[Location, str]:
+    """(destination location, exact destination key) for a one-object copy."""
+    if dst.kind == "s3":
+        if not dst.prefix or dst.prefix.endswith("/"):
+            return dst, dst.prefix + name
+        return dst, dst.prefix
+    path = dst.bucket
+    if dst_text.endswith(("/", os.sep)) or os.path.isdir(path):
+        return dst, name
+    return Location("local", os.path.dirname(path), "", dst.raw), os.path.basename(path)
+
+
+def _refuse_overlap(src: Location, dst: Location, single: str | None) -> None:
+    """Copying a tree into itself would list what it writes; refuse it."""
+    if src.kind == dst.kind == "local" and single is None:
+        s, d = os.path.realpath(src.bucket), os.path.realpath(dst.bucket)
+        if d == s or d.startswith(s + os.sep):
+            raise UsageError("destination is inside the source directory; choose a destination outside it")
+    if src.kind == dst.kind == "s3" and single is None and src.bucket == dst.bucket \
+            and src.s3 == dst.s3 and dst.prefix.startswith(src.prefix):
+        raise UsageError("destination prefix is inside the source prefix of the same bucket")
+
+
+async def _prepare_destination(dst: Location, options: TransferOptions) -> None:
+    store = await open_store(dst, options.store_options())
+    try:
+        if not isinstance(store, Writer):
+            raise UsageError(f"{dst.raw!r} cannot be written to")
+        await store.prepare()
+    finally:
+        await store.close()

@@ -1,0 +1,173 @@
+"""The coordinator: hands work units to a pool of worker processes and adds up what they report.
+
+Only work units and aggregated counters cross process boundaries. The coordinator
+holds the frontier of the listing (for a single listing chain, one unit) and a
+count of units not yet finished; the run is over when that count reaches zero.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import resource
+import time
+from collections import deque
+from typing import Any, Callable
+
+from ..model import Counters, Failure, Summary, WorkUnit
+from .plan import Plan
+from .worker import worker_process, worker_thread
+
+MAX_FAILURES_KEPT = 1000
+EventSink = Callable[[str, Any], None]
+
+
+class Progress:
+    """A snapshot for renderers: counts so far and whether the listing has finished."""
+
+    __slots__ = ("counters", "listing_done", "elapsed", "workers")
+
+    def __init__(self, counters: Counters, listing_done: bool, elapsed: float, workers: int) -> None:
+        self.counters, self.listing_done, self.elapsed, self.workers = counters, listing_done, elapsed, workers
+
+
+def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool | None = None) -> Summary:
+    """Run a plan to the end and return its summary. `on_event(kind, payload)` sees
+    "progress" (Progress) about four times a second and "failure" (Failure) as they come."""
+    emit = on_event or (lambda kind, payload: None)
+    opts = plan.options
+    workers = opts.resolved_workers()
+    if in_process is None:
+        in_process = workers == 1
+    budget = max(1, opts.max_bytes_in_flight // workers)
+    summary = Summary(workers=workers)
+    started = time.monotonic()
+
+    if in_process:
+        units_q: Any = queue.Queue(maxsize=workers * 4 + 4)
+        events_q: Any = queue.Queue(maxsize=1024)
+        handles: list[Any] = [worker_thread(plan, 0, units_q, events_q, budget)]
+    else:
+        ctx = mp.get_context("spawn")
+        units_q = ctx.Queue(maxsize=workers * 4 + 4)
+        events_q = ctx.Queue(maxsize=1024)
+        handles = []
+        for wid in range(workers):
+            p = ctx.Process(target=worker_process, args=(plan, wid, units_q, events_q, budget),
+                            name=f"s3bulk-worker-{wid}", daemon=True)
+            p.start()
+            handles.append(p)
+
+    frontier: deque[WorkUnit] = deque([WorkUnit()])
+    pending = 1     # units handed out or waiting, not yet done
+    unlisted = 1    # units whose page has not been listed yet
+    exited: dict[int, tuple[int, float]] = {}
+    last_emit = 0.0
+
+    def snapshot() -> Progress:
+        return Progress(summary.counters, unlisted == 0, time.monotonic() - started, workers)
+
+    def handle(msg: tuple) -> None:
+        nonlocal pending, unlisted
+        kind = msg[0]
+        if kind == "progress":
+            _, _, delta, failures = msg
+            summary.counters.add(delta)
+            for f in failures:
+                _keep_failure(summary, f)
+                emit("failure", f)
+        elif kind == "listed":
+            rest = msg[3]
+            unlisted -= 1
+            if rest is not None:
+                frontier.append(rest)
+                pending += 1
+                unlisted += 1
+        elif kind == "done":
+            pending -= 1
+        elif kind == "fatal":
+            if summary.fatal is None:
+                summary.fatal = msg[2]
+        elif kind == "exit":
+            exited[msg[1]] = (msg[2], msg[3])
+
+    try:
+        while pending > 0 and summary.fatal is None:
+            while frontier:
+                try:
+                    units_q.put_nowait(frontier[0])
+                    frontier.popleft()
+                except queue.Full:
+                    break
+            try:
+                handle(events_q.get(timeout=0.1))
+            except queue.Empty:
+                pass
+            now = time.monotonic()
+            if now - last_emit >= 0.25:
+                last_emit = now
+                emit("progress", snapshot())
+                dead = _dead_workers(handles, exited, in_process)
+                if dead:
+                    summary.fatal = dead
+        _shutdown(handles, units_q, events_q, handle, exited, in_process, force=summary.fatal is not None)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        _shutdown(handles, units_q, events_q, handle, exited, in_process, force=True)
+
+    summary.elapsed = time.monotonic() - started
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    summary.cpu_seconds = own.ru_utime + own.ru_stime + sum(cpu for _, cpu in exited.values())
+    summary.peak_rss_bytes = own.ru_maxrss * 1024 + sum(rss for rss, _ in exited.values())
+    emit("progress", snapshot())
+    return summary
+
+
+def _keep_failure(summary: Summary, failure: Failure) -> None:
+    if len(summary.failures) < MAX_FAILURES_KEPT:
+        summary.failures.append(failure)
+    else:
+        summary.failures_dropped += 1
+
+
+def _dead_workers(handles: list[Any], exited: dict[int, Any], in_process: bool) -> str | None:
+    if in_process:
+        return None
+    for wid, p in enumerate(handles):
+        if p.exitcode is not None and wid not in exited:
+            how = f"killed by signal {-p.exitcode}" if p.exitcode < 0 else f"exit code {p.exitcode}"
+            return f"worker {wid} died unexpectedly ({how})"
+    return None
+
+
+def _shutdown(handles: list[Any], units_q: Any, events_q: Any, handle: Callable[[tuple], None],
+              exited: dict[int, Any], in_process: bool, *, force: bool) -> None:
+    """Tell every worker to stop, collect their last counters, and reap them."""
+    if force and not in_process:
+        for p in handles:
+            if p.is_alive():
+                p.terminate()
+    else:
+        for _ in handles:
+            try:
+                units_q.put(None, timeout=5)
+            except queue.Full:
+                break
+    deadline = time.monotonic() + (5 if force else 60)
+    while len(exited) < len(handles) and time.monotonic() < deadline:
+        try:
+            handle(events_q.get(timeout=0.1))
+        except queue.Empty:
+            if not in_process and all(p.exitcode is not None for p in handles):
+                # drain what is left, then stop waiting for workers that cannot speak any more
+                try:
+                    while True:
+                        handle(events_q.get_nowait())
+                except queue.Empty:
+                    break
+    if not in_process:
+        for p in handles:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)

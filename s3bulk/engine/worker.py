@@ -1,0 +1,243 @@
+"""One worker: one event loop, its own store clients, a bounded number of transfers in flight.
+
+A worker takes a work unit, lists one page of it, and at once hands the rest of
+the unit back to the coordinator so that another worker lists on while this one
+copies the page (seed 000's "combo"). It holds at most `pages_ahead` pages, and
+`concurrency` transfer tasks pull objects from a bounded queue, so memory does not
+depend on how many objects the source has. What leaves the worker: the rest of
+each unit, "unit done" notes, and counters aggregated over a quarter second.
+
+Messages to the coordinator (tuples, cheap to pickle):
+    ("listed", wid, unit, rest | None)
+    ("done", wid, unit)
+    ("progress", wid, Counters, [Failure, ...])
+    ("fatal", wid, message, exit_code)
+    ("exit", wid, peak_rss_bytes, cpu_seconds)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import resource
+import signal
+import threading
+from typing import Any
+
+from ..errors import S3BulkError, StoreError
+from ..model import Counters, Failure, ObjectInfo, WorkUnit
+from ..stores import Writer, open_store
+from .plan import Plan
+from .transfer import ByteBudget, Transfer
+
+FLUSH_SECONDS = 0.25
+_STOP = object()
+
+
+class _UnitState:
+    __slots__ = ("remaining", "done")
+
+    def __init__(self, remaining: int) -> None:
+        self.remaining = remaining
+        self.done = asyncio.Event()
+        if remaining == 0:
+            self.done.set()
+
+
+class Worker:
+    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int) -> None:
+        self.plan = plan
+        self.wid = wid
+        self.units_q = units_q
+        self.events_q = events_q
+        self.budget = ByteBudget(budget_bytes)
+        self.counters = Counters()
+        self.failures: list[Failure] = []
+        self.fatal: tuple[str, int] | None = None
+
+    def _send(self, msg: tuple) -> None:
+        self.events_q.put(msg)
+
+    def _flush(self) -> None:
+        if self.counters or self.failures:
+            self._send(("progress", self.wid, self.counters.take(), self.failures))
+            self.failures = []
+
+    async def run(self) -> None:
+        opts = self.plan.options
+        src = dst = None
+        try:
+            src = await open_store(self.plan.src, opts.store_options())
+            dst = await open_store(self.plan.dst, opts.store_options())
+            if not isinstance(dst, Writer):
+                raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
+            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.budget)
+            await self._loop(src)
+        except S3BulkError as exc:
+            self._send(("fatal", self.wid, str(exc), exc.exit_code))
+        except Exception as exc:  # a bug: say so rather than hang the run
+            self._send(("fatal", self.wid, f"internal error in worker: {type(exc).__name__}: {exc}", 3))
+        finally:
+            self._flush()
+            for store in (src, dst):
+                if store is not None:
+                    try:
+                        await store.close()
+                    except Exception:
+                        pass
+
+    async def _loop(self, src: Any) -> None:
+        opts = self.plan.options
+        loop = asyncio.get_running_loop()
+        objects: asyncio.Queue[Any] = asyncio.Queue(maxsize=opts.concurrency * 2)
+        slots = asyncio.Semaphore(opts.pages_ahead)
+        getter = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="s3bulk-units")
+        consumers = [asyncio.create_task(self._consume(objects)) for _ in range(opts.concurrency)]
+        flusher = asyncio.create_task(self._flush_periodically())
+        units: set[asyncio.Task[None]] = set()
+        try:
+            while self.fatal is None:
+                await slots.acquire()
+                unit = await loop.run_in_executor(getter, self.units_q.get)
+                if unit is None:
+                    break
+                task = asyncio.create_task(self._unit(src, unit, objects, slots))
+                units.add(task)
+                task.add_done_callback(units.discard)
+            if units:
+                await asyncio.gather(*units)
+        finally:
+            for _ in consumers:
+                await objects.put(_STOP)
+            await asyncio.gather(*consumers, return_exceptions=True)
+            flusher.cancel()
+            getter.shutdown(wait=False)
+
+    async def _flush_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_SECONDS)
+            self._flush()
+
+    async def _unit(self, src: Any, unit: WorkUnit, objects: asyncio.Queue, slots: asyncio.Semaphore) -> None:
+        plan = self.plan
+        try:
+            prefix = plan.single_key if plan.single_key is not None else plan.src.prefix
+            try:
+                page = await src.list_page(prefix, unit, plan.options.page_size)
+            except S3BulkError as exc:
+                self.fatal = (f"listing failed: {exc}", exc.exit_code)
+                self._send(("fatal", self.wid, self.fatal[0], self.fatal[1]))
+                return
+            entries = page.entries
+            rest = unit.rest(page)
+            if plan.single_key is not None:
+                entries = [e for e in entries if e.key == plan.single_key]
+                rest = None
+            self._send(("listed", self.wid, unit, rest))
+            for name, why in page.problems:
+                self.counters.failed += 1
+                self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
+            c = self.counters
+            for e in entries:
+                c.listed += 1
+                c.listed_bytes += e.size or 0
+            state = _UnitState(len(entries))
+            for e in entries:
+                await objects.put((e, state))
+            await state.done.wait()
+            self._send(("done", self.wid, unit))
+        finally:
+            slots.release()
+
+    async def _consume(self, objects: asyncio.Queue) -> None:
+        transfer = self.transfer
+        c = self.counters
+        while True:
+            item = await objects.get()
+            if item is _STOP:
+                return
+            info, state = item
+            try:
+                size, server_side = await transfer.copy(info)
+                c.done += 1
+                c.done_bytes += size
+                if server_side:
+                    c.server_side += 1
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._record_failure(info, exc)
+            finally:
+                state.remaining -= 1
+                if state.remaining == 0:
+                    state.done.set()
+
+    def _record_failure(self, info: ObjectInfo, exc: Exception) -> None:
+        plan = self.plan
+        self.counters.failed += 1
+        src_url = plan.src.url_for(info.key)
+        try:
+            dst_url = plan.dst.url_for(plan.keymap(info.key))
+        except Exception:
+            dst_url = ""
+        if isinstance(exc, StoreError):
+            op = exc.op or "copy"
+            msg = exc.message
+        else:
+            op, msg = "copy", f"{type(exc).__name__}: {exc}"
+        self.failures.append(Failure(op, src_url, dst_url, msg, type(exc).__name__))
+
+
+def _usage() -> tuple[int, float]:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime
+
+
+def _install_loop_policy() -> None:
+    try:
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    except ImportError:
+        pass
+
+
+def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int) -> None:
+    """Entry point of a worker process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator decides what Ctrl-C means
+    _install_loop_policy()
+    try:
+        asyncio.run(Worker(plan, wid, units_q, events_q, budget_bytes).run())
+    finally:
+        rss, cpu = _usage()
+        events_q.put(("exit", wid, rss, cpu))
+        events_q.close()
+        events_q.join_thread()
+
+
+def worker_thread(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int) -> threading.Thread:
+    """The same worker inside this process (one worker, no pool): for small budgets and tests."""
+
+    def main() -> None:
+        try:
+            loop = _new_loop()
+            try:
+                loop.run_until_complete(Worker(plan, wid, units_q, events_q, budget_bytes).run())
+            finally:
+                loop.close()
+        finally:
+            events_q.put(("exit", wid, 0, 0.0))
+
+    t = threading.Thread(target=main, name=f"s3bulk-worker-{wid}", daemon=True)
+    t.start()
+    return t
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        import uvloop
+
+        return uvloop.new_event_loop()
+    except ImportError:
+        return asyncio.new_event_loop()
+

@@ -1,0 +1,105 @@
+"""The errors s3bulk raises, translated from backend libraries at each adapter's boundary.
+
+    S3BulkError                  anything s3bulk reports
+    ├── UsageError               bad URL or option: nothing was attempted (exit 2)
+    └── StoreError               an operation on a store failed (op, url, key)
+        ├── NotFound             bucket, key, file or directory missing
+        ├── AccessDenied         credentials missing, wrong, or not allowed
+        ├── ConnectFailed        endpoint unreachable or connection refused
+        ├── Throttled            the store asks us to slow down (retryable)
+        ├── Transient            5xx, timeouts, dropped connections (retryable)
+        ├── Corrupt              body length or checksum does not match
+        ├── UnsafeKey            the key would land outside the destination
+        └── WriteFailed          the destination refused the write (disk full, not a directory, ...)
+
+Every class keeps plain-string arguments so that instances pickle: failures cross
+process boundaries as data. Messages never contain credentials.
+"""
+
+from __future__ import annotations
+
+
+class S3BulkError(Exception):
+    """Base of everything s3bulk raises on purpose."""
+
+    exit_code = 3
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):  # keep pickling to the one plain-string argument
+        return (type(self), (self.message,))
+
+
+class UsageError(S3BulkError):
+    """The command line or the Python call cannot be carried out as given."""
+
+    exit_code = 2
+
+
+class StoreError(S3BulkError):
+    """An operation on a store failed; carries what was attempted and where."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, op: str = "", url: str = "", key: str = "") -> None:
+        super().__init__(message)
+        self.op = op
+        self.url = url
+        self.key = key
+
+    def __reduce__(self):
+        return (_rebuild_store_error, (type(self), self.message, self.op, self.url, self.key))
+
+    def __str__(self) -> str:
+        where = self.url or ""
+        head = f"{self.op} {where}".strip()
+        return f"{head}: {self.message}" if head else self.message
+
+
+def _rebuild_store_error(cls, message: str, op: str, url: str, key: str) -> StoreError:
+    return cls(message, op=op, url=url, key=key)
+
+
+class NotFound(StoreError):
+    """The bucket, key, file or directory does not exist."""
+
+
+class AccessDenied(StoreError):
+    """Credentials are missing or wrong, or do not allow the operation."""
+
+
+class ConnectFailed(StoreError):
+    """The endpoint could not be reached."""
+
+    retryable = True
+
+
+class Throttled(StoreError):
+    """The store asked us to slow down (503 SlowDown and friends)."""
+
+    retryable = True
+
+
+class Transient(StoreError):
+    """A failure that may pass: 5xx, timeout, dropped connection."""
+
+    retryable = True
+
+
+class Corrupt(StoreError):
+    """What arrived does not match what was promised (length, checksum)."""
+
+    retryable = True
+
+
+class UnsafeKey(StoreError):
+    """The key would be written outside the destination, or cannot be a local path."""
+
+
+class WriteFailed(StoreError):
+    """The destination refused a write: disk full, permission, a file where a directory is needed."""

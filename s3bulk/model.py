@@ -1,0 +1,126 @@
+"""Small value types shared by stores, engine and CLI.
+
+They are plain frozen dataclasses (or NamedTuples on the hot path) so that they
+pickle cheaply: work units and counters cross process boundaries, objects do not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class ObjectInfo(NamedTuple):
+    """One listed object. size/mtime/etag are None where the store cannot say (list/get servers)."""
+
+    key: str
+    size: int | None = None
+    mtime: float | None = None
+    etag: str | None = None
+
+
+class Page(NamedTuple):
+    """One page of a listing, in key order.
+
+    `next_after` and `next_token` say where the following page starts; both None
+    means the listing (or the unit) is finished. Key-ordered stores set `next_after`
+    (the last key seen), so the rest is again a key range; sequential-only stores
+    (the list/get server) set an opaque `next_token`.
+    """
+
+    entries: list[ObjectInfo]
+    next_after: str | None = None
+    next_token: str | None = None
+    problems: tuple[tuple[str, str], ...] = ()  # (name, why) for entries that could not be listed
+
+    @property
+    def is_last(self) -> bool:
+        return self.next_after is None and self.next_token is None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkUnit:
+    """The one unit of work: a key range, or a page token where a source can only page in sequence.
+
+    Keys in the unit are those with `after < key <= until` under the listing prefix
+    (None meaning unbounded). A worker lists one page of the unit, hands the rest
+    back as a new unit at once (so another process lists on while this one copies),
+    and reports the page's results. The same unit is what sync compares on both
+    sides and what a resume journal records.
+    """
+
+    after: str | None = None
+    until: str | None = None
+    token: str | None = None
+    seq: int = 0  # position in the listing chain; for ordering reports, not semantics
+
+    def rest(self, page: Page) -> "WorkUnit | None":
+        """The unit that covers what this page did not, or None when the unit is done."""
+        if page.is_last:
+            return None
+        if page.next_after is not None and self.until is not None and page.next_after >= self.until:
+            return None
+        return WorkUnit(after=page.next_after, until=self.until, token=page.next_token, seq=self.seq + 1)
+
+
+@dataclass(slots=True)
+class Counters:
+    """Aggregated counts that workers send to the coordinator (never one message per object)."""
+
+    listed: int = 0
+    listed_bytes: int = 0
+    done: int = 0
+    done_bytes: int = 0
+    failed: int = 0
+    skipped: int = 0
+    server_side: int = 0
+
+    def add(self, other: "Counters") -> None:
+        self.listed += other.listed
+        self.listed_bytes += other.listed_bytes
+        self.done += other.done
+        self.done_bytes += other.done_bytes
+        self.failed += other.failed
+        self.skipped += other.skipped
+        self.server_side += other.server_side
+
+    def take(self) -> "Counters":
+        """Return the counts so far and reset to zero (for periodic deltas)."""
+        out = Counters(self.listed, self.listed_bytes, self.done, self.done_bytes,
+                       self.failed, self.skipped, self.server_side)
+        self.listed = self.listed_bytes = self.done = self.done_bytes = 0
+        self.failed = self.skipped = self.server_side = 0
+        return out
+
+    def __bool__(self) -> bool:
+        return any((self.listed, self.done, self.failed, self.skipped))
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One object that could not be copied: what was tried, from where, to where, and why."""
+
+    op: str
+    src: str
+    dst: str
+    error: str
+    kind: str = "StoreError"
+
+
+@dataclass(slots=True)
+class Summary:
+    """What a run did, for the final screen, `--json` and the Python API."""
+
+    counters: Counters = field(default_factory=Counters)
+    failures: list[Failure] = field(default_factory=list)
+    failures_dropped: int = 0
+    elapsed: float = 0.0
+    cpu_seconds: float = 0.0
+    peak_rss_bytes: int = 0
+    workers: int = 1
+    fatal: str | None = None
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.fatal is None and not self.interrupted and self.counters.failed == 0

@@ -1,0 +1,453 @@
+"""The local filesystem as a store: keys are "/"-separated paths relative to a root directory.
+
+Listing yields keys in UTF-8 byte order of the whole key, the order S3 uses, so a
+local tree and a bucket can be merged and cut into the same key ranges. That is not
+the order of a plain sorted directory walk: "a-b" sorts before "a/b" because '-' is
+below '/'. Sorting each directory's children by their name, with "/" appended to
+directories, makes the depth-first walk come out in exactly the global order.
+
+Writes go to a temporary name in the target directory and are renamed into place
+when complete, and every key is checked so that nothing lands outside the root.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import itertools
+import os
+import stat as stat_mod
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+from typing import Iterator, Sequence
+
+from ..errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt
+from ..model import ObjectInfo, Page, WorkUnit
+from ..urls import Location
+
+_tmp_counter = itertools.count()
+TMP_SUFFIX = ".s3bulk.part"
+_BIG = 1 << 20  # reads and writes above this go to a thread so the event loop keeps moving
+
+# One cached directory: parallel lists of sort keys (bytes, "/" appended for dirs), names, is-dir flags.
+_Dir = tuple[list[bytes], list[str], list[bool]]
+
+
+def safe_segments(key: str) -> list[str]:
+    """The path segments of `key`, or UnsafeKey if it could escape the root or is no valid path."""
+    if not key:
+        raise UnsafeKey("empty key cannot be a local path", op="write", key=key)
+    if "\x00" in key:
+        raise UnsafeKey("key contains a NUL character", op="write", key=key)
+    if key.startswith("/"):
+        raise UnsafeKey("absolute key would land outside the destination", op="write", key=key)
+    segments = key.split("/")
+    for seg in segments:
+        if seg in (".", ".."):
+            raise UnsafeKey(f"key has a {seg!r} segment and would land outside the destination",
+                            op="write", key=key)
+        if seg == "":
+            raise UnsafeKey("key has an empty path segment ('//')", op="write", key=key)
+        if len(os.fsencode(seg)) > 255:
+            raise UnsafeKey("a path segment is longer than 255 bytes", op="write", key=key)
+    return segments
+
+
+def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError:
+    if isinstance(exc, FileNotFoundError):
+        return NotFound(exc.strerror or "no such file or directory", op=op, url=path, key=key)
+    if isinstance(exc, PermissionError):
+        return AccessDenied(exc.strerror or "permission denied", op=op, url=path, key=key)
+    if isinstance(exc, NotADirectoryError):
+        return WriteFailed("a file is in the way where a directory is needed", op=op, url=path, key=key)
+    if isinstance(exc, IsADirectoryError):
+        return WriteFailed("a directory is in the way where a file is needed", op=op, url=path, key=key)
+    if exc.errno == errno.ENOSPC:
+        return WriteFailed("no space left on device", op=op, url=path, key=key)
+    if exc.errno == errno.EFBIG:
+        return WriteFailed("file too large for this filesystem or limit", op=op, url=path, key=key)
+    return WriteFailed(exc.strerror or str(exc), op=op, url=path, key=key)
+
+
+class LocalStore:
+    """Files under `location.bucket` (an absolute directory)."""
+
+    ordered = True
+
+    def __init__(self, location: Location, *, dir_cache_entries: int = 2_000_000) -> None:
+        self.location = location
+        self.root = location.bucket
+        self._real_root: str | None = None
+        self._dirs: OrderedDict[str, _Dir] = OrderedDict()
+        self._dir_cache_entries = dir_cache_entries
+        self._cached_entries = 0
+        self._safe_parents: OrderedDict[str, None] = OrderedDict()
+
+    async def close(self) -> None:
+        self._dirs.clear()
+
+    # ---------------------------------------------------------------- listing
+
+    def _sorted_dir(self, rel_dir: str) -> _Dir:
+        """The children of root/rel_dir sorted by key bytes; cached (LRU, bounded by entry count)."""
+        hit = self._dirs.get(rel_dir)
+        if hit is not None:
+            self._dirs.move_to_end(rel_dir)
+            return hit
+        items: list[tuple[bytes, str, bool]] = []
+        with os.scandir(os.path.join(self.root, rel_dir) if rel_dir else self.root) as it:
+            for entry in it:
+                name = entry.name
+                if name.endswith(TMP_SUFFIX) and name.startswith(".s3bulk-"):
+                    continue  # our own unfinished writes are never objects
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                raw = os.fsencode(name)
+                items.append((raw + b"/" if is_dir else raw, name, is_dir))
+        items.sort()
+        cached: _Dir = ([i[0] for i in items], [i[1] for i in items], [i[2] for i in items])
+        self._dirs[rel_dir] = cached
+        self._cached_entries += len(items)
+        while self._cached_entries > self._dir_cache_entries and len(self._dirs) > 1:
+            _, old = self._dirs.popitem(last=False)
+            self._cached_entries -= len(old[0])
+        return cached
+
+    def _walk(self, rel_dir: str, prefix: bytes, after: bytes | None) -> Iterator[tuple[str, bool]]:
+        """Yield (key, is_dir=False) for files under rel_dir with key > after and key starting with prefix."""
+        keys, names, dirs = self._sorted_dir(rel_dir)
+        base = os.fsencode(rel_dir)
+        start = 0
+        if prefix and len(prefix) > len(base):
+            start = bisect_left(keys, prefix[len(base):])
+            # a directory whose "name/" is a prefix of the wanted prefix sorts before it
+            if start > 0 and dirs[start - 1] and prefix[len(base):].startswith(keys[start - 1]):
+                start -= 1
+        descend_with_after: int | None = None
+        if after is not None and after.startswith(base):
+            rest = after[len(base):]
+            i = bisect_right(keys, rest)
+            if i > 0 and dirs[i - 1] and rest.startswith(keys[i - 1]):
+                descend_with_after = i - 1
+                i -= 1
+            start = max(start, i)
+        elif after is not None and after > base:
+            return
+        for idx in range(start, len(keys)):
+            full = base + keys[idx]
+            if prefix and not full.startswith(prefix):
+                if dirs[idx] and prefix.startswith(full):
+                    pass  # the prefix reaches into this directory
+                elif full > prefix:
+                    return
+                else:
+                    continue
+            if dirs[idx]:
+                sub_after = after if idx == descend_with_after else None
+                yield from self._walk(os.fsdecode(full), prefix, sub_after)
+            else:
+                yield os.fsdecode(full), False
+
+    def _list_sync(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        if not os.path.isdir(self.root):
+            if os.path.exists(self.root):
+                raise NotFound("is a file, not a directory", op="list", url=self.root)
+            raise NotFound("no such directory", op="list", url=self.root)
+        pfx = os.fsencode(prefix)
+        after = os.fsencode(unit.after) if unit.after is not None else None
+        until = unit.until
+        entries: list[ObjectInfo] = []
+        problems: list[tuple[str, str]] = []
+        start_dir = prefix.rsplit("/", 1)[0] + "/" if "/" in prefix else ""
+        if start_dir and not os.path.isdir(os.path.join(self.root, start_dir)):
+            return Page([])
+        last: str | None = None
+        walker = self._walk(start_dir, pfx, after)
+        try:
+            for key, _ in walker:
+                if until is not None and key > until:
+                    return Page(entries, problems=tuple(problems))
+                last = key
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    problems.append((os.fsencode(key).decode("utf-8", "backslashreplace"),
+                                     "file name is not valid UTF-8"))
+                    continue
+                try:
+                    st = os.stat(os.path.join(self.root, key))
+                except OSError as exc:
+                    problems.append((key, f"cannot stat: {exc.strerror}"))
+                    continue
+                if not stat_mod.S_ISREG(st.st_mode):
+                    if stat_mod.S_ISDIR(st.st_mode):
+                        continue  # a symlink to a directory: not followed, to avoid loops
+                    problems.append((key, "not a regular file"))
+                    continue
+                entries.append(ObjectInfo(key, st.st_size, st.st_mtime, None))
+                if len(entries) + len(problems) >= limit:
+                    break
+            else:
+                return Page(entries, problems=tuple(problems))
+        except FileNotFoundError:
+            pass  # a directory vanished under us: what we have is the page
+        except PermissionError as exc:
+            raise AccessDenied(exc.strerror or "permission denied", op="list",
+                               url=exc.filename or self.root) from exc
+        finally:
+            walker.close()
+        return Page(entries, next_after=last, problems=tuple(problems))
+
+    async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        return await asyncio.to_thread(self._list_sync, prefix, unit, limit)
+
+    # ---------------------------------------------------------------- reading
+
+    def _src_path(self, key: str) -> str:
+        return os.path.join(self.root, key) if key else self.root
+
+    async def head(self, key: str) -> ObjectInfo:
+        path = self._src_path(key)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            raise _translate_os(exc, "head", path, key) from exc
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise NotFound("not a regular file", op="head", url=path, key=key)
+        return ObjectInfo(key, st.st_size, st.st_mtime, None)
+
+    def _read_sync(self, path: str, key: str, start: int | None, end: int | None) -> bytes:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+        try:
+            if start is None:
+                size = os.fstat(fd).st_size
+                data = os.read(fd, size) if size else b""
+                want = size
+            else:
+                want = end - start
+                data = os.pread(fd, want, start)
+            while len(data) < want:  # short reads happen on some filesystems
+                more = os.pread(fd, want - len(data), (start or 0) + len(data))
+                if not more:
+                    raise Corrupt(f"file shrank while reading: got {len(data)} of {want} bytes",
+                                  op="read", url=path, key=key)
+                data += more
+            return data
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+        finally:
+            os.close(fd)
+
+    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+        path = self._src_path(key)
+        if start is not None and end - start > _BIG:
+            return await asyncio.to_thread(self._read_sync, path, key, start, end)
+        return self._read_sync(path, key, start, end)
+
+    # ---------------------------------------------------------------- writing
+
+    async def prepare(self) -> None:
+        if os.path.exists(self.root) and not os.path.isdir(self.root):
+            raise WriteFailed("is a file, but a directory is needed here", op="write", url=self.root)
+        try:
+            os.makedirs(self.root, exist_ok=True)
+        except OSError as exc:
+            raise _translate_os(exc, "mkdir", self.root) from exc
+        self._real_root = os.path.realpath(self.root)
+
+    def _dst_path(self, key: str) -> tuple[str, str]:
+        """(directory, final path) for key, creating parents; UnsafeKey if it would leave the root."""
+        segments = safe_segments(key)
+        parent_rel = "/".join(segments[:-1])
+        parent = os.path.join(self.root, *segments[:-1]) if parent_rel else self.root
+        if parent_rel and parent_rel not in self._safe_parents:
+            try:
+                os.makedirs(parent, exist_ok=True)
+            except FileExistsError as exc:
+                raise WriteFailed("a file is in the way where a directory is needed",
+                                  op="write", url=parent, key=key) from exc
+            except OSError as exc:
+                raise _translate_os(exc, "mkdir", parent, key) from exc
+            real_root = self._real_root or os.path.realpath(self.root)
+            real = os.path.realpath(parent)
+            if real != real_root and not real.startswith(real_root + os.sep):
+                raise UnsafeKey("a symbolic link in the destination would lead outside it",
+                                op="write", url=parent, key=key)
+            self._safe_parents[parent_rel] = None
+            if len(self._safe_parents) > 10_000:
+                self._safe_parents.popitem(last=False)
+        return parent, os.path.join(parent, segments[-1])
+
+    def _tmp_name(self, parent: str) -> str:
+        return os.path.join(parent, f".s3bulk-{os.getpid()}-{next(_tmp_counter)}{TMP_SUFFIX}")
+
+    def _put_sync(self, key: str, data: bytes) -> None:
+        parent, final = self._dst_path(key)
+        tmp = self._tmp_name(parent)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise _translate_os(exc, "write", final, key) from exc
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    n = os.write(fd, view)
+                    view = view[n:]
+            finally:
+                os.close(fd)
+            os.rename(tmp, final)
+        except OSError as exc:
+            _unlink_quietly(tmp)
+            raise _translate_os(exc, "write", final, key) from exc
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+
+    async def put(self, key: str, data: bytes) -> None:
+        if key.endswith("/") and not data:
+            # an S3 "directory marker": the directory itself is the faithful copy
+            self._dst_path(key.rstrip("/") + "/x")
+            return
+        if len(data) > _BIG:
+            await asyncio.to_thread(self._put_sync, key, data)
+        else:
+            self._put_sync(key, data)
+
+    async def start_multipart(self, key: str, size: int, part_size: int) -> "LocalMultipart":
+        parent, final = self._dst_path(key)
+        tmp = self._tmp_name(parent)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise _translate_os(exc, "write", final, key) from exc
+        try:
+            if size:
+                try:
+                    os.posix_fallocate(fd, 0, size)  # fail early on a full disk
+                except OSError as exc:
+                    if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                        raise
+                    os.ftruncate(fd, size)
+        except OSError as exc:
+            os.close(fd)
+            _unlink_quietly(tmp)
+            raise _translate_os(exc, "write", final, key) from exc
+        return LocalMultipart(fd, tmp, final, key)
+
+    async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
+        failed: list[tuple[str, str]] = []
+        for key in keys:
+            try:
+                safe_segments(key)
+                os.unlink(os.path.join(self.root, key))
+            except FileNotFoundError:
+                pass
+            except (OSError, StoreError) as exc:
+                failed.append((key, str(exc)))
+        return failed
+
+    # ---------------------------------------------------------------- server-side copy
+
+    def can_copy_from(self, src: object) -> bool:
+        return isinstance(src, LocalStore)
+
+    async def copy_from(self, src: "LocalStore", src_key: str, dst_key: str, size: int) -> None:
+        await asyncio.to_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size)
+
+    def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int) -> None:
+        parent, final = self._dst_path(dst_key)
+        tmp = self._tmp_name(parent)
+        try:
+            sfd = os.open(src_path, os.O_RDONLY)
+        except OSError as exc:
+            raise _translate_os(exc, "read", src_path, src_key) from exc
+        try:
+            dfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            os.close(sfd)
+            raise _translate_os(exc, "write", final, dst_key) from exc
+        try:
+            copied = 0
+            while True:
+                n = _copy_chunk(sfd, dfd, copied, 64 << 20)
+                if n == 0:
+                    break
+                copied += n
+            os.close(dfd)
+            dfd = -1
+            if copied != size:
+                raise Corrupt(f"source changed while copying: {copied} bytes instead of {size}",
+                              op="copy", url=src_path, key=src_key)
+            os.rename(tmp, final)
+        except OSError as exc:
+            _unlink_quietly(tmp)
+            raise _translate_os(exc, "write", final, dst_key) from exc
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+        finally:
+            os.close(sfd)
+            if dfd >= 0:
+                os.close(dfd)
+
+
+def _copy_chunk(sfd: int, dfd: int, offset: int, count: int) -> int:
+    try:
+        return os.copy_file_range(sfd, dfd, count, offset, offset)
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+    data = os.pread(sfd, count, offset)
+    if data:
+        os.pwrite(dfd, data, offset)
+    return len(data)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+class LocalMultipart:
+    """A preallocated temporary file written at part offsets; renamed into place on completion."""
+
+    def __init__(self, fd: int, tmp: str, final: str, key: str) -> None:
+        self.fd, self.tmp, self.final, self.key = fd, tmp, final, key
+
+    def _pwrite(self, data: bytes, offset: int) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.pwrite(self.fd, view, offset)
+            view, offset = view[n:], offset + n
+
+    async def put_part(self, number: int, offset: int, data: bytes) -> None:
+        try:
+            if len(data) > _BIG:
+                await asyncio.to_thread(self._pwrite, data, offset)
+            else:
+                self._pwrite(data, offset)
+        except OSError as exc:
+            raise _translate_os(exc, "write", self.final, self.key) from exc
+
+    async def complete(self) -> None:
+        try:
+            os.close(self.fd)
+            self.fd = -1
+            os.rename(self.tmp, self.final)
+        except OSError as exc:
+            _unlink_quietly(self.tmp)
+            raise _translate_os(exc, "write", self.final, self.key) from exc
+
+    async def abort(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        _unlink_quietly(self.tmp)

@@ -1,0 +1,106 @@
+"""Turn what the user typed ("s3://b/p", "/local/dir", "http://host:port/") into a Location.
+
+A Location is a picklable description of a store plus a key prefix; workers open
+their own clients from it after they start, so nothing live crosses a process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+from urllib.parse import unquote, urlsplit
+
+from .errors import UsageError
+
+_BUCKET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
+
+
+@dataclass(frozen=True, slots=True)
+class S3Options:
+    """How to reach one S3 side. None means: let botocore's usual chain decide (env, config files)."""
+
+    endpoint_url: str | None = None
+    profile: str | None = None
+    region: str | None = None
+    no_sign_request: bool = False
+    path_style: bool = False
+
+    def __repr__(self) -> str:  # never anything secret in here, but keep reprs short
+        return (f"S3Options(endpoint_url={self.endpoint_url!r}, profile={self.profile!r}, "
+                f"region={self.region!r}, no_sign_request={self.no_sign_request}, path_style={self.path_style})")
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A store and a prefix within it.
+
+    kind:   "s3", "local" or "http"
+    bucket: the S3 bucket; for "local" the root directory (absolute); for "http" the base URL
+    prefix: the key prefix ("" for all); keys are always "/"-separated
+    """
+
+    kind: str
+    bucket: str
+    prefix: str
+    raw: str
+    s3: S3Options = S3Options()
+
+    def url_for(self, key: str) -> str:
+        """A user-facing address of one key, for messages."""
+        if self.kind == "s3":
+            return f"s3://{self.bucket}/{key}"
+        if self.kind == "local":
+            return os.path.join(self.bucket, key) if key else self.bucket
+        return f"{self.bucket.rstrip('/')}/get/{key}"
+
+    def with_prefix(self, prefix: str) -> "Location":
+        return replace(self, prefix=prefix)
+
+    @property
+    def display(self) -> str:
+        return self.url_for(self.prefix)
+
+
+def parse_location(text: str, s3: S3Options | None = None) -> Location:
+    """Parse a SRC or DST argument, or raise UsageError with a one-line reason."""
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError("empty location: give an s3://bucket/prefix URL or a local path")
+    if "\x00" in text:
+        raise UsageError("location contains a NUL character")
+    if text.startswith("s3://") or text.startswith("S3://"):
+        rest = text[5:]
+        bucket, _, prefix = rest.partition("/")
+        if not bucket:
+            raise UsageError(f"malformed S3 URL {text!r}: no bucket name (expected s3://BUCKET/PREFIX)")
+        if not _BUCKET.match(bucket):
+            raise UsageError(f"malformed S3 URL {text!r}: {bucket!r} is not a valid bucket name")
+        return Location("s3", bucket, prefix, text, s3 or S3Options())
+    if text.startswith("file://"):
+        parts = urlsplit(text)
+        if parts.netloc not in ("", "localhost"):
+            raise UsageError(f"malformed file URL {text!r}: only file:///path on this machine is supported")
+        return _local(unquote(parts.path), text)
+    m = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", text)
+    if m:
+        scheme = m.group(1).lower()
+        if scheme in ("http", "https"):
+            parts = urlsplit(text)
+            if not parts.hostname:
+                raise UsageError(f"malformed URL {text!r}: no host")
+            try:
+                parts.port
+            except ValueError:
+                raise UsageError(f"malformed URL {text!r}: bad port") from None
+            base = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+            return Location("http", base, "", text)
+        raise UsageError(f"unsupported URL scheme {scheme!r} in {text!r} (use s3://, http(s):// or a local path)")
+    if re.match(r"^[A-Za-z0-9+.-]+:/", text) and not os.path.exists(text):
+        raise UsageError(f"malformed URL {text!r} (did you mean {text.split(':', 1)[0]}://...?)")
+    return _local(text, text)
+
+
+def _local(path: str, raw: str) -> Location:
+    if not path:
+        raise UsageError(f"malformed local path {raw!r}")
+    return Location("local", os.path.abspath(os.path.expanduser(path)), "", raw)
