@@ -157,7 +157,8 @@ class S3Store:
     # ---------------------------------------------------------------- listing
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
-        params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit, "EncodingType": "url"}
+        # botocore asks for url-encoded keys itself (so control characters survive the XML) and decodes them
+        params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit}
         if prefix:
             params["Prefix"] = prefix
         if unit.token:

@@ -1,0 +1,191 @@
+"""Fixtures: a real LocalStack S3 on loopback (started once per session, or reused), a bucket per
+test, and a helper that runs the real `s3bulk` command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CREDS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(endpoint: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{endpoint}/_localstack/health", timeout=2) as r:
+            return json.loads(r.read()).get("services", {}).get("s3") in ("running", "available")
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def endpoint(tmp_path_factory) -> str:
+    """The LocalStack S3 endpoint: S3BULK_TEST_ENDPOINT if set and healthy, else one we start."""
+    given = os.environ.get("S3BULK_TEST_ENDPOINT")
+    if given:
+        if not _healthy(given):
+            pytest.fail(f"S3BULK_TEST_ENDPOINT={given} does not answer as LocalStack S3")
+        yield given
+        return
+    port = _free_port()
+    log = tmp_path_factory.mktemp("localstack") / "localstack.log"
+    state = tmp_path_factory.mktemp("localstack-state")
+    env = dict(os.environ, FILESYSTEM_ROOT=str(state))
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(["bash", str(ROOT / "localstack" / "start.sh"), str(port)], stdout=out,
+                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while not _healthy(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"LocalStack did not start; its log:\n{log.read_text()[-3000:]}")
+        time.sleep(0.5)
+    yield url
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def aws_env():
+    """Tests talk to LocalStack with its dummy credentials, never to a real account."""
+    saved = {k: os.environ.get(k) for k in list(CREDS) + ["AWS_PROFILE", "AWS_CONFIG_FILE",
+                                                         "AWS_SHARED_CREDENTIALS_FILE"]}
+    os.environ.update(CREDS)
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ["AWS_CONFIG_FILE"] = "/nonexistent/s3bulk-tests/config"
+    os.environ["AWS_SHARED_CREDENTIALS_FILE"] = "/nonexistent/s3bulk-tests/credentials"
+    os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def s3(endpoint):
+    """A plain botocore client for setting up and checking buckets (the real LocalStack behind it)."""
+    import botocore.session
+
+    return botocore.session.get_session().create_client("s3", endpoint_url=endpoint, region_name="us-east-1")
+
+
+@pytest.fixture
+def bucket(s3) -> str:
+    name = f"t-{uuid.uuid4().hex[:20]}"
+    s3.create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture
+def make_bucket(s3):
+    def make() -> str:
+        name = f"t-{uuid.uuid4().hex[:20]}"
+        s3.create_bucket(Bucket=name)
+        return name
+    return make
+
+
+class Run:
+    """The result of one `s3bulk` invocation."""
+
+    def __init__(self, proc: subprocess.CompletedProcess) -> None:
+        self.code = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+
+    @property
+    def events(self) -> list[dict]:
+        return [json.loads(line) for line in self.out.splitlines() if line.startswith("{")]
+
+    @property
+    def summary(self) -> dict:
+        found = [e for e in self.events if e.get("event") == "summary"]
+        assert found, f"no summary in output:\n{self.out}\n{self.err}"
+        return found[-1]
+
+    def __repr__(self) -> str:
+        return f"Run(code={self.code}, out={self.out[-2000:]!r}, err={self.err[-2000:]!r})"
+
+
+@pytest.fixture
+def cli(endpoint):
+    """Run `python -m s3bulk ARGS` against LocalStack; returns a Run."""
+
+    def run(*args: str, env: dict | None = None, timeout: float = 600, endpoint_url: bool = True) -> Run:
+        argv = [sys.executable, "-m", "s3bulk", *args]
+        if endpoint_url and args and args[0] in ("copy", "ls") and not any(
+                a.startswith(("--endpoint-url", "--src-endpoint-url", "--dst-endpoint-url")) for a in args):
+            argv += ["--endpoint-url", endpoint]
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=ROOT)
+        return Run(proc)
+
+    return run
+
+
+def put_tree(s3, bucket: str, objects: dict[str, bytes]) -> None:
+    for key, body in objects.items():
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+
+
+def read_tree(root: Path) -> dict[str, bytes]:
+    """Every regular file under root as {relative posix path: bytes}."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            out[path.relative_to(root).as_posix()] = path.read_bytes()
+    return out
+
+
+def write_tree(root: Path, objects: dict[str, bytes]) -> None:
+    for key, body in objects.items():
+        p = root / key
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(body)
+
+
+def bucket_tree(s3, bucket: str, prefix: str = "") -> dict[str, bytes]:
+    out = {}
+    paginator = s3.get_paginator("list_objects_v2")
+    for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
+        for c in page.get("Contents", []):
+            out[c["Key"][len(prefix):]] = s3.get_object(Bucket=bucket, Key=c["Key"])["Body"].read()
+    return out
+
+
+@pytest.fixture
+def no_leftovers():
+    """Assert no temporary part files remain under a directory."""
+
+    def check(root: Path) -> None:
+        left = [p for p in root.rglob(".s3bulk-*")]
+        assert not left, f"temporary files left behind: {left}"
+
+    return check
+
+
+__all__ = ["put_tree", "read_tree", "write_tree", "bucket_tree", "shutil"]
