@@ -8,7 +8,10 @@ count of units not yet finished; the run is over when that count reaches zero.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue
+import signal
+import threading
 import resource
 import time
 from collections import deque
@@ -16,7 +19,7 @@ from typing import Any, Callable
 
 from ..model import Counters, Failure, Summary, WorkUnit
 from .plan import Plan
-from .worker import worker_process, worker_thread
+from .worker import ThreadHandle, worker_process
 
 MAX_FAILURES_KEPT = 1000
 EventSink = Callable[[str, Any], None]
@@ -46,14 +49,14 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     if in_process:
         units_q: Any = queue.Queue(maxsize=workers * 4 + 4)
         events_q: Any = queue.Queue(maxsize=1024)
-        handles: list[Any] = [worker_thread(plan, 0, units_q, events_q, budget)]
+        handles: list[Any] = [ThreadHandle(plan, 0, units_q, events_q, budget)]
     else:
         ctx = mp.get_context("spawn")
         units_q = ctx.Queue(maxsize=workers * 4 + 4)
         events_q = ctx.Queue(maxsize=1024)
         handles = []
         for wid in range(workers):
-            p = ctx.Process(target=worker_process, args=(plan, wid, units_q, events_q, budget),
+            p = ctx.Process(target=worker_process, args=(plan, wid, units_q, events_q, budget, os.getpid()),
                             name=f"s3bulk-worker-{wid}", daemon=True)
             p.start()
             handles.append(p)
@@ -91,6 +94,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         elif kind == "exit":
             exited[msg[1]] = (msg[2], msg[3])
 
+    restore = _sigterm_as_interrupt()
     try:
         while pending > 0 and summary.fatal is None:
             while frontier:
@@ -107,13 +111,27 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             if now - last_emit >= 0.25:
                 last_emit = now
                 emit("progress", snapshot())
-                dead = _dead_workers(handles, exited, in_process)
-                if dead:
-                    summary.fatal = dead
-        _shutdown(handles, units_q, events_q, handle, exited, in_process, force=summary.fatal is not None)
+                if _dead_workers(handles, exited):
+                    # its last words may still be in the queue: read them before judging
+                    until = time.monotonic() + 1.0
+                    try:
+                        while time.monotonic() < until:
+                            handle(events_q.get(timeout=0.2))
+                    except queue.Empty:
+                        pass
+                    dead = _dead_workers(handles, exited)
+                    if dead and pending > 0:
+                        summary.fatal = dead
+        _shutdown(handles, units_q, events_q, handle, exited, force=summary.fatal is not None)
     except KeyboardInterrupt:
         summary.interrupted = True
-        _shutdown(handles, units_q, events_q, handle, exited, in_process, force=True)
+        _shutdown(handles, units_q, events_q, handle, exited, force=True)
+        if in_process:
+            from ..stores.local import remove_open_temps
+
+            remove_open_temps()
+    finally:
+        restore()
 
     summary.elapsed = time.monotonic() - started
     own = resource.getrusage(resource.RUSAGE_SELF)
@@ -123,6 +141,18 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     return summary
 
 
+def _sigterm_as_interrupt() -> Callable[[], None]:
+    """SIGTERM stops a run the way Ctrl-C does; returns what puts the old handler back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    return lambda: signal.signal(signal.SIGTERM, old)
+
+
 def _keep_failure(summary: Summary, failure: Failure) -> None:
     if len(summary.failures) < MAX_FAILURES_KEPT:
         summary.failures.append(failure)
@@ -130,9 +160,7 @@ def _keep_failure(summary: Summary, failure: Failure) -> None:
         summary.failures_dropped += 1
 
 
-def _dead_workers(handles: list[Any], exited: dict[int, Any], in_process: bool) -> str | None:
-    if in_process:
-        return None
+def _dead_workers(handles: list[Any], exited: dict[int, Any]) -> str | None:
     for wid, p in enumerate(handles):
         if p.exitcode is not None and wid not in exited:
             how = f"killed by signal {-p.exitcode}" if p.exitcode < 0 else f"exit code {p.exitcode}"
@@ -141,33 +169,31 @@ def _dead_workers(handles: list[Any], exited: dict[int, Any], in_process: bool) 
 
 
 def _shutdown(handles: list[Any], units_q: Any, events_q: Any, handle: Callable[[tuple], None],
-              exited: dict[int, Any], in_process: bool, *, force: bool) -> None:
+              exited: dict[int, Any], *, force: bool) -> None:
     """Tell every worker to stop, collect their last counters, and reap them."""
-    if force and not in_process:
+    if force:
         for p in handles:
             if p.is_alive():
                 p.terminate()
-    else:
-        for _ in handles:
-            try:
-                units_q.put(None, timeout=5)
-            except queue.Full:
-                break
+    for _ in handles:  # also frees a thread worker blocked waiting for a unit
+        try:
+            units_q.put(None, timeout=0 if force else 5)
+        except queue.Full:
+            break
     deadline = time.monotonic() + (5 if force else 60)
     while len(exited) < len(handles) and time.monotonic() < deadline:
         try:
             handle(events_q.get(timeout=0.1))
         except queue.Empty:
-            if not in_process and all(p.exitcode is not None for p in handles):
+            if all(p.exitcode is not None for p in handles):
                 # drain what is left, then stop waiting for workers that cannot speak any more
                 try:
                     while True:
                         handle(events_q.get_nowait())
                 except queue.Empty:
                     break
-    if not in_process:
-        for p in handles:
+    for p in handles:
+        p.join(timeout=5)
+        if p.is_alive():
+            p.kill()
             p.join(timeout=5)
-            if p.is_alive():
-                p.kill()
-                p.join(timeout=5)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import resource
 import signal
 import threading
@@ -45,8 +46,10 @@ class _UnitState:
 
 
 class Worker:
-    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int) -> None:
+    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int,
+                 parent_pid: int | None = None) -> None:
         self.plan = plan
+        self.parent_pid = parent_pid
         self.wid = wid
         self.units_q = units_q
         self.events_q = events_q
@@ -106,17 +109,21 @@ class Worker:
                 task.add_done_callback(units.discard)
             if units:
                 await asyncio.gather(*units)
-        finally:
             for _ in consumers:
                 await objects.put(_STOP)
-            await asyncio.gather(*consumers, return_exceptions=True)
-            flusher.cancel()
+            await asyncio.gather(*consumers)
+        finally:
+            for task in (*consumers, *units, flusher):
+                task.cancel()  # no-ops after a normal end; on cancellation, stop every transfer
+            await asyncio.gather(*consumers, *units, return_exceptions=True)
             getter.shutdown(wait=False)
 
     async def _flush_periodically(self) -> None:
         while True:
             await asyncio.sleep(FLUSH_SECONDS)
             self._flush()
+            if self.parent_pid is not None and os.getppid() != self.parent_pid:
+                _stop_now(signal.SIGTERM)  # the coordinator is gone: nobody will collect our work
 
     async def _unit(self, src: Any, unit: WorkUnit, objects: asyncio.Queue, slots: asyncio.Semaphore) -> None:
         plan = self.plan
@@ -202,12 +209,23 @@ def _install_loop_policy() -> None:
         pass
 
 
-def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int) -> None:
+def _stop_now(signum: int, frame: Any = None) -> None:
+    """Stop at once, removing our unfinished temporary files (S3 uploads left open are aborted
+    by the store's lifecycle rules or a later resume)."""
+    from ..stores.local import remove_open_temps
+
+    remove_open_temps()
+    os._exit(128 + signum)
+
+
+def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int,
+                   parent_pid: int | None = None) -> None:
     """Entry point of a worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator decides what Ctrl-C means
+    signal.signal(signal.SIGTERM, _stop_now)
     _install_loop_policy()
     try:
-        asyncio.run(Worker(plan, wid, units_q, events_q, budget_bytes).run())
+        asyncio.run(Worker(plan, wid, units_q, events_q, budget_bytes, parent_pid).run())
     finally:
         rss, cpu = _usage()
         events_q.put(("exit", wid, rss, cpu))
@@ -215,22 +233,55 @@ def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_byt
         events_q.join_thread()
 
 
-def worker_thread(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int) -> threading.Thread:
-    """The same worker inside this process (one worker, no pool): for small budgets and tests."""
+class ThreadHandle:
+    """The same worker inside this process (one worker, no pool), looking like a Process to the pool."""
 
-    def main() -> None:
+    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int) -> None:
+        self._args = (plan, wid, units_q, events_q, budget_bytes)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = threading.Event()
+        self.thread = threading.Thread(target=self._main, name=f"s3bulk-worker-{wid}", daemon=True)
+        self.thread.start()
+        self._ready.wait()
+
+    def _main(self) -> None:
+        plan, wid, units_q, events_q, budget_bytes = self._args
         try:
-            loop = _new_loop()
+            loop = self._loop = _new_loop()
+            self._task = loop.create_task(Worker(plan, wid, units_q, events_q, budget_bytes).run())
+            self._ready.set()
             try:
-                loop.run_until_complete(Worker(plan, wid, units_q, events_q, budget_bytes).run())
+                loop.run_until_complete(self._task)
+            except asyncio.CancelledError:
+                pass
             finally:
                 loop.close()
         finally:
+            self._ready.set()
             events_q.put(("exit", wid, 0, 0.0))
 
-    t = threading.Thread(target=main, name=f"s3bulk-worker-{wid}", daemon=True)
-    t.start()
-    return t
+    def terminate(self) -> None:
+        """Cancel everything the worker is doing (Ctrl-C in single-process mode)."""
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:
+                pass  # the loop closed meanwhile
+
+    def is_alive(self) -> bool:
+        return self.thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> None:
+        self.thread.join(timeout)
+
+    def kill(self) -> None:
+        self.terminate()
+
+    @property
+    def exitcode(self) -> int | None:
+        return None if self.thread.is_alive() else 0
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:

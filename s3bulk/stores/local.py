@@ -26,6 +26,15 @@ from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 
 _tmp_counter = itertools.count()
+# Temporary files this process has open, so a worker told to stop can remove them before it exits.
+OPEN_TEMPS: set[str] = set()
+
+
+def remove_open_temps() -> None:
+    """Unlink every temporary file still being written (called on SIGTERM)."""
+    for path in list(OPEN_TEMPS):
+        _unlink_quietly(path)
+    OPEN_TEMPS.clear()
 TMP_SUFFIX = ".s3bulk.part"
 _BIG = 1 << 20  # reads and writes above this go to a thread so the event loop keeps moving
 
@@ -283,14 +292,21 @@ class LocalStore:
                 self._safe_parents.popitem(last=False)
         return parent, os.path.join(parent, segments[-1])
 
-    def _tmp_name(self, parent: str) -> str:
+    @staticmethod
+    def _tmp_name(parent: str) -> str:
         return os.path.join(parent, f".s3bulk-{os.getpid()}-{next(_tmp_counter)}{TMP_SUFFIX}")
+
+    @staticmethod
+    def _create_tmp(tmp: str) -> int:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        OPEN_TEMPS.add(tmp)
+        return fd
 
     def _put_sync(self, key: str, data: bytes) -> None:
         parent, final = self._dst_path(key)
         tmp = self._tmp_name(parent)
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = self._create_tmp(tmp)
         except OSError as exc:
             raise _translate_os(exc, "write", final, key) from exc
         try:
@@ -301,7 +317,7 @@ class LocalStore:
                     view = view[n:]
             finally:
                 os.close(fd)
-            os.rename(tmp, final)
+            _rename(tmp, final)
         except OSError as exc:
             _unlink_quietly(tmp)
             raise _translate_os(exc, "write", final, key) from exc
@@ -323,7 +339,7 @@ class LocalStore:
         parent, final = self._dst_path(key)
         tmp = self._tmp_name(parent)
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = self._create_tmp(tmp)
         except OSError as exc:
             raise _translate_os(exc, "write", final, key) from exc
         try:
@@ -368,7 +384,7 @@ class LocalStore:
         except OSError as exc:
             raise _translate_os(exc, "read", src_path, src_key) from exc
         try:
-            dfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            dfd = self._create_tmp(tmp)
         except OSError as exc:
             os.close(sfd)
             raise _translate_os(exc, "write", final, dst_key) from exc
@@ -384,7 +400,7 @@ class LocalStore:
             if copied != size:
                 raise Corrupt(f"source changed while copying: {copied} bytes instead of {size}",
                               op="copy", url=src_path, key=src_key)
-            os.rename(tmp, final)
+            _rename(tmp, final)
         except OSError as exc:
             _unlink_quietly(tmp)
             raise _translate_os(exc, "write", final, dst_key) from exc
@@ -410,10 +426,16 @@ def _copy_chunk(sfd: int, dfd: int, offset: int, count: int) -> int:
 
 
 def _unlink_quietly(path: str) -> None:
+    OPEN_TEMPS.discard(path)
     try:
         os.unlink(path)
     except OSError:
         pass
+
+
+def _rename(tmp: str, final: str) -> None:
+    os.rename(tmp, final)
+    OPEN_TEMPS.discard(tmp)
 
 
 class LocalMultipart:
@@ -441,7 +463,7 @@ class LocalMultipart:
         try:
             os.close(self.fd)
             self.fd = -1
-            os.rename(self.tmp, self.final)
+            _rename(self.tmp, self.final)
         except OSError as exc:
             _unlink_quietly(self.tmp)
             raise _translate_os(exc, "write", self.final, self.key) from exc

@@ -1,0 +1,58 @@
+"""Ctrl-C and SIGTERM stop a run cleanly: exit 130, one line, no partial file under a final name,
+no temporary files left, and no worker left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+
+@pytest.mark.parametrize("sig,workers", [(signal.SIGINT, "2"), (signal.SIGTERM, "2"), (signal.SIGINT, "1")])
+def test_interrupted_copy_leaves_only_whole_files(cli, bucket, tmp_path, endpoint, sig, workers):
+    src = tmp_path / "src"
+    src.mkdir()
+    bodies = {f"f{i:05d}": os.urandom(1000 + i) for i in range(3000)}
+    for name, body in bodies.items():
+        (src / name).write_bytes(body)
+    assert cli("copy", str(src), f"s3://{bucket}/", "-q").code == 0
+
+    dst = tmp_path / "dst"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "s3bulk", "copy", f"s3://{bucket}/", str(dst), "--json", "-w", workers,
+         "--endpoint-url", endpoint],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
+    try:
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event["event"] == "progress" and event["copied"] > 0:
+                break
+        # Ctrl-C reaches the whole foreground process group; SIGTERM only the coordinator
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "Traceback" not in err, err
+    summary = [json.loads(x) for x in out.splitlines() if '"summary"' in x][-1]
+    assert summary["interrupted"] is True
+    names = sorted(os.listdir(dst))
+    assert not [n for n in names if n.startswith(".s3bulk-")], "temporary files left behind"
+    assert 0 < len(names) < len(bodies), "interrupted midway"
+    for name in names:
+        assert (dst / name).read_bytes() == bodies[name], f"{name} is not whole"
+    time.sleep(0.5)
+    leftover = subprocess.run(["pgrep", "-f", f"s3bulk.*{bucket}"], capture_output=True, text=True).stdout
+    assert not leftover.strip(), f"processes still running: {leftover}"
