@@ -181,3 +181,31 @@ def test_human_summary_reports_peak_rss(cli, s3, bucket, tmp_path):
     run = cli("copy", f"s3://{bucket}", str(tmp_path / "d"))
     assert run.code == 0, run
     assert "peak RSS" in run.out and "copied" in run.out
+
+
+def test_s3_connection_options_reach_the_wire(cli, s3, bucket, endpoint):
+    """AWS_ENDPOINT_URL is honoured without --endpoint-url; --no-sign-request sends no signature;
+    --path-style puts the bucket in the path."""
+    from urllib.parse import urlsplit
+
+    from faultproxy import FaultProxy
+
+    put_tree(s3, bucket, {"k": b"v"})
+    seen: list[tuple[str, str, dict]] = []
+
+    def record(method, target, headers):
+        seen.append((method, target, headers))
+        return None
+
+    up = urlsplit(endpoint)
+    with FaultProxy(up.hostname, up.port, [record]) as proxy:
+        run = cli("ls", f"s3://{bucket}", "--json", endpoint_url=False, env={"AWS_ENDPOINT_URL": proxy.url})
+        assert run.code == 0, run
+        assert [e["key"] for e in run.events] == ["k"]
+        assert seen and "Credential=test/" in seen[-1][2].get("authorization", "")
+
+        seen.clear()
+        run = cli("ls", f"s3://{bucket}", "--endpoint-url", proxy.url, "--no-sign-request", "--path-style")
+        assert run.code == 0, run
+        assert seen and all("authorization" not in h for _, _, h in seen)
+        assert all(t.startswith(f"/{bucket}") for _, t, _ in seen)

@@ -146,6 +146,35 @@ def ls_command(
         print(f"{count:,} objects, {total:,} bytes", file=sys.stderr)
 
 
+@app.command()
+def serve(
+    directory: Optional[str] = typer.Argument(None, help="serve the files under this directory"),
+    synthetic: Optional[int] = typer.Option(None, help="serve N generated files instead (no disk)", min=0),
+    size: str = typer.Option("100", help="size of each synthetic file"),
+    host: str = typer.Option("127.0.0.1", help="address to listen on"),
+    port: int = typer.Option(8000, help="port (0 = any free port; the URL is printed)", min=0, max=65535),
+    processes: int = typer.Option(0, help="server processes sharing the port (0 = one per core)", min=0),
+    page_size: int = typer.Option(1000, help="names per /list page", min=1),
+) -> None:
+    """Serve a directory (or synthetic files) over the plain list/get contract: GET /list, GET /get/NAME."""
+    from ..server import DirectoryCatalog, SyntheticCatalog, main_announce
+    from ..server import serve as run_server
+
+    if (directory is None) == (synthetic is None):
+        raise UsageError("give a DIRECTORY or --synthetic N (not both)")
+    if directory is not None:
+        if not os.path.isdir(directory):
+            raise UsageError(f"{directory!r} is not a directory")
+        catalog = DirectoryCatalog(directory)
+    else:
+        catalog = SyntheticCatalog(synthetic or 0, parse_size(size, "--size"))
+    try:
+        run_server(catalog, host=host, port=port, processes=processes, page_size=page_size,
+                   announce=main_announce)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
 def _quiet_broken_pipe() -> None:
     """`s3bulk ls ... | head` must not end in a traceback."""
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -28,8 +28,8 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
                      options: TransferOptions = TransferOptions()) -> Plan:
     src = parse_location(src_text, src_s3)
     dst = parse_location(dst_text, dst_s3)
-    if src.kind == "http" or dst.kind == "http":
-        raise UsageError("http(s) list/get servers are not supported yet")
+    if dst.kind == "http":
+        raise UsageError("an http:// list/get server is read-only: it can be a SRC, not a DST")
     src, single = await _resolve_source(src, options)
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
@@ -62,6 +62,9 @@ async def _resolve_source(src: Location, options: TransferOptions) -> tuple[Loca
         return src, None
     store = await open_store(src, options.store_options())
     try:
+        if src.kind == "http":
+            await store.list_page("", WorkUnit(), 1)  # the server answers the contract
+            return src, None
         prefix = src.prefix
         if prefix and not prefix.endswith("/"):
             try:

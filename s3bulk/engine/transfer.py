@@ -20,6 +20,9 @@ from ..stores import ServerSideCopier, Store, Writer, part_size_for
 from .plan import KeyMap, TransferOptions
 
 
+UNSIZED_PROBE = 1024 * 1024  # first GET of an object of unknown size asks for this much
+
+
 class ByteBudget:
     """Bounds the bytes of object bodies held in memory by one worker.
 
@@ -78,24 +81,50 @@ class Transfer:
         """Copy one object; returns (bytes, whether it was copied server-side)."""
         dst_key = self.keymap(info.key)
         if info.size is None:
-            info = await self.src.head(info.key)
-        size = info.size or 0
+            return await self._copy_unsized(info.key, dst_key)
+        size = info.size
         if self.server_side:
             await self.dst.copy_from(self.src, info.key, dst_key, size)  # type: ignore[attr-defined]
             return size, True
         if size <= self.options.multipart_threshold:
             await self.budget.acquire(size)
             try:
-                data = await self.src.read(info.key)
-                if len(data) != size:
-                    raise Corrupt(f"read {len(data)} bytes, listing said {size}",
-                                  op="get", url=self.src.location.url_for(info.key), key=info.key)
-                await self.dst.put(dst_key, data)
+                await self._put_checked(info.key, dst_key, await self.src.read(info.key), size)
             finally:
                 self.budget.release(size)
             return size, False
         await self._multipart(info.key, dst_key, size)
         return size, False
+
+    async def _copy_unsized(self, src_key: str, dst_key: str) -> tuple[int, bool]:
+        """The listing gave no size: one GET of the first bytes tells it, and is the whole object
+        when small (no extra HEAD per object)."""
+        probe = min(self.options.multipart_threshold, UNSIZED_PROBE)
+        await self.budget.acquire(probe)
+        try:
+            data, size = await self.src.read_first(src_key, probe)
+            if size <= self.options.multipart_threshold:
+                extra = size - len(data)
+                if extra > 0:  # bigger than the probe, small enough for one put
+                    await self.budget.acquire(extra)
+                    try:
+                        data += await self.src.read(src_key, len(data), size)
+                        await self._put_checked(src_key, dst_key, data, size)
+                    finally:
+                        self.budget.release(extra)
+                else:
+                    await self._put_checked(src_key, dst_key, data, size)
+                return size, False
+        finally:
+            self.budget.release(probe)
+        await self._multipart(src_key, dst_key, size)
+        return size, False
+
+    async def _put_checked(self, src_key: str, dst_key: str, data: bytes, size: int) -> None:
+        if len(data) != size:
+            raise Corrupt(f"read {len(data)} bytes, expected {size}", op="get",
+                          url=self.src.location.url_for(src_key), key=src_key)
+        await self.dst.put(dst_key, data)
 
     async def _multipart(self, src_key: str, dst_key: str, size: int) -> None:
         part = part_size_for(size, self.options.part_size)

@@ -33,5 +33,7 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
 
         return LocalStore(location)
     if location.kind == "http":
-        raise UsageError("the plain list/get HTTP source is not supported yet")
+        from .listget import ListGetStore
+
+        return ListGetStore(location, max_connections=options.max_connections)
     raise UsageError(f"unknown store kind {location.kind!r}")

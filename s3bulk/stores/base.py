@@ -39,6 +39,11 @@ class Store(Protocol):
         """The object's bytes, or bytes [start, end) of it; Corrupt if fewer arrive."""
         ...
 
+    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+        """Up to `limit` first bytes and the total size, in one request: how the engine copies
+        objects whose size the listing did not give (small ones whole, large ones in parts)."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -258,6 +258,11 @@ class LocalStore:
             return await asyncio.to_thread(self._read_sync, path, key, start, end)
         return self._read_sync(path, key, start, end)
 
+    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+        info = await self.head(key)
+        size = info.size or 0
+        return await self.read(key, 0, min(size, limit)), size
+
     # ---------------------------------------------------------------- writing
 
     async def prepare(self) -> None:

@@ -215,6 +215,11 @@ class S3Store:
                           op="get", url=self._url(key), key=key)
         return data
 
+    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+        info = await self.head(key)
+        size = info.size or 0
+        return await self.read(key, 0, min(size, limit)), size
+
     # ---------------------------------------------------------------- writing
 
     async def prepare(self) -> None:

@@ -1,0 +1,238 @@
+"""A small HTTP/1.1 client on asyncio protocols: keep-alive connections, Content-Length and chunked
+bodies, nothing else.
+
+Why not aiohttp: for 100-byte files the layers cost more than the work (seed 001 found the same
+for large bodies). One request here is one write and usually one read on the socket, the head is
+parsed once, and a body with a known length is filled into one preallocated buffer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import NamedTuple
+
+
+class HttpError(Exception):
+    """Transport-level failure: connection refused or dropped, malformed response, timeout."""
+
+
+class Response(NamedTuple):
+    status: int
+    headers: dict[str, str]  # lower-case names; repeated headers keep the last value
+    body: bytes
+
+
+class _Conn(asyncio.Protocol):
+    __slots__ = ("transport", "buf", "waiter", "head", "need", "body", "filled", "chunked", "closed",
+                 "head_only", "keep_alive")
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buf = bytearray()
+        self.waiter: asyncio.Future[Response] | None = None
+        self.closed = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.head: tuple[int, dict[str, str]] | None = None
+        self.need = -1
+        self.body: bytearray | None = None
+        self.filled = 0
+        self.chunked = False
+        self.head_only = False
+        self.keep_alive = True
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        w = self.waiter
+        if w is not None and not w.done():
+            if self.head is not None and self.need < 0 and not self.chunked:
+                # body delimited by the end of the connection
+                w.set_result(Response(self.head[0], self.head[1], bytes(self.buf)))
+            else:
+                w.set_exception(HttpError("connection closed before the response was complete"))
+
+    def data_received(self, data: bytes) -> None:
+        if self.head is not None and self.body is not None and not self.chunked:
+            n = min(len(data), self.need - self.filled)
+            self.body[self.filled:self.filled + n] = data[:n]
+            self.filled += n
+            if n < len(data):
+                self.buf += data[n:]
+            if self.filled == self.need:
+                self._finish(bytes(self.body))
+            return
+        self.buf += data
+        try:
+            self._parse()
+        except HttpError as exc:
+            if self.waiter is not None and not self.waiter.done():
+                self.waiter.set_exception(exc)
+            self.closed = True
+            if self.transport is not None:
+                self.transport.close()
+
+    def _parse(self) -> None:
+        buf = self.buf
+        if self.head is None:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buf) > 65536:
+                    raise HttpError("response head too large")
+                return
+            lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
+            del buf[:end + 4]
+            parts = lines[0].split(" ", 2)
+            if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+                raise HttpError(f"malformed status line {lines[0][:80]!r}")
+            headers = {}
+            for line in lines[1:]:
+                name, sep, value = line.partition(":")
+                if sep:
+                    headers[name.strip().lower()] = value.strip()
+            status = int(parts[1])
+            self.head = (status, headers)
+            self.keep_alive = headers.get("connection", "").lower() != "close" and parts[0] != "HTTP/1.0"
+            if self.head_only or status in (204, 304) or 100 <= status < 200:
+                self._finish(b"")
+                return
+            if "chunked" in headers.get("transfer-encoding", "").lower():
+                self.chunked = True
+                self.body = bytearray()
+            elif "content-length" in headers:
+                try:
+                    self.need = int(headers["content-length"])
+                except ValueError:
+                    raise HttpError("malformed Content-Length") from None
+                if self.need < 0:
+                    raise HttpError("malformed Content-Length")
+                n = min(len(buf), self.need)
+                if n == self.need:
+                    body = bytes(buf[:n])
+                    del buf[:n]
+                    self._finish(body)
+                    return
+                self.body = bytearray(self.need)
+                self.body[:n] = buf[:n]
+                self.filled = n
+                del buf[:n]
+                return
+            else:
+                self.keep_alive = False  # body runs to the end of the connection
+                return
+        if self.chunked:
+            self._parse_chunks()
+
+    def _parse_chunks(self) -> None:
+        buf = self.buf
+        assert self.body is not None
+        while True:
+            end = buf.find(b"\r\n")
+            if end < 0:
+                return
+            size_text = bytes(buf[:end]).split(b";", 1)[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                raise HttpError("malformed chunk size") from None
+            if size == 0:
+                trailer_end = buf.find(b"\r\n\r\n", end)
+                if trailer_end < 0:
+                    if buf[end:end + 4] == b"\r\n\r\n":
+                        trailer_end = end
+                    else:
+                        return
+                del buf[:trailer_end + 4]
+                self._finish(bytes(self.body))
+                return
+            if len(buf) < end + 2 + size + 2:
+                return
+            self.body += buf[end + 2:end + 2 + size]
+            del buf[:end + 2 + size + 2]
+
+    def _finish(self, body: bytes) -> None:
+        head = self.head
+        assert head is not None
+        w = self.waiter
+        keep = self.keep_alive
+        self._reset()
+        self.keep_alive = keep
+        if w is not None and not w.done():
+            w.set_result(Response(head[0], head[1], body))
+
+
+class HttpClient:
+    """Keep-alive connections to one host:port, at most `max_connections` at once."""
+
+    def __init__(self, host: str, port: int, *, max_connections: int = 64, timeout: float = 60.0,
+                 connect_timeout: float = 10.0) -> None:
+        self.host, self.port = host, port
+        self.host_header = host if port in (80,) else f"{host}:{port}"
+        if ":" in host and not host.startswith("["):
+            self.host_header = f"[{host}]:{port}"
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self._idle: deque[_Conn] = deque()
+        self._slots = asyncio.Semaphore(max_connections)
+
+    async def _connect(self) -> _Conn:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                _, proto = await loop.create_connection(_Conn, self.host, self.port)
+        except (OSError, TimeoutError) as exc:
+            raise HttpError(f"cannot connect to {self.host_header}: {exc.strerror or exc}") from exc
+        return proto
+
+    async def request(self, method: str, target: str, headers: dict[str, str] | None = None) -> Response:
+        """Send one request (no body) and return the whole response."""
+        extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
+        raw = f"{method} {target} HTTP/1.1\r\nHost: {self.host_header}\r\n{extra}\r\n".encode("utf-8")
+        async with self._slots:
+            for attempt in (0, 1):
+                conn = None
+                while self._idle:
+                    c = self._idle.pop()
+                    if not c.closed:
+                        conn = c
+                        break
+                reused = conn is not None
+                if conn is None:
+                    conn = await self._connect()
+                fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+                conn.waiter = fut
+                conn.head_only = method == "HEAD"
+                assert conn.transport is not None
+                conn.transport.write(raw)
+                try:
+                    async with asyncio.timeout(self.timeout):
+                        resp = await fut
+                except HttpError:
+                    conn.transport.close()
+                    if reused and attempt == 0 and not conn.buf and conn.head is None:
+                        continue  # a kept-alive connection the server had closed: try a fresh one
+                    raise
+                except TimeoutError:
+                    conn.transport.close()
+                    raise HttpError(f"no response within {self.timeout:.0f} s") from None
+                except BaseException:
+                    conn.transport.close()
+                    raise
+                finally:
+                    conn.waiter = None
+                if conn.keep_alive and not conn.closed and not conn.buf:
+                    self._idle.append(conn)
+                else:
+                    conn.transport.close()
+                return resp
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        while self._idle:
+            c = self._idle.pop()
+            if c.transport is not None:
+                c.transport.close()

@@ -1,0 +1,153 @@
+"""The plain list/get HTTP contract of seed 000, as a read-only store.
+
+    GET /list[?next-marker=TOKEN] -> {"FileNames": [...], "NextMarker": "TOKEN"}  (no NextMarker on the last page)
+    GET /get/{name}               -> the bytes (404 if there is none); HEAD and Range where the server has them
+
+Pages can only be walked one after another and the token is opaque, so this store is not
+`ordered`: its work units are page tokens, handed to the next worker as soon as a page arrives.
+Names carry no sizes; the engine learns a size from the GET itself (`read_first`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from urllib.parse import quote, urlsplit
+
+from ..errors import ConnectFailed, Corrupt, NotFound, StoreError, Transient
+from ..httpclient import HttpClient, HttpError, Response
+from ..model import ObjectInfo, Page, WorkUnit
+from ..urls import Location
+
+RETRIES = 5
+
+
+class MalformedListing(StoreError):
+    """The server's /list answer is not the contract's JSON: retrying will not help."""
+
+
+class ListGetStore:
+    ordered = False
+
+    def __init__(self, location: Location, *, max_connections: int = 64, retries: int = RETRIES) -> None:
+        self.location = location
+        parts = urlsplit(location.bucket)
+        if parts.scheme != "http":
+            from ..errors import UsageError
+
+            raise UsageError("only plain http:// list/get servers are supported")
+        self.base_path = parts.path.rstrip("/")
+        self.client = HttpClient(parts.hostname or "127.0.0.1", parts.port or 80,
+                                 max_connections=max_connections)
+        self.retries = retries
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def _request(self, method: str, target: str, op: str, key: str = "",
+                       headers: dict[str, str] | None = None) -> Response:
+        """One request, retried with exponential backoff and full jitter on 5xx and transport errors."""
+        url = f"{self.location.bucket}{target}"
+        delay = 0.05
+        for attempt in range(self.retries + 1):
+            try:
+                resp = await self.client.request(method, self.base_path + target, headers)
+            except HttpError as exc:
+                if attempt == self.retries:
+                    kind = ConnectFailed if "cannot connect" in str(exc) else Transient
+                    raise kind(str(exc), op=op, url=url, key=key) from exc
+            else:
+                if resp.status < 500:
+                    return resp
+                if attempt == self.retries:
+                    raise Transient(f"server error {resp.status} after {attempt + 1} attempts",
+                                    op=op, url=url, key=key)
+            await asyncio.sleep(random.uniform(0, delay))
+            delay = min(delay * 2, 5.0)
+        raise AssertionError("unreachable")
+
+    async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        target = "/list" if unit.token is None else f"/list?next-marker={quote(unit.token, safe='')}"
+        where = "the first page" if unit.token is None else f"token {unit.token!r}"
+        resp = await self._request("GET", target, "list")
+        if resp.status != 200:
+            raise _status_error(resp.status, "list", self.location.bucket + target,
+                                f"/list answered {resp.status} at {where}")
+        try:
+            doc = json.loads(resp.body)
+            names = doc["FileNames"]
+            token = doc.get("NextMarker")
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise TypeError("FileNames is not a list of strings")
+            if token is not None and not isinstance(token, str):
+                raise TypeError("NextMarker is not a string")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise MalformedListing(f"malformed /list answer at {where}: {_why(exc)}",
+                                   op="list", url=self.location.bucket + target) from None
+        if token == "":
+            token = None
+        entries = [ObjectInfo(n) for n in names if n.startswith(prefix)] if prefix else [ObjectInfo(n) for n in names]
+        return Page(entries, next_token=token)
+
+    def _target(self, key: str) -> str:
+        return "/get/" + quote(key, safe="/")
+
+    async def head(self, key: str) -> ObjectInfo:
+        resp = await self._request("HEAD", self._target(key), "head", key)
+        if resp.status != 200:
+            raise _status_error(resp.status, "head", self.location.url_for(key), key=key)
+        try:
+            return ObjectInfo(key, int(resp.headers["content-length"]))
+        except (KeyError, ValueError):
+            raise Corrupt("HEAD answer has no Content-Length", op="head",
+                          url=self.location.url_for(key), key=key) from None
+
+    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+        headers = {"Range": f"bytes={start}-{end - 1}"} if start is not None else None
+        if start is not None and end <= start:
+            return b""
+        resp = await self._request("GET", self._target(key), "get", key, headers)
+        if resp.status not in (200, 206):
+            raise _status_error(resp.status, "get", self.location.url_for(key), key=key)
+        body = resp.body
+        if start is not None:
+            if resp.status == 200:  # the server ignored the Range: cut it ourselves
+                body = body[start:end]
+            if len(body) != end - start:
+                raise Corrupt(f"range returned {len(body)} bytes, expected {end - start}",
+                              op="get", url=self.location.url_for(key), key=key)
+        return body
+
+    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+        """Up to `limit` first bytes and the object's total size, in one request."""
+        resp = await self._request("GET", self._target(key), "get", key, {"Range": f"bytes=0-{max(limit, 1) - 1}"})
+        if resp.status == 416:  # empty object: no byte range is satisfiable
+            return b"", 0
+        if resp.status == 206:
+            total = resp.headers.get("content-range", "").rpartition("/")[2]
+            if total.isdigit():
+                return resp.body, int(total)
+            raise Corrupt("206 answer without a usable Content-Range", op="get",
+                          url=self.location.url_for(key), key=key)
+        if resp.status == 200:
+            return resp.body, len(resp.body)
+        raise _status_error(resp.status, "get", self.location.url_for(key), key=key)
+
+
+def _status_error(status: int, op: str, url: str, message: str = "", key: str = "") -> StoreError:
+    if status == 404:
+        return NotFound(message or "no such file (404)", op=op, url=url, key=key)
+    if status in (401, 403):
+        from ..errors import AccessDenied
+
+        return AccessDenied(message or f"access denied ({status})", op=op, url=url, key=key)
+    return StoreError(message or f"unexpected HTTP status {status}", op=op, url=url, key=key)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, KeyError):
+        return f"no {exc.args[0]!r} field"
+    if isinstance(exc, json.JSONDecodeError):
+        return "not JSON"
+    return str(exc)
