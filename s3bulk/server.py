@@ -89,7 +89,9 @@ class DirectoryCatalog(Catalog):
         if token is not None:
             after = base64.urlsafe_b64decode(token.encode() + b"=" * (-len(token) % 4)).decode("utf-8")
         page = self.store._list_sync("", WorkUnit(after=after), page_size)
-        names = [e.key for e in page.entries]
+        # directories are walked without following links; a linked file is served only if it stays inside
+        names = [e.key for e in page.entries if not os.path.islink(os.path.join(self.root, e.key))
+                 or self.lookup(e.key.encode("utf-8")) is not None]
         nxt = None
         if page.next_after is not None:
             nxt = base64.urlsafe_b64encode(page.next_after.encode("utf-8")).decode().rstrip("=")

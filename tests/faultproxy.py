@@ -2,7 +2,8 @@
 
 It forwards each request to the upstream unchanged, one request per connection, unless a rule
 says otherwise. Rules are callables `rule(method, target, headers) -> bytes | None`; the first
-that returns bytes has those bytes sent back as the whole response instead.
+that returns bytes has those bytes sent back as the whole response instead (b"": the connection
+is dropped without an answer).
 
 Used by tests for what LocalStack cannot do by itself (it accepts any credentials); the
 reliability work grows it into rates of 503/500/resets/stalls/short bodies.
@@ -75,10 +76,11 @@ class FaultProxy:
                     headers[k.strip().lower()] = v.strip()
             body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
             self.requests += 1
-            canned = next((r for r in (rule(method, target, headers) for rule in self.rules) if r), None)
-            if canned is not None:
-                writer.write(canned)
-                await writer.drain()
+            canned = next((r for r in (rule(method, target, headers) for rule in self.rules) if r is not None), None)
+            if canned is not None:  # b"" means: drop the connection without an answer
+                if canned:
+                    writer.write(canned)
+                    await writer.drain()
                 return
             # one request per connection both ways: the upstream closes after answering
             kept = [line for line in lines[1:] if line and not line.lower().startswith("connection:")]
