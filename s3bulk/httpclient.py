@@ -25,13 +25,14 @@ class Response(NamedTuple):
 
 class _Conn(asyncio.Protocol):
     __slots__ = ("transport", "buf", "waiter", "head", "need", "body", "filled", "chunked", "closed",
-                 "head_only", "keep_alive")
+                 "head_only", "keep_alive", "deadline")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.buf = bytearray()
         self.waiter: asyncio.Future[Response] | None = None
         self.closed = False
+        self.deadline = 0.0
         self._reset()
 
     def _reset(self) -> None:
@@ -177,6 +178,8 @@ class HttpClient:
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self._idle: deque[_Conn] = deque()
+        self._busy: set[_Conn] = set()
+        self._watchdog: asyncio.TimerHandle | None = None
         self._slots = asyncio.Semaphore(max_connections)
 
     async def _connect(self) -> _Conn:
@@ -203,27 +206,28 @@ class HttpClient:
                 reused = conn is not None
                 if conn is None:
                     conn = await self._connect()
-                fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+                loop = asyncio.get_running_loop()
+                fut: asyncio.Future[Response] = loop.create_future()
                 conn.waiter = fut
                 conn.head_only = method == "HEAD"
                 assert conn.transport is not None
                 conn.transport.write(raw)
+                conn.deadline = loop.time() + self.timeout
+                self._busy.add(conn)
+                self._ensure_watchdog(loop)
                 try:
-                    async with asyncio.timeout(self.timeout):
-                        resp = await fut
+                    resp = await fut
                 except HttpError:
                     conn.transport.close()
                     if reused and attempt == 0 and not conn.buf and conn.head is None:
                         continue  # a kept-alive connection the server had closed: try a fresh one
                     raise
-                except TimeoutError:
-                    conn.transport.close()
-                    raise HttpError(f"no response within {self.timeout:.0f} s") from None
                 except BaseException:
                     conn.transport.close()
                     raise
                 finally:
                     conn.waiter = None
+                    self._busy.discard(conn)
                 if conn.keep_alive and not conn.closed and not conn.buf:
                     self._idle.append(conn)
                 else:
@@ -231,7 +235,25 @@ class HttpClient:
                 return resp
         raise AssertionError("unreachable")
 
+    def _ensure_watchdog(self, loop: asyncio.AbstractEventLoop) -> None:
+        """One timer per client, not one per request: fails requests past their deadline."""
+        if self._watchdog is None:
+            self._watchdog = loop.call_later(1.0, self._check_deadlines, loop)
+
+    def _check_deadlines(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._watchdog = None
+        now = loop.time()
+        for conn in list(self._busy):
+            w = conn.waiter
+            if w is not None and not w.done() and now > conn.deadline:
+                w.set_exception(HttpError(f"no response within {self.timeout:.0f} s"))
+        if self._busy:
+            self._ensure_watchdog(loop)
+
     async def close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         while self._idle:
             c = self._idle.pop()
             if c.transport is not None:

@@ -57,7 +57,7 @@ def safe_segments(key: str) -> list[str]:
                             op="write", key=key)
         if seg == "":
             raise UnsafeKey("key has an empty path segment ('//')", op="write", key=key)
-        if len(os.fsencode(seg)) > 255:
+        if len(seg) > 63 and len(os.fsencode(seg)) > 255:  # 63 chars cannot exceed 255 UTF-8 bytes
             raise UnsafeKey("a path segment is longer than 255 bytes", op="write", key=key)
     return segments
 
@@ -91,6 +91,7 @@ class LocalStore:
         self._dir_cache_entries = dir_cache_entries
         self._cached_entries = 0
         self._safe_parents: OrderedDict[str, None] = OrderedDict()
+        self._pid = os.getpid()  # stores are opened inside the process that uses them
 
     async def close(self) -> None:
         self._dirs.clear()
@@ -297,9 +298,8 @@ class LocalStore:
                 self._safe_parents.popitem(last=False)
         return parent, os.path.join(parent, segments[-1])
 
-    @staticmethod
-    def _tmp_name(parent: str) -> str:
-        return os.path.join(parent, f".s3bulk-{os.getpid()}-{next(_tmp_counter)}{TMP_SUFFIX}")
+    def _tmp_name(self, parent: str) -> str:
+        return f"{parent}/.s3bulk-{self._pid}-{next(_tmp_counter)}{TMP_SUFFIX}"
 
     @staticmethod
     def _create_tmp(tmp: str) -> int:
@@ -316,10 +316,11 @@ class LocalStore:
             raise _translate_os(exc, "write", final, key) from exc
         try:
             try:
-                view = memoryview(data)
-                while view:
-                    n = os.write(fd, view)
-                    view = view[n:]
+                n = os.write(fd, data)
+                if n < len(data):  # a short write: finish it
+                    view = memoryview(data)[n:]
+                    while view:
+                        view = view[os.write(fd, view):]
             finally:
                 os.close(fd)
             _rename(tmp, final)
