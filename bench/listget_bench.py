@@ -117,8 +117,9 @@ def main() -> None:
     for r in rows:
         print(f"| {r['dst']} | {r['workers']} | {r['files_per_s']:,} | {r['wall_s']} | {r['cpu_us_per_file']} "
               f"({r['user_s']}+{r['sys_s']} s) | {r['server_cpu_s']} | {r['peak_rss_mib']} | {r['complete_and_correct']} |")
-    print(f"\nProjection: at {best} CPU-us per file, 10^9 files on 16 client cores take "
-          f"{hours:.1f} h of client CPU time (seed 000's combo: {SEED_COMBO_CPU_US:.0f} CPU-us per file, 8.4 h).")
+    print(f"\nProjection: at {best} CPU-us per file, 10^9 files keep 16 client cores busy for "
+          f"{hours:.1f} h (seed 000's combo: {SEED_COMBO_CPU_US:.0f} CPU-us per file, 8.4 h), if the server and "
+          f"the network keep up.")
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"listget-{date.today()}.json").write_text(json.dumps(
