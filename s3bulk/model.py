@@ -73,6 +73,8 @@ class Counters:
     done_bytes: int = 0
     failed: int = 0
     skipped: int = 0
+    skipped_bytes: int = 0
+    deleted: int = 0
     server_side: int = 0
 
     def add(self, other: "Counters") -> None:
@@ -82,18 +84,20 @@ class Counters:
         self.done_bytes += other.done_bytes
         self.failed += other.failed
         self.skipped += other.skipped
+        self.skipped_bytes += other.skipped_bytes
+        self.deleted += other.deleted
         self.server_side += other.server_side
 
     def take(self) -> "Counters":
         """Return the counts so far and reset to zero (for periodic deltas)."""
         out = Counters(self.listed, self.listed_bytes, self.done, self.done_bytes,
-                       self.failed, self.skipped, self.server_side)
+                       self.failed, self.skipped, self.skipped_bytes, self.deleted, self.server_side)
         self.listed = self.listed_bytes = self.done = self.done_bytes = 0
-        self.failed = self.skipped = self.server_side = 0
+        self.failed = self.skipped = self.skipped_bytes = self.deleted = self.server_side = 0
         return out
 
     def __bool__(self) -> bool:
-        return any((self.listed, self.done, self.failed, self.skipped))
+        return any((self.listed, self.done, self.failed, self.skipped, self.deleted))
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +124,7 @@ class Summary:
     workers: int = 1
     fatal: str | None = None
     interrupted: bool = False
+    dry_run: bool = False
 
     @property
     def ok(self) -> bool:

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from datetime import datetime, timezone
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -38,36 +38,125 @@ def _s3_options(endpoint_url: Optional[str], profile: Optional[str], region: Opt
                      no_sign_request=no_sign_request, path_style=path_style)
 
 
+# Options shared by copy and sync, declared once.
+O = typer.Option
+Workers = Annotated[int, O("--workers", "-w", help="worker processes (0 = one per core)", min=0)]
+Concurrency = Annotated[int, O("--concurrency", "-c", help="transfers in flight per worker", min=1)]
+PartSize = Annotated[str, O(help="part size for multipart transfers (raised to fit 10,000 parts)")]
+Threshold = Annotated[str, O(help="objects above this move in parts")]
+MaxBuffer = Annotated[str, O("--max-buffer", help="object bytes held in memory at once, all workers")]
+PageSize = Annotated[int, O(help="keys per listing request", min=1, max=1000)]
+Include = Annotated[Optional[list[str]], O("--include", help="glob of keys to include (with --exclude: the last match wins)")]
+Exclude = Annotated[Optional[list[str]], O("--exclude", help="glob of keys to leave out (matched against the key relative to SRC/DST)")]
+Endpoint = Annotated[Optional[str], O(help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL[_S3])", rich_help_panel=_S3_HELP)]
+Profile = Annotated[Optional[str], O(help="AWS profile from the config/credentials files", rich_help_panel=_S3_HELP)]
+Region = Annotated[Optional[str], O(help="AWS region", rich_help_panel=_S3_HELP)]
+NoSign = Annotated[bool, O(help="send unsigned requests (public buckets)", rich_help_panel=_S3_HELP)]
+PathStyle = Annotated[bool, O(help="path-style addressing (http://host/bucket/key)", rich_help_panel=_S3_HELP)]
+SrcEndpoint = Annotated[Optional[str], O(help="endpoint URL for SRC only", rich_help_panel=_S3_HELP)]
+SrcProfile = Annotated[Optional[str], O(help="profile for SRC only", rich_help_panel=_S3_HELP)]
+SrcRegion = Annotated[Optional[str], O(help="region for SRC only", rich_help_panel=_S3_HELP)]
+SrcNoSign = Annotated[Optional[bool], O("--src-no-sign-request/--src-sign-request", help="unsigned requests for SRC only", rich_help_panel=_S3_HELP)]
+DstEndpoint = Annotated[Optional[str], O(help="endpoint URL for DST only", rich_help_panel=_S3_HELP)]
+DstProfile = Annotated[Optional[str], O(help="profile for DST only", rich_help_panel=_S3_HELP)]
+DstRegion = Annotated[Optional[str], O(help="region for DST only", rich_help_panel=_S3_HELP)]
+DstNoSign = Annotated[Optional[bool], O("--dst-no-sign-request/--dst-sign-request", help="unsigned requests for DST only", rich_help_panel=_S3_HELP)]
+Json = Annotated[bool, O("--json", help="newline-delimited JSON events and summary on stdout")]
+Quiet = Annotated[bool, O("--quiet", "-q", help="no progress and no summary; errors only")]
+ShowProgress = Annotated[Optional[bool], O("--progress/--no-progress", help="live display (default: when stderr is a terminal)")]
+CopyThreshold = Annotated[str, O(hidden=True, help="server-side: CopyObject up to here, UploadPartCopy above")]
+CopyPartSize = Annotated[str, O(hidden=True)]
+
+
 @app.command()
 def copy(
-    src: str = typer.Argument(..., help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, or a local directory or file"),
+    src: str = typer.Argument(..., help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file"),
     dst: str = typer.Argument(..., help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)"),
-    workers: int = typer.Option(0, "--workers", "-w", help="worker processes (0 = one per core)", min=0),
-    concurrency: int = typer.Option(64, "--concurrency", "-c", help="transfers in flight per worker", min=1),
-    part_size: str = typer.Option("16MiB", help="part size for multipart transfers (raised to fit 10,000 parts)"),
-    multipart_threshold: str = typer.Option("16MiB", help="objects above this move in parts"),
-    max_buffer: str = typer.Option("256MiB", "--max-buffer", help="object bytes held in memory at once, all workers"),
-    page_size: int = typer.Option(1000, help="keys per listing request", min=1, max=1000),
-    endpoint_url: Optional[str] = typer.Option(None, help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL[_S3])", rich_help_panel=_S3_HELP),
-    profile: Optional[str] = typer.Option(None, help="AWS profile from the config/credentials files", rich_help_panel=_S3_HELP),
-    region: Optional[str] = typer.Option(None, help="AWS region", rich_help_panel=_S3_HELP),
-    no_sign_request: bool = typer.Option(False, help="send unsigned requests (public buckets)", rich_help_panel=_S3_HELP),
-    path_style: bool = typer.Option(False, help="path-style addressing (http://host/bucket/key)", rich_help_panel=_S3_HELP),
-    src_endpoint_url: Optional[str] = typer.Option(None, help="endpoint URL for SRC only", rich_help_panel=_S3_HELP),
-    src_profile: Optional[str] = typer.Option(None, help="profile for SRC only", rich_help_panel=_S3_HELP),
-    src_region: Optional[str] = typer.Option(None, help="region for SRC only", rich_help_panel=_S3_HELP),
-    src_no_sign_request: Optional[bool] = typer.Option(None, "--src-no-sign-request/--src-sign-request", help="unsigned requests for SRC only", rich_help_panel=_S3_HELP),
-    dst_endpoint_url: Optional[str] = typer.Option(None, help="endpoint URL for DST only", rich_help_panel=_S3_HELP),
-    dst_profile: Optional[str] = typer.Option(None, help="profile for DST only", rich_help_panel=_S3_HELP),
-    dst_region: Optional[str] = typer.Option(None, help="region for DST only", rich_help_panel=_S3_HELP),
-    dst_no_sign_request: Optional[bool] = typer.Option(None, "--dst-no-sign-request/--dst-sign-request", help="unsigned requests for DST only", rich_help_panel=_S3_HELP),
-    json_out: bool = typer.Option(False, "--json", help="newline-delimited JSON events and summary on stdout"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress and no summary; errors only"),
-    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress", help="live display (default: when stderr is a terminal)"),
-    copy_threshold: str = typer.Option("5GiB", hidden=True, help="server-side: CopyObject up to here, UploadPartCopy above"),
-    copy_part_size: str = typer.Option("512MiB", hidden=True),
+    workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "16MiB",
+    multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
+    include: Include = None, exclude: Exclude = None,
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
+    src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
+    src_no_sign_request: SrcNoSign = None,
+    dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
+    dst_no_sign_request: DstNoSign = None,
+    json_out: Json = False, quiet: Quiet = False, progress: ShowProgress = None,
+    copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object)."""
+    _execute("copy", **locals())
+
+
+@app.command()
+def sync(
+    src: str = typer.Argument(..., help="s3://BUCKET[/PREFIX], http://HOST:PORT/, or a local directory"),
+    dst: str = typer.Argument(..., help="s3://BUCKET[/PREFIX] or a local directory"),
+    delete: bool = typer.Option(False, "--delete", help="remove DST keys that SRC does not have (not those excluded)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print what would be copied and deleted; change nothing"),
+    size_only: bool = typer.Option(False, "--size-only", help="copy only when sizes differ"),
+    exact_timestamps: bool = typer.Option(False, "--exact-timestamps", help="copy when modification times differ at all"),
+    checksum: bool = typer.Option(False, "--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times"),
+    hash_cache: Optional[str] = typer.Option(None, help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)"),
+    workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "16MiB",
+    multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
+    include: Include = None, exclude: Exclude = None,
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
+    src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
+    src_no_sign_request: SrcNoSign = None,
+    dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
+    dst_no_sign_request: DstNoSign = None,
+    json_out: Json = False, quiet: Quiet = False, progress: ShowProgress = None,
+    copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
+) -> None:
+    """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
+
+    Default comparison, as aws s3 sync: sizes differ, or SRC is newer than DST."""
+    from ..engine.sync import SyncOptions
+
+    if sum((size_only, exact_timestamps, checksum)) > 1:
+        raise UsageError("choose one of --size-only, --exact-timestamps, --checksum")
+    compare = "size-only" if size_only else "exact-timestamps" if exact_timestamps else \
+        "checksum" if checksum else "default"
+    options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare, json_lines=json_out,
+                          hash_cache=hash_cache)
+    args = {k: v for k, v in locals().items() if k not in (
+        "delete", "dry_run", "size_only", "exact_timestamps", "checksum", "hash_cache", "compare", "options",
+        "SyncOptions")}
+    _execute("sync", sync_options=options, **args)
+
+
+def _filters(argv: list[str], include: Optional[list[str]], exclude: Optional[list[str]]):
+    """Filters in the order given on the command line (typer collects each option separately)."""
+    from ..filters import Filters
+
+    if not include and not exclude:
+        return Filters()
+    rules: list[tuple[bool, str]] = []
+    inc, exc = list(include or []), list(exclude or [])
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        for flag, pool, keep in (("--include", inc, True), ("--exclude", exc, False)):
+            if a == flag and i + 1 < len(argv) and pool and argv[i + 1] == pool[0]:
+                rules.append((keep, pool.pop(0)))
+                i += 1
+            elif a.startswith(flag + "=") and pool and a[len(flag) + 1:] == pool[0]:
+                rules.append((keep, pool.pop(0)))
+        i += 1
+    rules += [(True, g) for g in inc] + [(False, g) for g in exc]  # anything not matched above
+    return Filters(tuple(rules))
+
+
+def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int, part_size: str,
+             multipart_threshold: str, max_buffer: str, page_size: int, include, exclude,
+             endpoint_url, profile, region, no_sign_request, path_style,
+             src_endpoint_url, src_profile, src_region, src_no_sign_request,
+             dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request,
+             json_out: bool, quiet: bool, progress, copy_threshold: str, copy_part_size: str,
+             sync_options=None) -> None:
+    """Plan, run and render a copy or a sync; exits with the documented code."""
     from ..engine.plan import TransferOptions
     from ..engine.planner import build_plan
     from ..engine.pool import run_plan
@@ -86,14 +175,17 @@ def copy(
     )
     if options.part_size < 5 * 1024 * 1024:
         raise UsageError("--part-size must be at least 5MiB (the S3 minimum)")
-    renderer = make_renderer("copy", src, dst, json_mode=json_out, quiet=quiet, progress=progress)
+    filters = _filters(_ARGV, include, exclude)
+    renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress)
     try:
-        plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options))
+        plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options,
+                                      filters=filters, sync=sync_options))
     except S3BulkError as exc:
         renderer.error(str(exc))
         raise typer.Exit(exc.exit_code)
     with renderer:
         summary = run_plan(plan, renderer.on_event)
+    summary.dry_run = bool(sync_options and sync_options.dry_run)
     renderer.finish(summary)
     if summary.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -181,8 +273,13 @@ def _quiet_broken_pipe() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+_ARGV: list[str] = []
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Console entry point: every expected failure becomes one line on stderr and an exit code."""
+    global _ARGV
+    _ARGV = list(sys.argv[1:] if argv is None else argv)
     from typer.exceptions import Abort, Exit, TyperException
 
     try:

@@ -25,6 +25,7 @@ def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str
     return {
         "event": "summary", "command": command, "src": src, "dst": dst, "ok": summary.ok,
         "listed": c.listed, "copied": c.done, "copied_bytes": c.done_bytes, "failed": c.failed,
+        "skipped": c.skipped, "skipped_bytes": c.skipped_bytes, "deleted": c.deleted, "dry_run": summary.dry_run,
         "server_side_copies": c.server_side, "elapsed_seconds": round(summary.elapsed, 3),
         "objects_per_second": round(c.done / summary.elapsed, 1) if summary.elapsed else 0.0,
         "bytes_per_second": round(c.done_bytes / summary.elapsed, 1) if summary.elapsed else 0.0,
@@ -197,8 +198,12 @@ class HumanRenderer(Renderer):
         t.add_column()
         status = "done" if summary.ok else ("interrupted" if summary.interrupted else "FAILED")
         t.add_row(self.command, f"{self.src} -> {self.dst}   [{status}]")
-        t.add_row("copied", f"{d['copied']:,} objects, {human_bytes(d['copied_bytes'])}"
+        verb = "would copy" if summary.dry_run else "copied"
+        t.add_row(verb, f"{d['copied']:,} objects, {human_bytes(d['copied_bytes'])}"
                   + (f" ({d['server_side_copies']:,} server-side)" if d["server_side_copies"] else ""))
+        if self.command == "sync":
+            t.add_row("equal", f"{d['skipped']:,} objects, {human_bytes(d['skipped_bytes'])} (skipped)")
+            t.add_row("would delete" if summary.dry_run else "deleted", f"{d['deleted']:,} objects")
         if d["failed"]:
             t.add_row("failed", f"{d['failed']:,} objects")
         t.add_row("time", f"{summary.elapsed:.2f} s   {d['objects_per_second']:,.0f} objects/s   "

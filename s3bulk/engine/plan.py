@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ..filters import Filters
 from ..stores import StoreOptions
+from .sync import SyncOptions
 from ..urls import Location
 
 MiB = 1024 * 1024
@@ -60,3 +62,5 @@ class Plan:
     keymap: KeyMap
     options: TransferOptions = field(default_factory=TransferOptions)
     single_key: str | None = None   # copy exactly this key (SRC named one object)
+    filters: Filters = field(default_factory=Filters)
+    sync: "SyncOptions | None" = None  # set for `sync`: compare with DST, maybe delete

@@ -20,17 +20,22 @@ from ..errors import AccessDenied, NotFound, UsageError
 from ..model import WorkUnit
 from ..stores import Writer, open_store
 from ..urls import Location, S3Options, parse_location
+from ..filters import Filters
 from .plan import KeyMap, Plan, TransferOptions
+from .sync import SyncOptions
 
 
 async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None = None,
-                     dst_s3: S3Options | None = None,
-                     options: TransferOptions = TransferOptions()) -> Plan:
+                     dst_s3: S3Options | None = None, options: TransferOptions = TransferOptions(),
+                     filters: Filters = Filters(), sync: SyncOptions | None = None) -> Plan:
+    """A plan for `copy` (sync=None) or `sync`. Sync always treats SRC and DST as prefixes."""
     src = parse_location(src_text, src_s3)
     dst = parse_location(dst_text, dst_s3)
     if dst.kind == "http":
         raise UsageError("an http:// list/get server is read-only: it can be a SRC, not a DST")
-    src, single = await _resolve_source(src, options)
+    if sync is not None and sync.delete and src.kind == "http":
+        raise UsageError("--delete needs a source listed in key order; a list/get server pages by token only")
+    src, single = await _resolve_source(src, options, prefix_only=sync is not None)
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
         keymap = KeyMap("", "", exact)
@@ -40,17 +45,20 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
         keymap = KeyMap(src.prefix, dst.prefix)
     _refuse_overlap(src, dst, single)
     await _prepare_destination(dst, options)
-    return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single)
+    return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync)
 
 
 def _as_dir(prefix: str) -> str:
     return prefix if not prefix or prefix.endswith("/") else prefix + "/"
 
 
-async def _resolve_source(src: Location, options: TransferOptions) -> tuple[Location, str | None]:
+async def _resolve_source(src: Location, options: TransferOptions,
+                          prefix_only: bool = False) -> tuple[Location, str | None]:
     """(location listing under its prefix, the single key if SRC names one object)."""
     if src.kind == "local":
         path = src.bucket
+        if os.path.isfile(path) and prefix_only:
+            raise UsageError(f"{src.raw!r} is a file; sync works on directories and prefixes (use copy)")
         if os.path.isfile(path):
             return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path)
         if not os.path.exists(path):
@@ -66,12 +74,13 @@ async def _resolve_source(src: Location, options: TransferOptions) -> tuple[Loca
             await store.list_page("", WorkUnit(), 1)  # the server answers the contract
             return src, None
         prefix = src.prefix
-        if prefix and not prefix.endswith("/"):
+        if prefix and not prefix.endswith("/") and not prefix_only:
             try:
                 await store.head(prefix)
                 return src, prefix
             except (NotFound, AccessDenied):
                 pass  # not one object: a prefix (listing below says if the bucket itself is the problem)
+        if prefix and not prefix.endswith("/"):
             prefix += "/"
         await store.list_page(prefix, WorkUnit(), 1)  # bucket exists, credentials work, endpoint answers
         return src.with_prefix(prefix), None

@@ -84,16 +84,16 @@ class Transfer:
             return await self._copy_unsized(info.key, dst_key)
         size = info.size
         if self.server_side:
-            await self.dst.copy_from(self.src, info.key, dst_key, size)  # type: ignore[attr-defined]
+            await self.dst.copy_from(self.src, info.key, dst_key, size, info.mtime)  # type: ignore[attr-defined]
             return size, True
         if size <= self.options.multipart_threshold:
             await self.budget.acquire(size)
             try:
-                await self._put_checked(info.key, dst_key, await self.src.read(info.key), size)
+                await self._put_checked(info.key, dst_key, await self.src.read(info.key), size, info.mtime)
             finally:
                 self.budget.release(size)
             return size, False
-        await self._multipart(info.key, dst_key, size)
+        await self._multipart(info.key, dst_key, size, info.mtime)
         return size, False
 
     async def _copy_unsized(self, src_key: str, dst_key: str) -> tuple[int, bool]:
@@ -120,15 +120,16 @@ class Transfer:
         await self._multipart(src_key, dst_key, size)
         return size, False
 
-    async def _put_checked(self, src_key: str, dst_key: str, data: bytes, size: int) -> None:
+    async def _put_checked(self, src_key: str, dst_key: str, data: bytes, size: int,
+                           mtime: float | None = None) -> None:
         if len(data) != size:
             raise Corrupt(f"read {len(data)} bytes, expected {size}", op="get",
                           url=self.src.location.url_for(src_key), key=src_key)
-        await self.dst.put(dst_key, data)
+        await self.dst.put(dst_key, data, mtime)
 
-    async def _multipart(self, src_key: str, dst_key: str, size: int) -> None:
+    async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None) -> None:
         part = part_size_for(size, self.options.part_size)
-        upload = await self.dst.start_multipart(dst_key, size, part)
+        upload = await self.dst.start_multipart(dst_key, size, part, mtime)
         try:
             window = asyncio.Semaphore(self.options.part_concurrency)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import os
 import resource
 import signal
@@ -75,6 +76,11 @@ class Worker:
             if not isinstance(dst, Writer):
                 raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
             self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.budget)
+            self.filters = self.plan.filters.compiled() if self.plan.filters else None
+            if self.plan.sync is not None:
+                from .sync import Comparator
+
+                self.comparator = Comparator(self.plan.sync.compare, src, dst, self.plan.sync.hash_cache)
             await self._loop(src)
         except S3BulkError as exc:
             self._send(("fatal", self.wid, str(exc), exc.exit_code))
@@ -132,8 +138,7 @@ class Worker:
             try:
                 page = await src.list_page(prefix, unit, plan.options.page_size)
             except S3BulkError as exc:
-                self.fatal = (f"listing failed: {exc}", exc.exit_code)
-                self._send(("fatal", self.wid, self.fatal[0], self.fatal[1]))
+                self._die(f"listing failed: {exc}", exc.exit_code)
                 return
             entries = page.entries
             rest = unit.rest(page)
@@ -144,10 +149,19 @@ class Worker:
             for name, why in page.problems:
                 self.counters.failed += 1
                 self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
+            if self.filters is not None:
+                cut = len(plan.src.prefix)
+                entries = [e for e in entries if self.filters.allows(e.key[cut:])]
             c = self.counters
             for e in entries:
                 c.listed += 1
                 c.listed_bytes += e.size or 0
+            if plan.sync is not None:
+                try:
+                    entries = await self._compare(src, unit, rest, entries)
+                except S3BulkError as exc:
+                    self._die(f"listing the destination failed: {exc}", exc.exit_code)
+                    return
             state = _UnitState(len(entries))
             for e in entries:
                 await objects.put((e, state))
@@ -155,6 +169,98 @@ class Worker:
             self._send(("done", self.wid, unit))
         finally:
             slots.release()
+
+    def _die(self, message: str, code: int) -> None:
+        self.fatal = (message, code)
+        self._send(("fatal", self.wid, message, code))
+
+    async def _compare(self, src: Any, unit: WorkUnit, rest: WorkUnit | None,
+                       entries: list[ObjectInfo]) -> list[ObjectInfo]:
+        """Sync: what of this page must be copied; counts the equal ones, deletes (or prints) the extra."""
+        from .sync import dst_range, merge
+
+        plan, opts = self.plan, self.plan.sync
+        assert opts is not None
+        dst = self.transfer.dst
+        sp, dp = plan.src.prefix, plan.dst.prefix
+        c = self.counters
+        to_copy: list[ObjectInfo] = []
+        if not src.ordered:  # token-paged source: look each key up at DST
+            for s in entries:
+                d = await self._head_or_none(dst, dp + s.key[len(sp):])
+                if d is not None and s.size is None:
+                    s = await self._head_or_none(src, s.key) or s
+                if d is None or await self.comparator.differs(s, d):
+                    to_copy.append(s)
+                else:
+                    c.skipped += 1
+                    c.skipped_bytes += s.size or 0
+            return self._dry(to_copy, [])
+        page_end = rest.after if rest is not None else unit.until
+
+        def to_dst(k: str | None) -> str | None:
+            return None if k is None else dp + k[len(sp):]
+
+        doomed: list[str] = []
+        dst_keys = dst_range(dst, dp, to_dst(unit.after), to_dst(page_end), plan.options.page_size)
+        async for rel, s, d in merge(entries, sp, dst_keys, dp):
+            if s is None:
+                assert d is not None
+                if opts.delete and (self.filters is None or self.filters.allows(rel)):
+                    doomed.append(d.key)
+                    if len(doomed) >= 1000 and not opts.dry_run:
+                        await self._delete(dst, doomed)
+                        doomed = []
+            elif d is None or await self.comparator.differs(s, d):
+                to_copy.append(s)
+            else:
+                c.skipped += 1
+                c.skipped_bytes += s.size or 0
+        if doomed and not opts.dry_run:
+            await self._delete(dst, doomed)
+            doomed = []
+        return self._dry(to_copy, doomed)
+
+    @staticmethod
+    async def _head_or_none(store: Any, key: str) -> ObjectInfo | None:
+        from ..errors import NotFound
+
+        try:
+            return await store.head(key)
+        except NotFound:
+            return None
+
+    async def _delete(self, dst: Any, keys: list[str]) -> None:
+        failed = await dst.delete_many(keys)
+        self.counters.deleted += len(keys) - len(failed)
+        for key, why in failed:
+            self.counters.failed += 1
+            self.failures.append(Failure("delete", self.plan.dst.url_for(key), "", why, "DeleteFailed"))
+
+    def _dry(self, to_copy: list[ObjectInfo], doomed: list[str]) -> list[ObjectInfo]:
+        """In a dry run, print what would happen (one write per line, straight to stdout) and do nothing."""
+        opts = self.plan.sync
+        if opts is None or not opts.dry_run:
+            return to_copy
+        plan = self.plan
+        lines = []
+        for e in to_copy:
+            src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
+            lines.append(json.dumps({"event": "dryrun", "action": "copy", "src": src_url, "dst": dst_url},
+                                    ensure_ascii=False) if opts.json_lines
+                         else f"(dryrun) copy: {src_url} -> {dst_url}")
+            self.counters.done += 1
+            self.counters.done_bytes += e.size or 0
+        for key in doomed:
+            url = plan.dst.url_for(key)
+            lines.append(json.dumps({"event": "dryrun", "action": "delete", "dst": url}, ensure_ascii=False)
+                         if opts.json_lines else f"(dryrun) delete: {url}")
+            self.counters.deleted += 1
+        if lines:
+            data = ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
+            while data:
+                data = data[os.write(1, data[:65536]):]  # lines may interleave between workers, not tear
+        return []
 
     async def _consume(self, objects: asyncio.Queue) -> None:
         transfer = self.transfer

@@ -65,11 +65,13 @@ class Writer(Protocol):
         """Check (and where it makes sense create) the destination before any object is written."""
         ...
 
-    async def put(self, key: str, data: bytes) -> None:
-        """Write a whole object; it appears under `key` only once complete."""
+    async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
+        """Write a whole object; it appears under `key` only once complete. Stores that can keep a
+        modification time (files) set it to `mtime`, so a later sync sees the two sides as equal."""
         ...
 
-    async def start_multipart(self, key: str, size: int, part_size: int) -> Multipart: ...
+    async def start_multipart(self, key: str, size: int, part_size: int,
+                              mtime: float | None = None) -> Multipart: ...
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         """Delete keys; returns (key, why) for those that could not be deleted."""
@@ -82,7 +84,8 @@ class ServerSideCopier(Protocol):
 
     def can_copy_from(self, src: Store) -> bool: ...
 
-    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int) -> None: ...
+    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
+                        mtime: float | None = None) -> None: ...
 
 
 MAX_PARTS = 10_000

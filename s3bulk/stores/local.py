@@ -307,7 +307,7 @@ class LocalStore:
         OPEN_TEMPS.add(tmp)
         return fd
 
-    def _put_sync(self, key: str, data: bytes) -> None:
+    def _put_sync(self, key: str, data: bytes, mtime: float | None = None) -> None:
         parent, final = self._dst_path(key)
         tmp = self._tmp_name(parent)
         try:
@@ -321,6 +321,8 @@ class LocalStore:
                     view = memoryview(data)[n:]
                     while view:
                         view = view[os.write(fd, view):]
+                if mtime is not None:
+                    os.utime(fd, (mtime, mtime))
             finally:
                 os.close(fd)
             _rename(tmp, final)
@@ -331,17 +333,18 @@ class LocalStore:
             _unlink_quietly(tmp)
             raise
 
-    async def put(self, key: str, data: bytes) -> None:
+    async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
         if key.endswith("/") and not data:
             # an S3 "directory marker": the directory itself is the faithful copy
             self._dst_path(key.rstrip("/") + "/x")
             return
         if len(data) > _BIG:
-            await asyncio.to_thread(self._put_sync, key, data)
+            await asyncio.to_thread(self._put_sync, key, data, mtime)
         else:
-            self._put_sync(key, data)
+            self._put_sync(key, data, mtime)
 
-    async def start_multipart(self, key: str, size: int, part_size: int) -> "LocalMultipart":
+    async def start_multipart(self, key: str, size: int, part_size: int,
+                              mtime: float | None = None) -> "LocalMultipart":
         parent, final = self._dst_path(key)
         tmp = self._tmp_name(parent)
         try:
@@ -360,7 +363,7 @@ class LocalStore:
             os.close(fd)
             _unlink_quietly(tmp)
             raise _translate_os(exc, "write", final, key) from exc
-        return LocalMultipart(fd, tmp, final, key)
+        return LocalMultipart(fd, tmp, final, key, mtime)
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         failed: list[tuple[str, str]] = []
@@ -379,10 +382,11 @@ class LocalStore:
     def can_copy_from(self, src: object) -> bool:
         return isinstance(src, LocalStore)
 
-    async def copy_from(self, src: "LocalStore", src_key: str, dst_key: str, size: int) -> None:
-        await asyncio.to_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size)
+    async def copy_from(self, src: "LocalStore", src_key: str, dst_key: str, size: int,
+                        mtime: float | None = None) -> None:
+        await asyncio.to_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
 
-    def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int) -> None:
+    def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:
         parent, final = self._dst_path(dst_key)
         tmp = self._tmp_name(parent)
         try:
@@ -401,6 +405,8 @@ class LocalStore:
                 if n == 0:
                     break
                 copied += n
+            if mtime is not None:
+                os.utime(dfd, (mtime, mtime))
             os.close(dfd)
             dfd = -1
             if copied != size:
@@ -447,8 +453,8 @@ def _rename(tmp: str, final: str) -> None:
 class LocalMultipart:
     """A preallocated temporary file written at part offsets; renamed into place on completion."""
 
-    def __init__(self, fd: int, tmp: str, final: str, key: str) -> None:
-        self.fd, self.tmp, self.final, self.key = fd, tmp, final, key
+    def __init__(self, fd: int, tmp: str, final: str, key: str, mtime: float | None = None) -> None:
+        self.fd, self.tmp, self.final, self.key, self.mtime = fd, tmp, final, key, mtime
 
     def _pwrite(self, data: bytes, offset: int) -> None:
         view = memoryview(data)
@@ -467,6 +473,8 @@ class LocalMultipart:
 
     async def complete(self) -> None:
         try:
+            if self.mtime is not None:
+                os.utime(self.fd, (self.mtime, self.mtime))
             os.close(self.fd)
             self.fd = -1
             _rename(self.tmp, self.final)

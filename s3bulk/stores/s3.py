@@ -228,13 +228,13 @@ class S3Store:
         except Exception as exc:
             raise translate(exc, "check bucket", self._url()) from exc
 
-    async def put(self, key: str, data: bytes) -> None:
+    async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
         try:
             await self._client.put_object(Bucket=self.bucket, Key=key, Body=data)
         except Exception as exc:
             raise translate(exc, "put", self._url(key), key) from exc
 
-    async def start_multipart(self, key: str, size: int, part_size: int, *,
+    async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None, *,
                               checksum: bool = True) -> "S3Multipart":
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         if checksum:
@@ -268,7 +268,8 @@ class S3Store:
         return (isinstance(src, S3Store) and src.identity is not None
                 and src.identity == self.identity)
 
-    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int) -> None:
+    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
+                        mtime: float | None = None) -> None:
         assert isinstance(src, S3Store)
         source = {"Bucket": src.bucket, "Key": src_key}
         if size <= self._copy_threshold:

@@ -1,0 +1,84 @@
+"""Content hashes of local files for `sync --checksum`, cached by path, size, mtime and part size,
+so a second run does not reread files that did not change.
+
+The hash is what S3 would show as the ETag of the same bytes: the MD5 hex digest for a single-part
+object, or MD5(concat(MD5(part))) + "-N" for a multipart one uploaded in parts of `part_size`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS hashes (path TEXT, size INTEGER, mtime_ns INTEGER, part_size INTEGER, "
+           "etag TEXT, PRIMARY KEY (path, size, mtime_ns, part_size))")
+
+
+def default_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "s3bulk", "hashes.sqlite")
+
+
+class HashCache:
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path or default_path()
+        self._local = threading.local()
+
+    def _db(self) -> sqlite3.Connection | None:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            try:
+                os.makedirs(os.path.dirname(self.path), exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(_SCHEMA)
+            except sqlite3.Error:
+                db = False  # an unusable cache only costs rereads
+            self._local.db = db
+        return db or None
+
+    def etag(self, path: str, part_size: int = 0) -> str:
+        """The S3-style ETag of the file's bytes (multipart form when part_size > 0 and the file is larger)."""
+        st = os.stat(path)
+        key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, part_size)
+        db = self._db()
+        if db is not None:
+            row = db.execute("SELECT etag FROM hashes WHERE path=? AND size=? AND mtime_ns=? AND part_size=?",
+                             key).fetchone()
+            if row:
+                return row[0]
+        value = file_etag(path, part_size)
+        if db is not None:
+            try:
+                db.execute("INSERT OR REPLACE INTO hashes VALUES (?,?,?,?,?)", (*key, value))
+            except sqlite3.Error:
+                pass
+        return value
+
+
+def file_etag(path: str, part_size: int = 0) -> str:
+    chunk = 1 << 20
+    with open(path, "rb") as f:
+        if part_size <= 0:
+            h = hashlib.md5(usedforsecurity=False)
+            while block := f.read(chunk):
+                h.update(block)
+            return h.hexdigest()
+        digests = []
+        while True:
+            h = hashlib.md5(usedforsecurity=False)
+            left = part_size
+            while left:
+                block = f.read(min(chunk, left))
+                if not block:
+                    break
+                h.update(block)
+                left -= len(block)
+            if left == part_size:
+                break
+            digests.append(h.digest())
+        if not digests:
+            return hashlib.md5(b"", usedforsecurity=False).hexdigest()
+        return hashlib.md5(b"".join(digests), usedforsecurity=False).hexdigest() + f"-{len(digests)}"
