@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from urllib.parse import unquote
 from typing import Any, Sequence
 
 from ..errors import (AccessDenied, ConnectFailed, Corrupt, NotFound, StoreError, Throttled,
@@ -131,6 +132,14 @@ class S3Store:
             config = AioConfig(**kwargs)
             self._client = await self._stack.enter_async_context(session.create_client(
                 "s3", endpoint_url=opts.endpoint_url, region_name=opts.region, config=config))
+            # List keys as they are. botocore would ask for url-encoded keys on every listing, but some
+            # servers (LocalStack) then compare StartAfter and continuation tokens against the *encoded*
+            # keys, whose order is not the key order: a listing resumed after "ü" starts over. We ask
+            # for encoding only when a page cannot be parsed (keys with XML-invalid characters).
+            from botocore.handlers import set_list_objects_encoding_type_url
+
+            self._client.meta.events.unregister("before-parameter-build.s3.ListObjectsV2",
+                                                set_list_objects_encoding_type_url)
             access = ""
             if not opts.no_sign_request:
                 creds = await session.get_credentials()
@@ -157,7 +166,6 @@ class S3Store:
     # ---------------------------------------------------------------- listing
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
-        # botocore asks for url-encoded keys itself (so control characters survive the XML) and decodes them
         params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit}
         if prefix:
             params["Prefix"] = prefix
@@ -165,14 +173,24 @@ class S3Store:
             params["ContinuationToken"] = unit.token
         elif unit.after is not None:
             params["StartAfter"] = unit.after
+        encoded = False
         try:
-            resp = await self._client.list_objects_v2(**params)
+            try:
+                resp = await self._client.list_objects_v2(**params)
+            except Exception as exc:
+                # a key the XML cannot carry makes the page unparseable (or some servers fail with a
+                # 5xx): ask once more with url-encoded keys
+                if type(exc).__name__ not in ("ResponseParserError", "ParseError") and \
+                        not isinstance(translate(exc, "list", ""), Transient):
+                    raise
+                encoded = True
+                resp = await self._client.list_objects_v2(EncodingType="url", **params)
         except Exception as exc:
             raise translate(exc, "list", self._url(prefix)) from exc
         entries = []
         until = unit.until
         for c in resp.get("Contents", ()):
-            key = c["Key"]
+            key = unquote(c["Key"]) if encoded else c["Key"]
             if until is not None and key > until:
                 return Page(entries)
             etag = c.get("ETag")
