@@ -7,7 +7,7 @@ from typing import Any, AsyncIterator, Callable, Iterator
 
 from .engine.plan import TransferOptions
 from .model import ObjectInfo, Summary, WorkUnit
-from .urls import S3Options, parse_location
+from .urls import Location, S3Options, parse_location
 
 
 def copy(src: str, dst: str, *, options: TransferOptions | None = None,
@@ -33,7 +33,7 @@ async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000)
         import os
 
         if os.path.isfile(loc.bucket):
-            loc, prefix = loc.__class__("local", os.path.dirname(loc.bucket), "", loc.raw), os.path.basename(loc.bucket)
+            loc, prefix = Location("local", os.path.dirname(loc.bucket), "", loc.raw), os.path.basename(loc.bucket)
     store = await open_store(loc)
     try:
         unit: WorkUnit | None = WorkUnit()

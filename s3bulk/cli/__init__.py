@@ -113,6 +113,9 @@ def sync(
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
     Default comparison, as aws s3 sync: sizes differ, or SRC is newer than DST."""
+    common = dict(locals())
+    for name in ("delete", "dry_run", "size_only", "exact_timestamps", "checksum", "hash_cache"):
+        del common[name]
     from ..engine.sync import SyncOptions
 
     if sum((size_only, exact_timestamps, checksum)) > 1:
@@ -121,31 +124,27 @@ def sync(
         "checksum" if checksum else "default"
     options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare, json_lines=json_out,
                           hash_cache=hash_cache)
-    args = {k: v for k, v in locals().items() if k not in (
-        "delete", "dry_run", "size_only", "exact_timestamps", "checksum", "hash_cache", "compare", "options",
-        "SyncOptions")}
-    _execute("sync", sync_options=options, **args)
+    _execute("sync", sync_options=options, **common)
 
 
 def _filters(argv: list[str], include: Optional[list[str]], exclude: Optional[list[str]]):
-    """Filters in the order given on the command line (typer collects each option separately)."""
+    """Filters in the order they were given: typer collects --include and --exclude into separate
+    lists, so the order comes from the command line itself (or include-then-exclude without one)."""
     from ..filters import Filters
 
     if not include and not exclude:
         return Filters()
     rules: list[tuple[bool, str]] = []
-    inc, exc = list(include or []), list(exclude or [])
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        for flag, pool, keep in (("--include", inc, True), ("--exclude", exc, False)):
-            if a == flag and i + 1 < len(argv) and pool and argv[i + 1] == pool[0]:
-                rules.append((keep, pool.pop(0)))
-                i += 1
-            elif a.startswith(flag + "=") and pool and a[len(flag) + 1:] == pool[0]:
-                rules.append((keep, pool.pop(0)))
-        i += 1
-    rules += [(True, g) for g in inc] + [(False, g) for g in exc]  # anything not matched above
+    it = iter(argv)
+    for arg in it:
+        for flag, keep in (("--include", True), ("--exclude", False)):
+            if arg == flag:
+                rules.append((keep, next(it, "")))
+            elif arg.startswith(flag + "="):
+                rules.append((keep, arg[len(flag) + 1:]))
+    if sorted(g for k, g in rules if k) != sorted(include or []) or \
+            sorted(g for k, g in rules if not k) != sorted(exclude or []):
+        rules = [(True, g) for g in include or []] + [(False, g) for g in exclude or []]
     return Filters(tuple(rules))
 
 

@@ -27,6 +27,7 @@ import threading
 from typing import Any
 
 from ..errors import S3BulkError, StoreError
+from ..filters import CompiledFilters
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from ..stores import Writer, open_store
 from .plan import Plan
@@ -58,6 +59,10 @@ class Worker:
         self.counters = Counters()
         self.failures: list[Failure] = []
         self.fatal: tuple[str, int] | None = None
+        # set in run(), once the stores are open in this process
+        self.transfer: Transfer
+        self.filters: CompiledFilters | None = None
+        self.comparator: Any = None
 
     def _send(self, msg: tuple) -> None:
         self.events_q.put(msg)
