@@ -12,15 +12,25 @@ from .urls import Location, S3Options, parse_location
 
 def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
-         on_event: Callable[[str, Any], None] | None = None) -> Summary:
+         on_event: Callable[[str, Any], None] | None = None, max_memory: int | None = None,
+         start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None) -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
-    nothing could start (bad URL, missing bucket, ...); per-object failures are in the Summary."""
+    nothing could start (bad URL, missing bucket, ...); per-object failures are in the Summary.
+
+    max_memory: stay under this many bytes of RSS (workers, transfers and parts are derived from it).
+    start / should_stop: continue from a unit an earlier run returned as `summary.resume`; stop
+    taking new work once should_stop() is true (the summary then says where to resume)."""
     from .engine.planner import build_plan
     from .engine.pool import run_plan
 
-    plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3,
-                                  options=options or TransferOptions()))
-    return run_plan(plan, on_event)
+    options = options or TransferOptions()
+    if max_memory is not None:
+        from .engine.budget import fit_to_budget
+
+        uses_s3 = src.startswith(("s3://", "S3://")) or dst.startswith(("s3://", "S3://"))
+        options = fit_to_budget(options, max_memory, uses_s3=uses_s3)
+    plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options))
+    return run_plan(plan, on_event, start=start, should_stop=should_stop)
 
 
 async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000) -> AsyncIterator[ObjectInfo]:

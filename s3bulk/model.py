@@ -125,6 +125,7 @@ class Summary:
     fatal: str | None = None
     interrupted: bool = False
     dry_run: bool = False
+    resume: WorkUnit | None = None  # where a stopped run continues (see run_plan's should_stop)
 
     @property
     def ok(self) -> bool:

@@ -7,7 +7,6 @@ count of units not yet finished; the run is over when that count reaches zero.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import queue
 import signal
@@ -19,7 +18,6 @@ from typing import Any, Callable
 
 from ..model import Counters, Failure, Summary, WorkUnit
 from .plan import Plan
-from .worker import ThreadHandle, worker_process
 
 MAX_FAILURES_KEPT = 1000
 EventSink = Callable[[str, Any], None]
@@ -34,9 +32,14 @@ class Progress:
         self.counters, self.listing_done, self.elapsed, self.workers = counters, listing_done, elapsed, workers
 
 
-def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool | None = None) -> Summary:
+def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool | None = None,
+             start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None) -> Summary:
     """Run a plan to the end and return its summary. `on_event(kind, payload)` sees
-    "progress" (Progress) about four times a second and "failure" (Failure) as they come."""
+    "progress" (Progress) about four times a second and "failure" (Failure) as they come.
+
+    `start` continues an earlier run from the unit it stopped at. When `should_stop()` turns true
+    the run takes no new units, lets those in flight finish, and returns with `summary.resume`
+    set to the unit a later run should start from (None when everything was done)."""
     emit = on_event or (lambda kind, payload: None)
     opts = plan.options
     workers = opts.resolved_workers()
@@ -47,10 +50,16 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     started = time.monotonic()
 
     if in_process:
+        from .worker import ThreadHandle
+
         units_q: Any = queue.Queue(maxsize=workers * 4 + 4)
         events_q: Any = queue.Queue(maxsize=1024)
         handles: list[Any] = [ThreadHandle(plan, 0, units_q, events_q, budget)]
     else:
+        import multiprocessing as mp
+
+        from .worker import worker_process
+
         ctx = mp.get_context("spawn")
         units_q = ctx.Queue(maxsize=workers * 4 + 4)
         events_q = ctx.Queue(maxsize=1024)
@@ -61,7 +70,8 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             p.start()
             handles.append(p)
 
-    frontier: deque[WorkUnit] = deque([WorkUnit()])
+    frontier: deque[WorkUnit] = deque([start or WorkUnit()])
+    stopping = False
     pending = 1     # units handed out or waiting, not yet done
     unlisted = 1    # units whose page has not been listed yet
     exited: dict[int, tuple[int, float]] = {}
@@ -97,7 +107,18 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     restore = _sigterm_as_interrupt()
     try:
         while pending > 0 and summary.fatal is None:
-            while frontier:
+            if not stopping and should_stop is not None and should_stop():
+                stopping = True
+                try:  # take back what no worker has claimed yet
+                    while True:
+                        unit = units_q.get_nowait()
+                        if unit is not None:
+                            frontier.append(unit)
+                except queue.Empty:
+                    pass
+            if stopping and pending == len(frontier):
+                break  # nothing in flight any more
+            while frontier and not stopping:
                 try:
                     units_q.put_nowait(frontier[0])
                     frontier.popleft()
@@ -123,7 +144,8 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
                     if dead and pending > 0:
                         summary.fatal = dead
         _shutdown(handles, units_q, events_q, handle, exited, force=summary.fatal is not None)
-    except KeyboardInterrupt:
+        if stopping and frontier:
+            summary.resume = min(frontier, key=lambda u: u.seq)
         summary.interrupted = True
         _shutdown(handles, units_q, events_q, handle, exited, force=True)
         if in_process:

@@ -83,7 +83,7 @@ class LocalStore:
 
     ordered = True
 
-    def __init__(self, location: Location, *, dir_cache_entries: int = 100_000) -> None:
+    def __init__(self, location: Location, *, dir_cache_entries: int = 20_000) -> None:
         self.location = location
         self.root = location.bucket
         self._real_root: str | None = None
