@@ -18,7 +18,7 @@ import typer
 
 from ..errors import S3BulkError, UsageError
 from ..urls import S3Options
-from .sizes import parse_size
+from ..sizes import parse_size
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode=None,
@@ -46,6 +46,7 @@ PartSize = Annotated[str, O(help="part size for multipart transfers (raised to f
 Threshold = Annotated[str, O(help="objects above this move in parts")]
 MaxBuffer = Annotated[str, O("--max-buffer", help="object bytes held in memory at once, all workers")]
 PageSize = Annotated[int, O(help="keys per listing request", min=1, max=1000)]
+MaxMemory = Annotated[Optional[str], O("--max-memory", help="stay under this much memory in all (e.g. 128MiB); workers, transfers and part sizes follow from it")]
 Include = Annotated[Optional[list[str]], O("--include", help="glob of keys to include (with --exclude: the last match wins)")]
 Exclude = Annotated[Optional[list[str]], O("--exclude", help="glob of keys to leave out (matched against the key relative to SRC/DST)")]
 Endpoint = Annotated[Optional[str], O(help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL[_S3])", rich_help_panel=_S3_HELP)]
@@ -74,7 +75,7 @@ def copy(
     dst: str = typer.Argument(..., help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)"),
     workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "16MiB",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
-    include: Include = None, exclude: Exclude = None,
+    max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
@@ -100,7 +101,7 @@ def sync(
     hash_cache: Optional[str] = typer.Option(None, help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)"),
     workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "16MiB",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
-    include: Include = None, exclude: Exclude = None,
+    max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
@@ -149,7 +150,7 @@ def _filters(argv: list[str], include: Optional[list[str]], exclude: Optional[li
 
 
 def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int, part_size: str,
-             multipart_threshold: str, max_buffer: str, page_size: int, include, exclude,
+             multipart_threshold: str, max_buffer: str, page_size: int, max_memory, include, exclude,
              endpoint_url, profile, region, no_sign_request, path_style,
              src_endpoint_url, src_profile, src_region, src_no_sign_request,
              dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request,
@@ -174,6 +175,11 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     )
     if options.part_size < 5 * 1024 * 1024:
         raise UsageError("--part-size must be at least 5MiB (the S3 minimum)")
+    if max_memory is not None:
+        from ..engine.budget import fit_to_budget
+
+        uses_s3 = any(x.lower().startswith("s3://") for x in (src, dst))
+        options = fit_to_budget(options, parse_size(max_memory, "--max-memory"), uses_s3=uses_s3)
     filters = _filters(_ARGV, include, exclude)
     renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress)
     try:

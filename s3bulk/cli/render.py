@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from ..engine.pool import Progress
 from ..model import Failure, Summary
-from .sizes import human_bytes, human_duration
+from ..sizes import human_bytes, human_duration
 
 MAX_FAILURE_LINES = 50
 

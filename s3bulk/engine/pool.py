@@ -146,6 +146,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         _shutdown(handles, units_q, events_q, handle, exited, force=summary.fatal is not None)
         if stopping and frontier:
             summary.resume = min(frontier, key=lambda u: u.seq)
+    except KeyboardInterrupt:
         summary.interrupted = True
         _shutdown(handles, units_q, events_q, handle, exited, force=True)
         if in_process:

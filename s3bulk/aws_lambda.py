@@ -1,0 +1,77 @@
+"""AWS Lambda entry point: `s3bulk.aws_lambda.handler`.
+
+Event (JSON):
+    {"source": "s3://src-bucket/prefix/", "destination": "s3://dst-bucket/copy/",
+     "options": {"concurrency": 32, "part_size": "8MiB", ...},      # optional, as on the command line
+     "max_memory": "128MiB",                                         # optional; default: the function's memory
+     "stop_before_deadline_ms": 30000,                               # optional; default 30 s
+     "endpoint_url": null, "src_endpoint_url": null, "dst_endpoint_url": null,
+     "continue": {...}}                                              # what an earlier call returned
+
+Returns counts, the first failures, and "continue": null when everything was copied, or the work
+unit the next invocation should pass back as "continue" (the run stops taking new work
+`stop_before_deadline_ms` before the function's deadline and finishes what it has in flight).
+
+Lambda has no /dev/shm, so multiprocessing queues cannot work there: the copy always runs in this
+one process, with one event loop and a bounded number of transfers. Imports stay light: rich,
+typer and the process pool are never loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from typing import Any
+
+DEFAULT_MARGIN_MS = 30_000
+_OPTION_SIZES = {"part_size", "multipart_threshold", "max_bytes_in_flight", "copy_threshold", "copy_part_size"}
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    from .api import copy
+    from .sizes import parse_size
+    from .engine.budget import lambda_budget
+    from .engine.plan import TransferOptions
+    from .errors import S3BulkError, UsageError
+    from .model import WorkUnit
+    from .urls import S3Options
+
+    try:
+        src, dst = event["source"], event["destination"]
+    except (KeyError, TypeError):
+        return {"ok": False, "error": "the event needs 'source' and 'destination'"}
+    try:
+        known = {f.name for f in fields(TransferOptions)}
+        given = dict(event.get("options") or {})
+        unknown = set(given) - known
+        if unknown:
+            raise UsageError(f"unknown options: {', '.join(sorted(unknown))}")
+        for name in _OPTION_SIZES & set(given):
+            given[name] = parse_size(str(given[name]), name)
+        given["workers"] = 1  # no process pool inside Lambda
+        options = TransferOptions(**given)
+        budget = event.get("max_memory")
+        budget = parse_size(str(budget), "max_memory") if budget is not None else lambda_budget()
+        margin = int(event.get("stop_before_deadline_ms", DEFAULT_MARGIN_MS))
+        start = WorkUnit(**event["continue"]) if event.get("continue") else None
+        base = event.get("endpoint_url")
+        src_s3 = S3Options(endpoint_url=event.get("src_endpoint_url", base))
+        dst_s3 = S3Options(endpoint_url=event.get("dst_endpoint_url", base))
+
+        def should_stop() -> bool:
+            return context is not None and context.get_remaining_time_in_millis() < margin
+
+        summary = copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, max_memory=budget,
+                       start=start, should_stop=should_stop)
+    except S3BulkError as exc:
+        return {"ok": False, "error": str(exc)}
+    c = summary.counters
+    return {
+        "ok": summary.ok,
+        "complete": summary.resume is None and summary.fatal is None,
+        "copied": c.done, "copied_bytes": c.done_bytes, "failed": c.failed, "listed": c.listed,
+        "failures": [asdict(f) for f in summary.failures[:20]],
+        "error": summary.fatal,
+        "elapsed_seconds": round(summary.elapsed, 3),
+        "peak_rss_bytes": summary.peak_rss_bytes,
+        "continue": asdict(summary.resume) if summary.resume is not None else None,
+    }
