@@ -17,6 +17,7 @@ from collections import deque
 from ..errors import Corrupt
 from ..model import ObjectInfo
 from ..stores import ServerSideCopier, Store, Writer, part_size_for
+from ..stores.base import upload_in_parts
 from .plan import KeyMap, TransferOptions
 
 
@@ -130,29 +131,12 @@ class Transfer:
     async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None) -> None:
         part = part_size_for(size, self.options.part_size)
         upload = await self.dst.start_multipart(dst_key, size, part, mtime)
-        try:
-            window = asyncio.Semaphore(self.options.part_concurrency)
 
-            async def one(number: int, start: int) -> None:
-                end = min(size, start + part)
-                try:
-                    await self.budget.acquire(end - start)
-                    try:
-                        data = await self.src.read(src_key, start, end)
-                        await upload.put_part(number, start, data)
-                        del data
-                    finally:
-                        self.budget.release(end - start)
-                finally:
-                    window.release()
+        async def one(number: int, start: int, end: int) -> None:
+            await self.budget.acquire(end - start)
+            try:
+                await upload.put_part(number, start, await self.src.read(src_key, start, end))
+            finally:
+                self.budget.release(end - start)
 
-            async with asyncio.TaskGroup() as tg:
-                for number, start in enumerate(range(0, size, part), 1):
-                    await window.acquire()  # bounded: never more than part_concurrency tasks exist
-                    tg.create_task(one(number, start))
-            await upload.complete()
-        except BaseException as exc:
-            await upload.abort()
-            if isinstance(exc, BaseExceptionGroup):
-                raise exc.exceptions[0] from None
-            raise
+        await upload_in_parts(upload, size, part, self.options.part_concurrency, one)

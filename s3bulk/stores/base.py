@@ -12,7 +12,8 @@ subclasses: each adapter translates its library's exceptions at this boundary.
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+import asyncio
+from typing import Awaitable, Callable, Protocol, Sequence, runtime_checkable
 
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
@@ -100,3 +101,29 @@ def part_size_for(size: int, preferred: int) -> int:
         part = -(-size // MAX_PARTS)
         part = -(-part // mib) * mib
     return part
+
+
+async def upload_in_parts(upload: Multipart, size: int, part: int, concurrency: int,
+                          do_part: Callable[[int, int, int], Awaitable[None]]) -> None:
+    """Run do_part(number, start, end) for every part, at most `concurrency` at once (never more
+    tasks than that exist), then complete the upload. On any failure the upload is aborted and the
+    first error itself is raised, not an ExceptionGroup."""
+    window = asyncio.Semaphore(concurrency)
+
+    async def one(number: int, start: int) -> None:
+        try:
+            await do_part(number, start, min(size, start + part))
+        finally:
+            window.release()
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for number, start in enumerate(range(0, size, part), 1):
+                await window.acquire()
+                tg.create_task(one(number, start))
+        await upload.complete()
+    except BaseException as exc:
+        await upload.abort()
+        if isinstance(exc, BaseExceptionGroup):
+            raise exc.exceptions[0] from None
+        raise

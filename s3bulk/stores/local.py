@@ -301,19 +301,20 @@ class LocalStore:
     def _tmp_name(self, parent: str) -> str:
         return f"{parent}/.s3bulk-{self._pid}-{next(_tmp_counter)}{TMP_SUFFIX}"
 
-    @staticmethod
-    def _create_tmp(tmp: str) -> int:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        OPEN_TEMPS.add(tmp)
-        return fd
-
-    def _put_sync(self, key: str, data: bytes, mtime: float | None = None) -> None:
+    def _open_tmp(self, key: str) -> tuple[int, str, str]:
+        """(fd, temporary path, final path) for writing `key`: the temporary file sits in the
+        target directory, so the rename into place is atomic."""
         parent, final = self._dst_path(key)
         tmp = self._tmp_name(parent)
         try:
-            fd = self._create_tmp(tmp)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except OSError as exc:
             raise _translate_os(exc, "write", final, key) from exc
+        OPEN_TEMPS.add(tmp)
+        return fd, tmp, final
+
+    def _put_sync(self, key: str, data: bytes, mtime: float | None = None) -> None:
+        fd, tmp, final = self._open_tmp(key)
         try:
             try:
                 n = os.write(fd, data)
@@ -345,12 +346,7 @@ class LocalStore:
 
     async def start_multipart(self, key: str, size: int, part_size: int,
                               mtime: float | None = None) -> "LocalMultipart":
-        parent, final = self._dst_path(key)
-        tmp = self._tmp_name(parent)
-        try:
-            fd = self._create_tmp(tmp)
-        except OSError as exc:
-            raise _translate_os(exc, "write", final, key) from exc
+        fd, tmp, final = self._open_tmp(key)
         try:
             if size:
                 try:
@@ -387,17 +383,15 @@ class LocalStore:
         await asyncio.to_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
 
     def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:
-        parent, final = self._dst_path(dst_key)
-        tmp = self._tmp_name(parent)
         try:
             sfd = os.open(src_path, os.O_RDONLY)
         except OSError as exc:
             raise _translate_os(exc, "read", src_path, src_key) from exc
         try:
-            dfd = self._create_tmp(tmp)
-        except OSError as exc:
+            dfd, tmp, final = self._open_tmp(dst_key)
+        except BaseException:
             os.close(sfd)
-            raise _translate_os(exc, "write", final, dst_key) from exc
+            raise
         try:
             copied = 0
             while True:

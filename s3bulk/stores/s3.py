@@ -18,7 +18,7 @@ from ..errors import (AccessDenied, ConnectFailed, Corrupt, NotFound, StoreError
                       Transient, UsageError)
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
-from .base import Store, part_size_for
+from .base import Store, part_size_for, upload_in_parts
 
 COPY_OBJECT_LIMIT = 5 * 1024**3  # CopyObject refuses sources above 5 GiB
 
@@ -298,29 +298,17 @@ class S3Store:
             return
         part = part_size_for(size, self._copy_part_size)
         upload = await self.start_multipart(dst_key, size, part, checksum=False)
-        try:
-            sem = asyncio.Semaphore(self._copy_concurrency)
 
-            async def one(number: int, start: int) -> None:
-                end = min(size, start + part) - 1
-                async with sem:
-                    try:
-                        resp = await self._client.upload_part_copy(
-                            Bucket=self.bucket, Key=dst_key, UploadId=upload.upload_id,
-                            PartNumber=number, CopySource=source, CopySourceRange=f"bytes={start}-{end}")
-                    except Exception as exc:
-                        raise translate(exc, "upload part copy", self._url(dst_key), dst_key) from exc
-                upload.parts[number] = {"PartNumber": number, "ETag": resp["CopyPartResult"]["ETag"]}
+        async def one(number: int, start: int, end: int) -> None:
+            try:
+                resp = await self._client.upload_part_copy(
+                    Bucket=self.bucket, Key=dst_key, UploadId=upload.upload_id, PartNumber=number,
+                    CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}")
+            except Exception as exc:
+                raise translate(exc, "upload part copy", self._url(dst_key), dst_key) from exc
+            upload.parts[number] = {"PartNumber": number, "ETag": resp["CopyPartResult"]["ETag"]}
 
-            async with asyncio.TaskGroup() as tg:
-                for number, start in enumerate(range(0, size, part), 1):
-                    tg.create_task(one(number, start))
-            await upload.complete()
-        except BaseException as exc:
-            await upload.abort()
-            if isinstance(exc, BaseExceptionGroup):
-                raise exc.exceptions[0] from None
-            raise
+        await upload_in_parts(upload, size, part, self._copy_concurrency, one)
 
 
 class S3Multipart:
