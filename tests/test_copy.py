@@ -209,3 +209,15 @@ def test_s3_connection_options_reach_the_wire(cli, s3, bucket, endpoint):
         assert run.code == 0, run
         assert seen and all("authorization" not in h for _, _, h in seen)
         assert all(t.startswith(f"/{bucket}") for _, t, _ in seen)
+
+
+def test_profile_from_a_credentials_file(cli, s3, bucket, tmp_path):
+    creds = tmp_path / "credentials"
+    creds.write_text("[other]\naws_access_key_id = test\naws_secret_access_key = test\n")
+    put_tree(s3, bucket, {"via-profile": b"p"})
+    env = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": str(creds)}
+    run = cli("copy", f"s3://{bucket}/", str(tmp_path / "d"), "--profile", "other", "--json", env=env)
+    assert run.code == 0, run
+    assert (tmp_path / "d" / "via-profile").read_bytes() == b"p"
+    without = cli("copy", f"s3://{bucket}/", str(tmp_path / "e"), env=env)
+    assert without.code == 3 and "credentials" in without.err, without

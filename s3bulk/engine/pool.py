@@ -16,6 +16,7 @@ import time
 from collections import deque
 from typing import Any, Callable
 
+from ..errors import S3BulkError
 from ..model import Counters, Failure, Summary, WorkUnit
 from .plan import Plan
 
@@ -61,14 +62,20 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         from .worker import worker_process
 
         ctx = mp.get_context("spawn")
-        units_q = ctx.Queue(maxsize=workers * 4 + 4)
-        events_q = ctx.Queue(maxsize=1024)
         handles = []
-        for wid in range(workers):
-            p = ctx.Process(target=worker_process, args=(plan, wid, units_q, events_q, budget, os.getpid()),
-                            name=f"s3bulk-worker-{wid}", daemon=True)
-            p.start()
-            handles.append(p)
+        try:
+            units_q = ctx.Queue(maxsize=workers * 4 + 4)
+            events_q = ctx.Queue(maxsize=1024)
+            for wid in range(workers):
+                p = ctx.Process(target=worker_process, args=(plan, wid, units_q, events_q, budget, os.getpid()),
+                                name=f"s3bulk-worker-{wid}", daemon=True)
+                p.start()
+                handles.append(p)
+        except OSError as exc:  # e.g. /dev/shm full or missing: the queues' semaphores live there
+            for p in handles:
+                p.kill()
+            raise S3BulkError(f"cannot start worker processes ({exc.strerror or exc}); "
+                              "--workers 1 runs without them") from exc
 
     frontier: deque[WorkUnit] = deque([start or WorkUnit()])
     stopping = False

@@ -120,9 +120,15 @@ class LocalStore:
         cached: _Dir = ([i[0] for i in items], [i[1] for i in items], [i[2] for i in items])
         self._dirs[rel_dir] = cached
         self._cached_entries += len(items)
-        while self._cached_entries > self._dir_cache_entries and len(self._dirs) > 1:
-            _, old = self._dirs.popitem(last=False)
-            self._cached_entries -= len(old[0])
+        if self._cached_entries > self._dir_cache_entries:
+            # evict least recently used directories, but never the ones on the path being walked
+            # (above all the root, which every page passes through)
+            for name in list(self._dirs):
+                if self._cached_entries <= self._dir_cache_entries:
+                    break
+                if name == rel_dir or rel_dir.startswith(name):
+                    continue
+                self._cached_entries -= len(self._dirs.pop(name)[0])
         return cached
 
     def _walk(self, rel_dir: str, prefix: bytes, after: bytes | None) -> Iterator[tuple[str, bool]]:
