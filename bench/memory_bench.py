@@ -5,7 +5,7 @@
 
 Source: `s3bulk serve --synthetic N --size 100` on loopback; destination: a fresh folder (tmpfs by
 default, so page cache of the written files is not mistaken for s3bulk's memory). Peak RSS is the
-summary's: each process's own ru_maxrss (coordinator and workers), summed.
+summary's: each process's own VmHWM (coordinator and workers), summed; not ru_maxrss, which Linux carries over from the parent across fork and exec.
 """
 
 from __future__ import annotations

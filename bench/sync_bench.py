@@ -5,7 +5,7 @@ there are, because both listings are merged a page at a time.
 
 For each count it builds a local tree of N small files (100 per directory), runs a first sync into an
 empty folder (copies everything) and a second one (copies nothing), and reports wall time, CPU time
-of the whole process tree and the peak RSS the summary reports (each process's own ru_maxrss, summed).
+of the whole process tree and the peak RSS the summary reports (each process's own VmHWM, summed).
 The default root is tmpfs so that the filesystem's per-file cost does not hide s3bulk's.
 """
 

@@ -1,6 +1,6 @@
 """20,000 small objects from LocalStack to a local folder and back: byte-identical, memory flat.
 
-Peak RSS is what the summary reports: the sum of each process's own peak (ru_maxrss of the
+Peak RSS is what the summary reports: the sum of each process's own peak (VmHWM of the
 coordinator and of every worker), an upper bound of the whole tree's peak. It must not grow
 with the number of objects, because every queue is bounded and workers hold at most a fixed
 number of listed pages.

@@ -17,6 +17,7 @@ from collections import deque
 from typing import Any, Callable
 
 from ..errors import S3BulkError
+from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, Summary, WorkUnit
 from .plan import Plan
 
@@ -166,7 +167,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     summary.elapsed = time.monotonic() - started
     own = resource.getrusage(resource.RUSAGE_SELF)
     summary.cpu_seconds = own.ru_utime + own.ru_stime + sum(cpu for _, cpu in exited.values())
-    summary.peak_rss_bytes = own.ru_maxrss * 1024 + sum(rss for rss, _ in exited.values())
+    summary.peak_rss_bytes = peak_rss_bytes() + sum(rss for rss, _ in exited.values())
     emit("progress", snapshot())
     return summary
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import S3BulkError, StoreError
 from ..filters import CompiledFilters
+from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from ..stores import Writer, open_store
 from .plan import Plan
@@ -308,7 +309,7 @@ class Worker:
 
 def _usage() -> tuple[int, float]:
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime
+    return peak_rss_bytes(), ru.ru_utime + ru.ru_stime
 
 
 def _install_loop_policy() -> None:
