@@ -27,8 +27,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     if max_memory is not None:
         from .engine.budget import fit_to_budget
 
-        uses_s3 = src.startswith(("s3://", "S3://")) or dst.startswith(("s3://", "S3://"))
-        options = fit_to_budget(options, max_memory, uses_s3=uses_s3)
+        options = fit_to_budget(options, max_memory, src, dst)
     plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options))
     return run_plan(plan, on_event, start=start, should_stop=should_stop)
 

@@ -178,8 +178,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     if max_memory is not None:
         from ..engine.budget import fit_to_budget
 
-        uses_s3 = any(x.lower().startswith("s3://") for x in (src, dst))
-        options = fit_to_budget(options, parse_size(max_memory, "--max-memory"), uses_s3=uses_s3)
+        options = fit_to_budget(options, parse_size(max_memory, "--max-memory"), src, dst)
     filters = _filters(_ARGV, include, exclude)
     renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress)
     try:

@@ -21,8 +21,10 @@ PER_TRANSFER = 64 * 1024
 MIN_PART = 5 * MiB
 
 
-def fit_to_budget(options: TransferOptions, budget: int, *, uses_s3: bool) -> TransferOptions:
-    """Options for a run that must stay under `budget` bytes of RSS in all; UsageError if it cannot."""
+def fit_to_budget(options: TransferOptions, budget: int, src: str, dst: str) -> TransferOptions:
+    """Options for a run from src to dst (as the user gave them) that must stay under `budget` bytes
+    of RSS in all; UsageError if it cannot."""
+    uses_s3 = any(x.lower().startswith("s3://") for x in (src, dst))
     base = BASE_S3 if uses_s3 else BASE_LOCAL
     cores = os.cpu_count() or 1
     # the coordinator (its own process when there is a pool) plus each worker pays `base`

@@ -80,8 +80,7 @@ async def _resolve_source(src: Location, options: TransferOptions,
                 return src, prefix
             except (NotFound, AccessDenied):
                 pass  # not one object: a prefix (listing below says if the bucket itself is the problem)
-        if prefix and not prefix.endswith("/"):
-            prefix += "/"
+        prefix = _as_dir(prefix)
         await store.list_page(prefix, WorkUnit(), 1)  # bucket exists, credentials work, endpoint answers
         return src.with_prefix(prefix), None
     finally:

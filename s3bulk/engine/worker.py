@@ -188,28 +188,20 @@ class Worker:
         plan, opts = self.plan, self.plan.sync
         assert opts is not None
         dst = self.transfer.dst
-        sp, dp = plan.src.prefix, plan.dst.prefix
-        c = self.counters
+        dst_key = plan.keymap  # sync plans are never single-object: this maps a source key to its DST key
         to_copy: list[ObjectInfo] = []
         if not src.ordered:  # token-paged source: look each key up at DST
             for s in entries:
-                d = await self._head_or_none(dst, dp + s.key[len(sp):])
+                d = await self._head_or_none(dst, dst_key(s.key))
                 if d is not None and s.size is None:
                     s = await self._head_or_none(src, s.key) or s
-                if d is None or await self.comparator.differs(s, d):
-                    to_copy.append(s)
-                else:
-                    c.skipped += 1
-                    c.skipped_bytes += s.size or 0
+                await self._copy_if_different(s, d, to_copy)
             return self._dry(to_copy, [])
         page_end = rest.after if rest is not None else unit.until
-
-        def to_dst(k: str | None) -> str | None:
-            return None if k is None else dp + k[len(sp):]
-
         doomed: list[str] = []
-        dst_keys = dst_range(dst, dp, to_dst(unit.after), to_dst(page_end), plan.options.page_size)
-        async for rel, s, d in merge(entries, sp, dst_keys, dp):
+        dst_keys = dst_range(dst, plan.dst.prefix, None if unit.after is None else dst_key(unit.after),
+                             None if page_end is None else dst_key(page_end), plan.options.page_size)
+        async for rel, s, d in merge(entries, plan.src.prefix, dst_keys, plan.dst.prefix):
             if s is None:
                 assert d is not None
                 if opts.delete and (self.filters is None or self.filters.allows(rel)):
@@ -217,15 +209,20 @@ class Worker:
                     if len(doomed) >= 1000 and not opts.dry_run:
                         await self._delete(dst, doomed)
                         doomed = []
-            elif d is None or await self.comparator.differs(s, d):
-                to_copy.append(s)
             else:
-                c.skipped += 1
-                c.skipped_bytes += s.size or 0
+                await self._copy_if_different(s, d, to_copy)
         if doomed and not opts.dry_run:
             await self._delete(dst, doomed)
             doomed = []
         return self._dry(to_copy, doomed)
+
+    async def _copy_if_different(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo]) -> None:
+        """Queue s for copying when DST lacks it or has something different; else count it as equal."""
+        if d is None or await self.comparator.differs(s, d):
+            to_copy.append(s)
+        else:
+            self.counters.skipped += 1
+            self.counters.skipped_bytes += s.size or 0
 
     @staticmethod
     async def _head_or_none(store: Any, key: str) -> ObjectInfo | None:
