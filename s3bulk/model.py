@@ -76,6 +76,11 @@ class Counters:
     skipped_bytes: int = 0
     deleted: int = 0
     server_side: int = 0
+    retries: int = 0       # requests tried again (throttling, 5xx, dropped connections, short bodies)
+    throttled: int = 0     # answers that asked us to slow down (503 SlowDown and kin)
+    # Sum over workers of their current request concurrency: workers send the change since their
+    # last report, so the coordinator's sum is the run's concurrency now (where AIMD settled).
+    concurrency: int = 0
 
     def add(self, other: "Counters") -> None:
         self.listed += other.listed
@@ -87,17 +92,23 @@ class Counters:
         self.skipped_bytes += other.skipped_bytes
         self.deleted += other.deleted
         self.server_side += other.server_side
+        self.retries += other.retries
+        self.throttled += other.throttled
+        self.concurrency += other.concurrency
 
     def take(self) -> "Counters":
         """Return the counts so far and reset to zero (for periodic deltas)."""
         out = Counters(self.listed, self.listed_bytes, self.done, self.done_bytes,
-                       self.failed, self.skipped, self.skipped_bytes, self.deleted, self.server_side)
+                       self.failed, self.skipped, self.skipped_bytes, self.deleted, self.server_side,
+                       self.retries, self.throttled, self.concurrency)
         self.listed = self.listed_bytes = self.done = self.done_bytes = 0
         self.failed = self.skipped = self.skipped_bytes = self.deleted = self.server_side = 0
+        self.retries = self.throttled = self.concurrency = 0
         return out
 
     def __bool__(self) -> bool:
-        return any((self.listed, self.done, self.failed, self.skipped, self.deleted))
+        return any((self.listed, self.done, self.failed, self.skipped, self.deleted, self.retries,
+                    self.throttled, self.concurrency))
 
 
 @dataclass(frozen=True, slots=True)

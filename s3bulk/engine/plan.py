@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..filters import Filters
-from ..stores import StoreOptions
+from ..stores import ResilienceOptions, StoreOptions
 from .sync import SyncOptions
 from ..urls import Location
 
@@ -27,13 +27,23 @@ class TransferOptions:
     copy_threshold: int = 5 * 1024 * MiB   # CopyObject up to here, UploadPartCopy above
     copy_part_size: int = 512 * MiB
     pages_ahead: int = 2             # listed pages a worker holds at most
+    retries: int = 5                 # further attempts of a failed request (backoff with full jitter)
+    request_timeout: float = 60.0    # seconds without an answer before a request is retried
+    adaptive: bool = True            # lower concurrency on SlowDown (AIMD), raise it again after
+    max_rps: float = 0.0             # requests per second, whole run (0 = no cap)
+    max_bandwidth: float = 0.0       # bytes per second, whole run (0 = no cap)
 
     def resolved_workers(self) -> int:
         return self.workers if self.workers > 0 else max(1, os.cpu_count() or 1)
 
     def store_options(self) -> StoreOptions:
-        return StoreOptions(max_connections=self.concurrency + self.part_concurrency,
-                            copy_threshold=self.copy_threshold, copy_part_size=self.copy_part_size)
+        workers = self.resolved_workers()
+        connections = self.concurrency + self.part_concurrency
+        resilience = ResilienceOptions(retries=self.retries, concurrency=connections, adaptive=self.adaptive,
+                                       max_rps=self.max_rps, max_bandwidth=self.max_bandwidth, workers=workers)
+        return StoreOptions(max_connections=connections, copy_threshold=self.copy_threshold,
+                            copy_part_size=self.copy_part_size, timeout=self.request_timeout,
+                            resilience=resilience)
 
 
 @dataclass(frozen=True, slots=True)

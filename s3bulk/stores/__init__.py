@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 from ..errors import UsageError
 from ..urls import Location
 from .base import Multipart, ServerSideCopier, Store, Writer, part_size_for
+from .resilient import ResilienceOptions
 
-__all__ = ["StoreOptions", "open_store", "Store", "Writer", "Multipart", "ServerSideCopier", "part_size_for"]
+__all__ = ["StoreOptions", "ResilienceOptions", "open_store", "Store", "Writer", "Multipart", "ServerSideCopier",
+           "part_size_for"]
+
+
+def _lean_default() -> bool:
+    # S3BULK_DATA_PATH=botocore sends every request through aiobotocore (the tests run both paths)
+    return os.environ.get("S3BULK_DATA_PATH", "lean") != "botocore"
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,22 +26,46 @@ class StoreOptions:
     max_connections: int = 64
     copy_threshold: int = 5 * 1024**3
     copy_part_size: int = 512 * 1024**2
+    timeout: float = 60.0            # seconds without an answer before a request fails (and is retried)
+    lean: bool = field(default_factory=_lean_default)
+    resilience: ResilienceOptions = field(default_factory=ResilienceOptions)
+
+
+def _run_key() -> str:
+    """Identifies this run to every process in it: the coordinator's pid and start time."""
+    import multiprocessing
+
+    pid = os.getppid() if multiprocessing.parent_process() is not None else os.getpid()
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            started = f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        started = "0"
+    return f"{pid}-{started}"
 
 
 async def open_store(location: Location, options: StoreOptions = StoreOptions()) -> Store:
-    """Open a store for `location` in the current event loop."""
-    if location.kind == "s3":
-        from .s3 import S3Store
+    """Open a store for `location` in the current event loop. Network stores come wrapped for
+    retries, adaptive concurrency and rate caps (resilient.py); local files need none of it."""
+    from dataclasses import replace
 
-        return await S3Store(location, max_connections=options.max_connections,
-                             copy_threshold=options.copy_threshold,
-                             copy_part_size=options.copy_part_size).open()
+    from .resilient import shared_name, wrap
+
     if location.kind == "local":
         from .local import LocalStore
 
         return LocalStore(location)
+    res = replace(options.resilience, shared_name=shared_name(_run_key(), f"{location.kind}:{location.raw}"))
+    if location.kind == "s3":
+        from .s3 import S3Store
+
+        store = await S3Store(location, max_connections=options.max_connections,
+                              copy_threshold=options.copy_threshold, copy_part_size=options.copy_part_size,
+                              lean=options.lean, timeout=options.timeout).open()
+        return wrap(store, res)  # type: ignore[return-value]
     if location.kind == "http":
         from .listget import ListGetStore
 
-        return ListGetStore(location, max_connections=options.max_connections)
+        return wrap(ListGetStore(location, max_connections=options.max_connections, retries=0,
+                                 timeout=options.timeout), res)  # type: ignore[return-value]
     raise UsageError(f"unknown store kind {location.kind!r}")

@@ -30,7 +30,8 @@ class MalformedListing(StoreError):
 class ListGetStore:
     ordered = False
 
-    def __init__(self, location: Location, *, max_connections: int = 64, retries: int = RETRIES) -> None:
+    def __init__(self, location: Location, *, max_connections: int = 64, retries: int = RETRIES,
+                 timeout: float = 60.0) -> None:
         self.location = location
         parts = urlsplit(location.bucket)
         if parts.scheme != "http":
@@ -39,7 +40,7 @@ class ListGetStore:
             raise UsageError("only plain http:// list/get servers are supported")
         self.base_path = parts.path.rstrip("/")
         self.client = HttpClient(parts.hostname or "127.0.0.1", parts.port or 80,
-                                 max_connections=max_connections)
+                                 max_connections=max_connections, timeout=timeout)
         self.retries = retries
 
     async def close(self) -> None:
@@ -47,7 +48,8 @@ class ListGetStore:
 
     async def _request(self, method: str, target: str, op: str, key: str = "",
                        headers: dict[str, str] | None = None) -> Response:
-        """One request, retried with exponential backoff and full jitter on 5xx and transport errors."""
+        """One request, retried here `retries` times with backoff and full jitter on 5xx and transport
+        errors (open_store passes 0: its resilient wrapper retries every store the same way)."""
         url = f"{self.location.bucket}{target}"
         delay = 0.05
         for attempt in range(self.retries + 1):
@@ -61,7 +63,7 @@ class ListGetStore:
                 if resp.status < 500:
                     return resp
                 if attempt == self.retries:
-                    raise Transient(f"server error {resp.status} after {attempt + 1} attempts",
+                    raise Transient(f"server error {resp.status}" + (f" after {attempt + 1} attempts" if attempt else ""),
                                     op=op, url=url, key=key)
             await asyncio.sleep(random.uniform(0, delay))
             delay = min(delay * 2, 5.0)

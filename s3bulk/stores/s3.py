@@ -30,6 +30,32 @@ _THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExce
               "TooManyRequests", "503", "RequestThrottled"}
 
 
+def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: str = "",
+              fallback: str = "") -> StoreError:
+    """The s3bulk error for an S3 error answer; both data paths (botocore and s3wire) use it."""
+    if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
+        return NotFound("bucket does not exist", op=op, url=url, key=key)
+    if code in _MISSING or status == 404:
+        return NotFound("no such key" if key else "not found", op=op, url=url, key=key)
+    if code in _DENIED or status == 403:
+        if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidClientTokenId"):
+            why = "credentials rejected (wrong access key or secret)"
+        elif code in ("ExpiredToken", "TokenRefreshRequired"):
+            why = "credentials expired"
+        else:
+            why = "access denied"
+        return AccessDenied(f"{why} ({code or status})", op=op, url=url, key=key)
+    if code in _THROTTLED or status in (429, 503):
+        return Throttled(f"throttled by the server ({code or status})", op=op, url=url, key=key)
+    if status is not None and status >= 500:
+        return Transient(f"server error {status} {code} {msg}".strip(), op=op, url=url, key=key)
+    if code in ("RequestTimeout", "RequestTimeTooSkewed", "InternalError", "BadDigest", "IncompleteBody",
+                "XAmzContentSHA256Mismatch"):
+        return Transient(f"{code}: {msg}" if msg else code, op=op, url=url, key=key)
+    text = f"{code}: {msg}" if msg else code or fallback or f"HTTP {status}"
+    return StoreError(text, op=op, url=url, key=key)
+
+
 def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreError:
     """Map a botocore/aiohttp exception onto the s3bulk error tree (never leaks credentials)."""
     from botocore import exceptions as bexc
@@ -38,27 +64,9 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
         return exc
     if isinstance(exc, bexc.ClientError):
         err = exc.response.get("Error", {}) or {}
-        code = str(err.get("Code", "") or "")
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        msg = str(err.get("Message", "") or "").strip()
-        if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
-            return NotFound("bucket does not exist", op=op, url=url, key=key)
-        if code in _MISSING or status == 404:
-            return NotFound("no such key" if key else "not found", op=op, url=url, key=key)
-        if code in _DENIED or status == 403:
-            if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidClientTokenId"):
-                why = "credentials rejected (wrong access key or secret)"
-            elif code in ("ExpiredToken", "TokenRefreshRequired"):
-                why = "credentials expired"
-            else:
-                why = "access denied"
-            return AccessDenied(f"{why} ({code})", op=op, url=url, key=key)
-        if code in _THROTTLED:
-            return Throttled(f"throttled by the server ({code})", op=op, url=url, key=key)
-        if status is not None and status >= 500:
-            return Transient(f"server error {status} {code} {msg}".strip(), op=op, url=url, key=key)
-        text = f"{code}: {msg}" if msg else code or str(exc)
-        return StoreError(text, op=op, url=url, key=key)
+        return error_for(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode"),
+                         str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
+                         op, url, key, fallback=str(exc))
     if isinstance(exc, bexc.NoCredentialsError):
         return AccessDenied("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
                             "use --profile, or --no-sign-request for public buckets)", op=op, url=url, key=key)
@@ -98,7 +106,7 @@ class S3Store:
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
-                 copy_concurrency: int = 8) -> None:
+                 copy_concurrency: int = 8, lean: bool = True, timeout: float = 60.0) -> None:
         self.location = location
         self.bucket = location.bucket
         self._max_connections = max_connections
@@ -107,6 +115,13 @@ class S3Store:
         self._copy_concurrency = copy_concurrency
         self._stack = contextlib.AsyncExitStack()
         self._client: Any = None
+        self._lean = lean
+        self._timeout = timeout
+        self._wire: Any = None  # s3wire.S3Wire once open, unless the lean path is off or cannot serve
+        self._creds: Any = None
+        self._frozen: Any = None
+        self._frozen_at = 0.0
+        self._ca_bundle: str | None = None
         self.identity: tuple[str, str] | None = None  # (endpoint, access key id): who we are, for copy
 
     async def open(self) -> "S3Store":
@@ -118,11 +133,13 @@ class S3Store:
         opts = self.location.s3
         try:
             session = AioSession(profile=opts.profile)
+            self._ca_bundle = session.get_config_variable("ca_bundle")
             kwargs: dict[str, Any] = dict(
                 max_pool_connections=self._max_connections,
-                retries={"mode": "standard", "max_attempts": 5},
+                # retries are the engine's (stores/resilient.py), the same for both data paths
+                retries={"mode": "standard", "max_attempts": 1},
                 connect_timeout=10,
-                read_timeout=60,
+                read_timeout=self._timeout,
                 tcp_keepalive=True,
             )
             if opts.no_sign_request:
@@ -142,10 +159,12 @@ class S3Store:
                                                 set_list_objects_encoding_type_url)
             access = ""
             if not opts.no_sign_request:
-                creds = await session.get_credentials()
-                if creds is not None:
-                    access = (await creds.get_frozen_credentials()).access_key
+                self._creds = await session.get_credentials()
+                if self._creds is not None:
+                    access = (await self._credentials()).access_key  # type: ignore[union-attr]
             self.identity = (self._client.meta.endpoint_url, access)
+            if self._lean:
+                await self._open_wire()
         except bexc.ProfileNotFound as exc:
             await self._stack.aclose()
             raise UsageError(f"AWS profile {opts.profile!r} not found") from exc
@@ -157,7 +176,46 @@ class S3Store:
             raise translate(exc, "connect", f"s3://{self.bucket}") from exc
         return self
 
+    async def _open_wire(self) -> None:
+        """Point the lean path at the address botocore resolves for this bucket (a presigned URL runs
+        the whole endpoint ruleset: custom endpoints, path or virtual-host style, FIPS, dual-stack)."""
+        from .s3wire import S3Wire, UseBotocore
+
+        if self.bucket.startswith("arn:") or self.bucket.endswith("--x-s3"):
+            return  # access points and directory buckets: botocore knows their rules
+        try:
+            url = await self._client.generate_presigned_url(
+                "get_object", Params={"Bucket": self.bucket, "Key": "k"}, ExpiresIn=60)
+            ca = self._ca_bundle or True  # AWS_CA_BUNDLE / ca_bundle in the profile, as botocore uses
+            self._wire = S3Wire(url, self._client.meta.region_name,
+                                self._credentials if self._creds is not None else _no_credentials,
+                                bucket=self.bucket, max_connections=self._max_connections,
+                                timeout=self._timeout, verify=ca)
+        except UseBotocore:
+            self._wire = None
+
+    async def _credentials(self) -> Any:
+        """Frozen credentials, asked of botocore again every minute (it refreshes expiring ones)."""
+        import time
+
+        now = time.monotonic()
+        if self._frozen is None or now - self._frozen_at > 60:
+            from .sigv4 import Credentials
+
+            f = await self._creds.get_frozen_credentials()
+            self._frozen = Credentials(f.access_key, f.secret_key, f.token)
+            self._frozen_at = now
+        return self._frozen
+
+    def _drop_wire(self) -> None:
+        """Something only botocore handles came up: use it for the rest of the run."""
+        wire, self._wire = self._wire, None
+        if wire is not None:
+            asyncio.ensure_future(wire.close())
+
     async def close(self) -> None:
+        if self._wire is not None:
+            await self._wire.close()
         await self._stack.aclose()
 
     def _url(self, key: str = "") -> str:
@@ -166,6 +224,21 @@ class S3Store:
     # ---------------------------------------------------------------- listing
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        if self._wire is not None:
+            from .s3wire import UseBotocore
+
+            url = self._url(prefix)
+            try:
+                try:
+                    rows, truncated, token = await self._wire.list_page(prefix, unit.after, unit.token, limit,
+                                                                        False, url)
+                except Transient:
+                    # some servers fail with a 5xx on keys XML cannot carry: ask for url-encoded keys
+                    rows, truncated, token = await self._wire.list_page(prefix, unit.after, unit.token, limit,
+                                                                        True, url)
+                return _page([ObjectInfo(*r) for r in rows], unit.until, truncated, token)
+            except UseBotocore:
+                self._drop_wire()
         params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit}
         if prefix:
             params["Prefix"] = prefix
@@ -188,23 +261,22 @@ class S3Store:
         except Exception as exc:
             raise translate(exc, "list", self._url(prefix)) from exc
         entries = []
-        until = unit.until
         for c in resp.get("Contents", ()):
-            key = unquote(c["Key"]) if encoded else c["Key"]
-            if until is not None and key > until:
-                return Page(entries)
             etag = c.get("ETag")
-            entries.append(ObjectInfo(key, c["Size"], c["LastModified"].timestamp(),
-                                      etag.strip('"') if etag else None))
-        if not resp.get("IsTruncated"):
-            return Page(entries)
-        if entries:
-            return Page(entries, next_after=entries[-1].key)
-        return Page(entries, next_token=resp.get("NextContinuationToken"))
+            entries.append(ObjectInfo(unquote(c["Key"]) if encoded else c["Key"], c["Size"],
+                                      c["LastModified"].timestamp(), etag.strip('"') if etag else None))
+        return _page(entries, unit.until, bool(resp.get("IsTruncated")), resp.get("NextContinuationToken"))
 
     # ---------------------------------------------------------------- reading
 
     async def head(self, key: str) -> ObjectInfo:
+        if self._wire is not None:
+            from .s3wire import UseBotocore
+
+            try:
+                return await self._wire.head(key, self._url(key))
+            except UseBotocore:
+                self._drop_wire()
         try:
             resp = await self._client.head_object(Bucket=self.bucket, Key=key)
         except Exception as exc:
@@ -218,6 +290,14 @@ class S3Store:
         if start is not None:
             if end <= start:
                 return b""
+        if self._wire is not None:
+            from .s3wire import UseBotocore
+
+            try:
+                return await self._wire.get(key, start, end, self._url(key))  # type: ignore[return-value]
+            except UseBotocore:
+                self._drop_wire()
+        if start is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
         try:
             resp = await self._client.get_object(**params)
@@ -247,6 +327,13 @@ class S3Store:
             raise translate(exc, "check bucket", self._url()) from exc
 
     async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
+        if self._wire is not None:
+            from .s3wire import UseBotocore
+
+            try:
+                return await self._wire.put(key, data, self._url(key))
+            except UseBotocore:
+                self._drop_wire()
         try:
             await self._client.put_object(Bucket=self.bucket, Key=key, Body=data)
         except Exception as exc:
@@ -263,7 +350,7 @@ class S3Store:
             resp = await self._client.create_multipart_upload(**params)
         except Exception as exc:
             raise translate(exc, "create multipart upload", self._url(key), key) from exc
-        return S3Multipart(self, key, resp["UploadId"])
+        return S3Multipart(self, key, resp["UploadId"], checksum)
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         failed: list[tuple[str, str]] = []
@@ -291,6 +378,13 @@ class S3Store:
         assert isinstance(src, S3Store)
         source = {"Bucket": src.bucket, "Key": src_key}
         if size <= self._copy_threshold:
+            if self._wire is not None:
+                from .s3wire import UseBotocore
+
+                try:
+                    return await self._wire.copy(src.bucket, src_key, dst_key, self._url(dst_key))
+                except UseBotocore:
+                    self._drop_wire()
             try:
                 await self._client.copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source)
             except Exception as exc:
@@ -311,15 +405,40 @@ class S3Store:
         await upload_in_parts(upload, size, part, self._copy_concurrency, one)
 
 
+def _page(entries: list[ObjectInfo], until: str | None, truncated: bool, token: str | None) -> Page:
+    """A listed page cut at the unit's upper bound, with where the next one starts."""
+    if until is not None and entries and entries[-1].key > until:
+        return Page([e for e in entries if e.key <= until])
+    if not truncated:
+        return Page(entries)
+    if entries:
+        return Page(entries, next_after=entries[-1].key)
+    return Page(entries, next_token=token)
+
+
+async def _no_credentials() -> None:
+    return None
+
+
 class S3Multipart:
     """An open multipart upload; parts may arrive in any order."""
 
-    def __init__(self, store: S3Store, key: str, upload_id: str) -> None:
+    def __init__(self, store: S3Store, key: str, upload_id: str, checksum: bool = True) -> None:
         self.store, self.key, self.upload_id = store, key, upload_id
+        self.checksum = checksum
         self.parts: dict[int, dict[str, Any]] = {}
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         s = self.store
+        if s._wire is not None:
+            from .s3wire import UseBotocore
+
+            try:
+                self.parts[number] = await s._wire.upload_part(self.key, self.upload_id, number, data,
+                                                               s._url(self.key), self.checksum)
+                return
+            except UseBotocore:
+                s._drop_wire()
         try:
             resp = await s._client.upload_part(Bucket=s.bucket, Key=self.key, UploadId=self.upload_id,
                                                PartNumber=number, Body=data)

@@ -1,0 +1,319 @@
+"""A wrapper store for what every backend needs alike: retries, adaptive concurrency, rate caps.
+
+As object_store wraps its stores for limits and retries, every store the engine opens is
+wrapped here, so the S3 paths (botocore and lean), the list/get store and local files all
+retry the same way, and the summary can count what was retried.
+
+- Retries: throttling, 5xx, dropped connections, timeouts and short or corrupt bodies are
+  retried with exponential backoff and full jitter (sleep uniform(0, min(cap, base * 2^n)));
+  403, 404 and other answers that cannot change are not.
+- Adaptive concurrency (AIMD): each throttling answer halves the number of requests in flight
+  (at most once per `decrease_every` seconds, so one burst of errors counts once); every
+  success adds 1/limit, i.e. about one more request per round trip. The limit is shared by
+  all worker processes of a run through a small memory-mapped file, so one worker's
+  SlowDown slows every worker talking to that bucket.
+- Caps: --max-rps (requests per second) and --max-bandwidth (bytes per second), split
+  evenly among the workers, as token buckets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import mmap
+import os
+import random
+import struct
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
+
+from ..errors import ConnectFailed, Corrupt, NotFound, StoreError, Throttled, Transient
+from ..model import ObjectInfo, Page, WorkUnit
+
+T = TypeVar("T")
+RETRYABLE = (Throttled, Transient, ConnectFailed, Corrupt)
+
+
+@dataclass(frozen=True, slots=True)
+class ResilienceOptions:
+    """Picklable settings; rates and concurrency are for this worker's share."""
+
+    retries: int = 5                 # further attempts after the first
+    backoff_base: float = 0.1        # seconds
+    backoff_cap: float = 20.0
+    concurrency: int = 64            # requests in flight at most (the AIMD ceiling)
+    adaptive: bool = True
+    max_rps: float = 0.0             # 0 = no cap
+    max_bandwidth: float = 0.0       # bytes/s, 0 = no cap
+    workers: int = 1                 # processes sharing one limit
+    shared_name: str = ""            # identifies the run and the bucket; "" = not shared
+
+
+class Stats:
+    """What the wrapper did, read by the worker at each flush."""
+
+    __slots__ = ("retries", "throttled")
+
+    def __init__(self) -> None:
+        self.retries = 0
+        self.throttled = 0
+
+
+class _SharedLimit:
+    """[limit, time of last decrease] as two doubles, in a file every worker of the run maps."""
+
+    def __init__(self, name: str, initial: float) -> None:
+        self._mm: mmap.mmap | None = None
+        self._local = [initial, 0.0]
+        if not name:
+            return
+        path = os.path.join("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp", name)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            return
+        try:
+            if os.fstat(fd).st_size < 16:
+                os.ftruncate(fd, 16)
+                os.pwrite(fd, struct.pack("dd", initial, 0.0), 0)
+            self._mm = mmap.mmap(fd, 16)
+        except OSError:
+            self._mm = None
+        finally:
+            os.close(fd)
+        self.path = path
+
+    def get(self) -> tuple[float, float]:
+        if self._mm is None:
+            return self._local[0], self._local[1]
+        return struct.unpack_from("dd", self._mm, 0)  # type: ignore[return-value]
+
+    def set(self, limit: float, last: float | None = None) -> None:
+        if self._mm is None:
+            self._local[0] = limit
+            if last is not None:
+                self._local[1] = last
+        elif last is None:
+            struct.pack_into("d", self._mm, 0, limit)
+        else:
+            struct.pack_into("dd", self._mm, 0, limit, last)
+
+    def close(self) -> None:
+        if self._mm is not None:
+            self._mm.close()
+            self._mm = None
+            try:
+                os.unlink(self.path)  # the others keep their mapping; the name goes with the first to leave
+            except OSError:
+                pass
+
+
+def shared_name(run_id: str, identity: str) -> str:
+    return "s3bulk-" + hashlib.sha1(f"{run_id}\0{identity}".encode()).hexdigest()[:16]
+
+
+class Limiter:
+    """Requests in flight (AIMD), requests per second and bytes per second, for one worker."""
+
+    def __init__(self, opts: ResilienceOptions, stats: Stats) -> None:
+        self.opts = opts
+        self.stats = stats
+        self.workers = max(1, opts.workers)
+        self.ceiling = float(max(1, opts.concurrency) * self.workers)
+        self.shared = _SharedLimit(opts.shared_name, self.ceiling)
+        self.active = 0
+        self._waiters: list[asyncio.Future[None]] = []
+        self._rps_next = 0.0
+        self._bw_next = 0.0
+        self._limit_cache = (0.0, float(opts.concurrency))
+
+    def limit(self) -> int:
+        """This worker's share of the shared limit (read at most every 10 ms)."""
+        now = time.monotonic()
+        at, value = self._limit_cache
+        if now - at > 0.01:
+            value = max(1.0, self.shared.get()[0] / self.workers)
+            self._limit_cache = (now, value)
+        return int(value)
+
+    async def acquire(self) -> None:
+        if self.opts.adaptive:
+            while self.active >= self.limit():
+                fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self._waiters.append(fut)
+                try:
+                    await asyncio.wait_for(fut, 0.05)  # the limit may rise without a release
+                except asyncio.TimeoutError:
+                    pass
+                finally:
+                    if fut in self._waiters:
+                        self._waiters.remove(fut)
+        self.active += 1
+        if self.opts.max_rps > 0:
+            await self._pace_rps()
+
+    def release(self) -> None:
+        self.active -= 1
+        while self._waiters:
+            fut = self._waiters.pop(0)
+            if not fut.done():
+                fut.set_result(None)
+                break
+
+    async def _pace_rps(self) -> None:
+        rate = self.opts.max_rps / self.workers
+        now = time.monotonic()
+        start = max(now, self._rps_next)
+        self._rps_next = start + 1.0 / rate
+        if start > now:
+            await asyncio.sleep(start - now)
+
+    async def pace_bytes(self, n: int) -> None:
+        if self.opts.max_bandwidth <= 0 or n <= 0:
+            return
+        rate = self.opts.max_bandwidth / self.workers
+        now = time.monotonic()
+        start = max(now, self._bw_next)
+        self._bw_next = start + n / rate
+        if start > now:
+            await asyncio.sleep(start - now)
+
+    def succeeded(self) -> None:
+        if not self.opts.adaptive:
+            return
+        limit, last = self.shared.get()
+        if limit < self.ceiling:
+            self.shared.set(min(self.ceiling, limit + 1.0 / max(1.0, limit) * self.workers))
+
+    def throttled(self, decrease_every: float = 1.0) -> None:
+        self.stats.throttled += 1
+        if not self.opts.adaptive:
+            return
+        now = time.time()
+        limit, last = self.shared.get()
+        if now - last >= decrease_every:
+            self.shared.set(max(float(self.workers), limit / 2), now)
+            self._limit_cache = (0.0, 0.0)
+
+    def total_limit(self) -> int:
+        return int(self.shared.get()[0])
+
+    def close(self) -> None:
+        self.shared.close()
+
+
+class ResilientStore:
+    """Read side of a wrapped store: every call goes through the limiter and the retry loop."""
+
+    def __init__(self, inner: Any, opts: ResilienceOptions) -> None:
+        self.inner = inner
+        self.opts = opts
+        self.stats = Stats()
+        self.limiter = Limiter(opts, self.stats)
+
+    def __getattr__(self, name: str) -> Any:  # location, ordered, identity, root, ...
+        return getattr(self.inner, name)
+
+    async def _call(self, make: Callable[[], Awaitable[T]], *, on_retry_missing: bool = False) -> T:
+        opts, limiter = self.opts, self.limiter
+        attempt = 0
+        retried_transient = False
+        while True:
+            await limiter.acquire()
+            try:
+                result = await make()
+            except RETRYABLE as exc:
+                if isinstance(exc, Throttled):
+                    limiter.throttled()
+                if attempt >= opts.retries:
+                    raise
+                retried_transient = True
+            except NotFound:
+                if on_retry_missing and retried_transient:
+                    return None  # type: ignore[return-value]  # an earlier attempt did it; its answer was lost
+                raise
+            else:
+                limiter.succeeded()
+                return result
+            finally:
+                limiter.release()
+            attempt += 1
+            self.stats.retries += 1
+            await asyncio.sleep(random.uniform(0, min(opts.backoff_cap, opts.backoff_base * 2 ** attempt)))
+
+    async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        return await self._call(lambda: self.inner.list_page(prefix, unit, limit))
+
+    async def head(self, key: str) -> ObjectInfo:
+        return await self._call(lambda: self.inner.head(key))
+
+    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+        if self.opts.max_bandwidth > 0 and start is not None and end is not None:
+            await self.limiter.pace_bytes(end - start)
+        data = await self._call(lambda: self.inner.read(key, start, end))
+        if start is None:
+            await self.limiter.pace_bytes(len(data))
+        return data
+
+    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+        data, size = await self._call(lambda: self.inner.read_first(key, limit))
+        await self.limiter.pace_bytes(len(data))
+        return data, size
+
+    async def close(self) -> None:
+        self.limiter.close()
+        await self.inner.close()
+
+
+class ResilientWriter(ResilientStore):
+    """A wrapped store that can also be written to (and maybe copy server-side)."""
+
+    async def prepare(self) -> None:
+        await self._call(self.inner.prepare)
+
+    async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
+        await self.limiter.pace_bytes(len(data))
+        await self._call(lambda: self.inner.put(key, data, mtime))
+
+    async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None) -> "_Upload":
+        upload = await self._call(lambda: self.inner.start_multipart(key, size, part_size, mtime))
+        return _Upload(self, upload)
+
+    async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
+        return await self._call(lambda: self.inner.delete_many(keys))
+
+    def can_copy_from(self, src: Any) -> bool:
+        can = getattr(self.inner, "can_copy_from", None)
+        return bool(can and can(getattr(src, "inner", src)))
+
+    async def copy_from(self, src: Any, src_key: str, dst_key: str, size: int, mtime: float | None = None) -> None:
+        inner_src = getattr(src, "inner", src)
+        await self._call(lambda: self.inner.copy_from(inner_src, src_key, dst_key, size, mtime))
+
+
+class _Upload:
+    """A multipart upload whose parts and completion are retried like any request."""
+
+    def __init__(self, store: ResilientWriter, inner: Any) -> None:
+        self.store, self.inner = store, inner
+
+    def __getattr__(self, name: str) -> Any:  # upload_id, parts, key, ...
+        return getattr(self.inner, name)
+
+    async def put_part(self, number: int, offset: int, data: bytes) -> None:
+        await self.store.limiter.pace_bytes(len(data))
+        await self.store._call(lambda: self.inner.put_part(number, offset, data))
+
+    async def complete(self) -> None:
+        # a completion whose answer was lost leaves no upload behind: NoSuchUpload on the retry is success
+        await self.store._call(self.inner.complete, on_retry_missing=True)
+
+    async def abort(self) -> None:
+        await self.inner.abort()
+
+
+def wrap(store: Any, opts: ResilienceOptions) -> ResilientStore:
+    from .base import Writer
+
+    return ResilientWriter(store, opts) if isinstance(store, Writer) else ResilientStore(store, opts)

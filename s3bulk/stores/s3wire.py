@@ -1,0 +1,229 @@
+"""The lean S3 data path: ListObjectsV2, GET, HEAD, PUT, CopyObject and UploadPart signed by hand
+(sigv4.py) over s3bulk's own HTTP/1.1 client.
+
+Per small object aiobotocore spends ~2.5 ms of CPU (endpoint rules, parameter validation, event
+hooks, response parsing with dateutil, aiohttp); here a request is one formatted head, one
+signature and one parse of the status line and headers. What stays with botocore (s3.py): the
+credential chain, endpoint resolution (this module is handed the URL botocore would use),
+multipart create/complete/abort, deletes, and every request this path cannot make (it raises
+UseBotocore and the store falls back for good, e.g. on a region redirect).
+
+Errors are mapped by s3.error_for, the same table the botocore path uses. Retries are not done
+here: the engine's retrying wrapper (resilient.py) does them for both paths alike.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import ssl
+import zlib
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..errors import ConnectFailed, Corrupt, StoreError, Transient
+from ..httpclient import HttpClient, HttpError, Response
+from ..model import ObjectInfo
+from .sigv4 import Credentials, Signer, canonical_query, uri_encode
+
+CredentialSource = Callable[[], Awaitable[Credentials | None]]
+
+_CODE = re.compile(rb"<Code>([^<]*)</Code>")
+_MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
+_CONTENTS = re.compile(rb"<Contents>(.*?)</Contents>", re.S)
+_FIELD = re.compile(rb"<(Key|LastModified|ETag|Size)>([^<]*)</\1>")
+_TRUNCATED = re.compile(rb"<IsTruncated>\s*true\s*</IsTruncated>")
+_NEXT_TOKEN = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>")
+_XML_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);")
+_ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+
+
+class UseBotocore(Exception):
+    """This request needs what only botocore does (a redirect to another region, an odd answer)."""
+
+
+def _unescape(text: str) -> str:
+    if "&" not in text:
+        return text
+
+    def one(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name[0] == "#":
+            return chr(int(name[2:], 16) if name[1] in "xX" else int(name[1:]))
+        return _ENTITY[name]
+    return _XML_ENTITIES.sub(one, text)
+
+
+def _iso_ts(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def crc32_b64(data: bytes | bytearray | memoryview) -> str:
+    return base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+
+
+class S3Wire:
+    """Requests against one bucket at the address botocore resolved for it."""
+
+    def __init__(self, presigned_url: str, region: str | None, credentials: CredentialSource, *,
+                 bucket: str, max_connections: int = 64, timeout: float = 60.0,
+                 verify: bool | str = True) -> None:
+        parts = urlsplit(presigned_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UseBotocore(f"unexpected endpoint {parts.scheme}")
+        # the presigned URL was made for key "k": what precedes it is where keys go
+        if not parts.path.endswith("/k"):
+            raise UseBotocore("unexpected object address")
+        self.base_path = parts.path[:-1]
+        self.list_path = self.base_path.rstrip("/") or "/"
+        scope = parse_qs(parts.query).get("X-Amz-Credential", [""])[0].split("/")
+        self.signer = Signer(scope[2] if len(scope) >= 4 else (region or "us-east-1"))
+        tls = None
+        if parts.scheme == "https":
+            tls = ssl.create_default_context(cafile=verify if isinstance(verify, str) else None)
+            if verify is False:
+                tls.check_hostname = False
+                tls.verify_mode = ssl.CERT_NONE
+        port = parts.port or (443 if tls else 80)
+        self.client = HttpClient(parts.hostname, port, max_connections=max_connections, timeout=timeout,
+                                 tls=tls)
+        self.host = self.client.host_header
+        self.bucket = bucket
+        self._credentials = credentials
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    # ------------------------------------------------------------ one request
+
+    async def _send(self, method: str, path: str, params: dict[str, str] | None, headers: dict[str, str],
+                    body: bytes | bytearray | memoryview | None, op: str, url: str, key: str) -> Response:
+        query = canonical_query(params) if params else ""
+        creds = await self._credentials()
+        if creds is not None:
+            self.signer.sign(creds, method, self.host, path, query, headers)
+        target = f"{path}?{query}" if query else path
+        try:
+            return await self.client.request(method, target, headers, body)
+        except HttpError as exc:
+            text = str(exc)
+            if text.startswith("cannot connect"):
+                raise ConnectFailed(f"cannot connect to the endpoint ({text})", op=op, url=url, key=key) from exc
+            if "before the response was complete" in text:
+                raise Corrupt(f"body did not arrive whole: {text}", op=op, url=url, key=key) from exc
+            raise Transient(text, op=op, url=url, key=key) from exc
+
+    def _error(self, resp: Response, op: str, url: str, key: str) -> StoreError:
+        from .s3 import error_for
+
+        if resp.status in (301, 302, 307, 308) or (
+                resp.status == 400 and b"AuthorizationHeaderMalformed" in resp.body[:1024]):
+            raise UseBotocore(f"{op}: answered {resp.status}")
+        code = msg = ""
+        if resp.body:
+            m = _CODE.search(resp.body)
+            code = m.group(1).decode("utf-8", "replace") if m else ""
+            m = _MESSAGE.search(resp.body)
+            msg = _unescape(m.group(1).decode("utf-8", "replace")) if m else ""
+        return error_for(resp.status, code, msg, op, url, key)
+
+    def _object_path(self, key: str) -> str:
+        return self.base_path + uri_encode(key, keep_slash=True)
+
+    # ------------------------------------------------------------ operations
+
+    async def list_page(self, prefix: str, after: str | None, token: str | None, limit: int,
+                        encoded: bool, url: str) -> tuple[list[tuple[str, int, float, str | None]], bool, str | None]:
+        """(entries as (key, size, mtime, etag), truncated, next token)."""
+        params = {"list-type": "2", "max-keys": str(limit)}
+        if prefix:
+            params["prefix"] = prefix
+        if token:
+            params["continuation-token"] = token
+        elif after is not None:
+            params["start-after"] = after
+        if encoded:
+            params["encoding-type"] = "url"
+        resp = await self._send("GET", self.list_path, params, {}, None, "list", url, "")
+        if resp.status != 200:
+            raise self._error(resp, "list", url, "")
+        body = bytes(resp.body)
+        if not body.lstrip().startswith(b"<?xml") and b"<ListBucketResult" not in body[:512]:
+            raise Transient("listing answer is not S3 XML", op="list", url=url)
+        entries = []
+        for m in _CONTENTS.finditer(body):
+            f = {name: value for name, value in _FIELD.findall(m.group(1))}
+            try:
+                k = _unescape(f[b"Key"].decode("utf-8"))
+                if encoded:
+                    k = unquote(k)
+                etag = f.get(b"ETag")
+                entries.append((k, int(f[b"Size"]), _iso_ts(f[b"LastModified"].decode()),
+                                _unescape(etag.decode()).strip('"') if etag else None))
+            except (KeyError, ValueError) as exc:
+                raise Transient(f"listing answer malformed ({exc})", op="list", url=url) from exc
+        truncated = _TRUNCATED.search(body) is not None
+        m = _NEXT_TOKEN.search(body)
+        return entries, truncated, (_unescape(m.group(1).decode()) if m else None)
+
+    async def head(self, key: str, url: str) -> ObjectInfo:
+        resp = await self._send("HEAD", self._object_path(key), None, {}, None, "head", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "head", url, key)
+        h = resp.headers
+        try:
+            size = int(h["content-length"])
+            mtime = parsedate_to_datetime(h["last-modified"]).timestamp() if "last-modified" in h else None
+        except (KeyError, ValueError, TypeError) as exc:
+            raise Transient(f"HEAD answer without a usable size ({exc})", op="head", url=url, key=key) from exc
+        etag = h.get("etag")
+        return ObjectInfo(key, size, mtime, etag.strip('"') if etag else None)
+
+    async def get(self, key: str, start: int | None, end: int | None, url: str) -> bytes | bytearray:
+        headers: dict[str, str] = {}
+        if start is not None:
+            headers["range"] = f"bytes={start}-{end - 1}"  # type: ignore[operator]
+        else:
+            headers["x-amz-checksum-mode"] = "ENABLED"
+        resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key)
+        if resp.status not in (200, 206):
+            raise self._error(resp, "get", url, key)
+        data = resp.body
+        if start is not None:
+            if resp.status == 200:
+                data = data[start:end]  # a server that ignores Range sends it all
+            if len(data) != end - start:  # type: ignore[operator]
+                raise Corrupt(f"range returned {len(data)} bytes, expected {end - start}",  # type: ignore[operator]
+                              op="get", url=url, key=key)
+            return data
+        want = resp.headers.get("x-amz-checksum-crc32")
+        if want and "-" not in want and crc32_b64(data) != want:
+            raise Corrupt("CRC32 of the body does not match the server's", op="get", url=url, key=key)
+        return data
+
+    async def put(self, key: str, data: bytes | bytearray | memoryview, url: str) -> None:
+        headers = {"x-amz-checksum-crc32": crc32_b64(data)}
+        resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "put", url, key)
+
+    async def upload_part(self, key: str, upload_id: str, number: int, data: bytes | bytearray | memoryview,
+                          url: str, checksum: bool) -> dict[str, Any]:
+        headers = {"x-amz-checksum-crc32": crc32_b64(data)} if checksum else {}
+        resp = await self._send("PUT", self._object_path(key), {"partNumber": str(number), "uploadId": upload_id},
+                                headers, data, "upload part", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "upload part", url, key)
+        part = {"PartNumber": number, "ETag": resp.headers.get("etag", "")}
+        if checksum:
+            part["ChecksumCRC32"] = resp.headers.get("x-amz-checksum-crc32") or headers["x-amz-checksum-crc32"]
+        return part
+
+    async def copy(self, src_bucket: str, src_key: str, key: str, url: str) -> None:
+        headers = {"x-amz-copy-source": f"{src_bucket}/{uri_encode(src_key, keep_slash=True)}"}
+        resp = await self._send("PUT", self._object_path(key), None, headers, None, "copy", url, key)
+        # CopyObject can fail after answering 200: the error is then in the body
+        if resp.status != 200 or b"<Error>" in resp.body[:512]:
+            raise self._error(resp if resp.status != 200 else resp._replace(status=500), "copy", url, key)
