@@ -188,4 +188,50 @@ def no_leftovers():
     return check
 
 
+@pytest.fixture
+def make_fault_proxy():
+    """make(URL or (host, port), rules=None, rates=Faults(...)) -> a started FaultProxy in front of
+    it (tests/faultproxy.py); every one is stopped at teardown."""
+    from faultproxy import FaultProxy
+
+    started = []
+
+    def make(upstream, rules=None, *, rates=None):
+        proxy = (FaultProxy.for_url(upstream, rules, rates=rates) if isinstance(upstream, str)
+                 else FaultProxy(upstream[0], upstream[1], rules, rates=rates))
+        started.append(proxy.start())
+        return proxy
+
+    yield make
+    for proxy in started:
+        proxy.stop()
+
+
+@pytest.fixture
+def fault_proxy(endpoint, make_fault_proxy):
+    """A FaultProxy in front of LocalStack: pass `--endpoint-url fault_proxy.url`; no faults until
+    `fault_proxy.rates = Faults(...)`; `fault_proxy.counts` says what it did."""
+    return make_fault_proxy(endpoint)
+
+
+@pytest.fixture
+def listget_server():
+    """start(*ARGS) runs `s3bulk serve ARGS --port 0` and returns its base URL (no trailing slash);
+    every server is stopped at teardown. Front one with make_fault_proxy(url)."""
+    procs: list[subprocess.Popen] = []
+
+    def start(*args: str) -> str:
+        proc = subprocess.Popen([sys.executable, "-m", "s3bulk", "serve", *args, "--port", "0"],
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        procs.append(proc)
+        line = proc.stderr.readline()
+        assert line.startswith("serving on "), line
+        return line.split()[-1].rstrip("/")
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        proc.wait(10)
+
+
 __all__ = ["put_tree", "read_tree", "write_tree", "bucket_tree", "shutil"]
