@@ -27,12 +27,22 @@ class Response(NamedTuple):
 _COPY_BELOW = 65536  # smaller bodies are returned as bytes; larger ones keep their preallocated buffer
 
 
-class _Conn(asyncio.Protocol):
+_SCRATCH = 256 * 1024
+
+
+class _Conn(asyncio.BufferedProtocol):
+    """One connection. The transport reads a response head into a scratch buffer and a body of
+    known length straight into its final buffer (the caller's, when it gave one): no chunk
+    objects, no joining, no second copy."""
+
     __slots__ = ("transport", "buf", "waiter", "head", "need", "body", "filled", "chunked", "closed",
-                 "head_only", "keep_alive", "deadline")
+                 "head_only", "keep_alive", "deadline", "scratch", "into", "view")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
+        self.scratch = bytearray(_SCRATCH)
+        self.into: memoryview | None = None  # where the caller wants the body, if it has a place
+        self.view: memoryview | None = None  # the body buffer being filled
         self.buf = bytearray()
         self.waiter: asyncio.Future[Response] | None = None
         self.closed = False
@@ -42,7 +52,8 @@ class _Conn(asyncio.Protocol):
     def _reset(self) -> None:
         self.head: tuple[int, dict[str, str]] | None = None
         self.need = -1
-        self.body: bytearray | None = None
+        self.body: bytearray | memoryview | None = None
+        self.view = None
         self.filled = 0
         self.chunked = False
         self.head_only = False
@@ -61,16 +72,27 @@ class _Conn(asyncio.Protocol):
             else:
                 w.set_exception(HttpError("connection closed before the response was complete"))
 
-    def data_received(self, data: bytes) -> None:
-        if self.head is not None and self.body is not None and not self.chunked:
-            n = min(len(data), self.need - self.filled)
-            self.body[self.filled:self.filled + n] = data[:n]
-            self.filled += n
-            if n < len(data):
-                self.buf += data[n:]
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self.view is not None:
+            return self.view[self.filled:self.need]  # never past this body: the next bytes are not ours
+        return memoryview(self.scratch)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self.view is not None:
+            self.filled += nbytes
             if self.filled == self.need:
-                self._finish(self.body if self.need >= _COPY_BELOW else bytes(self.body))
+                self._body_done()
             return
+        self.data_received(self.scratch[:nbytes])
+
+    def _body_done(self) -> None:
+        body = self.body
+        self.view = None
+        if isinstance(body, bytearray) and self.need < _COPY_BELOW:
+            body = bytes(body)
+        self._finish(body)  # type: ignore[arg-type]
+
+    def data_received(self, data: bytes | bytearray) -> None:
         self.buf += data
         try:
             self._parse()
@@ -116,15 +138,22 @@ class _Conn(asyncio.Protocol):
                 if self.need < 0:
                     raise HttpError("malformed Content-Length")
                 n = min(len(buf), self.need)
-                if n == self.need:
+                into = self.into
+                if n == self.need and (into is None or n < _COPY_BELOW):
                     body = bytes(buf[:n])
                     del buf[:n]
                     self._finish(body)
                     return
-                self.body = bytearray(self.need)
-                self.body[:n] = buf[:n]
+                if into is not None and len(into) >= self.need:
+                    self.body = into[:self.need]
+                else:
+                    self.body = bytearray(self.need)
+                view = self.view = memoryview(self.body) if isinstance(self.body, bytearray) else self.body
+                view[:n] = buf[:n]
                 self.filled = n
                 del buf[:n]
+                if n == self.need:
+                    self._body_done()
                 return
             else:
                 self.keep_alive = False  # body runs to the end of the connection
@@ -159,7 +188,7 @@ class _Conn(asyncio.Protocol):
             self.body += buf[end + 2:end + 2 + size]
             del buf[:end + 2 + size + 2]
 
-    def _finish(self, body: bytes) -> None:
+    def _finish(self, body: bytes | bytearray | memoryview) -> None:
         head = self.head
         assert head is not None
         w = self.waiter
@@ -198,9 +227,11 @@ class HttpClient:
         return proto
 
     async def request(self, method: str, target: str, headers: dict[str, str] | None = None,
-                      body: bytes | bytearray | memoryview | None = None) -> Response:
+                      body: bytes | bytearray | memoryview | None = None,
+                      into: memoryview | None = None) -> Response:
         """Send one request and return the whole response. A body is sent with its Content-Length;
-        small ones go out in the same write as the head."""
+        small ones go out in the same write as the head. With `into`, a response body that fits is
+        received straight into it and returned as a memoryview of it."""
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
         if body is not None:
             extra += f"Content-Length: {len(body)}\r\n"
@@ -222,6 +253,7 @@ class HttpClient:
                 loop = asyncio.get_running_loop()
                 fut: asyncio.Future[Response] = loop.create_future()
                 conn.waiter = fut
+                conn.into = into
                 conn.head_only = method == "HEAD"
                 assert conn.transport is not None
                 conn.transport.write(raw)
@@ -242,6 +274,7 @@ class HttpClient:
                     raise
                 finally:
                     conn.waiter = None
+                    conn.into = None
                     self._busy.discard(conn)
                 if conn.keep_alive and not conn.closed and not conn.buf:
                     self._idle.append(conn)

@@ -11,6 +11,13 @@ from conftest import bucket_tree, put_tree, read_tree, write_tree
 
 MiB = 1024 * 1024
 
+
+@pytest.fixture(params=["lean", "botocore"])
+def data_path(request, monkeypatch):
+    """Run a test over both S3 data paths: the lean one (default) and plain aiobotocore."""
+    monkeypatch.setenv("S3BULK_DATA_PATH", request.param)
+    return request.param
+
 # Keys users really have: spaces, unicode, the characters URLs treat specially, zero bytes, depth,
 # and names whose order differs between a naive directory walk and S3 ('-' and '.' sort before '/').
 ODD = {
@@ -31,7 +38,7 @@ ODD = {
 }
 
 
-def test_local_to_s3_to_local_round_trip_with_odd_keys(cli, s3, bucket, tmp_path, no_leftovers):
+def test_local_to_s3_to_local_round_trip_with_odd_keys(data_path, cli, s3, bucket, tmp_path, no_leftovers):
     src = tmp_path / "src"
     write_tree(src, ODD)
     up = cli("copy", str(src), f"s3://{bucket}/mirror/", "--json")
@@ -47,7 +54,7 @@ def test_local_to_s3_to_local_round_trip_with_odd_keys(cli, s3, bucket, tmp_path
     no_leftovers(dst)
 
 
-def test_s3_to_s3_same_endpoint_is_server_side(cli, s3, make_bucket):
+def test_s3_to_s3_same_endpoint_is_server_side(data_path, cli, s3, make_bucket):
     a, b = make_bucket(), make_bucket()
     put_tree(s3, a, {f"p/{k}": v for k, v in ODD.items()})
     s3.put_object(Bucket=a, Key="p/typed.json", Body=b"{}", ContentType="application/json")
@@ -58,7 +65,7 @@ def test_s3_to_s3_same_endpoint_is_server_side(cli, s3, make_bucket):
     assert s3.head_object(Bucket=b, Key="q/typed.json")["ContentType"] == "application/json"
 
 
-def test_s3_to_s3_different_endpoints_streams_through_the_worker(cli, s3, make_bucket, endpoint):
+def test_s3_to_s3_different_endpoints_streams_through_the_worker(data_path, cli, s3, make_bucket, endpoint):
     a, b = make_bucket(), make_bucket()
     put_tree(s3, a, ODD)
     other = endpoint.replace("127.0.0.1", "localhost")  # same server, but we cannot know that
@@ -79,7 +86,7 @@ def test_local_to_local(cli, tmp_path, no_leftovers):
     no_leftovers(dst)
 
 
-def test_multipart_upload_download_and_copy(cli, s3, make_bucket, tmp_path, no_leftovers):
+def test_multipart_upload_download_and_copy(data_path, cli, s3, make_bucket, tmp_path, no_leftovers):
     a, b = make_bucket(), make_bucket()
     body = os.urandom(23 * MiB + 12345)
     src = tmp_path / "src"
@@ -140,7 +147,7 @@ def test_prefix_without_trailing_slash_means_directory(cli, s3, bucket, tmp_path
     assert read_tree(tmp_path / "d") == {"a": b"1", "b/c": b"2"}
 
 
-def test_whole_bucket_many_pages(cli, s3, bucket, tmp_path):
+def test_whole_bucket_many_pages(data_path, cli, s3, bucket, tmp_path):
     objects = {f"k{i:05d}": str(i).encode() for i in range(2500)}
     src = tmp_path / "src"
     write_tree(src, objects)
@@ -165,7 +172,7 @@ def test_single_worker_in_process(cli, s3, bucket, tmp_path):
     assert read_tree(tmp_path / "d") == {str(i): b"x" * i for i in range(50)}
 
 
-def test_ls_lists_recursively_with_sizes(cli, s3, bucket):
+def test_ls_lists_recursively_with_sizes(data_path, cli, s3, bucket):
     put_tree(s3, bucket, {"a/b/c": b"123", "a/d": b"", "e": b"12345"})
     run = cli("ls", f"s3://{bucket}", "--json")
     assert run.code == 0, run
@@ -183,7 +190,7 @@ def test_human_summary_reports_peak_rss(cli, s3, bucket, tmp_path):
     assert "peak RSS" in run.out and "copied" in run.out
 
 
-def test_s3_connection_options_reach_the_wire(cli, s3, bucket, endpoint):
+def test_s3_connection_options_reach_the_wire(data_path, cli, s3, bucket, endpoint):
     """AWS_ENDPOINT_URL is honoured without --endpoint-url; --no-sign-request sends no signature;
     --path-style puts the bucket in the path."""
     from urllib.parse import urlsplit
@@ -211,7 +218,7 @@ def test_s3_connection_options_reach_the_wire(cli, s3, bucket, endpoint):
         assert all(t.startswith(f"/{bucket}") for _, t, _ in seen)
 
 
-def test_profile_from_a_credentials_file(cli, s3, bucket, tmp_path):
+def test_profile_from_a_credentials_file(data_path, cli, s3, bucket, tmp_path):
     creds = tmp_path / "credentials"
     creds.write_text("[other]\naws_access_key_id = test\naws_secret_access_key = test\n")
     put_tree(s3, bucket, {"via-profile": b"p"})

@@ -21,7 +21,7 @@ class TransferOptions:
     concurrency: int = 64            # transfers in flight per worker
     page_size: int = 1000            # keys per listing request
     multipart_threshold: int = 16 * MiB
-    part_size: int = 16 * MiB
+    part_size: int = 8 * MiB          # 8 in flight per object: 64 MiB (aws-cli uses 8 MiB parts too)
     part_concurrency: int = 8        # parts of one object in flight
     max_bytes_in_flight: int = 256 * MiB   # whole run, split across workers
     copy_threshold: int = 5 * 1024 * MiB   # CopyObject up to here, UploadPartCopy above

@@ -256,6 +256,15 @@ class ResilientStore:
             await self.limiter.pace_bytes(len(data))
         return data
 
+    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        await self.limiter.pace_bytes(end - start)
+        inner = getattr(self.inner, "read_into", None)
+        if inner is None:
+            data = await self._call(lambda: self.inner.read(key, start, end))
+            buf[:len(data)] = data
+            return buf[:len(data)]
+        return await self._call(lambda: inner(key, start, end, buf))
+
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         data, size = await self._call(lambda: self.inner.read_first(key, limit))
         await self.limiter.pace_bytes(len(data))

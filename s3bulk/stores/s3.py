@@ -313,6 +313,23 @@ class S3Store:
                           op="get", url=self._url(key), key=key)
         return data
 
+    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        """Bytes [start, end) received into buf (the lean path writes them there as they arrive)."""
+        if self._wire is not None:
+            from .s3wire import UseBotocore
+
+            try:
+                data = await self._wire.get(key, start, end, self._url(key), buf)
+                if isinstance(data, memoryview) and data.obj is buf.obj:
+                    return data
+                buf[:len(data)] = data
+                return buf[:len(data)]
+            except UseBotocore:
+                self._drop_wire()
+        data = await self.read(key, start, end)
+        buf[:len(data)] = data
+        return buf[:len(data)]
+
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         info = await self.head(key)
         size = info.size or 0
@@ -441,7 +458,8 @@ class S3Multipart:
                 s._drop_wire()
         try:
             resp = await s._client.upload_part(Bucket=s.bucket, Key=self.key, UploadId=self.upload_id,
-                                               PartNumber=number, Body=data)
+                                               PartNumber=number,
+                                               Body=bytes(data) if isinstance(data, memoryview) else data)
         except Exception as exc:
             raise translate(exc, "upload part", s._url(self.key), self.key) from exc
         part = {"PartNumber": number, "ETag": resp["ETag"]}

@@ -99,14 +99,15 @@ class S3Wire:
     # ------------------------------------------------------------ one request
 
     async def _send(self, method: str, path: str, params: dict[str, str] | None, headers: dict[str, str],
-                    body: bytes | bytearray | memoryview | None, op: str, url: str, key: str) -> Response:
+                    body: bytes | bytearray | memoryview | None, op: str, url: str, key: str,
+                    into: memoryview | None = None) -> Response:
         query = canonical_query(params) if params else ""
         creds = await self._credentials()
         if creds is not None:
             self.signer.sign(creds, method, self.host, path, query, headers)
         target = f"{path}?{query}" if query else path
         try:
-            return await self.client.request(method, target, headers, body)
+            return await self.client.request(method, target, headers, body, into)
         except HttpError as exc:
             text = str(exc)
             if text.startswith("cannot connect"):
@@ -181,13 +182,16 @@ class S3Wire:
         etag = h.get("etag")
         return ObjectInfo(key, size, mtime, etag.strip('"') if etag else None)
 
-    async def get(self, key: str, start: int | None, end: int | None, url: str) -> bytes | bytearray:
+    async def get(self, key: str, start: int | None, end: int | None, url: str,
+                  into: memoryview | None = None) -> bytes | bytearray | memoryview:
+        """The object or bytes [start, end) of it; a range is received straight into `into` when given."""
         headers: dict[str, str] = {}
         if start is not None:
             headers["range"] = f"bytes={start}-{end - 1}"  # type: ignore[operator]
         else:
             headers["x-amz-checksum-mode"] = "ENABLED"
-        resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key)
+        resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key,
+                                into if start is not None else None)
         if resp.status not in (200, 206):
             raise self._error(resp, "get", url, key)
         data = resp.body

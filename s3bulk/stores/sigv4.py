@@ -75,14 +75,14 @@ class Signer:
         """Add the SigV4 headers to `headers` (names lower-case) and return it.
 
         `path` and `query` must be exactly what goes on the request line (already encoded).
-        Signed: host and every x-amz-* and content-md5 header, as S3 requires."""
+        Signed: host and every header in `headers` (S3 requires at least host and the x-amz-* ones;
+        Content-Length, added by the HTTP client, is not)."""
         amz_date, date = self._dates()
         headers["x-amz-date"] = amz_date
         headers["x-amz-content-sha256"] = payload_hash
         if creds.token:
             headers["x-amz-security-token"] = creds.token
-        names = sorted(n for n in headers if n.startswith("x-amz-") or n == "content-md5")
-        names.append("host")
+        names = [*headers, "host"]  # every header we set is signed, as botocore does
         names.sort()
         canon_headers = "".join(f"{n}:{host if n == 'host' else headers[n].strip()}\n" for n in names)
         signed = ";".join(names)
