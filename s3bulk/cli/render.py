@@ -56,7 +56,7 @@ class Renderer:
         pass
 
     def error(self, message: str) -> None:
-        print(f"s3bulk: error: {message}", file=sys.stderr, flush=True)
+        print(f"s3bulk: error: {printable(message)}", file=sys.stderr, flush=True)
 
 
 class QuietRenderer(Renderer):
@@ -219,9 +219,20 @@ class HumanRenderer(Renderer):
             self.error(summary.fatal)
 
 
+# Keys and server answers are not ours: a newline in one must not start a line that looks like
+# another message, and an escape sequence must not reach the terminal.
+_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]}
+_ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def printable(text: str) -> str:
+    """Text as one line with control characters shown escaped (\\n, \\x1b, ...)."""
+    return text.translate(_ESCAPES)
+
+
 def _failure_line(f: Failure) -> str:
     where = f"{f.src} -> {f.dst}" if f.dst else f.src
-    return f"ERROR {f.op} {where}: {f.error}"
+    return printable(f"ERROR {f.op} {where}: {f.error}")
 
 
 def make_renderer(command: str, src: str, dst: str, *, json_mode: bool, quiet: bool,
