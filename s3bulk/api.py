@@ -13,13 +13,18 @@ from .urls import Location, S3Options, parse_location
 def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
          on_event: Callable[[str, Any], None] | None = None, max_memory: int | None = None,
-         start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None) -> Summary:
+         start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
+         journal: str | None = None, resume: bool = False) -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
     nothing could start (bad URL, missing bucket, ...); per-object failures are in the Summary.
 
     max_memory: stay under this many bytes of RSS (workers, transfers and parts are derived from it).
     start / should_stop: continue from a unit an earlier run returned as `summary.resume`; stop
-    taking new work once should_stop() is true (the summary then says where to resume)."""
+    taking new work once should_stop() is true (the summary then says where to resume).
+    journal / resume: keep a resume journal in this file (none by default in the API; the command
+    line keeps one by default); resume=True continues the interrupted run it records (UsageError
+    when there is none, or it belongs to another run). A complete run removes its journal.
+    Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True."""
     from .engine.planner import build_plan
     from .engine.pool import run_plan
 
@@ -29,7 +34,16 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
 
         options = fit_to_budget(options, max_memory, src, dst)
     plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options))
-    return run_plan(plan, on_event, start=start, should_stop=should_stop)
+    run_journal = None
+    if journal is not None:
+        from .engine.journal import Journal
+
+        run_journal = Journal.open(journal, plan, "copy", resume=resume)
+    elif resume:
+        from .errors import UsageError
+
+        raise UsageError("resume=True needs journal= (the file the interrupted run kept)")
+    return run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal)
 
 
 async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000) -> AsyncIterator[ObjectInfo]:

@@ -137,6 +137,9 @@ class Summary:
     interrupted: bool = False
     dry_run: bool = False
     resume: WorkUnit | None = None  # where a stopped run continues (see run_plan's should_stop)
+    resumed_skipped: int = 0        # objects a resumed run skipped: its journal had them done
+    resumed_skipped_bytes: int = 0
+    journal: str | None = None      # the resume journal kept for this run (None: none, or removed when complete)
 
     @property
     def ok(self) -> bool:

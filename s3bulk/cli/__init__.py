@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import sys
 from datetime import datetime, timezone
 from typing import Annotated, Optional
@@ -66,14 +67,23 @@ Json = Annotated[bool, O("--json", help="newline-delimited JSON events and summa
 Quiet = Annotated[bool, O("--quiet", "-q", help="no progress and no summary; errors only")]
 ShowProgress = Annotated[Optional[bool], O("--progress/--no-progress", help="live display (default: when stderr is a terminal)")]
 CopyThreshold = Annotated[str, O(hidden=True, help="server-side: CopyObject up to here, UploadPartCopy above")]
+Resume = Annotated[bool, O("--resume", help="continue an interrupted run from its journal: skip what it finished, continue or abort its open multipart uploads")]
+JournalPath = Annotated[Optional[str], O("--journal", help="the resume journal file (default $XDG_STATE_HOME/s3bulk/journals/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
+NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 CopyPartSize = Annotated[str, O(hidden=True)]
+_NET_HELP = "Retries and rate"
+Retries = Annotated[int, O("--retries", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=_NET_HELP)]
+RequestTimeout = Annotated[float, O("--request-timeout", help="seconds without an answer before a request is retried", min=0.1, rich_help_panel=_NET_HELP)]
+MaxRps = Annotated[float, O("--max-rps", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
+MaxBandwidth = Annotated[str, O("--max-bandwidth", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=_NET_HELP)]
+Adaptive = Annotated[bool, O("--adaptive/--no-adaptive", help="halve requests in flight on SlowDown, raise them again as answers succeed (AIMD, shared by all workers)", rich_help_panel=_NET_HELP)]
 
 
 @app.command()
 def copy(
     src: str = typer.Argument(..., help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file"),
     dst: str = typer.Argument(..., help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)"),
-    workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "16MiB",
+    workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "8MiB",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
@@ -84,6 +94,9 @@ def copy(
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, progress: ShowProgress = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
+    resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
+    retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
+    max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object)."""
     _execute("copy", **locals())
@@ -99,7 +112,7 @@ def sync(
     exact_timestamps: bool = typer.Option(False, "--exact-timestamps", help="copy when modification times differ at all"),
     checksum: bool = typer.Option(False, "--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times"),
     hash_cache: Optional[str] = typer.Option(None, help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)"),
-    workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "16MiB",
+    workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "8MiB",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
@@ -110,6 +123,9 @@ def sync(
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, progress: ShowProgress = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
+    resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
+    retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
+    max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
@@ -155,7 +171,9 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              src_endpoint_url, src_profile, src_region, src_no_sign_request,
              dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request,
              json_out: bool, quiet: bool, progress, copy_threshold: str, copy_part_size: str,
-             sync_options=None) -> None:
+             resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
+             retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
+             adaptive: bool = True, sync_options=None) -> None:
     """Plan, run and render a copy or a sync; exits with the documented code."""
     from ..engine.plan import TransferOptions
     from ..engine.planner import build_plan
@@ -172,6 +190,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
         max_bytes_in_flight=parse_size(max_buffer, "--max-buffer"),
         copy_threshold=parse_size(copy_threshold, "--copy-threshold"),
         copy_part_size=parse_size(copy_part_size, "--copy-part-size"),
+        retries=retries, request_timeout=request_timeout, adaptive=adaptive, max_rps=max_rps,
+        max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"),
     )
     if options.part_size < 5 * 1024 * 1024:
         raise UsageError("--part-size must be at least 5MiB (the S3 minimum)")
@@ -187,11 +207,40 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     except S3BulkError as exc:
         renderer.error(str(exc))
         raise typer.Exit(exc.exit_code)
+    dry_run = bool(sync_options and sync_options.dry_run)
+    if resume and (no_journal or dry_run):
+        renderer.error("--resume needs the journal (not with --no-journal or --dry-run)")
+        raise typer.Exit(EXIT_USAGE)
+    run_journal = None
+    if not no_journal and not dry_run:
+        from ..engine.journal import Journal, default_path
+
+        path = os.path.abspath(os.path.expanduser(journal)) if journal else default_path(plan, command)
+        try:
+            run_journal = Journal.open(path, plan, command, resume=resume)
+        except S3BulkError as exc:
+            renderer.error(str(exc))
+            raise typer.Exit(exc.exit_code)
+
+    def on_event(kind, payload) -> None:
+        if kind == "stopping":
+            print("s3bulk: stopping: finishing the transfers in flight and writing the journal "
+                  "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
+        renderer.on_event(kind, payload)
+
     with renderer:
-        summary = run_plan(plan, renderer.on_event)
-    summary.dry_run = bool(sync_options and sync_options.dry_run)
+        summary = run_plan(plan, on_event, journal=run_journal)
+    summary.dry_run = dry_run
     renderer.finish(summary)
     if summary.interrupted:
+        c = summary.counters
+        if summary.journal:
+            argv = [a for a in (_ARGV or [command, src, dst]) if a != "--resume"]
+            how = "resume with: " + shlex.join(["s3bulk", *argv, "--resume"])
+        else:
+            how = "no journal was kept, so a new run starts over"
+        print(f"s3bulk: interrupted: {c.done:,} objects copied in this run ({c.listed:,} listed); {how}",
+              file=sys.stderr, flush=True)
         raise typer.Exit(EXIT_INTERRUPTED)
     if summary.fatal:
         raise typer.Exit(EXIT_FATAL)

@@ -33,6 +33,9 @@ def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str
         "cpu_us_per_object": round(summary.cpu_seconds * 1e6 / c.done, 1) if c.done else None,
         "peak_rss_bytes": summary.peak_rss_bytes, "workers": summary.workers,
         "fatal": summary.fatal, "interrupted": summary.interrupted,
+        "resumed_skipped": summary.resumed_skipped, "resumed_skipped_bytes": summary.resumed_skipped_bytes,
+        "journal": summary.journal,
+        "retries": c.retries, "throttled": c.throttled, "final_concurrency": c.concurrency,
         "failures_not_shown": summary.failures_dropped,
     }
 
@@ -204,8 +207,14 @@ class HumanRenderer(Renderer):
         if self.command == "sync":
             t.add_row("equal", f"{d['skipped']:,} objects, {human_bytes(d['skipped_bytes'])} (skipped)")
             t.add_row("would delete" if summary.dry_run else "deleted", f"{d['deleted']:,} objects")
+        if summary.resumed_skipped:
+            t.add_row("resumed", f"{summary.resumed_skipped:,} objects, {human_bytes(summary.resumed_skipped_bytes)}"
+                      " done by the interrupted run (skipped)")
         if d["failed"]:
             t.add_row("failed", f"{d['failed']:,} objects")
+        if c_retries := d["retries"]:
+            t.add_row("retried", f"{c_retries:,} requests ({d['throttled']:,} throttled; requests in flight "
+                      f"at the end: {d['final_concurrency']:,})")
         t.add_row("time", f"{summary.elapsed:.2f} s   {d['objects_per_second']:,.0f} objects/s   "
                   f"{human_bytes(d['bytes_per_second'])}/s")
         cpu = f"{summary.cpu_seconds:.2f} s"

@@ -3,6 +3,14 @@
 Only work units and aggregated counters cross process boundaries. The coordinator
 holds the frontier of the listing (for a single listing chain, one unit) and a
 count of units not yet finished; the run is over when that count reaches zero.
+
+It alone writes the resume journal (journal.py): units finished, multipart uploads open.
+
+Ctrl-C (SIGINT) or SIGTERM once: a graceful stop. Workers get SIGUSR1 and take no new
+objects; transfers in flight finish (a multipart upload finishes its parts in flight and stays
+open for the resume); units not finished come back; the journal is written; the summary says
+`interrupted`. Twice (or after DRAIN_SECONDS): workers are terminated at once. Either way the
+journal holds only units whose every object was copied.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from ..model import Counters, Failure, Summary, WorkUnit
 from .plan import Plan
 
 MAX_FAILURES_KEPT = 1000
+DRAIN_SECONDS = 30.0  # a graceful stop that takes longer than this becomes an immediate one
 EventSink = Callable[[str, Any], None]
 
 
@@ -35,13 +44,18 @@ class Progress:
 
 
 def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool | None = None,
-             start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None) -> Summary:
+             start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
+             journal: Any = None) -> Summary:
     """Run a plan to the end and return its summary. `on_event(kind, payload)` sees
-    "progress" (Progress) about four times a second and "failure" (Failure) as they come.
+    "progress" (Progress) about four times a second, "failure" (Failure) as they come, and
+    "stopping" (None) when a first Ctrl-C or SIGTERM begins a graceful stop.
 
     `start` continues an earlier run from the unit it stopped at. When `should_stop()` turns true
     the run takes no new units, lets those in flight finish, and returns with `summary.resume`
-    set to the unit a later run should start from (None when everything was done)."""
+    set to the unit a later run should start from (None when everything was done).
+
+    `journal` (an open journal.Journal) records finished units and open uploads; when it was opened
+    to resume, the run starts from the units it has not finished and skips the rest."""
     emit = on_event or (lambda kind, payload: None)
     opts = plan.options
     workers = opts.resolved_workers()
@@ -50,13 +64,28 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     budget = max(1, opts.max_bytes_in_flight // workers)
     summary = Summary(workers=workers)
     started = time.monotonic()
+    starts = [start or WorkUnit()]
+    resume_info = None
+    if journal is not None:
+        from .transfer import abort_uploads
+        from .worker import ResumeInfo
 
+        summary.journal = journal.path
+        if journal.stale_uploads:  # a replaced journal's uploads: nobody will finish them now
+            _quietly(abort_uploads, plan.dst, opts, journal.stale_uploads)
+            journal.stale_uploads = []
+        if journal.resumed:
+            starts = journal.resume_units()
+            summary.resumed_skipped, summary.resumed_skipped_bytes = journal.done_totals()
+            resume_info = ResumeInfo(journal.skip_pages(), dict(journal.uploads))
+
+    signals = _Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
     if in_process:
         from .worker import ThreadHandle
 
         units_q: Any = queue.Queue(maxsize=workers * 4 + 4)
         events_q: Any = queue.Queue(maxsize=1024)
-        handles: list[Any] = [ThreadHandle(plan, 0, units_q, events_q, budget)]
+        handles: list[Any] = [ThreadHandle(plan, 0, units_q, events_q, budget, resume_info)]
     else:
         import multiprocessing as mp
 
@@ -64,24 +93,36 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
 
         ctx = mp.get_context("spawn")
         handles = []
+        # Workers ignore SIGINT once started; until then (imports take a second) a Ctrl-C reaching
+        # the process group would kill them mid-import. Blocked here, it stays blocked in them.
+        masked = threading.current_thread() is threading.main_thread()
+        if masked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             units_q = ctx.Queue(maxsize=workers * 4 + 4)
             events_q = ctx.Queue(maxsize=1024)
             for wid in range(workers):
-                p = ctx.Process(target=worker_process, args=(plan, wid, units_q, events_q, budget, os.getpid()),
+                p = ctx.Process(target=worker_process,
+                                args=(plan, wid, units_q, events_q, budget, os.getpid(), resume_info),
                                 name=f"s3bulk-worker-{wid}", daemon=True)
                 p.start()
                 handles.append(p)
         except OSError as exc:  # e.g. /dev/shm full or missing: the queues' semaphores live there
+            signals.restore()
             for p in handles:
                 p.kill()
             raise S3BulkError(f"cannot start worker processes ({exc.strerror or exc}); "
                               "--workers 1 runs without them") from exc
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
-    frontier: deque[WorkUnit] = deque([start or WorkUnit()])
+    frontier: deque[WorkUnit] = deque(starts)
     stopping = False
-    pending = 1     # units handed out or waiting, not yet done
-    unlisted = 1    # units whose page has not been listed yet
+    draining_since: float | None = None  # set by a first Ctrl-C / SIGTERM
+    pending = len(starts)     # units handed out or waiting, not yet done
+    unlisted = len(starts)    # units whose page has not been listed yet
+    unit_failures = 0
     exited: dict[int, tuple[int, float]] = {}
     last_emit = 0.0
 
@@ -89,7 +130,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         return Progress(summary.counters, unlisted == 0, time.monotonic() - started, workers)
 
     def handle(msg: tuple) -> None:
-        nonlocal pending, unlisted
+        nonlocal pending, unlisted, unit_failures
         kind = msg[0]
         if kind == "progress":
             _, _, delta, failures = msg
@@ -106,24 +147,61 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
                 unlisted += 1
         elif kind == "done":
             pending -= 1
+            _, _, unit, rest, objects, nbytes, failed = msg
+            if failed:
+                unit_failures += 1  # not journaled: a resume does the unit again
+            elif journal is not None:
+                journal.unit_done(unit, rest, objects, nbytes)
+        elif kind == "abandoned":  # a graceful stop: back where it came from, unfinished
+            frontier.append(msg[2])
+            if msg[3]:
+                unlisted += 1
+        elif kind == "upload":
+            if journal is not None:
+                journal.upload_started(*msg[2:])
+        elif kind == "upload_end":
+            if journal is not None:
+                journal.upload_ended(msg[2], msg[3])
         elif kind == "fatal":
             if summary.fatal is None:
                 summary.fatal = msg[2]
         elif kind == "exit":
             exited[msg[1]] = (msg[2], msg[3])
 
-    restore = _sigterm_as_interrupt()
+    def drain_events(first_timeout: float) -> None:
+        """Handle what the workers sent: wait up to first_timeout for one message, then take what
+        else is queued (bounded), and write the journal when due."""
+        try:
+            handle(events_q.get(timeout=first_timeout))
+            for _ in range(256):
+                handle(events_q.get_nowait())
+        except queue.Empty:
+            pass
+        if journal is not None:
+            journal.maybe_commit()
+
+    forced = False
     try:
         while pending > 0 and summary.fatal is None:
+            if signals.count and draining_since is None:
+                draining_since = time.monotonic()
+                stopping = summary.interrupted = True
+                emit("stopping", None)
+                for p in handles:
+                    _request_stop(p)
+                _take_back(units_q, frontier)
+                for _ in handles:  # each worker hands back what it takes until it reads its None
+                    try:
+                        units_q.put(None, timeout=1)
+                    except queue.Full:
+                        break
+            if signals.count >= 2 or (draining_since is not None
+                                      and time.monotonic() - draining_since > DRAIN_SECONDS):
+                forced = True
+                break
             if not stopping and should_stop is not None and should_stop():
                 stopping = True
-                try:  # take back what no worker has claimed yet
-                    while True:
-                        unit = units_q.get_nowait()
-                        if unit is not None:
-                            frontier.append(unit)
-                except queue.Empty:
-                    pass
+                _take_back(units_q, frontier)  # what no worker has claimed yet
             if stopping and pending == len(frontier):
                 break  # nothing in flight any more
             while frontier and not stopping:
@@ -132,10 +210,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
                     frontier.popleft()
                 except queue.Full:
                     break
-            try:
-                handle(events_q.get(timeout=0.1))
-            except queue.Empty:
-                pass
+            drain_events(0.1)
             now = time.monotonic()
             if now - last_emit >= 0.25:
                 last_emit = now
@@ -143,26 +218,36 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
                 if _dead_workers(handles, exited):
                     # its last words may still be in the queue: read them before judging
                     until = time.monotonic() + 1.0
-                    try:
-                        while time.monotonic() < until:
-                            handle(events_q.get(timeout=0.2))
-                    except queue.Empty:
-                        pass
+                    while time.monotonic() < until and _dead_workers(handles, exited) and pending > 0:
+                        drain_events(0.2)
                     dead = _dead_workers(handles, exited)
                     if dead and pending > 0:
+                        if draining_since is not None:
+                            break  # stopped from outside as well (e.g. SIGTERM to the process group)
                         summary.fatal = dead
-        _shutdown(handles, units_q, events_q, handle, exited, force=summary.fatal is not None)
-        if stopping and frontier:
+        _shutdown(handles, units_q, events_q, handle, exited, force=forced or summary.fatal is not None,
+                  now=lambda: signals.count >= 2)
+        if stopping and frontier and draining_since is None:
             summary.resume = min(frontier, key=lambda u: u.seq)
     except KeyboardInterrupt:
-        summary.interrupted = True
+        summary.interrupted = forced = True
         _shutdown(handles, units_q, events_q, handle, exited, force=True)
-        if in_process:
+    finally:
+        signals.restore()
+        if forced and in_process:
             from ..stores.local import remove_open_temps
 
             remove_open_temps()
-    finally:
-        restore()
+        if journal is not None:
+            complete = (pending == 0 and unit_failures == 0 and summary.fatal is None
+                        and not summary.interrupted)
+            if complete and journal.uploads:  # left by an earlier run for objects no longer listed
+                from .transfer import abort_uploads
+
+                _quietly(abort_uploads, plan.dst, opts, list(journal.uploads.values()))
+            journal.finish(complete=complete)
+            if complete:
+                summary.journal = None
 
     summary.elapsed = time.monotonic() - started
     own = resource.getrusage(resource.RUSAGE_SELF)
@@ -172,16 +257,57 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     return summary
 
 
-def _sigterm_as_interrupt() -> Callable[[], None]:
-    """SIGTERM stops a run the way Ctrl-C does; returns what puts the old handler back."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
+class _Signals:
+    """Counts SIGINT and SIGTERM while a run is on (main thread only) instead of raising
+    KeyboardInterrupt at whatever line the coordinator is on: the loop looks at the count, so the
+    journal is never written half-way. Restores the previous handlers."""
 
-    def on_term(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+    def __init__(self) -> None:
+        self.count = 0
+        self._old: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._on_signal)
 
-    old = signal.signal(signal.SIGTERM, on_term)
-    return lambda: signal.signal(signal.SIGTERM, old)
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.count += 1
+
+    def restore(self) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old = {}
+
+
+def _request_stop(p: Any) -> None:
+    """Ask one worker for a graceful stop (SIGUSR1 to a process; a flag for the in-process one)."""
+    if hasattr(p, "request_stop"):
+        p.request_stop()
+    elif p.pid is not None and p.exitcode is None:
+        try:
+            os.kill(p.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            pass
+
+
+def _take_back(units_q: Any, frontier: deque) -> None:
+    """Units still waiting in the queue (no worker claimed them) go back to the frontier."""
+    try:
+        while True:
+            unit = units_q.get_nowait()
+            if unit is not None:
+                frontier.append(unit)
+    except queue.Empty:
+        pass
+
+
+def _quietly(fn: Callable[..., Any], *args: Any) -> None:
+    """Run a best-effort async clean-up (aborting uploads) from the coordinator."""
+    import asyncio
+
+    try:
+        asyncio.run(fn(*args))
+    except Exception:
+        pass
 
 
 def _keep_failure(summary: Summary, failure: Failure) -> None:
@@ -200,8 +326,9 @@ def _dead_workers(handles: list[Any], exited: dict[int, Any]) -> str | None:
 
 
 def _shutdown(handles: list[Any], units_q: Any, events_q: Any, handle: Callable[[tuple], None],
-              exited: dict[int, Any], *, force: bool) -> None:
-    """Tell every worker to stop, collect their last counters, and reap them."""
+              exited: dict[int, Any], *, force: bool, now: Callable[[], bool] = lambda: False) -> None:
+    """Tell every worker to stop, collect their last counters, and reap them. `now()` turning
+    true (a second Ctrl-C) while waiting makes it a forced stop."""
     if force:
         for p in handles:
             if p.is_alive():
@@ -213,6 +340,12 @@ def _shutdown(handles: list[Any], units_q: Any, events_q: Any, handle: Callable[
             break
     deadline = time.monotonic() + (5 if force else 60)
     while len(exited) < len(handles) and time.monotonic() < deadline:
+        if not force and now():
+            force = True
+            deadline = time.monotonic() + 5
+            for p in handles:
+                if p.is_alive():
+                    p.terminate()
         try:
             handle(events_q.get(timeout=0.1))
         except queue.Empty:

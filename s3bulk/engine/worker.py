@@ -9,7 +9,11 @@ each unit, "unit done" notes, and counters aggregated over a quarter second.
 
 Messages to the coordinator (tuples, cheap to pickle):
     ("listed", wid, unit, rest | None)
-    ("done", wid, unit)
+    ("done", wid, unit, rest | None, objects, bytes, failed)   every object of the unit's page handled
+    ("abandoned", wid, unit, was_listed)   a stop was requested: the unit (narrowed to its page when
+                                           listed) is not finished and goes back to the coordinator
+    ("upload", wid, dst_key, upload_id, size, part_size, src_size, src_mtime, src_etag)
+    ("upload_end", wid, dst_key, upload_id)   an S3 multipart upload began / was completed or aborted
     ("progress", wid, Counters, [Failure, ...])
     ("fatal", wid, message, exit_code)
     ("exit", wid, peak_rss_bytes, cpu_seconds)
@@ -31,27 +35,53 @@ from ..filters import CompiledFilters
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from ..stores import Writer, open_store
+from .journal import page_skipped
 from .plan import Plan
-from .transfer import ByteBudget, Transfer
+from .transfer import ByteBudget, Stopped, Transfer
 
 FLUSH_SECONDS = 0.25
 _STOP = object()
 
 
 class _UnitState:
-    __slots__ = ("remaining", "done")
+    __slots__ = ("remaining", "done", "failed", "incomplete", "copied_bytes")
 
     def __init__(self, remaining: int) -> None:
         self.remaining = remaining
+        self.failed = 0
+        self.copied_bytes = 0
+        self.incomplete = False  # some objects were dropped because a stop was requested
         self.done = asyncio.Event()
         if remaining == 0:
             self.done.set()
 
+    def finished(self, n: int = 1) -> None:
+        self.remaining -= n
+        if self.remaining == 0:
+            self.done.set()
+
+    def drop(self, n: int = 1) -> None:
+        self.incomplete = True
+        self.finished(n)
+
+
+class ResumeInfo:
+    """What a resumed run's workers need from the journal: pages already done (token-paged sources,
+    as sorted (first, last) runs) and the S3 multipart uploads left open, by destination key."""
+
+    __slots__ = ("skip_pages", "uploads")
+
+    def __init__(self, skip_pages: tuple[tuple[int, int], ...] = (), uploads: dict | None = None) -> None:
+        self.skip_pages = skip_pages
+        self.uploads = uploads or {}
+
 
 class Worker:
     def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int,
-                 parent_pid: int | None = None) -> None:
+                 parent_pid: int | None = None, resume: ResumeInfo | None = None) -> None:
         self.plan = plan
+        self.resume = resume or ResumeInfo()
+        self.stopping = False  # set by request_stop(): take no new objects, finish those in flight
         self.parent_pid = parent_pid
         self.wid = wid
         self.units_q = units_q
@@ -64,11 +94,39 @@ class Worker:
         self.transfer: Transfer
         self.filters: CompiledFilters | None = None
         self.comparator: Any = None
+        self._stores: tuple[Any, ...] = ()
+        self._reported_concurrency = 0
 
     def _send(self, msg: tuple) -> None:
         self.events_q.put(msg)
 
+    def request_stop(self) -> None:
+        """Graceful stop (the coordinator's first Ctrl-C): transfers in flight finish (multipart
+        uploads finish the parts in flight and stay open for a resume), the rest is handed back."""
+        self.stopping = True
+
+    def _upload_event(self, msg: tuple) -> None:
+        self._send((msg[0], self.wid, *msg[1:]))
+
+    def _collect_store_stats(self) -> None:
+        """Retries and throttling seen by the wrapped stores, and this worker's request concurrency
+        (sent as the change since the last report, so the coordinator's sum is the current total)."""
+        c = self.counters
+        limiter = None
+        for store in self._stores:
+            stats = getattr(store, "stats", None)
+            if stats is not None:
+                c.retries += stats.retries
+                c.throttled += stats.throttled
+                stats.retries = stats.throttled = 0
+                limiter = store.limiter  # the destination's when both have one: it is the one written to
+        if limiter is not None:
+            now = limiter.limit()
+            c.concurrency += now - self._reported_concurrency
+            self._reported_concurrency = now
+
     def _flush(self) -> None:
+        self._collect_store_stats()
         if self.counters or self.failures:
             self._send(("progress", self.wid, self.counters.take(), self.failures))
             self.failures = []
@@ -76,12 +134,20 @@ class Worker:
     async def run(self) -> None:
         opts = self.plan.options
         src = dst = None
+        if self.parent_pid is not None:  # a worker process: wake the loop at once on SIGUSR1
+            try:
+                asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, self.request_stop)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
         try:
             src = await open_store(self.plan.src, opts.store_options())
             dst = await open_store(self.plan.dst, opts.store_options())
+            self._stores = (src, dst)
             if not isinstance(dst, Writer):
                 raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
-            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.budget)
+            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.budget,
+                                     stopping=lambda: self.stopping, on_upload=self._upload_event,
+                                     resumable=self.resume.uploads)
             self.filters = self.plan.filters.compiled() if self.plan.filters else None
             if self.plan.sync is not None:
                 from .sync import Comparator
@@ -116,6 +182,10 @@ class Worker:
                 unit = await loop.run_in_executor(getter, self.units_q.get)
                 if unit is None:
                     break
+                if self.stopping:  # keep reading until the coordinator's None: no unit may be lost
+                    self._send(("abandoned", self.wid, unit, False))
+                    slots.release()
+                    continue
                 task = asyncio.create_task(self._unit(src, unit, objects, slots))
                 units.add(task)
                 task.add_done_callback(units.discard)
@@ -141,6 +211,9 @@ class Worker:
         plan = self.plan
         try:
             prefix = plan.single_key if plan.single_key is not None else plan.src.prefix
+            if self.stopping:
+                self._send(("abandoned", self.wid, unit, False))
+                return
             try:
                 page = await src.list_page(prefix, unit, plan.options.page_size)
             except S3BulkError as exc:
@@ -152,6 +225,9 @@ class Worker:
                 entries = [e for e in entries if e.key == plan.single_key]
                 rest = None
             self._send(("listed", self.wid, unit, rest))
+            if page_skipped(self.resume.skip_pages, unit.seq) and not src.ordered:
+                self._send(("done", self.wid, unit, rest, 0, 0, 0))  # done by an earlier run
+                return
             for name, why in page.problems:
                 self.counters.failed += 1
                 self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
@@ -159,9 +235,12 @@ class Worker:
                 cut = len(plan.src.prefix)
                 entries = [e for e in entries if self.filters.allows(e.key[cut:])]
             c = self.counters
+            unit_bytes = 0
             for e in entries:
-                c.listed += 1
-                c.listed_bytes += e.size or 0
+                unit_bytes += e.size or 0
+            c.listed += len(entries)
+            c.listed_bytes += unit_bytes
+            unit_objects = len(entries)
             if plan.sync is not None:
                 try:
                     entries = await self._compare(src, unit, rest, entries)
@@ -169,10 +248,22 @@ class Worker:
                     self._die(f"listing the destination failed: {exc}", exc.exit_code)
                     return
             state = _UnitState(len(entries))
-            for e in entries:
+            state.failed = len(page.problems)
+            for i, e in enumerate(entries):
+                if self.stopping:
+                    state.drop(len(entries) - i)
+                    break
                 await objects.put((e, state))
             await state.done.wait()
-            self._send(("done", self.wid, unit))
+            if state.incomplete:
+                # back to the coordinator as the range this page covered (the rest was handed on)
+                if src.ordered:
+                    unit = WorkUnit(after=unit.after, until=rest.after if rest is not None else unit.until,
+                                    seq=unit.seq)
+                self._send(("abandoned", self.wid, unit, True))
+            else:
+                self._send(("done", self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
+                            state.failed))
         finally:
             slots.release()
 
@@ -273,20 +364,25 @@ class Worker:
             if item is _STOP:
                 return
             info, state = item
+            if self.stopping:
+                state.drop()
+                continue
             try:
                 size, server_side = await transfer.copy(info)
                 c.done += 1
                 c.done_bytes += size
                 if server_side:
                     c.server_side += 1
+                state.copied_bytes += size
+                state.finished()
             except asyncio.CancelledError:
                 raise
+            except Stopped:
+                state.drop()
             except Exception as exc:
                 self._record_failure(info, exc)
-            finally:
-                state.remaining -= 1
-                if state.remaining == 0:
-                    state.done.set()
+                state.failed += 1
+                state.finished()
 
     def _record_failure(self, info: ObjectInfo, exc: Exception) -> None:
         plan = self.plan
@@ -328,13 +424,16 @@ def _stop_now(signum: int, frame: Any = None) -> None:
 
 
 def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int,
-                   parent_pid: int | None = None) -> None:
-    """Entry point of a worker process."""
+                   parent_pid: int | None = None, resume: ResumeInfo | None = None) -> None:
+    """Entry point of a worker process. SIGUSR1 from the coordinator asks for a graceful stop,
+    SIGTERM stops at once."""
+    worker = Worker(plan, wid, units_q, events_q, budget_bytes, parent_pid, resume)
+    signal.signal(signal.SIGUSR1, lambda signum, frame: worker.request_stop())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator decides what Ctrl-C means
     signal.signal(signal.SIGTERM, _stop_now)
     _install_loop_policy()
     try:
-        asyncio.run(Worker(plan, wid, units_q, events_q, budget_bytes, parent_pid).run())
+        asyncio.run(worker.run())
     finally:
         rss, cpu = _usage()
         events_q.put(("exit", wid, rss, cpu))
@@ -345,8 +444,10 @@ def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_byt
 class ThreadHandle:
     """The same worker inside this process (one worker, no pool), looking like a Process to the pool."""
 
-    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int) -> None:
+    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int,
+                 resume: ResumeInfo | None = None) -> None:
         self._args = (plan, wid, units_q, events_q, budget_bytes)
+        self.worker = Worker(plan, wid, units_q, events_q, budget_bytes, None, resume)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready = threading.Event()
@@ -358,7 +459,7 @@ class ThreadHandle:
         plan, wid, units_q, events_q, budget_bytes = self._args
         try:
             loop = self._loop = _new_loop()
-            self._task = loop.create_task(Worker(plan, wid, units_q, events_q, budget_bytes).run())
+            self._task = loop.create_task(self.worker.run())
             self._ready.set()
             try:
                 loop.run_until_complete(self._task)
@@ -370,8 +471,17 @@ class ThreadHandle:
             self._ready.set()
             events_q.put(("exit", wid, 0, 0.0))
 
+    def request_stop(self) -> None:
+        """Graceful stop (first Ctrl-C), as SIGUSR1 does for a worker process."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(self.worker.request_stop)
+            except RuntimeError:
+                pass
+
     def terminate(self) -> None:
-        """Cancel everything the worker is doing (Ctrl-C in single-process mode)."""
+        """Cancel everything the worker is doing (second Ctrl-C in single-process mode)."""
         loop, task = self._loop, self._task
         if loop is not None and task is not None and not loop.is_closed():
             try:

@@ -7,13 +7,16 @@ below '/'. Sorting each directory's children by their name, with "/" appended to
 directories, makes the depth-first walk come out in exactly the global order.
 
 Writes go to a temporary name in the target directory and are renamed into place
-when complete, and every key is checked so that nothing lands outside the root.
+when complete, and every key is checked so that nothing lands outside the root. The
+temporary name is derived from the final name (`.s3bulk-<hash>.s3bulk.part`), so when a
+killed run left one behind, the run that redoes the object replaces it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import hashlib
 import itertools
 import os
 import stat as stat_mod
@@ -28,6 +31,7 @@ from ..urls import Location
 _tmp_counter = itertools.count()
 # Temporary files this process has open, so a worker told to stop can remove them before it exits.
 OPEN_TEMPS: set[str] = set()
+_TEMP_INODES: dict[str, int] = {}  # temporary path -> inode we created there (checked before the rename)
 
 
 def remove_open_temps() -> None:
@@ -265,6 +269,32 @@ class LocalStore:
             return await asyncio.to_thread(self._read_sync, path, key, start, end)
         return self._read_sync(path, key, start, end)
 
+    def _read_into_sync(self, path: str, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+        try:
+            want, got = end - start, 0
+            while got < want:
+                n = os.preadv(fd, [buf[got:want]], start + got)
+                if n == 0:
+                    raise Corrupt(f"file shrank while reading: got {got} of {want} bytes",
+                                  op="read", url=path, key=key)
+                got += n
+            return buf[:want]
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+        finally:
+            os.close(fd)
+
+    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        """Bytes [start, end) read into buf: parts of big files reuse the engine's buffers."""
+        path = self._src_path(key)
+        if end - start > _BIG:
+            return await asyncio.to_thread(self._read_into_sync, path, key, start, end, buf)
+        return self._read_into_sync(path, key, start, end, buf)
+
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         info = await self.head(key)
         size = info.size or 0
@@ -304,16 +334,28 @@ class LocalStore:
                 self._safe_parents.popitem(last=False)
         return parent, os.path.join(parent, segments[-1])
 
-    def _tmp_name(self, parent: str) -> str:
-        return f"{parent}/.s3bulk-{self._pid}-{next(_tmp_counter)}{TMP_SUFFIX}"
+    @staticmethod
+    def _tmp_name(parent: str, name: str) -> str:
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+        return f"{parent}/.s3bulk-{digest}{TMP_SUFFIX}"
 
     def _open_tmp(self, key: str) -> tuple[int, str, str]:
         """(fd, temporary path, final path) for writing `key`: the temporary file sits in the
-        target directory, so the rename into place is atomic."""
+        target directory, so the rename into place is atomic. Its name is derived from the final
+        name: one an interrupted run left behind is replaced (and so cleaned up) by the redo."""
         parent, final = self._dst_path(key)
-        tmp = self._tmp_name(parent)
+        tmp = self._tmp_name(parent, final.rsplit("/", 1)[-1])
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                fd = os.open(tmp, flags, 0o644)
+            except FileExistsError:
+                if tmp in OPEN_TEMPS:  # this process writes the same name right now: a unique name
+                    tmp = f"{parent}/.s3bulk-{self._pid}-{next(_tmp_counter)}{TMP_SUFFIX}"
+                else:  # left behind by a run that was killed
+                    os.unlink(tmp)
+                fd = os.open(tmp, flags, 0o644)
+            _TEMP_INODES[tmp] = os.fstat(fd).st_ino
         except OSError as exc:
             raise _translate_os(exc, "write", final, key) from exc
         OPEN_TEMPS.add(tmp)
@@ -439,14 +481,21 @@ def _copy_chunk(sfd: int, dfd: int, offset: int, count: int) -> int:
 
 def _unlink_quietly(path: str) -> None:
     OPEN_TEMPS.discard(path)
+    ino = _TEMP_INODES.pop(path, None)
     try:
-        os.unlink(path)
+        if ino is None or os.lstat(path).st_ino == ino:  # never another process's file of that name
+            os.unlink(path)
     except OSError:
         pass
 
 
 def _rename(tmp: str, final: str) -> None:
+    ino = _TEMP_INODES.get(tmp)
+    if ino is not None and os.lstat(tmp).st_ino != ino:
+        _TEMP_INODES[tmp] = -1  # not ours any more: never unlink it either
+        raise FileExistsError(errno.EEXIST, "another process is writing the same file", tmp)
     os.rename(tmp, final)
+    _TEMP_INODES.pop(tmp, None)
     OPEN_TEMPS.discard(tmp)
 
 

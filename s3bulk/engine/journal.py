@@ -1,0 +1,379 @@
+"""The resume journal: which work units of a run are finished, and which multipart uploads are open.
+
+One SQLite file per run, written only by the coordinator (workers report to it over the event
+queue). WAL with synchronous=NORMAL: a commit survives the process being killed (not a power
+cut, which may lose the last commits: those units are then simply redone). A unit is recorded
+only after every object of it is copied, so whatever moment the run dies at, what the journal
+says is done is done.
+
+Tables:
+    meta(k, v)                                  version, identity (JSON), src, dst, mode, state, created
+    ranges(after, until, objects, bytes)        ordered sources: finished key ranges (after, until];
+                                                NULL after = from the start, NULL until = to the end.
+                                                Adjacent ranges are merged, so a run finishing in order
+                                                keeps one row ("done through key K") plus one per gap.
+    pages(first, last, next_token, objects, bytes)   token-paged sources: finished pages first..last of
+                                                the listing chain; next_token starts page last+1 (NULL:
+                                                the listing ended there). Merged the same way.
+    uploads(dst_key, upload_id, size, part_size, src_size, src_mtime, src_etag, started)
+                                                S3 multipart uploads in flight (removed when completed
+                                                or aborted); a resumed run continues them (the parts
+                                                already uploaded are kept) or aborts them.
+
+A run that completes without failures deletes its journal. A fresh run (no --resume) replaces an
+old journal, aborting the uploads it had open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from bisect import bisect_right
+from typing import Any, Iterable
+
+from ..errors import UsageError
+from ..model import WorkUnit
+
+VERSION = "1"
+COMMIT_SECONDS = 0.02  # at most 50 commits a second; each is one WAL append (no fsync), ~50 us
+
+_LO = (0, "")   # sort key of "from the start"
+_HI = (2, "")   # sort key of "to the end"
+
+
+def _akey(after: str | None) -> tuple[int, str]:
+    return _LO if after is None else (1, after)
+
+
+def _ukey(until: str | None) -> tuple[int, str]:
+    return _HI if until is None else (1, until)
+
+
+def identity_of(plan: Any, mode: str) -> dict[str, Any]:
+    """What makes two runs the same run: both sides, the mode, and the options that decide which
+    keys are copied (not speed knobs such as workers or page size)."""
+    def side(loc: Any) -> dict[str, Any]:
+        s3 = loc.s3
+        return {"kind": loc.kind, "bucket": loc.bucket, "prefix": loc.prefix,
+                "endpoint": getattr(s3, "endpoint_url", None) if loc.kind == "s3" else None}
+
+    ident: dict[str, Any] = {"mode": mode, "src": side(plan.src), "dst": side(plan.dst),
+                             "single_key": plan.single_key, "dst_key": plan.keymap.exact_dst,
+                             "filters": [list(r) for r in getattr(plan.filters, "rules", ())]}
+    if plan.sync is not None:
+        ident["sync"] = {"delete": plan.sync.delete, "compare": plan.sync.compare}
+    return ident
+
+
+def default_path(plan: Any, mode: str) -> str:
+    """$XDG_STATE_HOME/s3bulk/journals/<hash of src, dst and mode>.sqlite (~/.local/state/...)."""
+    ident = identity_of(plan, mode)
+    key = json.dumps({k: ident[k] for k in ("mode", "src", "dst", "single_key", "dst_key")}, sort_keys=True)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "s3bulk", "journals", f"{digest}.sqlite")
+
+
+def _describe(ident: dict[str, Any]) -> str:
+    def side(s: dict[str, Any]) -> str:
+        if s["kind"] == "s3":
+            return f"s3://{s['bucket']}/{s['prefix']}"
+        if s["kind"] == "local":
+            return os.path.join(s["bucket"], s["prefix"]) if s["prefix"] else s["bucket"]
+        return s["bucket"]
+
+    return f"{ident.get('mode')} {side(ident['src'])} -> {side(ident['dst'])}"
+
+
+def remove_files(path: str) -> None:
+    for p in (path, path + "-wal", path + "-shm"):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
+class Journal:
+    """The coordinator's record of a run. Methods only change memory and queue SQL; `commit`
+    (called at most every COMMIT_SECONDS, and at the end) writes it in one transaction."""
+
+    def __init__(self, path: str, ident: dict[str, Any], ordered: bool) -> None:
+        self.path = path
+        self.ident = ident
+        self.ordered = ordered
+        self.db: sqlite3.Connection | None = None
+        self._ops: list[tuple[str, tuple]] = []
+        self._last_commit = 0.0
+        # ordered: after-key -> [after, until, objects, bytes]; until-key -> after-key
+        self._by_after: dict[tuple[int, str], list[Any]] = {}
+        self._by_until: dict[tuple[int, str], tuple[int, str]] = {}
+        # token-paged: first -> [first, last, next_token, objects, bytes]; last -> first
+        self._by_first: dict[int, list[Any]] = {}
+        self._by_last: dict[int, int] = {}
+        self.uploads: dict[str, dict[str, Any]] = {}
+        self.resumed = False  # opened with --resume: the run starts where this journal stopped
+        self.stale_uploads: list[dict[str, Any]] = []  # from a replaced journal: to abort
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, path: str, plan: Any, mode: str, *, resume: bool) -> "Journal":
+        ident = identity_of(plan, mode)
+        j = cls(path, ident, ordered=plan.src.kind != "http")
+        exists = os.path.exists(path)
+        if resume:
+            if not exists:
+                raise UsageError(f"nothing to resume: no journal at {path} (the last run completed, "
+                                 "or never started); run without --resume")
+            j._load(check=True)
+            j.resumed = True
+            j._ops.append(("INSERT OR REPLACE INTO meta VALUES ('state', ?)", ("running",)))
+            return j
+        stale: list[dict[str, Any]] = []
+        if exists:
+            old = cls(path, ident, j.ordered)
+            try:
+                old._load(check=False)
+                theirs = json.loads(dict(old.db.execute("SELECT k, v FROM meta").fetchall())  # type: ignore[union-attr]
+                                    .get("identity") or "{}")
+                if theirs.get("dst") == ident["dst"]:
+                    stale = list(old.uploads.values())  # open uploads of the replaced run: to abort
+            except Exception:
+                pass  # unreadable: it is replaced all the same
+            finally:
+                if old.db is not None:
+                    old.db.close()
+            remove_files(path)
+        j._create()
+        j.stale_uploads = stale
+        return j
+
+    def _connect(self) -> sqlite3.Connection:
+        parent = os.path.dirname(self.path)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as exc:
+            raise UsageError(f"cannot open journal {self.path}: {exc}") from None
+        return db
+
+    def _create(self) -> None:
+        db = self.db = self._connect()
+        db.executescript("""
+            CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
+            CREATE TABLE IF NOT EXISTS ranges (after TEXT, until TEXT, objects INTEGER, bytes INTEGER);
+            CREATE TABLE IF NOT EXISTS pages (first INTEGER PRIMARY KEY, last INTEGER, next_token TEXT,
+                                              objects INTEGER, bytes INTEGER);
+            CREATE TABLE IF NOT EXISTS uploads (dst_key TEXT PRIMARY KEY, upload_id TEXT, size INTEGER,
+                                                part_size INTEGER, src_size INTEGER, src_mtime REAL,
+                                                src_etag TEXT, started REAL);
+        """)
+        meta = {"version": VERSION, "identity": json.dumps(self.ident, sort_keys=True),
+                "run": _describe(self.ident), "state": "running", "created": str(time.time())}
+        db.execute("BEGIN")
+        db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
+        db.execute("COMMIT")
+
+    def _load(self, *, check: bool) -> None:
+        try:
+            db = self.db = self._connect()
+            meta = dict(db.execute("SELECT k, v FROM meta").fetchall())
+            ranges = db.execute("SELECT after, until, objects, bytes FROM ranges").fetchall()
+            pages = db.execute("SELECT first, last, next_token, objects, bytes FROM pages").fetchall()
+            uploads = db.execute("SELECT dst_key, upload_id, size, part_size, src_size, src_mtime, src_etag, "
+                                 "started FROM uploads").fetchall()
+        except sqlite3.Error as exc:
+            if check:
+                raise UsageError(f"{self.path} is not a readable s3bulk journal ({exc}); "
+                                 "run without --resume to start over") from None
+            raise
+        if check:
+            if meta.get("version") != VERSION:
+                raise UsageError(f"journal {self.path} was written by another s3bulk version; "
+                                 "run without --resume to start over")
+            theirs = json.loads(meta.get("identity") or "{}")
+            if theirs != self.ident:
+                raise UsageError(f"journal {self.path} belongs to another run ({meta.get('run', '?')}"
+                                 f"{_difference(theirs, self.ident)}); run without --resume to start over, "
+                                 "or name its own --journal")
+        for after, until, objects, nbytes in ranges:
+            row = [after, until, objects, nbytes]
+            self._by_after[_akey(after)] = row
+            self._by_until[_ukey(until)] = _akey(after)
+        for first, last, token, objects, nbytes in pages:
+            self._by_first[first] = [first, last, token, objects, nbytes]
+            self._by_last[last] = first
+        for r in uploads:
+            self.uploads[r[0]] = dict(zip(("dst_key", "upload_id", "size", "part_size", "src_size",
+                                           "src_mtime", "src_etag", "started"), r))
+
+    # ------------------------------------------------------------------ recording
+
+    def unit_done(self, unit: WorkUnit, rest: WorkUnit | None, objects: int, nbytes: int) -> None:
+        """Every object of `unit` (the page it listed; `rest` is what it handed on) is copied."""
+        if self.ordered:
+            self._add_range(unit.after, rest.after if rest is not None else unit.until, objects, nbytes)
+        else:
+            self._add_page(unit.seq, rest.token if rest is not None else None, objects, nbytes)
+
+    def _add_range(self, after: str | None, until: str | None, objects: int, nbytes: int) -> None:
+        if after is not None and until is not None and until <= after:
+            return  # empty range (a page with nothing new)
+        ak = _akey(after)
+        left_ak = self._by_until.get(_akey(after)) if after is not None else None
+        right = self._by_after.get((1, until)) if until is not None else None
+        row = [after, until, objects, nbytes]
+        if left_ak is not None:
+            left = self._by_after.pop(left_ak)
+            del self._by_until[_ukey(left[1])]
+            self._ops.append(("DELETE FROM ranges WHERE after IS ?", (left[0],)))
+            row = [left[0], until, left[2] + objects, left[3] + nbytes]
+            ak = left_ak
+        if right is not None:
+            del self._by_after[(1, until)]  # type: ignore[arg-type]
+            del self._by_until[_ukey(right[1])]
+            self._ops.append(("DELETE FROM ranges WHERE after IS ?", (right[0],)))
+            row = [row[0], right[1], row[2] + right[2], row[3] + right[3]]
+        if ak in self._by_after:  # overlaps a range recorded before: keep both, resume takes the union
+            old = self._by_after.pop(ak)
+            del self._by_until[_ukey(old[1])]
+            self._ops.append(("DELETE FROM ranges WHERE after IS ?", (old[0],)))
+            if _ukey(old[1]) > _ukey(row[1]):
+                row[1] = old[1]
+            row[2] += old[2]
+            row[3] += old[3]
+        self._by_after[ak] = row
+        self._by_until[_ukey(row[1])] = ak
+        self._ops.append(("INSERT INTO ranges VALUES (?, ?, ?, ?)", tuple(row)))
+
+    def _add_page(self, seq: int, next_token: str | None, objects: int, nbytes: int) -> None:
+        for first, row in self._by_first.items():
+            if first <= seq <= row[1]:
+                return  # already recorded (a page a resumed run skipped)
+        row = [seq, seq, next_token, objects, nbytes]
+        left_first = self._by_last.get(seq - 1)
+        if left_first is not None:
+            left = self._by_first.pop(left_first)
+            del self._by_last[left[1]]
+            self._ops.append(("DELETE FROM pages WHERE first = ?", (left_first,)))
+            row = [left[0], seq, next_token, left[3] + objects, left[4] + nbytes]
+        right = self._by_first.pop(seq + 1, None)
+        if right is not None:
+            del self._by_last[right[1]]
+            self._ops.append(("DELETE FROM pages WHERE first = ?", (right[0],)))
+            row = [row[0], right[1], right[2], row[3] + right[3], row[4] + right[4]]
+        self._by_first[row[0]] = row
+        self._by_last[row[1]] = row[0]
+        self._ops.append(("INSERT INTO pages VALUES (?, ?, ?, ?, ?)", tuple(row)))
+
+    def upload_started(self, dst_key: str, upload_id: str, size: int, part_size: int,
+                       src_size: int | None, src_mtime: float | None, src_etag: str | None) -> None:
+        row = {"dst_key": dst_key, "upload_id": upload_id, "size": size, "part_size": part_size,
+               "src_size": src_size, "src_mtime": src_mtime, "src_etag": src_etag, "started": time.time()}
+        self.uploads[dst_key] = row
+        self._ops.append(("INSERT OR REPLACE INTO uploads VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(row.values())))
+
+    def upload_ended(self, dst_key: str, upload_id: str) -> None:
+        row = self.uploads.get(dst_key)
+        if row is not None and row["upload_id"] == upload_id:
+            del self.uploads[dst_key]
+            self._ops.append(("DELETE FROM uploads WHERE dst_key = ? AND upload_id = ?", (dst_key, upload_id)))
+
+    def maybe_commit(self) -> None:
+        if self._ops and time.monotonic() - self._last_commit >= COMMIT_SECONDS:
+            self.commit()
+
+    def commit(self) -> None:
+        self._last_commit = time.monotonic()
+        if not self._ops or self.db is None:
+            return
+        ops, self._ops = self._ops, []
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            for sql, args in ops:
+                db.execute(sql, args)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            self._ops = ops + self._ops
+            raise
+
+    def finish(self, *, complete: bool) -> None:
+        """Write what is left; a complete run removes its journal (nothing to resume)."""
+        if self.db is None:
+            return
+        if complete:
+            self.db.close()
+            self.db = None
+            remove_files(self.path)
+            return
+        self._ops.append(("INSERT OR REPLACE INTO meta VALUES ('state', ?)", ("incomplete",)))
+        self.commit()
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass
+        self.db.close()
+        self.db = None
+
+    # ------------------------------------------------------------------ resuming
+
+    def done_totals(self) -> tuple[int, int]:
+        """(objects, bytes) the journal records as copied."""
+        rows: Iterable[list[Any]] = self._by_after.values() if self.ordered else self._by_first.values()
+        o = b = 0
+        for row in rows:
+            o += row[-2]
+            b += row[-1]
+        return o, b
+
+    def resume_units(self) -> list[WorkUnit]:
+        """The units a resumed run starts from: for an ordered source, every key range not yet
+        finished (the gaps between finished ranges, and what follows the last); for a token-paged
+        source, the first unfinished page (later finished pages are skipped, see skip_pages)."""
+        if self.ordered:
+            spans = sorted((_akey(r[0]), _ukey(r[1]), r[0], r[1]) for r in self._by_after.values())
+            if not spans:
+                return [WorkUnit()]
+            units: list[WorkUnit] = []
+            cursor_key, cursor = _LO, None   # every key up to cursor is done
+            for ak, uk, after, until in spans:
+                if ak > cursor_key:
+                    units.append(WorkUnit(after=cursor, until=after, seq=len(units)))
+                if uk > cursor_key:
+                    cursor_key, cursor = uk, until
+                if cursor_key == _HI:
+                    break
+            if cursor_key != _HI:
+                units.append(WorkUnit(after=cursor, until=None, seq=len(units)))
+            return units
+        head = self._by_first.get(0)
+        if head is None:
+            return [WorkUnit()]
+        if head[2] is None:
+            return []  # the listing's last page is done, and every page before it
+        return [WorkUnit(token=head[2], seq=head[1] + 1)]
+
+    def skip_pages(self) -> tuple[tuple[int, int], ...]:
+        """Token-paged sources: (first, last) runs of pages already done beyond the first gap."""
+        return tuple(sorted((r[0], r[1]) for r in self._by_first.values() if r[0] != 0))
+
+
+def page_skipped(runs: tuple[tuple[int, int], ...], seq: int) -> bool:
+    """Whether page `seq` lies in one of the sorted (first, last) runs."""
+    if not runs:
+        return False
+    i = bisect_right(runs, (seq, float("inf"))) - 1
+    return i >= 0 and runs[i][0] <= seq <= runs[i][1]
+
+
+def _difference(theirs: dict[str, Any], ours: dict[str, Any]) -> str:
+    diff = [k for k in sorted(set(theirs) | set(ours)) if theirs.get(k) != ours.get(k)]
+    return f"; differs in {', '.join(diff)}" if diff else ""
