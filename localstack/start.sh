@@ -30,7 +30,7 @@ install() {
   py=$(find_python)
   uv venv -q --python "$py" "$venv"
   # These pins gave a working set on 2026-03-25; newer releases may need a licence.
-  uv pip install -q --python "$venv/bin/python" --exclude-newer 2026-03-25 \
+  uv pip install -q --compile-bytecode --python "$venv/bin/python" --exclude-newer 2026-03-25 \
     'localstack-core[runtime]==2026.3.0'
 }
 

@@ -28,6 +28,7 @@ _COPY_BELOW = 65536  # smaller bodies are returned as bytes; larger ones keep th
 
 
 _SCRATCH = 256 * 1024
+STALE_AFTER = 2.0  # seconds idle after which a connection closed under us is retried here, silently
 
 
 class _Conn(asyncio.BufferedProtocol):
@@ -36,7 +37,7 @@ class _Conn(asyncio.BufferedProtocol):
     objects, no joining, no second copy."""
 
     __slots__ = ("transport", "buf", "waiter", "head", "need", "body", "filled", "chunked", "closed",
-                 "head_only", "keep_alive", "deadline", "scratch", "into", "view")
+                 "head_only", "keep_alive", "deadline", "scratch", "into", "view", "idle_since")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -47,6 +48,7 @@ class _Conn(asyncio.BufferedProtocol):
         self.waiter: asyncio.Future[Response] | None = None
         self.closed = False
         self.deadline = 0.0
+        self.idle_since = 0.0
         self._reset()
 
     def _reset(self) -> None:
@@ -266,8 +268,10 @@ class HttpClient:
                     resp = await fut
                 except HttpError:
                     conn.transport.close()
-                    if reused and attempt == 0 and not conn.buf and conn.head is None:
-                        continue  # a kept-alive connection the server had closed: try a fresh one
+                    if reused and attempt == 0 and not conn.buf and conn.head is None and \
+                            loop.time() - conn.idle_since > STALE_AFTER:
+                        continue  # a connection the server closed while it sat idle: try a fresh one
+                    # anything else (a reset on a busy connection) is the caller's to retry, and count
                     raise
                 except BaseException:
                     conn.transport.close()
@@ -277,6 +281,7 @@ class HttpClient:
                     conn.into = None
                     self._busy.discard(conn)
                 if conn.keep_alive and not conn.closed and not conn.buf:
+                    conn.idle_since = loop.time()
                     self._idle.append(conn)
                 else:
                     conn.transport.close()

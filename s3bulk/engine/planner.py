@@ -14,6 +14,7 @@ clear error before any worker starts. Decisions:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from ..errors import AccessDenied, NotFound, UsageError
@@ -39,6 +40,8 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
         keymap = KeyMap("", "", exact)
+        # one object is one worker's work: starting more processes only costs their memory and start-up
+        options = dataclasses.replace(options, workers=1)
     else:
         if dst.kind == "s3":
             dst = dst.with_prefix(_as_dir(dst.prefix))

@@ -68,7 +68,9 @@ class _SharedLimit:
         self._local = [initial, 0.0]
         if not name:
             return
-        path = os.path.join("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp", name)
+        where = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
+        _sweep_stale(where)
+        path = os.path.join(where, name)
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError:
@@ -110,7 +112,24 @@ class _SharedLimit:
 
 
 def shared_name(run_id: str, identity: str) -> str:
-    return "s3bulk-" + hashlib.sha1(f"{run_id}\0{identity}".encode()).hexdigest()[:16]
+    """s3bulk-limit-<coordinator pid>-<hash>: a killed run's file can be told from a live one's."""
+    pid = run_id.split("-", 1)[0]
+    return f"s3bulk-limit-{pid}-" + hashlib.sha1(f"{run_id}\0{identity}".encode()).hexdigest()[:16]
+
+
+def _sweep_stale(where: str) -> None:
+    """Remove limit files of runs whose coordinator is gone (killed runs cannot clean up)."""
+    try:
+        names = [n for n in os.listdir(where) if n.startswith("s3bulk-limit-")]
+    except OSError:
+        return
+    for name in names:
+        pid = name.split("-")[2]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            try:
+                os.unlink(os.path.join(where, name))
+            except OSError:
+                pass
 
 
 class Limiter:
