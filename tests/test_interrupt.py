@@ -1,5 +1,5 @@
-"""Ctrl-C and SIGTERM stop a run cleanly: exit 130, one line, no partial file under a final name,
-no temporary files left, and no worker left running."""
+"""Ctrl-C and SIGTERM stop a run cleanly: exit 130, a line saying how to resume, no partial file under
+a final name, no temporary files left, and no worker left running (resuming: test_resume.py)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def test_interrupted_copy_leaves_only_whole_files(cli, bucket, tmp_path, endpoin
     proc = subprocess.Popen(
         [sys.executable, "-m", "s3bulk", "copy", f"s3://{bucket}/", str(dst), "--json", "-w", workers,
          "--endpoint-url", endpoint],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
+        env=dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state")))
     try:
         for line in proc.stdout:
             event = json.loads(line)
@@ -46,6 +47,8 @@ def test_interrupted_copy_leaves_only_whole_files(cli, bucket, tmp_path, endpoin
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130, (proc.returncode, err)
     assert "Traceback" not in err, err
+    # a graceful stop: one line saying what was done and how to go on (the journal is kept)
+    assert "s3bulk: interrupted: " in err and "resume with: s3bulk copy" in err, err
     summary = [json.loads(x) for x in out.splitlines() if '"summary"' in x][-1]
     assert summary["interrupted"] is True
     names = sorted(os.listdir(dst))

@@ -233,7 +233,6 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         summary.interrupted = forced = True
         _shutdown(handles, units_q, events_q, handle, exited, force=True)
     finally:
-        signals.restore()
         if forced and in_process:
             from ..stores.local import remove_open_temps
 
@@ -248,6 +247,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             journal.finish(complete=complete)
             if complete:
                 summary.journal = None
+        signals.restore()  # only now: a further Ctrl-C cannot cut the journal's last commit short
 
     summary.elapsed = time.monotonic() - started
     own = resource.getrusage(resource.RUSAGE_SELF)
