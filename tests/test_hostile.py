@@ -231,8 +231,7 @@ def _(c: Ctx):
     return ["copy", f"s3://{b}/", str(c.dst), "--endpoint-url", url, *W1]
 
 
-@case("truncated-xml-listing", 3, "list", xfail="the lean listing parser (stores/s3wire.py) reads a cut-off "
-      "ListBucketResult as an empty last page: exit 0, nothing copied")
+@case("truncated-xml-listing", 3, "list")
 def _(c: Ctx):
     b = c.bucket({"a": b"1"})
     cut = (b'<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult><Name>x</Name>'
@@ -262,16 +261,13 @@ def _redirect(c: Ctx, status: int) -> list[str]:
     return ["copy", f"s3://{b}/", str(c.dst), "--endpoint-url", url, *W1]
 
 
-REDIRECT_BUG = ("stores/s3.py: aiohttp under aiobotocore follows 3xx Location to another host "
-                "(listing and GETs go there; only Authorization is dropped)")
 
-
-@case("redirect-301-other-host", 3, "redirect", xfail=REDIRECT_BUG)
+@case("redirect-301-other-host", 3, "redirect")
 def _(c: Ctx):
     return _redirect(c, 301)
 
 
-@case("redirect-307-other-host", 3, "redirect", xfail=REDIRECT_BUG)
+@case("redirect-307-other-host", 3, "redirect")
 def _(c: Ctx):
     return _redirect(c, 307)
 

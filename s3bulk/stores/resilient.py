@@ -7,11 +7,12 @@ retry the same way, and the summary can count what was retried.
 - Retries: throttling, 5xx, dropped connections, timeouts and short or corrupt bodies are
   retried with exponential backoff and full jitter (sleep uniform(0, min(cap, base * 2^n)));
   403, 404 and other answers that cannot change are not.
-- Adaptive concurrency (AIMD): each throttling answer halves the number of requests in flight
-  (at most once per `decrease_every` seconds, so one burst of errors counts once); every
-  success adds 1/limit, i.e. about one more request per round trip. The limit is shared by
-  all worker processes of a run through a small memory-mapped file, so one worker's
-  SlowDown slows every worker talking to that bucket.
+- Adaptive concurrency (AIMD, as TCP does it): a throttling answer halves the number of
+  requests in flight, but only if its request was sent after the last decrease (answers to
+  requests sent under the old limit say nothing about the new one); every success adds
+  1/limit, about one more request per round trip. The limit is shared by all worker
+  processes of a run through a small memory-mapped file, so one worker's SlowDown slows
+  every worker talking to that bucket.
 - Caps: --max-rps (requests per second) and --max-bandwidth (bytes per second), split
   evenly among the workers, as token buckets.
 """
@@ -203,16 +204,16 @@ class Limiter:
             return
         limit, last = self.shared.get()
         if limit < self.ceiling:
-            self.shared.set(min(self.ceiling, limit + 1.0 / max(1.0, limit) * self.workers))
+            self.shared.set(min(self.ceiling, limit + 1.0 / max(1.0, limit)))
 
-    def throttled(self, decrease_every: float = 1.0) -> None:
+    def throttled(self, sent_at: float) -> None:
+        """A request sent at `sent_at` (time.time()) was told to slow down."""
         self.stats.throttled += 1
         if not self.opts.adaptive:
             return
-        now = time.time()
         limit, last = self.shared.get()
-        if now - last >= decrease_every:
-            self.shared.set(max(float(self.workers), limit / 2), now)
+        if sent_at > last:
+            self.shared.set(max(float(self.workers), limit / 2), time.time())
             self._limit_cache = (0.0, 0.0)
 
     def total_limit(self) -> int:
@@ -240,11 +241,12 @@ class ResilientStore:
         retried_transient = False
         while True:
             await limiter.acquire()
+            sent_at = time.time()
             try:
                 result = await make()
             except RETRYABLE as exc:
                 if isinstance(exc, Throttled):
-                    limiter.throttled()
+                    limiter.throttled(sent_at)
                 if attempt >= opts.retries:
                     raise
                 retried_transient = True

@@ -33,6 +33,10 @@ _THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExce
 def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: str = "",
               fallback: str = "") -> StoreError:
     """The s3bulk error for an S3 error answer; both data paths (botocore and s3wire) use it."""
+    if status in (301, 302, 303, 307, 308) or code in ("PermanentRedirect", "TemporaryRedirect", "Redirect"):
+        return StoreError(f"the endpoint redirects this request elsewhere ({code or status}); s3bulk does not "
+                          "follow redirects to another host: check --endpoint-url and --region",
+                          op=op, url=url, key=key)
     if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
         return NotFound("bucket does not exist", op=op, url=url, key=key)
     if code in _MISSING or status == 404:
@@ -157,6 +161,7 @@ class S3Store:
 
             self._client.meta.events.unregister("before-parameter-build.s3.ListObjectsV2",
                                                 set_list_objects_encoding_type_url)
+            _refuse_redirects(self._client)
             access = ""
             if not opts.no_sign_request:
                 self._creds = await session.get_credentials()
@@ -420,6 +425,36 @@ class S3Store:
             upload.parts[number] = {"PartNumber": number, "ETag": resp["CopyPartResult"]["ETag"]}
 
         await upload_in_parts(upload, size, part, self._copy_concurrency, one)
+
+
+def _refuse_redirects(client: Any) -> None:
+    """aiohttp follows a 3xx Location to any host by default, taking the listing or the object to
+    wherever the server points. botocore handles S3's own region redirects from the 3xx answer
+    itself, so the HTTP layer must hand that answer back instead of following it."""
+    http = getattr(getattr(client, "_endpoint", None), "http_session", None)
+    get_session = getattr(http, "_get_session", None)
+    if get_session is None:
+        return
+
+    async def session_without_redirects(*args: Any, **kwargs: Any) -> Any:
+        session = await get_session(*args, **kwargs)
+        request = session.request
+        if getattr(request, "_s3bulk_no_redirects", False):
+            return session
+
+        def no_redirects(method: str, url: Any, **kw: Any) -> Any:
+            kw["allow_redirects"] = False
+            return request(method, url, **kw)
+
+        no_redirects._s3bulk_no_redirects = True  # type: ignore[attr-defined]
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            session.request = no_redirects
+        return session
+
+    http._get_session = session_without_redirects
 
 
 def _page(entries: list[ObjectInfo], until: str | None, truncated: bool, token: str | None) -> Page:

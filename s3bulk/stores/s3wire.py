@@ -119,9 +119,10 @@ class S3Wire:
     def _error(self, resp: Response, op: str, url: str, key: str) -> StoreError:
         from .s3 import error_for
 
-        if resp.status in (301, 302, 307, 308) or (
+        region = resp.headers.get("x-amz-bucket-region")
+        if (region and region != self.signer.region) or (
                 resp.status == 400 and b"AuthorizationHeaderMalformed" in resp.body[:1024]):
-            raise UseBotocore(f"{op}: answered {resp.status}")
+            raise UseBotocore(f"{op}: the bucket is in {region or 'another region'}")  # botocore re-resolves
         code = msg = ""
         if resp.body:
             m = _CODE.search(resp.body)
@@ -151,8 +152,9 @@ class S3Wire:
         if resp.status != 200:
             raise self._error(resp, "list", url, "")
         body = bytes(resp.body)
-        if not body.lstrip().startswith(b"<?xml") and b"<ListBucketResult" not in body[:512]:
-            raise Transient("listing answer is not S3 XML", op="list", url=url)
+        if b"<ListBucketResult" not in body[:512] or not body.rstrip().endswith(b"</ListBucketResult>"):
+            # not S3's answer, or cut off: a regex would read a truncated page as a short last one
+            raise Transient("listing answer is not S3 XML (no complete ListBucketResult)", op="list", url=url)
         entries = []
         for m in _CONTENTS.finditer(body):
             f = {name: value for name, value in _FIELD.findall(m.group(1))}
