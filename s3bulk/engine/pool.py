@@ -94,10 +94,11 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         ctx = mp.get_context("spawn")
         handles = []
         # Workers ignore SIGINT once started; until then (imports take a second) a Ctrl-C reaching
-        # the process group would kill them mid-import. Blocked here, it stays blocked in them.
+        # the process group would kill them mid-import, and so would an early SIGUSR1 (graceful
+        # stop). Blocked here, both stay blocked in them until worker_process has its handlers.
         masked = threading.current_thread() is threading.main_thread()
         if masked:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGUSR1})
         try:
             units_q = ctx.Queue(maxsize=workers * 4 + 4)
             events_q = ctx.Queue(maxsize=1024)
@@ -115,7 +116,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
                               "--workers 1 runs without them") from exc
         finally:
             if masked:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGUSR1})
 
     frontier: deque[WorkUnit] = deque(starts)
     stopping = False

@@ -431,6 +431,7 @@ def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_byt
     signal.signal(signal.SIGUSR1, lambda signum, frame: worker.request_stop())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator decides what Ctrl-C means
     signal.signal(signal.SIGTERM, _stop_now)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # blocked while we were spawned
     _install_loop_policy()
     try:
         asyncio.run(worker.run())
