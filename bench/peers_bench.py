@@ -21,7 +21,7 @@ Each tool is run the way a user chasing speed would run it:
 
 | tool | flags |
 | --- | --- |
-| s3bulk | `copy SRC DST --endpoint-url URL --json` (defaults: one worker process per core, 64 transfers each, 16 MiB parts); `ls URL --endpoint-url URL` |
+| s3bulk | `copy SRC DST --endpoint-url URL --json` (defaults: one worker process per core, 64 transfers each, 8 MiB parts, 8 in flight); `ls URL --endpoint-url URL` |
 | s5cmd | `--log error --endpoint-url URL cp -c 16 -p 16 SRC DST` (`--numworkers` default 256; 16 parts of 16 MiB in flight for big objects); `ls 's3://b/prefix/*'` |
 | aws-cli | `aws --endpoint-url URL s3 cp --recursive --only-show-errors`, `s3 ls --recursive`; AWS_CONFIG_FILE with `s3 = max_concurrent_requests = 64, max_queue_size = 10000, multipart_threshold = 16MB, multipart_chunksize = 16MB` |
 | rclone | remote from env only (`RCLONE_CONFIG_PB_TYPE=s3`, `PROVIDER=Other`, `ENDPOINT`, keys, `REGION=us-east-1`, `FORCE_PATH_STYLE=true`); `copy`/`copyto`/`ls` with `-q --transfers 64 --checkers 64 --fast-list --use-server-modtime --s3-no-check-bucket --s3-disable-checksum --s3-chunk-size 16M --s3-upload-cutoff 16M --s3-upload-concurrency 16 --multi-thread-cutoff 16M --multi-thread-streams 16` |
