@@ -130,8 +130,14 @@ class Run:
         return f"Run(code={self.code}, out={self.out[-2000:]!r}, err={self.err[-2000:]!r})"
 
 
+@pytest.fixture(scope="session")
+def state_home(tmp_path_factory):
+    """Where CLI runs keep their resume journals: not the user's ~/.local/state."""
+    return str(tmp_path_factory.mktemp("state"))
+
+
 @pytest.fixture
-def cli(endpoint):
+def cli(endpoint, state_home):
     """Run `python -m s3bulk ARGS` against LocalStack; returns a Run."""
 
     def run(*args: str, env: dict | None = None, timeout: float = 600, endpoint_url: bool = True) -> Run:
@@ -139,7 +145,7 @@ def cli(endpoint):
         if endpoint_url and args and args[0] in ("copy", "sync", "ls") and not any(
                 a.startswith(("--endpoint-url", "--src-endpoint-url", "--dst-endpoint-url")) for a in args):
             argv += ["--endpoint-url", endpoint]
-        full_env = dict(os.environ)
+        full_env = dict(os.environ, XDG_STATE_HOME=state_home)
         full_env.update(env or {})
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=ROOT)
         return Run(proc)
