@@ -137,6 +137,7 @@ class S3Store:
         opts = self.location.s3
         try:
             session = AioSession(profile=opts.profile)
+            session.register_component("data_loader", _shared_loader(session.get_config_variable("data_path")))
             self._ca_bundle = session.get_config_variable("ca_bundle")
             kwargs: dict[str, Any] = dict(
                 max_pool_connections=self._max_connections,
@@ -425,6 +426,21 @@ class S3Store:
             upload.parts[number] = {"PartNumber": number, "ETag": resp["CopyPartResult"]["ETag"]}
 
         await upload_in_parts(upload, size, part, self._copy_concurrency, one)
+
+
+_LOADERS: dict[Any, Any] = {}
+
+
+def _shared_loader(data_path: str | None) -> Any:
+    """One botocore data loader per process (and AWS_DATA_PATH): it caches the parsed S3 model and
+    endpoint rules (JSON parsing is most of what creating a client costs), and forked workers
+    inherit it warm."""
+    loader = _LOADERS.get(data_path)
+    if loader is None:
+        from botocore.loaders import create_loader
+
+        loader = _LOADERS[data_path] = create_loader(data_path)
+    return loader
 
 
 def _refuse_redirects(client: Any) -> None:
