@@ -244,12 +244,14 @@ class HttpClient:
         async with self._slots:
             for attempt in (0, 1):
                 conn = None
+                loop = asyncio.get_running_loop()
                 while self._idle:
                     c = self._idle.pop()
                     if not c.closed:
                         conn = c
                         break
-                reused = conn is not None
+                # only a connection that sat idle a while may have been closed by the server meanwhile
+                reused = conn is not None and loop.time() - conn.idle_since > STALE_AFTER
                 if conn is None:
                     conn = await self._connect()
                 loop = asyncio.get_running_loop()
@@ -268,8 +270,7 @@ class HttpClient:
                     resp = await fut
                 except HttpError:
                     conn.transport.close()
-                    if reused and attempt == 0 and not conn.buf and conn.head is None and \
-                            loop.time() - conn.idle_since > STALE_AFTER:
+                    if reused and attempt == 0 and conn.closed and not conn.buf and conn.head is None:
                         continue  # a connection the server closed while it sat idle: try a fresh one
                     # anything else (a reset on a busy connection) is the caller's to retry, and count
                     raise

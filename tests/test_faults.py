@@ -43,14 +43,35 @@ CASES = [("slowdown", "upload"), ("error500", "download"), ("reset", "upload"), 
          ("stall", "download")]
 
 
+@pytest.fixture(scope="module")
+def seeded(s3, endpoint, state_home, tmp_path_factory):
+    """One bucket holding the N objects, put there once without faults, for the download cases."""
+    import os
+    import subprocess
+    import sys
+    import uuid
+
+    name = f"t-{uuid.uuid4().hex[:20]}"
+    s3.create_bucket(Bucket=name)
+    src = tmp_path_factory.mktemp("seed")
+    write_tree(src, objects_tree(N))
+    proc = subprocess.run([sys.executable, "-m", "s3bulk", "copy", str(src), f"s3://{name}/", "-q",
+                           "--endpoint-url", endpoint], env=dict(os.environ, XDG_STATE_HOME=state_home),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return name
+
+
 @pytest.mark.parametrize("kind,direction", CASES)
-def test_ten_percent_faults_lose_nothing(kind, direction, cli, s3, bucket, tmp_path, fault_proxy, no_leftovers):
+def test_ten_percent_faults_lose_nothing(kind, direction, request, cli, s3, tmp_path, fault_proxy, no_leftovers):
     tree = objects_tree(N)
-    src = tmp_path / "src"
-    write_tree(src, tree)
     extra = ["--request-timeout", "2"] if kind == "stall" else []
-    if direction == "download":  # put the objects in place without faults first
-        assert cli("copy", str(src), f"s3://{bucket}/", "-q").code == 0
+    if direction == "download":
+        bucket = request.getfixturevalue("seeded")
+    else:
+        bucket = request.getfixturevalue("bucket")
+        src = tmp_path / "src"
+        write_tree(src, tree)
     only = object_puts if direction == "upload" else object_requests
     fault_proxy.rates = Faults(**{kind: 0.1}, stall_seconds=4.0, seed=7, only=only)
     if direction == "upload":

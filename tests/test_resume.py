@@ -229,7 +229,7 @@ def test_multipart_interrupted_halfway(endpoint, s3, bucket, tmp_path, env):
     with FaultProxy(host, port, [parts]) as proxy:
         args = ["copy", str(src), f"s3://{bucket}/", "--json", "-w", "1", "--part-size", "8MiB",
                 "--multipart-threshold", "8MiB", "--max-buffer", "16MiB", "--endpoint-url", proxy.url,
-                "--journal", str(journal)]
+                "--journal", str(journal), "--max-bandwidth", "24MiB"]  # slow enough to stop half-way
         for sig, resume in ((signal.SIGKILL, []), (signal.SIGINT, ["--resume"])):
             seen = listed_parts()
             proc = s3bulk(*args, *resume, out=tmp_path / f"{sig.name}.out", env=env)

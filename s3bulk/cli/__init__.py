@@ -228,6 +228,14 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
                   "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
         renderer.on_event(kind, payload)
 
+    # run_plan counts Ctrl-Cs while it runs and then puts back the handler it found: make that one
+    # ignore them, so a Ctrl-C pressed as the run ends cannot cut off the summary or the resume line
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     with renderer:
         summary = run_plan(plan, on_event, journal=run_journal)
     summary.dry_run = dry_run
