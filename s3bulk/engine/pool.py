@@ -312,12 +312,17 @@ def _quietly(fn: Callable[..., Any], *args: Any) -> None:
 
 
 def _start_method() -> str:
-    """spawn: every worker starts a fresh interpreter (~0.8 s of CPU to import botocore and parse the
-    S3 model). fork would save that (measured: 20,000-object download 7.1 -> 5.2 CPU s) but a forked
-    worker shares the coordinator's signal state, and the graceful/forced Ctrl-C tests failed with it;
-    forkserver too. S3BULK_START_METHOD=fork|forkserver tries them."""
+    """fork on Linux: a worker starts with botocore imported and the S3 model parsed by the planner
+    (spawn made every worker pay ~0.8 s of CPU for that: 20,000-object download 7.1 -> 5.2 CPU s).
+    Workers set their own signal handlers first thing and end with os._exit, so nothing of the
+    coordinator (its journal's SQLite handle, its renderer) is used in them. spawn elsewhere;
+    S3BULK_START_METHOD=spawn|forkserver overrides."""
+    import sys
+
     chosen = os.environ.get("S3BULK_START_METHOD")
-    return chosen if chosen in ("fork", "spawn", "forkserver") else "spawn"
+    if chosen in ("fork", "spawn", "forkserver"):
+        return chosen
+    return "fork" if sys.platform == "linux" else "spawn"
 
 
 def _keep_failure(summary: Summary, failure: Failure) -> None:
