@@ -216,9 +216,6 @@ class Limiter:
             self.shared.set(max(float(self.workers), limit / 2), time.time())
             self._limit_cache = (0.0, 0.0)
 
-    def total_limit(self) -> int:
-        return int(self.shared.get()[0])
-
     def close(self) -> None:
         self.shared.close()
 

@@ -12,13 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from urllib.parse import unquote
-from typing import Any, Sequence
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from ..errors import (AccessDenied, ConnectFailed, Corrupt, NotFound, StoreError, Throttled,
                       Transient, UsageError)
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 from .base import Store, part_size_for, upload_in_parts
+from .s3wire import UseBotocore
+
+T = TypeVar("T")
+_NO_WIRE: Any = object()  # what _on_wire returns when the request must go through botocore
 
 COPY_OBJECT_LIMIT = 5 * 1024**3  # CopyObject refuses sources above 5 GiB
 
@@ -185,7 +189,7 @@ class S3Store:
     async def _open_wire(self) -> None:
         """Point the lean path at the address botocore resolves for this bucket (a presigned URL runs
         the whole endpoint ruleset: custom endpoints, path or virtual-host style, FIPS, dual-stack)."""
-        from .s3wire import S3Wire, UseBotocore
+        from .s3wire import S3Wire
 
         if self.bucket.startswith("arn:") or self.bucket.endswith("--x-s3"):
             return  # access points and directory buckets: botocore knows their rules
@@ -213,6 +217,18 @@ class S3Store:
             self._frozen_at = now
         return self._frozen
 
+    async def _on_wire(self, call: Callable[[Any], Awaitable[T]]) -> T:
+        """call(wire) on the lean path, or _NO_WIRE when it is off or hands this request (and from
+        then on every request) to botocore."""
+        wire = self._wire
+        if wire is None:
+            return _NO_WIRE
+        try:
+            return await call(wire)
+        except UseBotocore:
+            self._drop_wire()
+            return _NO_WIRE
+
     def _drop_wire(self) -> None:
         """Something only botocore handles came up: use it for the rest of the run."""
         wire, self._wire = self._wire, None
@@ -230,21 +246,18 @@ class S3Store:
     # ---------------------------------------------------------------- listing
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
-        if self._wire is not None:
-            from .s3wire import UseBotocore
-
+        async def lean(wire: Any) -> Page:
             url = self._url(prefix)
             try:
-                try:
-                    rows, truncated, token = await self._wire.list_page(prefix, unit.after, unit.token, limit,
-                                                                        False, url)
-                except Transient:
-                    # some servers fail with a 5xx on keys XML cannot carry: ask for url-encoded keys
-                    rows, truncated, token = await self._wire.list_page(prefix, unit.after, unit.token, limit,
-                                                                        True, url)
-                return _page([ObjectInfo(*r) for r in rows], unit.until, truncated, token)
-            except UseBotocore:
-                self._drop_wire()
+                rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, False, url)
+            except Transient:
+                # some servers fail with a 5xx on keys XML cannot carry: ask for url-encoded keys
+                rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, True, url)
+            return _page([ObjectInfo(*r) for r in rows], unit.until, truncated, token)
+
+        page = await self._on_wire(lean)
+        if page is not _NO_WIRE:
+            return page
         params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit}
         if prefix:
             params["Prefix"] = prefix
@@ -276,13 +289,9 @@ class S3Store:
     # ---------------------------------------------------------------- reading
 
     async def head(self, key: str) -> ObjectInfo:
-        if self._wire is not None:
-            from .s3wire import UseBotocore
-
-            try:
-                return await self._wire.head(key, self._url(key))
-            except UseBotocore:
-                self._drop_wire()
+        info = await self._on_wire(lambda wire: wire.head(key, self._url(key)))
+        if info is not _NO_WIRE:
+            return info
         try:
             resp = await self._client.head_object(Bucket=self.bucket, Key=key)
         except Exception as exc:
@@ -296,13 +305,9 @@ class S3Store:
         if start is not None:
             if end <= start:
                 return b""
-        if self._wire is not None:
-            from .s3wire import UseBotocore
-
-            try:
-                return await self._wire.get(key, start, end, self._url(key))  # type: ignore[return-value]
-            except UseBotocore:
-                self._drop_wire()
+        data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key)))
+        if data is not _NO_WIRE:
+            return data
         if start is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
         try:
@@ -321,18 +326,11 @@ class S3Store:
 
     async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
         """Bytes [start, end) received into buf (the lean path writes them there as they arrive)."""
-        if self._wire is not None:
-            from .s3wire import UseBotocore
-
-            try:
-                data = await self._wire.get(key, start, end, self._url(key), buf)
-                if isinstance(data, memoryview) and data.obj is buf.obj:
-                    return data
-                buf[:len(data)] = data
-                return buf[:len(data)]
-            except UseBotocore:
-                self._drop_wire()
-        data = await self.read(key, start, end)
+        data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key), buf))
+        if data is _NO_WIRE:
+            data = await self.read(key, start, end)
+        elif isinstance(data, memoryview) and data.obj is buf.obj:
+            return data  # received in place
         buf[:len(data)] = data
         return buf[:len(data)]
 
@@ -350,13 +348,8 @@ class S3Store:
             raise translate(exc, "check bucket", self._url()) from exc
 
     async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
-        if self._wire is not None:
-            from .s3wire import UseBotocore
-
-            try:
-                return await self._wire.put(key, data, self._url(key))
-            except UseBotocore:
-                self._drop_wire()
+        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key))) is not _NO_WIRE:
+            return
         try:
             await self._client.put_object(Bucket=self.bucket, Key=key, Body=data)
         except Exception as exc:
@@ -401,13 +394,9 @@ class S3Store:
         assert isinstance(src, S3Store)
         source = {"Bucket": src.bucket, "Key": src_key}
         if size <= self._copy_threshold:
-            if self._wire is not None:
-                from .s3wire import UseBotocore
-
-                try:
-                    return await self._wire.copy(src.bucket, src_key, dst_key, self._url(dst_key))
-                except UseBotocore:
-                    self._drop_wire()
+            if await self._on_wire(lambda wire: wire.copy(src.bucket, src_key, dst_key,
+                                                          self._url(dst_key))) is not _NO_WIRE:
+                return
             try:
                 await self._client.copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source)
             except Exception as exc:
@@ -498,15 +487,11 @@ class S3Multipart:
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         s = self.store
-        if s._wire is not None:
-            from .s3wire import UseBotocore
-
-            try:
-                self.parts[number] = await s._wire.upload_part(self.key, self.upload_id, number, data,
-                                                               s._url(self.key), self.checksum)
-                return
-            except UseBotocore:
-                s._drop_wire()
+        part = await s._on_wire(lambda wire: wire.upload_part(self.key, self.upload_id, number, data,
+                                                              s._url(self.key), self.checksum))
+        if part is not _NO_WIRE:
+            self.parts[number] = part
+            return
         try:
             resp = await s._client.upload_part(Bucket=s.bucket, Key=self.key, UploadId=self.upload_id,
                                                PartNumber=number,
