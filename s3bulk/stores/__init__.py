@@ -66,6 +66,6 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
     if location.kind == "http":
         from .listget import ListGetStore
 
-        return wrap(ListGetStore(location, max_connections=options.max_connections, retries=0,
+        return wrap(ListGetStore(location, max_connections=options.max_connections,
                                  timeout=options.timeout), res)  # type: ignore[return-value]
     raise UsageError(f"unknown store kind {location.kind!r}")

@@ -10,17 +10,13 @@ Names carry no sizes; the engine learns a size from the GET itself (`read_first`
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
 from urllib.parse import quote, urlsplit
 
 from ..errors import ConnectFailed, Corrupt, NotFound, StoreError, Transient
 from ..httpclient import HttpClient, HttpError, Response
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
-
-RETRIES = 5
 
 
 class MalformedListing(StoreError):
@@ -30,8 +26,7 @@ class MalformedListing(StoreError):
 class ListGetStore:
     ordered = False
 
-    def __init__(self, location: Location, *, max_connections: int = 64, retries: int = RETRIES,
-                 timeout: float = 60.0) -> None:
+    def __init__(self, location: Location, *, max_connections: int = 64, timeout: float = 60.0) -> None:
         self.location = location
         parts = urlsplit(location.bucket)
         if parts.scheme != "http":
@@ -41,33 +36,23 @@ class ListGetStore:
         self.base_path = parts.path.rstrip("/")
         self.client = HttpClient(parts.hostname or "127.0.0.1", parts.port or 80,
                                  max_connections=max_connections, timeout=timeout)
-        self.retries = retries
 
     async def close(self) -> None:
         await self.client.close()
 
     async def _request(self, method: str, target: str, op: str, key: str = "",
                        headers: dict[str, str] | None = None) -> Response:
-        """One request, retried here `retries` times with backoff and full jitter on 5xx and transport
-        errors (open_store passes 0: its resilient wrapper retries every store the same way)."""
+        """One request. Transport failures and 5xx become ConnectFailed/Transient, which the resilient
+        wrapper (open_store) retries with backoff, as it does for every store."""
         url = f"{self.location.bucket}{target}"
-        delay = 0.05
-        for attempt in range(self.retries + 1):
-            try:
-                resp = await self.client.request(method, self.base_path + target, headers)
-            except HttpError as exc:
-                if attempt == self.retries:
-                    kind = ConnectFailed if "cannot connect" in str(exc) else Transient
-                    raise kind(str(exc), op=op, url=url, key=key) from exc
-            else:
-                if resp.status < 500:
-                    return resp
-                if attempt == self.retries:
-                    raise Transient(f"server error {resp.status}" + (f" after {attempt + 1} attempts" if attempt else ""),
-                                    op=op, url=url, key=key)
-            await asyncio.sleep(random.uniform(0, delay))
-            delay = min(delay * 2, 5.0)
-        raise AssertionError("unreachable")
+        try:
+            resp = await self.client.request(method, self.base_path + target, headers)
+        except HttpError as exc:
+            kind = ConnectFailed if "cannot connect" in str(exc) else Transient
+            raise kind(str(exc), op=op, url=url, key=key) from exc
+        if resp.status >= 500:
+            raise Transient(f"server error {resp.status}", op=op, url=url, key=key)
+        return resp
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
         target = "/list" if unit.token is None else f"/list?next-marker={quote(unit.token, safe='')}"

@@ -267,7 +267,7 @@ class ResilientStore:
         return await self._call(lambda: self.inner.head(key))
 
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
-        if self.opts.max_bandwidth > 0 and start is not None and end is not None:
+        if start is not None and end is not None:
             await self.limiter.pace_bytes(end - start)
         data = await self._call(lambda: self.inner.read(key, start, end))
         if start is None:
