@@ -78,6 +78,8 @@ class Counters:
     server_side: int = 0
     retries: int = 0       # requests tried again (throttling, 5xx, dropped connections, short bodies)
     throttled: int = 0     # answers that asked us to slow down (503 SlowDown and kin)
+    resumed: int = 0       # objects an interrupted run had finished (the journal's done_keys): not redone
+    resumed_bytes: int = 0
     # Sum over workers of their current request concurrency: workers send the change since their
     # last report, so the coordinator's sum is the run's concurrency now (where AIMD settled).
     concurrency: int = 0
@@ -94,21 +96,23 @@ class Counters:
         self.server_side += other.server_side
         self.retries += other.retries
         self.throttled += other.throttled
+        self.resumed += other.resumed
+        self.resumed_bytes += other.resumed_bytes
         self.concurrency += other.concurrency
 
     def take(self) -> "Counters":
         """Return the counts so far and reset to zero (for periodic deltas)."""
         out = Counters(self.listed, self.listed_bytes, self.done, self.done_bytes,
                        self.failed, self.skipped, self.skipped_bytes, self.deleted, self.server_side,
-                       self.retries, self.throttled, self.concurrency)
+                       self.retries, self.throttled, self.resumed, self.resumed_bytes, self.concurrency)
         self.listed = self.listed_bytes = self.done = self.done_bytes = 0
         self.failed = self.skipped = self.skipped_bytes = self.deleted = self.server_side = 0
-        self.retries = self.throttled = self.concurrency = 0
+        self.retries = self.throttled = self.resumed = self.resumed_bytes = self.concurrency = 0
         return out
 
     def __bool__(self) -> bool:
         return any((self.listed, self.done, self.failed, self.skipped, self.deleted, self.retries,
-                    self.throttled, self.concurrency))
+                    self.throttled, self.resumed, self.concurrency))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,16 @@ Tables:
                                                 S3 multipart uploads in flight (removed when completed
                                                 or aborted); a resumed run continues them (the parts
                                                 already uploaded are kept) or aborts them.
+    done_keys(key, size)                        objects finished inside units that were not finished
+                                                when a run stopped; a resumed run skips them.
+
+Objects, not only units: a unit is a whole page (1,000 keys), so recording units alone would make a
+resume redo every page that was in flight. Each worker therefore appends every object it finishes
+to a small per-page file under `<journal>.d/` (one write() per object, no fsync: it survives the
+process being killed, as the SQLite WAL does). When the coordinator has committed the page's unit
+as done it deletes that file; files left behind by a stop belong to pages not finished, and a
+resumed run folds them into done_keys. So whatever moment a run dies at, a resume redoes at most
+the objects whose transfer was in flight.
 
 A run that completes without failures deletes its journal. A fresh run (no --resume) replaces an
 old journal, aborting the uploads it had open.
@@ -96,6 +106,82 @@ def remove_files(path: str) -> None:
             pass
 
 
+def object_log_dir(path: str) -> str:
+    """Where workers log the objects they finish, page by page (see the module docstring)."""
+    return path + ".d"
+
+
+def remove_object_logs(path: str) -> None:
+    d = object_log_dir(path)
+    try:
+        names = os.listdir(d)
+    except FileNotFoundError:
+        return
+    for name in names:
+        try:
+            os.unlink(os.path.join(d, name))
+        except FileNotFoundError:
+            pass
+    try:
+        os.rmdir(d)
+    except OSError:
+        pass
+
+
+def read_object_log(path: str) -> list[tuple[str, int]]:
+    """(key, size) lines of one per-page object log; a line torn by a kill is ignored."""
+    out: list[tuple[str, int]] = []
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return out
+    for line in data.split(b"\n"):
+        if not line:
+            continue
+        try:
+            key, size = json.loads(line)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(key, str) and isinstance(size, int):
+            out.append((key, size))
+    return out
+
+
+class ObjectLog:
+    """A worker's record of the objects it finished in one page: one line per object, appended with one
+    write() as soon as the object is in place. Opened lazily, on the first finished object."""
+
+    __slots__ = ("path", "_fd")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd = -1
+
+    def add(self, key: str, size: int) -> None:
+        """Record one finished object. Best effort: if the journal's disk refuses (full, gone), the
+        page is simply redone on resume, and the copy itself is not a failure."""
+        if self._fd == -2:
+            return
+        try:
+            if self._fd < 0:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            os.write(self._fd, json.dumps([key, size]).encode() + b"\n")
+        except OSError:
+            self.close()
+            self._fd = -2
+
+    @property
+    def used(self) -> bool:
+        return self._fd != -1
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+        if self._fd != -2:
+            self._fd = -1
+
+
 class Journal:
     """The coordinator's record of a run. Methods only change memory and queue SQL; `commit`
     (called at most every COMMIT_SECONDS, and at the end) writes it in one transaction."""
@@ -115,6 +201,8 @@ class Journal:
         self._by_last: dict[int, int] = {}
         self.uploads: dict[str, dict[str, Any]] = {}
         self.resumed = False  # opened with --resume: the run starts where this journal stopped
+        self.done_keys: dict[str, int] = {}  # objects finished in units not finished (resume skips them)
+        self._unlink_after_commit: list[str] = []  # per-page object logs whose unit is committed done
         self.stale_uploads: list[dict[str, Any]] = []  # from a replaced journal: to abort
 
     # ------------------------------------------------------------------ opening
@@ -130,6 +218,7 @@ class Journal:
                                  "or never started); run without --resume")
             j._load(check=True)
             j.resumed = True
+            j._fold_object_logs()
             j._ops.append(("INSERT OR REPLACE INTO meta VALUES ('state', ?)", ("running",)))
             return j
         stale: list[dict[str, Any]] = []
@@ -147,6 +236,7 @@ class Journal:
                 if old.db is not None:
                     old.db.close()
             remove_files(path)
+        remove_object_logs(path)
         j._create()
         j.stale_uploads = stale
         return j
@@ -170,6 +260,7 @@ class Journal:
             CREATE TABLE IF NOT EXISTS ranges (after TEXT, until TEXT, objects INTEGER, bytes INTEGER);
             CREATE TABLE IF NOT EXISTS pages (first INTEGER PRIMARY KEY, last INTEGER, next_token TEXT,
                                               objects INTEGER, bytes INTEGER);
+            CREATE TABLE IF NOT EXISTS done_keys (key TEXT PRIMARY KEY, size INTEGER);
             CREATE TABLE IF NOT EXISTS uploads (dst_key TEXT PRIMARY KEY, upload_id TEXT, size INTEGER,
                                                 part_size INTEGER, src_size INTEGER, src_mtime REAL,
                                                 src_etag TEXT, started REAL);
@@ -186,6 +277,7 @@ class Journal:
             meta = dict(db.execute("SELECT k, v FROM meta").fetchall())
             ranges = db.execute("SELECT after, until, objects, bytes FROM ranges").fetchall()
             pages = db.execute("SELECT first, last, next_token, objects, bytes FROM pages").fetchall()
+            done_keys = db.execute("SELECT key, size FROM done_keys").fetchall()
             uploads = db.execute("SELECT dst_key, upload_id, size, part_size, src_size, src_mtime, src_etag, "
                                  "started FROM uploads").fetchall()
         except sqlite3.Error as exc:
@@ -209,14 +301,19 @@ class Journal:
         for first, last, token, objects, nbytes in pages:
             self._by_first[first] = [first, last, token, objects, nbytes]
             self._by_last[last] = first
+        self.done_keys = dict(done_keys)
         for r in uploads:
             self.uploads[r[0]] = dict(zip(("dst_key", "upload_id", "size", "part_size", "src_size",
                                            "src_mtime", "src_etag", "started"), r))
 
     # ------------------------------------------------------------------ recording
 
-    def unit_done(self, unit: WorkUnit, rest: WorkUnit | None, objects: int, nbytes: int) -> None:
-        """Every object of `unit` (the page it listed; `rest` is what it handed on) is copied."""
+    def unit_done(self, unit: WorkUnit, rest: WorkUnit | None, objects: int, nbytes: int,
+                  object_log: str | None = None) -> None:
+        """Every object of `unit` (the page it listed; `rest` is what it handed on) is copied.
+        `object_log`, the page's per-object file, is deleted once this is committed."""
+        if object_log is not None:
+            self._unlink_after_commit.append(object_log)
         if self.ordered:
             self._add_range(unit.after, rest.after if rest is not None else unit.until, objects, nbytes)
         else:
@@ -285,13 +382,51 @@ class Journal:
             del self.uploads[dst_key]
             self._ops.append(("DELETE FROM uploads WHERE dst_key = ? AND upload_id = ?", (dst_key, upload_id)))
 
+    def _fold_object_logs(self) -> None:
+        """Resume: objects finished in the stopped run's unfinished pages become done_keys (committed
+        before their files are deleted, so a kill in between loses nothing)."""
+        d = object_log_dir(self.path)
+        try:
+            names = sorted(os.listdir(d))
+        except FileNotFoundError:
+            names = []
+        files = [os.path.join(d, n) for n in names if n.endswith(".keys")]
+        for key in [k for k in self.done_keys if self._in_done_range(k)]:  # their pages finished since
+            del self.done_keys[key]
+            self._ops.append(("DELETE FROM done_keys WHERE key = ?", (key,)))
+        for f in files:
+            for key, size in read_object_log(f):
+                if key not in self.done_keys and not self._in_done_range(key):
+                    self.done_keys[key] = size
+                    self._ops.append(("INSERT OR REPLACE INTO done_keys VALUES (?, ?)", (key, size)))
+        self.commit()
+        for f in files:
+            try:
+                os.unlink(f)
+            except FileNotFoundError:
+                pass
+
+    def _in_done_range(self, key: str) -> bool:
+        """Whether an ordered source's finished ranges already hold `key` (its page's log outlived the
+        commit that recorded the page)."""
+        if not self.ordered:
+            return False
+        k = (1, key)
+        for row in self._by_after.values():
+            if _akey(row[0]) < k <= _ukey(row[1]):
+                return True
+        return False
+
     def maybe_commit(self) -> None:
-        if self._ops and time.monotonic() - self._last_commit >= COMMIT_SECONDS:
+        if (self._ops or self._unlink_after_commit) and time.monotonic() - self._last_commit >= COMMIT_SECONDS:
             self.commit()
 
     def commit(self) -> None:
         self._last_commit = time.monotonic()
-        if not self._ops or self.db is None:
+        if self.db is None:
+            return
+        if not self._ops:
+            self._unlink_committed()
             return
         ops, self._ops = self._ops, []
         db = self.db
@@ -304,6 +439,15 @@ class Journal:
             db.execute("ROLLBACK")
             self._ops = ops + self._ops
             raise
+        self._unlink_committed()
+
+    def _unlink_committed(self) -> None:
+        logs, self._unlink_after_commit = self._unlink_after_commit, []
+        for f in logs:  # their pages are committed done: the per-object record is not needed any more
+            try:
+                os.unlink(f)
+            except FileNotFoundError:
+                pass
 
     def finish(self, *, complete: bool) -> None:
         """Write what is left; a complete run removes its journal (nothing to resume)."""
@@ -313,6 +457,7 @@ class Journal:
             self.db.close()
             self.db = None
             remove_files(self.path)
+            remove_object_logs(self.path)
             return
         self._ops.append(("INSERT OR REPLACE INTO meta VALUES ('state', ?)", ("incomplete",)))
         self.commit()

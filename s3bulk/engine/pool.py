@@ -74,10 +74,19 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         if journal.stale_uploads:  # a replaced journal's uploads: nobody will finish them now
             _quietly(abort_uploads, plan.dst, opts, journal.stale_uploads)
             journal.stale_uploads = []
+        from .journal import object_log_dir
+
+        log_dir = object_log_dir(journal.path)
+        try:
+            os.makedirs(log_dir, exist_ok=True)
+        except OSError:
+            log_dir = None  # resume then works page by page only
         if journal.resumed:
             starts = journal.resume_units()
             summary.resumed_skipped, summary.resumed_skipped_bytes = journal.done_totals()
-            resume_info = ResumeInfo(journal.skip_pages(), dict(journal.uploads))
+            resume_info = ResumeInfo(journal.skip_pages(), dict(journal.uploads), log_dir, journal.done_keys)
+        else:
+            resume_info = ResumeInfo(log_dir=log_dir)
 
     signals = _Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
     if in_process:
@@ -148,11 +157,11 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
                 unlisted += 1
         elif kind == "done":
             pending -= 1
-            _, _, unit, rest, objects, nbytes, failed = msg
+            _, _, unit, rest, objects, nbytes, failed, object_log = msg
             if failed:
-                unit_failures += 1  # not journaled: a resume does the unit again
+                unit_failures += 1  # not journaled: a resume does the unit again (its log keeps the rest)
             elif journal is not None:
-                journal.unit_done(unit, rest, objects, nbytes)
+                journal.unit_done(unit, rest, objects, nbytes, object_log)
         elif kind == "abandoned":  # a graceful stop: back where it came from, unfinished
             frontier.append(msg[2])
             if msg[3]:
@@ -250,6 +259,8 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
                 summary.journal = None
         signals.restore()  # only now: a further Ctrl-C cannot cut the journal's last commit short
 
+    summary.resumed_skipped += summary.counters.resumed
+    summary.resumed_skipped_bytes += summary.counters.resumed_bytes
     summary.elapsed = time.monotonic() - started
     own = resource.getrusage(resource.RUSAGE_SELF)
     summary.cpu_seconds = own.ru_utime + own.ru_stime + sum(cpu for _, cpu in exited.values())

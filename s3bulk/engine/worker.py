@@ -9,7 +9,9 @@ each unit, "unit done" notes, and counters aggregated over a quarter second.
 
 Messages to the coordinator (tuples, cheap to pickle):
     ("listed", wid, unit, rest | None)
-    ("done", wid, unit, rest | None, objects, bytes, failed)   every object of the unit's page handled
+    ("done", wid, unit, rest | None, objects, bytes, failed, object_log | None)
+                                           every object of the unit's page handled; object_log is the
+                                           page's per-object journal file (journal.ObjectLog), if any
     ("abandoned", wid, unit, was_listed)   a stop was requested: the unit (narrowed to its page when
                                            listed) is not finished and goes back to the coordinator
     ("upload", wid, dst_key, upload_id, size, part_size, src_size, src_mtime, src_etag)
@@ -35,7 +37,7 @@ from ..filters import CompiledFilters
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from ..stores import Writer, open_store
-from .journal import page_skipped
+from .journal import ObjectLog, page_skipped
 from .plan import Plan
 from .transfer import ByteBudget, Stopped, Transfer
 
@@ -44,10 +46,11 @@ _STOP = object()
 
 
 class _UnitState:
-    __slots__ = ("remaining", "done", "failed", "incomplete", "copied_bytes")
+    __slots__ = ("remaining", "done", "failed", "incomplete", "copied_bytes", "log")
 
-    def __init__(self, remaining: int) -> None:
+    def __init__(self, remaining: int, log: ObjectLog | None = None) -> None:
         self.remaining = remaining
+        self.log = log  # where finished objects are recorded at once (resume skips them)
         self.failed = 0
         self.copied_bytes = 0
         self.incomplete = False  # some objects were dropped because a stop was requested
@@ -66,14 +69,19 @@ class _UnitState:
 
 
 class ResumeInfo:
-    """What a resumed run's workers need from the journal: pages already done (token-paged sources,
-    as sorted (first, last) runs) and the S3 multipart uploads left open, by destination key."""
+    """What workers need from the journal: where to log finished objects (`log_dir`), and for a
+    resumed run the pages already done (token-paged sources, as sorted (first, last) runs), the
+    objects finished inside unfinished pages (`done_keys`, source key -> size) and the S3 multipart
+    uploads left open, by destination key."""
 
-    __slots__ = ("skip_pages", "uploads")
+    __slots__ = ("skip_pages", "uploads", "log_dir", "done_keys")
 
-    def __init__(self, skip_pages: tuple[tuple[int, int], ...] = (), uploads: dict | None = None) -> None:
+    def __init__(self, skip_pages: tuple[tuple[int, int], ...] = (), uploads: dict | None = None,
+                 log_dir: str | None = None, done_keys: dict[str, int] | None = None) -> None:
         self.skip_pages = skip_pages
         self.uploads = uploads or {}
+        self.log_dir = log_dir
+        self.done_keys = done_keys or {}
 
 
 class Worker:
@@ -96,6 +104,7 @@ class Worker:
         self.comparator: Any = None
         self._stores: tuple[Any, ...] = ()
         self._reported_concurrency = 0
+        self._logs = 0  # per-page object logs opened by this worker (for their names)
 
     def _send(self, msg: tuple) -> None:
         self.events_q.put(msg)
@@ -226,7 +235,7 @@ class Worker:
                 rest = None
             self._send(("listed", self.wid, unit, rest))
             if page_skipped(self.resume.skip_pages, unit.seq) and not src.ordered:
-                self._send(("done", self.wid, unit, rest, 0, 0, 0))  # done by an earlier run
+                self._send(("done", self.wid, unit, rest, 0, 0, 0, None))  # done by an earlier run
                 return
             for name, why in page.problems:
                 self.counters.failed += 1
@@ -238,16 +247,26 @@ class Worker:
             unit_bytes = 0
             for e in entries:
                 unit_bytes += e.size or 0
+            unit_objects = len(entries)
+            done_keys = self.resume.done_keys
+            if done_keys:  # finished by an interrupted run, inside a page it did not finish
+                kept = [e for e in entries if e.key not in done_keys]
+                if len(kept) != len(entries):
+                    for e in entries:
+                        if e.key in done_keys:
+                            c.resumed += 1
+                            c.resumed_bytes += e.size if e.size is not None else done_keys[e.key]
+                    entries = kept
+                    unit_bytes = sum(e.size or 0 for e in entries)
             c.listed += len(entries)
             c.listed_bytes += unit_bytes
-            unit_objects = len(entries)
             if plan.sync is not None:
                 try:
                     entries = await self._compare(src, unit, rest, entries)
                 except S3BulkError as exc:
                     self._die(f"listing the destination failed: {exc}", exc.exit_code)
                     return
-            state = _UnitState(len(entries))
+            state = _UnitState(len(entries), self._object_log())
             state.failed = len(page.problems)
             for i, e in enumerate(entries):
                 if self.stopping:
@@ -255,6 +274,9 @@ class Worker:
                     break
                 await objects.put((e, state))
             await state.done.wait()
+            log = state.log
+            if log is not None:
+                log.close()
             if state.incomplete:
                 # back to the coordinator as the range this page covered (the rest was handed on)
                 if src.ordered:
@@ -263,9 +285,17 @@ class Worker:
                 self._send(("abandoned", self.wid, unit, True))
             else:
                 self._send(("done", self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
-                            state.failed))
+                            state.failed, log.path if log is not None and log.used else None))
         finally:
             slots.release()
+
+    def _object_log(self) -> ObjectLog | None:
+        """A new per-page object log under the journal's directory (None without a journal)."""
+        d = self.resume.log_dir
+        if d is None:
+            return None
+        self._logs += 1
+        return ObjectLog(os.path.join(d, f"{os.getpid()}-{self.wid}-{self._logs}.keys"))
 
     def _die(self, message: str, code: int) -> None:
         self.fatal = (message, code)
@@ -374,6 +404,8 @@ class Worker:
                 if server_side:
                     c.server_side += 1
                 state.copied_bytes += size
+                if state.log is not None:
+                    state.log.add(info.key, size)
                 state.finished()
             except asyncio.CancelledError:
                 raise
