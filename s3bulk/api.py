@@ -46,8 +46,11 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     return run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal)
 
 
-async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000) -> AsyncIterator[ObjectInfo]:
-    """Every object under URL (a literal key prefix), in key order."""
+async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
+                concurrency: int = 16) -> AsyncIterator[ObjectInfo]:
+    """Every object under URL (a literal key prefix), in key order. The key space is split into
+    ranges listed `concurrency` at a time (engine/listing.py); 1 lists through a single chain."""
+    from .engine.listing import list_in_order
     from .stores import open_store
 
     loc = parse_location(url, s3)
@@ -59,12 +62,9 @@ async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000)
             loc, prefix = Location("local", os.path.dirname(loc.bucket), "", loc.raw), os.path.basename(loc.bucket)
     store = await open_store(loc)
     try:
-        unit: WorkUnit | None = WorkUnit()
-        while unit is not None:
-            page = await store.list_page(prefix, unit, page_size)
-            for entry in page.entries:
+        async for entries in list_in_order(store, prefix, page_size=page_size, concurrency=concurrency):
+            for entry in entries:
                 yield entry
-            unit = unit.rest(page)
     finally:
         await store.close()
 

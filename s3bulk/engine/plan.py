@@ -27,6 +27,7 @@ class TransferOptions:
     copy_threshold: int = 5 * 1024 * MiB   # CopyObject up to here, UploadPartCopy above
     copy_part_size: int = 512 * MiB
     pages_ahead: int = 2             # listed pages a worker holds at most
+    split_listing: bool = True       # list ordered sources through many key ranges at once (units.py)
     retries: int = 5                 # further attempts of a failed request (backoff with full jitter)
     request_timeout: float = 60.0    # seconds without an answer before a request is retried
     adaptive: bool = True            # lower concurrency on SlowDown (AIMD), raise it again after

@@ -28,6 +28,7 @@ from ..errors import S3BulkError
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, Summary, WorkUnit
 from .plan import Plan
+from .units import join_units
 
 MAX_FAILURES_KEPT = 1000
 DRAIN_SECONDS = 30.0  # a graceful stop that takes longer than this becomes an immediate one
@@ -127,6 +128,11 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             if masked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGUSR1})
 
+    # Units that may exist at once: a few times the pages the workers can list at a time, so listing
+    # runs through many chains without the coordinator holding (or the store answering) a flood of them.
+    # A run that may be asked to stop and hand back one unit to continue from (should_stop, the Lambda
+    # handler) lists through one chain.
+    max_units = 1 if should_stop is not None else max(16, 8 * workers * opts.pages_ahead)
     frontier: deque[WorkUnit] = deque(starts)
     stopping = False
     draining_since: float | None = None  # set by a first Ctrl-C / SIGTERM
@@ -149,12 +155,13 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
                 _keep_failure(summary, f)
                 emit("failure", f)
         elif kind == "listed":
-            rest = msg[3]
+            pieces = msg[3]
             unlisted -= 1
-            if rest is not None:
-                frontier.append(rest)
-                pending += 1
-                unlisted += 1
+            if len(pieces) > 1 and pending + len(pieces) - 1 > max_units:
+                pieces = [join_units(pieces)]  # enough units already: this one stays a chain for now
+            frontier.extend(pieces)
+            pending += len(pieces)
+            unlisted += len(pieces)
         elif kind == "done":
             pending -= 1
             _, _, unit, rest, objects, nbytes, failed, object_log = msg

@@ -8,7 +8,8 @@ depend on how many objects the source has. What leaves the worker: the rest of
 each unit, "unit done" notes, and counters aggregated over a quarter second.
 
 Messages to the coordinator (tuples, cheap to pickle):
-    ("listed", wid, unit, rest | None)
+    ("listed", wid, unit, [rest, ...])     what the unit's page did not cover, as contiguous pieces
+                                           (several when the range was split: units.py); empty when done
     ("done", wid, unit, rest | None, objects, bytes, failed, object_log | None)
                                            every object of the unit's page handled; object_log is the
                                            page's per-object journal file (journal.ObjectLog), if any
@@ -40,6 +41,7 @@ from ..stores import Writer, open_store
 from .journal import ObjectLog, page_skipped
 from .plan import Plan
 from .transfer import ByteBudget, Stopped, Transfer
+from .units import split_unit
 
 FLUSH_SECONDS = 0.25
 _STOP = object()
@@ -233,7 +235,13 @@ class Worker:
             if plan.single_key is not None:
                 entries = [e for e in entries if e.key == plan.single_key]
                 rest = None
-            self._send(("listed", self.wid, unit, rest))
+            if rest is None:
+                pieces: list[WorkUnit] = []
+            elif src.ordered and plan.options.split_listing:
+                pieces = split_unit(rest, prefix, [e.key for e in entries])  # listed in parallel
+            else:
+                pieces = [rest]
+            self._send(("listed", self.wid, unit, pieces))
             if page_skipped(self.resume.skip_pages, unit.seq) and not src.ordered:
                 self._send(("done", self.wid, unit, rest, 0, 0, 0, None))  # done by an earlier run
                 return
