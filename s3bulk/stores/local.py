@@ -72,6 +72,9 @@ def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError
         return NotFound(exc.strerror or "no such file or directory", op=op, url=path, key=key)
     if isinstance(exc, PermissionError):
         return AccessDenied(exc.strerror or "permission denied", op=op, url=path, key=key)
+    if isinstance(exc, NotADirectoryError) and op in ("head", "read"):
+        # "f/x" where f is a file: no such key (as S3 answers), not a failed write
+        return NotFound("no such file (a parent is a file)", op=op, url=path, key=key)
     if isinstance(exc, NotADirectoryError):
         return WriteFailed("a file is in the way where a directory is needed", op=op, url=path, key=key)
     if isinstance(exc, IsADirectoryError):
