@@ -35,8 +35,9 @@ class S3Options:
 class Location:
     """A store and a prefix within it.
 
-    kind:   "s3", "local" or "http"
-    bucket: the S3 bucket; for "local" the root directory (absolute); for "http" the base URL
+    kind:   "s3", "local", "http" or "memory" (stores/memory.py, for tests: in-process only)
+    bucket: the S3 bucket; for "local" the root directory (absolute); for "http" the base URL;
+            for "memory" the bucket's name in the process's registry
     prefix: the key prefix ("" for all); keys are always "/"-separated
     """
 
@@ -52,6 +53,8 @@ class Location:
             return f"s3://{self.bucket}/{key}"
         if self.kind == "local":
             return os.path.join(self.bucket, key) if key else self.bucket
+        if self.kind == "memory":
+            return f"memory://{self.bucket}/{key}"
         return f"{self.bucket.rstrip('/')}/get/{key}"
 
     def with_prefix(self, prefix: str) -> "Location":
@@ -76,6 +79,11 @@ def parse_location(text: str, s3: S3Options | None = None) -> Location:
         if not _BUCKET.match(bucket):
             raise UsageError(f"malformed S3 URL {text!r}: {bucket!r} is not a valid bucket name")
         return Location("s3", bucket, prefix, text, s3 or S3Options())
+    if text.startswith("memory://"):
+        name, _, prefix = text[9:].partition("/")
+        if not name:
+            raise UsageError(f"malformed memory URL {text!r}: no bucket name (expected memory://NAME/PREFIX)")
+        return Location("memory", name, prefix, text)
     if text.startswith("file://"):
         parts = urlsplit(text)
         if parts.netloc not in ("", "localhost"):

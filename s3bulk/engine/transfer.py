@@ -7,18 +7,22 @@ The three ways, checked in this order:
    held once in memory;
 3. multipart: parts read as byte ranges and written at their offsets, several in
    flight, each holding its bytes against the worker's byte budget.
+
+Stores are used only through the contract in stores/base.py: what a store can do is
+asked of its declared `features`, never of its type or private attributes, so the
+retry wrapper and every backend (the in-memory one included) behave alike here.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
-from ..errors import Corrupt
+from ..errors import Corrupt, StoreError
 from ..model import ObjectInfo
-from ..stores import ServerSideCopier, Store, Writer, part_size_for
-from ..stores.base import upload_in_parts
+from ..stores import Store, Writer, part_size_for
+from ..stores.base import IntoReader, Multipart, ResumableUploads, ServerSideCopier, upload_in_parts
 from .plan import KeyMap, TransferOptions
 
 
@@ -83,7 +87,7 @@ class Transfer:
                  on_upload: Callable[[tuple], None] | None = None,
                  resumable: dict[str, dict[str, Any]] | None = None) -> None:
         self.src, self.dst, self.keymap, self.options, self.budget = src, dst, keymap, options, budget
-        self.server_side = isinstance(dst, ServerSideCopier) and dst.can_copy_from(src)
+        self.server_side = dst.features.server_side_copy and _copier(dst).can_copy_from(src)
         self.stopping = stopping or (lambda: False)
         self.on_upload = on_upload or (lambda msg: None)   # for the journal: uploads begun and ended
         self.resumable = resumable if resumable is not None else {}  # dst key -> upload left open
@@ -95,7 +99,7 @@ class Transfer:
             return await self._copy_unsized(info.key, dst_key)
         size = info.size
         if self.server_side:
-            await self.dst.copy_from(self.src, info.key, dst_key, size, info.mtime)  # type: ignore[attr-defined]
+            await _copier(self.dst).copy_from(self.src, info.key, dst_key, size, info.mtime)
             return size, True
         if size <= self.options.multipart_threshold:
             await self.budget.acquire(size)
@@ -144,7 +148,7 @@ class Transfer:
         upload, have = await self._resume_upload(dst_key, size, part, info)
         if upload is None:
             upload = await self.dst.start_multipart(dst_key, size, part, mtime)
-        upload_id = getattr(upload, "upload_id", None)  # S3 only; a local temporary file is redone
+        upload_id = upload.upload_id  # None where the upload dies with us (a local temporary file is redone)
         if upload_id is not None:
             self.on_upload(("upload", dst_key, upload_id, size, part, info and info.size,
                             info and info.mtime, info and info.etag))
@@ -191,51 +195,31 @@ class Transfer:
             self.on_upload(("upload_end", dst_key, upload_id))
 
     async def _resume_upload(self, dst_key: str, size: int, part: int,
-                             info: ObjectInfo | None) -> tuple[Any, set[int]]:
+                             info: ObjectInfo | None) -> tuple[Multipart | None, set[int]]:
         """An upload an interrupted run left open for this key, with the parts it already holds
         (those of the right size); (None, set()) when there is none or it cannot be continued
         (the source changed, other part size, the upload is gone): then it is aborted."""
         row = self.resumable.pop(dst_key, None)
-        if row is None:
+        if row is None or not self.dst.features.resumable_uploads:
             return None, set()
+        dst = cast(ResumableUploads, self.dst)  # declared by its features
+        upload_id: str = row["upload_id"]
         same = (row["size"] == size and row["part_size"] == part and info is not None
                 and row["src_size"] == info.size
                 and (row["src_etag"] is None or info.etag is None or row["src_etag"] == info.etag)
                 and (row["src_mtime"] is None or info.mtime is None or abs(row["src_mtime"] - info.mtime) < 1e-3))
-        inner = getattr(self.dst, "inner", self.dst)
-        client = getattr(inner, "_client", None)
-        if client is None:
-            return None, set()
         if same:
             try:
-                from ..stores.s3 import S3Multipart
-
-                upload: Any = S3Multipart(inner, dst_key, row["upload_id"])
-                marker = 0
-                while True:
-                    resp = await client.list_parts(Bucket=inner.bucket, Key=dst_key, UploadId=row["upload_id"],
-                                                   PartNumberMarker=marker)
-                    for p in resp.get("Parts", ()):
-                        n = p["PartNumber"]
-                        if p.get("Size") == min(part, size - (n - 1) * part):
-                            upload.parts[n] = {k: v for k, v in p.items()
-                                               if k == "ETag" or k.startswith("Checksum")} | {"PartNumber": n}
-                    if not resp.get("IsTruncated"):
-                        break
-                    marker = int(resp.get("NextPartNumberMarker") or 0)
-                have = set(upload.parts)
-                if hasattr(self.dst, "_call"):  # retried like every other upload
-                    from ..stores.resilient import _Upload
-
-                    upload = _Upload(self.dst, upload)
-                return upload, have
-            except Exception:
+                kept = [p for p in await dst.list_parts(dst_key, upload_id)
+                        if p.size == min(part, size - (p.number - 1) * part)]
+                return await dst.resume_multipart(dst_key, upload_id, kept), {p.number for p in kept}
+            except StoreError:
                 pass  # gone (completed or aborted meanwhile) or unreadable: start over
         try:
-            await client.abort_multipart_upload(Bucket=inner.bucket, Key=dst_key, UploadId=row["upload_id"])
-        except Exception:
+            await dst.abort_multipart(dst_key, upload_id)
+        except StoreError:
             pass
-        self.on_upload(("upload_end", dst_key, row["upload_id"]))
+        self.on_upload(("upload_end", dst_key, upload_id))
         return None, set()
 
 
@@ -261,27 +245,32 @@ class _StopAware:
 
 
 async def abort_uploads(location: Any, options: TransferOptions, rows: list[dict[str, Any]]) -> None:
-    """Abort S3 multipart uploads a journal recorded (a replaced or finished run's leftovers)."""
-    if not rows or location.kind != "s3":
+    """Abort multipart uploads a journal recorded (a replaced or finished run's leftovers)."""
+    if not rows:
         return
     from ..stores import open_store
 
     store = await open_store(location, options.store_options())
     try:
-        inner = getattr(store, "inner", store)
+        if not store.features.resumable_uploads:
+            return
+        uploads = cast(ResumableUploads, store)  # declared by its features
         for row in rows:
             try:
-                await inner._client.abort_multipart_upload(Bucket=inner.bucket, Key=row["dst_key"],
-                                                           UploadId=row["upload_id"])
-            except Exception:
+                await uploads.abort_multipart(row["dst_key"], row["upload_id"])
+            except StoreError:
                 pass  # already completed or aborted
     finally:
         await store.close()
 
 
+def _copier(store: Writer) -> ServerSideCopier:
+    """The destination as a server-side copier (its features said it is one)."""
+    return cast(ServerSideCopier, store)
+
+
 async def _read_range(src: Store, key: str, start: int, end: int, buf: memoryview) -> memoryview | bytes:
     """Bytes [start, end) of key, into buf where the store can read into a buffer."""
-    read_into = getattr(src, "read_into", None)
-    if read_into is not None:
-        return await read_into(key, start, end, buf)
+    if src.features.read_into:
+        return await cast(IntoReader, src).read_into(key, start, end, buf)  # declared by its features
     return await src.read(key, start, end)

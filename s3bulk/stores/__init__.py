@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 
 from ..errors import UsageError
 from ..urls import Location
-from .base import Multipart, ServerSideCopier, Store, Writer, part_size_for
+from .base import (Features, IntoReader, Multipart, PartInfo, ResumableUploads, ServerSideCopier, Store,
+                   Unsupported, Writer, part_size_for, unwrap)
 from .resilient import ResilienceOptions
 
 __all__ = ["StoreOptions", "ResilienceOptions", "open_store", "Store", "Writer", "Multipart", "ServerSideCopier",
-           "part_size_for"]
+           "IntoReader", "ResumableUploads", "Features", "PartInfo", "Unsupported", "unwrap", "part_size_for"]
 
 
 def _lean_default() -> bool:
@@ -68,4 +69,8 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
 
         return wrap(ListGetStore(location, max_connections=options.max_connections,
                                  timeout=options.timeout), res)  # type: ignore[return-value]
+    if location.kind == "memory":
+        from .memory import MemoryStore
+
+        return wrap(MemoryStore(location), res)  # type: ignore[return-value]
     raise UsageError(f"unknown store kind {location.kind!r}")

@@ -1,35 +1,81 @@
-"""The store interface: one small protocol per capability, as rclone and obspec do it.
+"""The store contract: one small protocol per capability, declared by every store (as rclone's
+Features / Precision() / Hashes() and obspec do it).
 
-Every store lists and reads (`Store`). Writable stores add `Writer`; stores that can
-copy inside themselves add `ServerSideCopier`. The engine asks `isinstance(store,
-ServerSideCopier) and store.can_copy_from(src)` and falls back to reading and
-writing when the answer is no, so a new backend only implements what it can.
+Every store lists, heads and reads (`Store`) and says in `features` what else it can do:
+read into a caller's buffer (`IntoReader`), write whole objects and in parts and delete
+(`Writer`), keep multipart uploads open across processes so a later run can list their
+parts, resume or abort them by upload id (`ResumableUploads`), copy inside itself
+(`ServerSideCopier`); and how precise the modification times it reports are and which
+content hashes its listings carry. The engine asks `features`, never the concrete type, so
+a wrapper (resilient.py) that forwards every method still answers truthfully, and a new
+backend implements only what it declares. A method of a capability a store does not
+declare raises `Unsupported` (or is absent); tests/test_store_contract.py checks both ways.
 
-Stores know nothing of concurrency or retries of their own; the engine bounds how
-many calls are in flight. Every method raises only s3bulk.errors.StoreError
-subclasses: each adapter translates its library's exceptions at this boundary.
+Stores know nothing of concurrency or retries of their own; the engine bounds how many
+calls are in flight and the wrapper retries. Every method raises only
+s3bulk.errors.StoreError subclasses: each adapter translates its library's exceptions at
+this boundary (a missing key, file or upload is always NotFound).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Callable, Protocol, Sequence, runtime_checkable
+from dataclasses import dataclass
+from typing import Awaitable, Callable, NamedTuple, Protocol, Sequence, runtime_checkable
 
+from ..errors import StoreError
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 
 
+class Unsupported(StoreError):
+    """The store does not have this capability (its `features` say so): a bug in the caller."""
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """What a store can do beyond listing, heading and reading; wrappers report their inner store's.
+
+    mtime_precision: resolution in seconds of the modification times the store reports (and,
+    with keeps_mtime, keeps from put/multipart), None when it reports none. hashes: the kinds
+    of content hash ObjectInfo.etag carries ("s3-etag": MD5 hex, or MD5 of the part MD5s with a
+    "-N" suffix for N parts); empty when listings carry none.
+    """
+
+    ordered: bool = True             # list_page in UTF-8 byte order, honouring unit.after/until
+    read_into: bool = False          # IntoReader
+    write: bool = False              # Writer: prepare, put, start_multipart, delete_many
+    resumable_uploads: bool = False  # ResumableUploads: uploads outlive the process, by upload id
+    server_side_copy: bool = False   # ServerSideCopier (still ask can_copy_from for a given source)
+    keeps_mtime: bool = False        # put(mtime=...) is what head/list report afterwards
+    mtime_precision: float | None = None
+    hashes: frozenset[str] = frozenset()
+
+
+class PartInfo(NamedTuple):
+    """One part already uploaded to an open multipart upload. `extra` is what the store needs to
+    complete the upload with this part (ETag, checksums), opaque to the engine."""
+
+    number: int
+    size: int
+    extra: tuple[tuple[str, str], ...] = ()
+
+
 @runtime_checkable
 class Store(Protocol):
-    """Read side of the generic list/get contract."""
+    """What every store can do: list a page, head, read (whole, a range, the first bytes)."""
 
     location: Location
-    #: True when list_page returns keys in UTF-8 byte order and accepts `unit.after`
-    #: (so the key space can be cut into ranges); False for token-only paging.
-    ordered: bool
+    features: Features
+
+    @property
+    def ordered(self) -> bool:
+        """features.ordered: False for token-only paging (the list/get server)."""
+        ...
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
-        """One page of keys under `prefix` inside `unit`, in key order."""
+        """One page of keys under `prefix` inside `unit` (after < key <= until), in UTF-8 byte
+        order of the key for ordered stores; `next_after`/`next_token` say where the next starts."""
         ...
 
     async def head(self, key: str) -> ObjectInfo:
@@ -37,7 +83,7 @@ class Store(Protocol):
         ...
 
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
-        """The object's bytes, or bytes [start, end) of it; Corrupt if fewer arrive."""
+        """The object's bytes, or bytes [start, end) of it; Corrupt if fewer arrive, NotFound if absent."""
         ...
 
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
@@ -48,45 +94,94 @@ class Store(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
+class IntoReader(Protocol):
+    """features.read_into: bytes [start, end) received straight into the caller's buffer, so
+    multipart copies reuse a few part buffers instead of allocating one per part."""
+
+    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        """The bytes, as a view of `buf` (its first end-start bytes)."""
+        ...
+
+
 class Multipart(Protocol):
-    """An object being written in parts, possibly in parallel and out of order."""
+    """An object being written in parts, possibly in parallel and out of order.
+
+    `upload_id` names the upload for ResumableUploads (None where the upload dies with the
+    process, e.g. a local temporary file): the journal records it so a later run can resume."""
+
+    upload_id: str | None
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None: ...
 
     async def complete(self) -> None: ...
 
-    async def abort(self) -> None: ...
+    async def abort(self) -> None:
+        """Best effort: never raises (a lifecycle rule or a later run cleans what is left)."""
+        ...
 
 
 @runtime_checkable
 class Writer(Protocol):
-    """Write side: whole objects, multipart objects, deletes."""
+    """features.write: whole objects, multipart objects, deletes."""
 
     async def prepare(self) -> None:
         """Check (and where it makes sense create) the destination before any object is written."""
         ...
 
     async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
-        """Write a whole object; it appears under `key` only once complete. Stores that can keep a
-        modification time (files) set it to `mtime`, so a later sync sees the two sides as equal."""
+        """Write a whole object; it appears under `key` only once complete. Stores that keep a
+        modification time (features.keeps_mtime) set it to `mtime`, so a later sync sees the two
+        sides as equal."""
         ...
 
     async def start_multipart(self, key: str, size: int, part_size: int,
                               mtime: float | None = None) -> Multipart: ...
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
-        """Delete keys; returns (key, why) for those that could not be deleted."""
+        """Delete keys (a missing key is no failure); returns (key, why) for those that could not be."""
+        ...
+
+
+@runtime_checkable
+class ResumableUploads(Protocol):
+    """features.resumable_uploads: an upload left open by a stopped run, found by its id."""
+
+    async def list_parts(self, key: str, upload_id: str) -> list[PartInfo]:
+        """The parts the upload holds, by number; NotFound when the upload is gone."""
+        ...
+
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> Multipart:
+        """The upload, continuing with `parts` (from list_parts) already in place."""
+        ...
+
+    async def abort_multipart(self, key: str, upload_id: str) -> None:
+        """Abort the upload; NotFound when it is already gone (completed or aborted)."""
         ...
 
 
 @runtime_checkable
 class ServerSideCopier(Protocol):
-    """Optional: copy without the bytes passing through us."""
+    """features.server_side_copy: copy without the bytes passing through us."""
 
-    def can_copy_from(self, src: Store) -> bool: ...
+    def can_copy_from(self, src: Store) -> bool:
+        """True when this store can copy from `src` itself (same endpoint and credentials, ...)."""
+        ...
 
     async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
                         mtime: float | None = None) -> None: ...
+
+
+def unwrap(store: object) -> object:
+    """The innermost store under any wrappers (each wrapper offers `unwrap()`)."""
+    while True:
+        inner = getattr(store, "unwrap", None)
+        if inner is None:
+            return store
+        nxt = inner()
+        if nxt is store:
+            return store
+        store = nxt
 
 
 MAX_PARTS = 10_000

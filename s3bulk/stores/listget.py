@@ -17,6 +17,7 @@ from ..errors import ConnectFailed, Corrupt, NotFound, StoreError, Transient
 from ..httpclient import HttpClient, HttpError, Response
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
+from .base import Features
 
 
 class MalformedListing(StoreError):
@@ -25,6 +26,7 @@ class MalformedListing(StoreError):
 
 class ListGetStore:
     ordered = False
+    features = Features(ordered=False)  # read-only, token-paged, no mtimes, no hashes
 
     def __init__(self, location: Location, *, max_connections: int = 64, timeout: float = 60.0) -> None:
         self.location = location

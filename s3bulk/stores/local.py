@@ -27,6 +27,7 @@ from typing import Iterator, Sequence
 from ..errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
+from .base import Features
 
 _tmp_counter = itertools.count()
 # Temporary files this process has open, so a worker told to stop can remove them before it exits.
@@ -71,6 +72,9 @@ def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError
         return NotFound(exc.strerror or "no such file or directory", op=op, url=path, key=key)
     if isinstance(exc, PermissionError):
         return AccessDenied(exc.strerror or "permission denied", op=op, url=path, key=key)
+    if isinstance(exc, NotADirectoryError) and op in ("head", "read"):
+        # "f/x" where f is a file: no such key (as S3 answers), not a failed write
+        return NotFound("no such file (a parent is a file)", op=op, url=path, key=key)
     if isinstance(exc, NotADirectoryError):
         return WriteFailed("a file is in the way where a directory is needed", op=op, url=path, key=key)
     if isinstance(exc, IsADirectoryError):
@@ -86,6 +90,10 @@ class LocalStore:
     """Files under `location.bucket` (an absolute directory)."""
 
     ordered = True
+    # a temporary file dies with its run, so uploads are not resumable; mtimes are float seconds
+    # (a microsecond is what a float keeps of today's nanosecond stat times); no hashes in listings
+    features = Features(ordered=True, read_into=True, write=True, resumable_uploads=False,
+                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6)
 
     def __init__(self, location: Location, *, dir_cache_entries: int = 20_000) -> None:
         self.location = location
@@ -170,7 +178,8 @@ class LocalStore:
             else:
                 yield os.fsdecode(full), False
 
-    def _list_sync(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+    def list_page_sync(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        """list_page without an event loop (the list/get server lists with it from its threads)."""
         if not os.path.isdir(self.root):
             if os.path.exists(self.root):
                 raise NotFound("is a file, not a directory", op="list", url=self.root)
@@ -220,8 +229,10 @@ class LocalStore:
             walker.close()
         return Page(entries, next_after=last, problems=tuple(problems))
 
+    _list_sync = list_page_sync  # the old private name, still used by server.py
+
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
-        return await asyncio.to_thread(self._list_sync, prefix, unit, limit)
+        return await asyncio.to_thread(self.list_page_sync, prefix, unit, limit)
 
     # ---------------------------------------------------------------- reading
 
@@ -424,6 +435,7 @@ class LocalStore:
     # ---------------------------------------------------------------- server-side copy
 
     def can_copy_from(self, src: object) -> bool:
+        """Any other directory on this machine (`src` as unwrapped by any wrapper)."""
         return isinstance(src, LocalStore)
 
     async def copy_from(self, src: "LocalStore", src_key: str, dst_key: str, size: int,
@@ -501,6 +513,8 @@ def _rename(tmp: str, final: str) -> None:
 
 class LocalMultipart:
     """A preallocated temporary file written at part offsets; renamed into place on completion."""
+
+    upload_id: str | None = None  # dies with the process: a stopped run's file is redone, not resumed
 
     def __init__(self, fd: int, tmp: str, final: str, key: str, mtime: float | None = None) -> None:
         self.fd, self.tmp, self.final, self.key, self.mtime = fd, tmp, final, key, mtime

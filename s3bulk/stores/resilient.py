@@ -31,6 +31,8 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from ..errors import ConnectFailed, Corrupt, NotFound, StoreError, Throttled, Transient
 from ..model import ObjectInfo, Page, WorkUnit
+from ..urls import Location
+from .base import Features, Multipart, PartInfo, Unsupported, unwrap
 
 T = TypeVar("T")
 RETRYABLE = (Throttled, Transient, ConnectFailed, Corrupt)
@@ -221,16 +223,27 @@ class Limiter:
 
 
 class ResilientStore:
-    """Read side of a wrapped store: every call goes through the limiter and the retry loop."""
+    """Read side of a wrapped store: every call goes through the limiter and the retry loop.
+
+    Everything is forwarded explicitly (no __getattr__): what the engine may use of a store is
+    the contract in base.py, and `unwrap()` gives the store underneath where another store
+    must recognise it (server-side copy)."""
 
     def __init__(self, inner: Any, opts: ResilienceOptions) -> None:
         self.inner = inner
         self.opts = opts
         self.stats = Stats()
         self.limiter = Limiter(opts, self.stats)
+        self.location: Location = inner.location
+        self.features: Features = inner.features
 
-    def __getattr__(self, name: str) -> Any:  # location, ordered, identity, root, ...
-        return getattr(self.inner, name)
+    @property
+    def ordered(self) -> bool:
+        return self.features.ordered
+
+    def unwrap(self) -> Any:
+        """The store this one wraps."""
+        return self.inner
 
     async def _call(self, make: Callable[[], Awaitable[T]], *, on_retry_missing: bool = False) -> T:
         opts, limiter = self.opts, self.limiter
@@ -275,13 +288,11 @@ class ResilientStore:
         return data
 
     async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        if not self.features.read_into:
+            raise Unsupported("this store cannot read into a buffer", op="get",
+                              url=self.location.url_for(key), key=key)
         await self.limiter.pace_bytes(end - start)
-        inner = getattr(self.inner, "read_into", None)
-        if inner is None:
-            data = await self._call(lambda: self.inner.read(key, start, end))
-            buf[:len(data)] = data
-            return buf[:len(data)]
-        return await self._call(lambda: inner(key, start, end, buf))
+        return await self._call(lambda: self.inner.read_into(key, start, end, buf))
 
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         data, size = await self._call(lambda: self.inner.read_first(key, limit))
@@ -294,7 +305,10 @@ class ResilientStore:
 
 
 class ResilientWriter(ResilientStore):
-    """A wrapped store that can also be written to (and maybe copy server-side)."""
+    """A wrapped store that can also be written to (and maybe resume uploads, copy server-side)."""
+
+    def _unsupported(self, what: str, key: str = "") -> Unsupported:
+        return Unsupported(f"this store cannot {what}", op=what, url=self.location.url_for(key), key=key)
 
     async def prepare(self) -> None:
         await self._call(self.inner.prepare)
@@ -303,30 +317,47 @@ class ResilientWriter(ResilientStore):
         await self.limiter.pace_bytes(len(data))
         await self._call(lambda: self.inner.put(key, data, mtime))
 
-    async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None) -> "_Upload":
+    async def start_multipart(self, key: str, size: int, part_size: int,
+                              mtime: float | None = None) -> "RetriedUpload":
         upload = await self._call(lambda: self.inner.start_multipart(key, size, part_size, mtime))
-        return _Upload(self, upload)
+        return RetriedUpload(self, upload)
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         return await self._call(lambda: self.inner.delete_many(keys))
 
+    async def list_parts(self, key: str, upload_id: str) -> list[PartInfo]:
+        if not self.features.resumable_uploads:
+            raise self._unsupported("list parts", key)
+        return await self._call(lambda: self.inner.list_parts(key, upload_id))
+
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> "RetriedUpload":
+        if not self.features.resumable_uploads:
+            raise self._unsupported("resume multipart upload", key)
+        upload = await self._call(lambda: self.inner.resume_multipart(key, upload_id, parts))
+        return RetriedUpload(self, upload)
+
+    async def abort_multipart(self, key: str, upload_id: str) -> None:
+        if not self.features.resumable_uploads:
+            raise self._unsupported("abort multipart upload", key)
+        # an abort whose answer was lost leaves no upload behind: NoSuchUpload on the retry is success
+        await self._call(lambda: self.inner.abort_multipart(key, upload_id), on_retry_missing=True)
+
     def can_copy_from(self, src: Any) -> bool:
-        can = getattr(self.inner, "can_copy_from", None)
-        return bool(can and can(getattr(src, "inner", src)))
+        return self.features.server_side_copy and bool(self.inner.can_copy_from(unwrap(src)))
 
     async def copy_from(self, src: Any, src_key: str, dst_key: str, size: int, mtime: float | None = None) -> None:
-        inner_src = getattr(src, "inner", src)
+        if not self.features.server_side_copy:
+            raise self._unsupported("copy", dst_key)
+        inner_src = unwrap(src)
         await self._call(lambda: self.inner.copy_from(inner_src, src_key, dst_key, size, mtime))
 
 
-class _Upload:
+class RetriedUpload:
     """A multipart upload whose parts and completion are retried like any request."""
 
-    def __init__(self, store: ResilientWriter, inner: Any) -> None:
+    def __init__(self, store: ResilientWriter, inner: Multipart) -> None:
         self.store, self.inner = store, inner
-
-    def __getattr__(self, name: str) -> Any:  # upload_id, parts, key, ...
-        return getattr(self.inner, name)
+        self.upload_id: str | None = inner.upload_id
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         await self.store.limiter.pace_bytes(len(data))
@@ -341,6 +372,6 @@ class _Upload:
 
 
 def wrap(store: Any, opts: ResilienceOptions) -> ResilientStore:
-    from .base import Writer
-
-    return ResilientWriter(store, opts) if isinstance(store, Writer) else ResilientStore(store, opts)
+    """The store wrapped for retries, adaptive concurrency and rate caps; writable (ResilientWriter)
+    when the store declares writes."""
+    return ResilientWriter(store, opts) if store.features.write else ResilientStore(store, opts)

@@ -18,7 +18,7 @@ from ..errors import (AccessDenied, ConnectFailed, Corrupt, NotFound, StoreError
                       Transient, UsageError)
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
-from .base import Store, part_size_for, upload_in_parts
+from .base import Features, PartInfo, Store, part_size_for, upload_in_parts
 from .s3wire import UseBotocore
 
 T = TypeVar("T")
@@ -111,6 +111,10 @@ class S3Store:
     """One bucket on one endpoint, with one aiobotocore client per event loop."""
 
     ordered = True
+    # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
+    features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
+                        server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
+                        hashes=frozenset({"s3-etag"}))
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
@@ -368,6 +372,35 @@ class S3Store:
             raise translate(exc, "create multipart upload", self._url(key), key) from exc
         return S3Multipart(self, key, resp["UploadId"], checksum)
 
+    async def list_parts(self, key: str, upload_id: str) -> list[PartInfo]:
+        """ListParts, every page (control plane: botocore)."""
+        parts: list[PartInfo] = []
+        marker = 0
+        while True:
+            try:
+                resp = await self._client.list_parts(Bucket=self.bucket, Key=key, UploadId=upload_id,
+                                                     PartNumberMarker=marker)
+            except Exception as exc:
+                raise translate(exc, "list parts", self._url(key), key) from exc
+            for p in resp.get("Parts", ()):
+                extra = tuple((k, str(v)) for k, v in p.items() if k == "ETag" or k.startswith("Checksum"))
+                parts.append(PartInfo(int(p["PartNumber"]), int(p.get("Size") or 0), extra))
+            if not resp.get("IsTruncated"):
+                return parts
+            marker = int(resp.get("NextPartNumberMarker") or 0)
+
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> "S3Multipart":
+        upload = S3Multipart(self, key, upload_id)
+        for p in parts:
+            upload.parts[p.number] = dict(p.extra) | {"PartNumber": p.number}
+        return upload
+
+    async def abort_multipart(self, key: str, upload_id: str) -> None:
+        try:
+            await self._client.abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id)
+        except Exception as exc:
+            raise translate(exc, "abort multipart upload", self._url(key), key) from exc
+
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         failed: list[tuple[str, str]] = []
         for i in range(0, len(keys), 1000):
@@ -386,6 +419,7 @@ class S3Store:
     # ---------------------------------------------------------------- server-side copy
 
     def can_copy_from(self, src: Store) -> bool:
+        """Same endpoint and credentials (`src` as unwrapped by any wrapper)."""
         return (isinstance(src, S3Store) and src.identity is not None
                 and src.identity == self.identity)
 
