@@ -14,7 +14,8 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
          on_event: Callable[[str, Any], None] | None = None, max_memory: int | None = None,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
-         journal: str | None = None, resume: bool = False) -> Summary:
+         journal: str | None = None, resume: bool = False, files_from: str | None = None,
+         files_from_format: str = "auto") -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
     nothing could start (bad URL, missing bucket, ...); per-object failures are in the Summary.
 
@@ -24,6 +25,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     journal / resume: keep a resume journal in this file (none by default in the API; the command
     line keeps one by default); resume=True continues the interrupted run it records (UsageError
     when there is none, or it belongs to another run). A complete run removes its journal.
+    files_from: copy the keys this manifest names instead of listing SRC (see `--files-from`).
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True."""
     from .engine.planner import build_plan
     from .engine.pool import run_plan
@@ -33,7 +35,8 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
         from .engine.budget import fit_to_budget
 
         options = fit_to_budget(options, max_memory, src, dst)
-    plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options))
+    plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options,
+                                  files_from=files_from, files_from_format=files_from_format))
     run_journal = None
     if journal is not None:
         from .engine.journal import Journal

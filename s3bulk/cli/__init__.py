@@ -71,6 +71,8 @@ Resume = Annotated[bool, O("--resume", help="continue an interrupted run from it
 JournalPath = Annotated[Optional[str], O("--journal", help="the resume journal file (default $XDG_STATE_HOME/s3bulk/journals/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
 NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 CopyPartSize = Annotated[str, O(hidden=True)]
+FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
+FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv), lines, or csv: S3 Batch Operations rows bucket,key with URL-encoded keys")]
 _NET_HELP = "Retries and rate"
 Retries = Annotated[int, O("--retries", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=_NET_HELP)]
 RequestTimeout = Annotated[float, O("--request-timeout", help="seconds without an answer before a request is retried", min=0.1, rich_help_panel=_NET_HELP)]
@@ -97,6 +99,7 @@ def copy(
     resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
+    files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto",
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object)."""
     _execute("copy", **locals())
@@ -126,6 +129,7 @@ def sync(
     resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
+    files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto",
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
@@ -173,7 +177,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              json_out: bool, quiet: bool, progress, copy_threshold: str, copy_part_size: str,
              resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
-             adaptive: bool = True, sync_options=None) -> None:
+             adaptive: bool = True, sync_options=None, files_from: Optional[str] = None,
+             files_from_format: str = "auto") -> None:
     """Plan, run and render a copy or a sync; exits with the documented code."""
     from ..engine.plan import TransferOptions
     from ..engine.planner import build_plan
@@ -201,11 +206,21 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
         options = fit_to_budget(options, parse_size(max_memory, "--max-memory"), src, dst)
     filters = _filters(_ARGV, include, exclude)
     renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress)
+    manifest = files_from
+    spooled = None
     try:
+        if files_from == "-":
+            from ..engine.manifest import spool_stdin
+
+            manifest = spooled = spool_stdin()
         plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options,
-                                      filters=filters, sync=sync_options))
+                                      filters=filters, sync=sync_options, files_from=manifest,
+                                      files_from_format=files_from_format, files_from_name=files_from
+                                      if files_from == "-" else None))
     except S3BulkError as exc:
         renderer.error(str(exc))
+        if spooled:
+            os.unlink(spooled)
         raise typer.Exit(exc.exit_code)
     dry_run = bool(sync_options and sync_options.dry_run)
     if resume and (no_journal or dry_run):
@@ -236,8 +251,12 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    with renderer:
-        summary = run_plan(plan, on_event, journal=run_journal)
+    try:
+        with renderer:
+            summary = run_plan(plan, on_event, journal=run_journal)
+    finally:
+        if spooled:
+            os.unlink(spooled)
     summary.dry_run = dry_run
     renderer.finish(summary)
     if summary.interrupted:

@@ -73,6 +73,8 @@ def identity_of(plan: Any, mode: str) -> dict[str, Any]:
     ident: dict[str, Any] = {"mode": mode, "src": side(plan.src), "dst": side(plan.dst),
                              "single_key": plan.single_key, "dst_key": plan.keymap.exact_dst,
                              "filters": [list(r) for r in getattr(plan.filters, "rules", ())]}
+    if getattr(plan, "manifest", None) is not None:
+        ident["manifest"] = plan.manifest_name or plan.manifest
     if plan.sync is not None:
         ident["sync"] = {"delete": plan.sync.delete, "compare": plan.sync.compare}
     return ident
@@ -210,7 +212,7 @@ class Journal:
     @classmethod
     def open(cls, path: str, plan: Any, mode: str, *, resume: bool) -> "Journal":
         ident = identity_of(plan, mode)
-        j = cls(path, ident, ordered=plan.src.kind != "http")
+        j = cls(path, ident, ordered=plan.src.kind != "http" and getattr(plan, "manifest", None) is None)
         exists = os.path.exists(path)
         if resume:
             if not exists:

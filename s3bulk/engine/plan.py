@@ -75,3 +75,6 @@ class Plan:
     single_key: str | None = None   # copy exactly this key (SRC named one object)
     filters: Filters = field(default_factory=Filters)
     sync: "SyncOptions | None" = None  # set for `sync`: compare with DST, maybe delete
+    manifest: str | None = None      # keys come from this file, not a listing (engine/manifest.py)
+    manifest_format: str = "lines"   # lines | csv
+    manifest_name: str | None = None  # what the user named it ("-" for stdin): the journal's identity

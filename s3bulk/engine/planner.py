@@ -28,15 +28,27 @@ from .sync import SyncOptions
 
 async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None = None,
                      dst_s3: S3Options | None = None, options: TransferOptions = TransferOptions(),
-                     filters: Filters = Filters(), sync: SyncOptions | None = None) -> Plan:
-    """A plan for `copy` (sync=None) or `sync`. Sync always treats SRC and DST as prefixes."""
+                     filters: Filters = Filters(), sync: SyncOptions | None = None,
+                     files_from: str | None = None, files_from_format: str = "auto",
+                     files_from_name: str | None = None) -> Plan:
+    """A plan for `copy` (sync=None) or `sync`. Sync always treats SRC and DST as prefixes.
+    `files_from`: the keys to copy come from this manifest (engine/manifest.py), not a listing."""
     src = parse_location(src_text, src_s3)
     dst = parse_location(dst_text, dst_s3)
     if dst.kind == "http":
         raise UsageError("an http:// list/get server is read-only: it can be a SRC, not a DST")
     if sync is not None and sync.delete and src.kind == "http":
         raise UsageError("--delete needs a source listed in key order; a list/get server pages by token only")
-    src, single = await _resolve_source(src, options, prefix_only=sync is not None)
+    manifest_format = "lines"
+    if files_from is not None:
+        from .manifest import check_manifest
+
+        manifest_format = check_manifest(files_from, files_from_format)
+        if src.kind == "http":
+            raise UsageError("--files-from needs an S3 or local SRC (a list/get server is read by listing)")
+        if sync is not None and sync.delete:
+            raise UsageError("--delete cannot be used with --files-from (the manifest is not the whole SRC)")
+    src, single = await _resolve_source(src, options, prefix_only=sync is not None or files_from is not None)
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
         keymap = KeyMap("", "", exact)
@@ -48,7 +60,9 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
         keymap = KeyMap(src.prefix, dst.prefix)
     _refuse_overlap(src, dst, single)
     await _prepare_destination(dst, options)
-    return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync)
+    return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
+                manifest=files_from, manifest_format=manifest_format,
+                manifest_name=files_from_name or (os.path.abspath(files_from) if files_from else None))
 
 
 def _as_dir(prefix: str) -> str:

@@ -152,6 +152,10 @@ class Worker:
                 pass
         try:
             src = await open_store(self.plan.src, opts.store_options())
+            if self.plan.manifest is not None:
+                from .manifest import ManifestSource
+
+                src = ManifestSource(src, self.plan.manifest, self.plan.manifest_format, self.plan.src.prefix)
             dst = await open_store(self.plan.dst, opts.store_options())
             self._stores = (src, dst)
             if not isinstance(dst, Writer):
