@@ -4,6 +4,7 @@
     ├── UsageError               bad URL or option: nothing was attempted (exit 2)
     └── StoreError               an operation on a store failed (op, url, key)
         ├── NotFound             bucket, key, file or directory missing
+        │   └── BucketMissing    the bucket itself is gone: every object would fail (the run stops)
         ├── AccessDenied         credentials missing, wrong, or not allowed
         ├── ConnectFailed        endpoint unreachable or connection refused
         ├── Throttled            the store asks us to slow down (retryable)
@@ -11,6 +12,8 @@
         ├── Corrupt              body length or checksum does not match
         ├── UnsafeKey            the key would land outside the destination
         └── WriteFailed          the destination refused the write (disk full, not a directory, ...)
+            └── DestinationUnusable   refused for every object alike: disk full, read-only
+                                      filesystem, quota (the run stops instead of failing each one)
 
 Every class keeps plain-string arguments so that instances pickle: failures cross
 process boundaries as data. Messages never contain credentials.
@@ -69,6 +72,10 @@ class NotFound(StoreError):
     """The bucket, key, file or directory does not exist."""
 
 
+class BucketMissing(NotFound):
+    """The bucket does not exist (any more): every object of the run would fail the same way."""
+
+
 class AccessDenied(StoreError):
     """Credentials are missing or wrong, or do not allow the operation."""
 
@@ -103,3 +110,12 @@ class UnsafeKey(StoreError):
 
 class WriteFailed(StoreError):
     """The destination refused a write: disk full, permission, a file where a directory is needed."""
+
+
+class DestinationUnusable(WriteFailed):
+    """The destination refuses writes as a whole (no space, read-only filesystem, quota exceeded):
+    the run stops taking work rather than fail every remaining object with the same message."""
+
+
+#: failures that make every further object fail the same way: the run stops at the first
+RUN_STOPPERS = (DestinationUnusable, BucketMissing)

@@ -33,7 +33,7 @@ import signal
 import threading
 from typing import Any
 
-from ..errors import S3BulkError, StoreError
+from ..errors import RUN_STOPPERS, BucketMissing, S3BulkError, StoreError
 from ..filters import CompiledFilters
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
@@ -424,6 +424,14 @@ class Worker:
             except Stopped:
                 state.drop()
             except Exception as exc:
+                if isinstance(exc, RUN_STOPPERS):
+                    # reported once, as the reason the run stops (not as a failure per object); this
+                    # object and the rest count as not attempted and are left for --resume
+                    state.drop()
+                    if self.fatal is None:
+                        self.stopping = True  # take no more objects: each would fail the same way
+                        self._die(_stop_message(exc), 3)
+                    continue
                 self._record_failure(info, exc)
                 state.failed += 1
                 state.finished()
@@ -442,6 +450,13 @@ class Worker:
         else:
             op, msg = "copy", f"{type(exc).__name__}: {exc}"
         self.failures.append(Failure(op, src_url, dst_url, msg, type(exc).__name__))
+
+
+def _stop_message(exc: Exception) -> str:
+    """One line for a failure that stops the run (the rest would fail alike)."""
+    what = "the bucket is gone" if isinstance(exc, BucketMissing) else "the destination refuses writes"
+    return (f"stopped: {what} ({exc}); objects not yet copied were not attempted; "
+            "fix it and run the same command with --resume")
 
 
 def _usage() -> tuple[int, float]:

@@ -24,7 +24,7 @@ from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from typing import Iterator, Sequence
 
-from ..errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt
+from ..errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt, DestinationUnusable
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 from .base import Features
@@ -80,7 +80,11 @@ def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError
     if isinstance(exc, IsADirectoryError):
         return WriteFailed("a directory is in the way where a file is needed", op=op, url=path, key=key)
     if exc.errno == errno.ENOSPC:
-        return WriteFailed("no space left on device", op=op, url=path, key=key)
+        return DestinationUnusable("no space left on device", op=op, url=path, key=key)
+    if exc.errno == errno.EROFS:
+        return DestinationUnusable("read-only file system", op=op, url=path, key=key)
+    if exc.errno == errno.EDQUOT:
+        return DestinationUnusable("disk quota exceeded", op=op, url=path, key=key)
     if exc.errno == errno.EFBIG:
         return WriteFailed("file too large for this filesystem or limit", op=op, url=path, key=key)
     return WriteFailed(exc.strerror or str(exc), op=op, url=path, key=key)

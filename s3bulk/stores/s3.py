@@ -14,7 +14,7 @@ import contextlib
 from urllib.parse import unquote
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
-from ..errors import (AccessDenied, ConnectFailed, Corrupt, NotFound, StoreError, Throttled,
+from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFound, StoreError, Throttled,
                       Transient, UsageError)
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
@@ -42,7 +42,7 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
                           "follow redirects to another host: check --endpoint-url and --region",
                           op=op, url=url, key=key)
     if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
-        return NotFound("bucket does not exist", op=op, url=url, key=key)
+        return BucketMissing("bucket does not exist", op=op, url=url, key=key)
     if code in _MISSING or status == 404:
         return NotFound("no such key" if key else "not found", op=op, url=url, key=key)
     if code in _DENIED or status == 403:
