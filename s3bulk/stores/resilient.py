@@ -14,13 +14,14 @@ retry the same way, and the summary can count what was retried.
   processes of a run through a small memory-mapped file, so one worker's SlowDown slows
   every worker talking to that bucket.
 - Caps: --max-rps (requests per second) and --max-bandwidth (bytes per second), split
-  evenly among the workers, as token buckets.
+  for the whole run: one schedule per store in the shared file, taken in turn by every worker.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import fcntl
 import mmap
 import os
 import random
@@ -64,11 +65,17 @@ class Stats:
 
 
 class _SharedLimit:
-    """[limit, time of last decrease] as two doubles, in a file every worker of the run maps."""
+    """[limit, time of last decrease, next request slot, next byte slot] as doubles, in a file every
+    worker of the run maps. The two slots are the whole run's `--max-rps` and `--max-bandwidth`
+    schedules (monotonic clock, which is one clock for all processes of a machine): a worker takes
+    its turn under an flock of the file, so the caps hold for the run however the work is spread."""
+
+    SIZE = 32
 
     def __init__(self, name: str, initial: float) -> None:
         self._mm: mmap.mmap | None = None
-        self._local = [initial, 0.0]
+        self._fd = -1
+        self._local = [initial, 0.0, 0.0, 0.0]
         if not name:
             return
         where = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
@@ -79,15 +86,40 @@ class _SharedLimit:
         except OSError:
             return
         try:
-            if os.fstat(fd).st_size < 16:
-                os.ftruncate(fd, 16)
-                os.pwrite(fd, struct.pack("dd", initial, 0.0), 0)
-            self._mm = mmap.mmap(fd, 16)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if os.fstat(fd).st_size < self.SIZE:
+                    os.ftruncate(fd, self.SIZE)
+                    os.pwrite(fd, struct.pack("dddd", initial, 0.0, 0.0, 0.0), 0)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            self._mm = mmap.mmap(fd, self.SIZE)
+            self._fd = fd
         except OSError:
             self._mm = None
-        finally:
             os.close(fd)
         self.path = path
+
+    @property
+    def shared(self) -> bool:
+        return self._mm is not None
+
+    def take_slot(self, which: int, cost: float) -> float:
+        """Reserve `cost` seconds on schedule `which` (2: requests, 3: bytes); returns the monotonic
+        time the caller may go at (now or later). Under an flock: read, advance, write."""
+        now = time.monotonic()
+        mm = self._mm
+        if mm is None:
+            start = max(now, self._local[which])
+            self._local[which] = start + cost
+            return start
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            start = max(now, struct.unpack_from("d", mm, 8 * which)[0])
+            struct.pack_into("d", mm, 8 * which, start + cost)
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        return start
 
     def get(self) -> tuple[float, float]:
         if self._mm is None:
@@ -105,6 +137,9 @@ class _SharedLimit:
             struct.pack_into("dd", self._mm, 0, limit, last)
 
     def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
         if self._mm is not None:
             self._mm.close()
             self._mm = None
@@ -146,8 +181,6 @@ class Limiter:
         self.shared = _SharedLimit(opts.shared_name, self.ceiling)
         self.active = 0
         self._waiters: list[asyncio.Future[None]] = []
-        self._rps_next = 0.0
-        self._bw_next = 0.0
         self._limit_cache = (0.0, float(opts.concurrency))
 
     def limit(self) -> int:
@@ -183,23 +216,26 @@ class Limiter:
                 fut.set_result(None)
                 break
 
+    def _share(self) -> int:
+        """How many take turns on this worker's schedule: 1 when the run's schedule is shared
+        (the caps hold for the whole run); the worker count when it could not be (a fair share)."""
+        return 1 if self.shared.shared else self.workers
+
     async def _pace_rps(self) -> None:
-        rate = self.opts.max_rps / self.workers
-        now = time.monotonic()
-        start = max(now, self._rps_next)
-        self._rps_next = start + 1.0 / rate
-        if start > now:
-            await asyncio.sleep(start - now)
+        rate = self.opts.max_rps / self._share()
+        start = self.shared.take_slot(2, 1.0 / rate)
+        wait = start - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     async def pace_bytes(self, n: int) -> None:
         if self.opts.max_bandwidth <= 0 or n <= 0:
             return
-        rate = self.opts.max_bandwidth / self.workers
-        now = time.monotonic()
-        start = max(now, self._bw_next)
-        self._bw_next = start + n / rate
-        if start > now:
-            await asyncio.sleep(start - now)
+        rate = self.opts.max_bandwidth / self._share()
+        start = self.shared.take_slot(3, n / rate)
+        wait = start - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
 
     def succeeded(self) -> None:
         if not self.opts.adaptive:
