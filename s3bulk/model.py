@@ -78,6 +78,7 @@ class Counters:
     server_side: int = 0
     retries: int = 0       # requests tried again (throttling, 5xx, dropped connections, short bodies)
     throttled: int = 0     # answers that asked us to slow down (503 SlowDown and kin)
+    part_bytes: int = 0    # bytes of parts landed for objects still in transfer (progress inside big objects)
     resumed: int = 0       # objects an interrupted run had finished (the journal's done_keys): not redone
     resumed_bytes: int = 0
     # Sum over workers of their current request concurrency: workers send the change since their
@@ -96,6 +97,7 @@ class Counters:
         self.server_side += other.server_side
         self.retries += other.retries
         self.throttled += other.throttled
+        self.part_bytes += other.part_bytes
         self.resumed += other.resumed
         self.resumed_bytes += other.resumed_bytes
         self.concurrency += other.concurrency
@@ -104,15 +106,21 @@ class Counters:
         """Return the counts so far and reset to zero (for periodic deltas)."""
         out = Counters(self.listed, self.listed_bytes, self.done, self.done_bytes,
                        self.failed, self.skipped, self.skipped_bytes, self.deleted, self.server_side,
-                       self.retries, self.throttled, self.resumed, self.resumed_bytes, self.concurrency)
+                       self.retries, self.throttled, self.part_bytes, self.resumed, self.resumed_bytes,
+                       self.concurrency)
         self.listed = self.listed_bytes = self.done = self.done_bytes = 0
         self.failed = self.skipped = self.skipped_bytes = self.deleted = self.server_side = 0
-        self.retries = self.throttled = self.resumed = self.resumed_bytes = self.concurrency = 0
+        self.retries = self.throttled = self.part_bytes = self.resumed = self.resumed_bytes = self.concurrency = 0
         return out
+
+    @property
+    def moved_bytes(self) -> int:
+        """Bytes moved so far: finished objects plus the parts of those still moving."""
+        return self.done_bytes + self.part_bytes
 
     def __bool__(self) -> bool:
         return any((self.listed, self.done, self.failed, self.skipped, self.deleted, self.retries,
-                    self.throttled, self.resumed, self.concurrency))
+                    self.throttled, self.part_bytes, self.resumed, self.concurrency))
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,3 +38,17 @@ def test_full_disk_stops_once_and_resumes(cli, s3, bucket, tmp_path):
         assert r.summary["copied"] == len(objects) - len(copied), r.summary
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_progress_moves_during_one_big_object(cli, s3, bucket, tmp_path):
+    """One 40 MiB upload in 8 MiB parts, paced at 8 MiB/s: --json progress events show bytes moving
+    before the object is done (parts as they land), and the final summary counts the object once."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "big.bin").write_bytes(os.urandom(40 * 1024 * 1024))
+    r = cli("copy", str(src), f"s3://{bucket}/", "--json", "--max-bandwidth", "8MiB", "--part-size", "8MiB",
+            "--no-journal")
+    assert r.code == 0, r
+    moving = [e["moved_bytes"] for e in r.events if e.get("event") == "progress" and e["copied"] == 0]
+    assert any(0 < b < 40 * 1024 * 1024 for b in moving), moving
+    assert r.summary["copied_bytes"] == 40 * 1024 * 1024

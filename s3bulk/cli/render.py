@@ -105,8 +105,10 @@ class JsonRenderer(Renderer):
                 self._last = now
                 c = payload.counters
                 self._write({"event": "progress", "listed": c.listed, "listed_bytes": c.listed_bytes,
-                             "copied": c.done, "copied_bytes": c.done_bytes, "failed": c.failed,
-                             "listing_done": payload.listing_done, "elapsed_seconds": round(payload.elapsed, 3)})
+                             "copied": c.done, "copied_bytes": c.done_bytes, "moved_bytes": c.moved_bytes,
+                             "skipped": c.skipped, "skipped_bytes": c.skipped_bytes, "deleted": c.deleted,
+                             "failed": c.failed, "listing_done": payload.listing_done,
+                             "elapsed_seconds": round(payload.elapsed, 3)})
 
     def finish(self, summary: Summary) -> None:
         self._write(summary_dict(summary, self.command, self.src, self.dst))
@@ -149,7 +151,8 @@ class HumanRenderer(Renderer):
         if kind == "progress":
             self._progress = payload
             c = payload.counters
-            self._rate_window.append((payload.elapsed, c.done, c.done_bytes))
+            # bytes as they move (parts of big objects included), so one big object shows a rate
+            self._rate_window.append((payload.elapsed, c.done + c.skipped, c.moved_bytes))
             while len(self._rate_window) > 2 and payload.elapsed - self._rate_window[0][0] > 5:
                 self._rate_window.pop(0)
         elif kind == "failure":
@@ -180,14 +183,22 @@ class HumanRenderer(Renderer):
         c = p.counters
         objs, rate_b = self._rates()
         listed = f"{c.listed:,}" + ("" if p.listing_done else "+ (listing)")
-        grid.add_row("objects", f"{c.done:,} / {listed}" + (f"   failed {c.failed:,}" if c.failed else ""))
-        grid.add_row("bytes", f"{human_bytes(c.done_bytes)} / {human_bytes(c.listed_bytes)}"
+        handled = c.done + c.skipped  # sync: objects found equal are handled too
+        grid.add_row("objects", f"{handled:,} / {listed}" + (f"   ({c.skipped:,} equal)" if c.skipped else "")
+                     + (f"   deleted {c.deleted:,}" if c.deleted else "")
+                     + (f"   failed {c.failed:,}" if c.failed else ""))
+        grid.add_row("bytes", f"{human_bytes(c.moved_bytes + c.skipped_bytes)} / {human_bytes(c.listed_bytes)}"
                      + ("" if p.listing_done else "+"))
         grid.add_row("rate", f"{objs:,.0f} objects/s   {human_bytes(rate_b)}/s")
         eta = "after listing"
         if p.listing_done:
-            left = c.listed - c.done - c.failed
-            eta = human_duration(left / objs) if objs > 0 else "-"
+            # the slower of the two estimates: objects left at the object rate (many small ones),
+            # bytes left at the byte rate (one big one)
+            left = max(0, c.listed - handled - c.failed)
+            left_bytes = max(0, c.listed_bytes - c.moved_bytes - c.skipped_bytes)
+            guesses = [left / objs if objs > 0 else None, left_bytes / rate_b if rate_b > 0 else None]
+            known = [g for g in guesses if g is not None]
+            eta = human_duration(max(known)) if known and (left or left_bytes) else ("-" if left else human_duration(0))
         grid.add_row("elapsed", f"{human_duration(p.elapsed)}   ETA {eta}   workers {p.workers}")
         return grid
 

@@ -85,12 +85,16 @@ class Transfer:
     def __init__(self, src: Store, dst: Writer, keymap: KeyMap, options: TransferOptions,
                  budget: ByteBudget, *, stopping: Callable[[], bool] | None = None,
                  on_upload: Callable[[tuple], None] | None = None,
-                 resumable: dict[str, dict[str, Any]] | None = None) -> None:
+                 resumable: dict[str, dict[str, Any]] | None = None,
+                 on_part_bytes: Callable[[int], None] | None = None) -> None:
         self.src, self.dst, self.keymap, self.options, self.budget = src, dst, keymap, options, budget
         self.server_side = dst.features.server_side_copy and _copier(dst).can_copy_from(src)
         self.stopping = stopping or (lambda: False)
         self.on_upload = on_upload or (lambda msg: None)   # for the journal: uploads begun and ended
         self.resumable = resumable if resumable is not None else {}  # dst key -> upload left open
+        # bytes of parts as they land (+n), taken back when their object ends (-sum): progress
+        # moves during a big object, and the object's size still counts once, when it is done
+        self.on_part_bytes = on_part_bytes or (lambda n: None)
 
     async def copy(self, info: ObjectInfo) -> tuple[int, bool]:
         """Copy one object; returns (bytes, whether it was copied server-side)."""
@@ -153,12 +157,13 @@ class Transfer:
             self.on_upload(("upload", dst_key, upload_id, size, part, info and info.size,
                             info and info.mtime, info and info.etag))
         stopped = False
+        moved = 0
         # at most part_concurrency buffers for this object, each reused by later parts: no allocation
         # (and page-faulting a fresh 16 MiB) per part, and the bytes go from socket or file straight in
         buffers: list[memoryview] = []
 
         async def one(number: int, start: int, end: int) -> None:
-            nonlocal stopped
+            nonlocal stopped, moved
             if number in have:
                 return  # uploaded by an interrupted run
             if stopped or self.stopping():
@@ -176,6 +181,8 @@ class Transfer:
                     await upload.put_part(number, start, await _read_range(self.src, src_key, start, end, buf))
                 finally:
                     buffers.append(buf)
+                moved += end - start
+                self.on_part_bytes(end - start)
             finally:
                 self.budget.release(end - start)
 
@@ -191,6 +198,8 @@ class Transfer:
             if upload_id is not None and not (stopped and keep_open):
                 self.on_upload(("upload_end", dst_key, upload_id))
             raise
+        finally:
+            self.on_part_bytes(-moved)
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
 

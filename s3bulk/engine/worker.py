@@ -116,6 +116,9 @@ class Worker:
         uploads finish the parts in flight and stay open for a resume), the rest is handed back."""
         self.stopping = True
 
+    def _part_bytes(self, n: int) -> None:
+        self.counters.part_bytes += n
+
     def _upload_event(self, msg: tuple) -> None:
         self._send((msg[0], self.wid, *msg[1:]))
 
@@ -162,7 +165,7 @@ class Worker:
                 raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
             self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.budget,
                                      stopping=lambda: self.stopping, on_upload=self._upload_event,
-                                     resumable=self.resume.uploads)
+                                     resumable=self.resume.uploads, on_part_bytes=self._part_bytes)
             self.filters = self.plan.filters.compiled() if self.plan.filters else None
             if self.plan.sync is not None:
                 from .sync import Comparator
