@@ -2,6 +2,8 @@
 
     import s3bulk
     summary = s3bulk.copy("s3://bucket/prefix/", "/data/mirror")
+    summary = s3bulk.sync("/data/site", "s3://bucket/site/", delete=True, exclude=["*.tmp"])
+    summary = await s3bulk.acopy(...)        # inside a running event loop
     for obj in s3bulk.ls("s3://bucket/prefix/"):
         ...
 
@@ -13,17 +15,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["copy", "ls", "alist", "TransferOptions", "S3Options", "Summary", "errors"]
+__all__ = ["copy", "sync", "acopy", "async_sync", "ls", "alist", "TransferOptions", "S3Options", "Summary",
+           "errors"]
 
 if TYPE_CHECKING:
-    from .api import alist, copy, ls
+    from .api import acopy, alist, async_sync, copy, ls, sync
     from .engine.plan import TransferOptions
     from .model import Summary
     from .urls import S3Options
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("copy", "ls", "alist"):
+    if name in ("copy", "sync", "acopy", "async_sync", "ls", "alist"):
         from . import api
 
         return getattr(api, name)

@@ -3,50 +3,126 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Callable, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator, Sequence
 
 from .engine.plan import TransferOptions
+from .filters import Filters
 from .model import ObjectInfo, Summary, WorkUnit
 from .urls import Location, S3Options, parse_location
 
 
+FilterRules = Sequence[tuple[str, str]]  # ("include" | "exclude", glob), in order; the last match wins
+
+
 def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
-         on_event: Callable[[str, Any], None] | None = None, max_memory: int | None = None,
+         on_event: Callable[[str, Any], None] | None = None, max_memory: int | str | None = None,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
          journal: str | None = None, resume: bool = False, files_from: str | None = None,
-         files_from_format: str = "auto") -> Summary:
+         files_from_format: str = "auto", include: Sequence[str] = (), exclude: Sequence[str] = (),
+         filters: FilterRules | None = None) -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
-    nothing could start (bad URL, missing bucket, ...); per-object failures are in the Summary.
+    nothing could start (bad URL, bad option: UsageError, missing bucket, ...); per-object failures
+    are in the Summary.
 
-    max_memory: stay under this many bytes of RSS (workers, transfers and parts are derived from it).
+    options: TransferOptions (sizes as numbers or strings such as "8MiB"; checked when built).
+    max_memory: stay under this much RSS, bytes or "128MiB" (workers, transfers and parts are derived).
     start / should_stop: continue from a unit an earlier run returned as `summary.resume`; stop
     taking new work once should_stop() is true (the summary then says where to resume).
     journal / resume: keep a resume journal in this file (none by default in the API; the command
     line keeps one by default); resume=True continues the interrupted run it records (UsageError
     when there is none, or it belongs to another run). A complete run removes its journal.
     files_from: copy the keys this manifest names instead of listing SRC (see `--files-from`).
-    Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True."""
+    include / exclude / filters: as `--include` / `--exclude` (filters keeps their order).
+    on_event(kind, payload): "progress" (engine.pool.Progress: counters, listing_done, elapsed),
+    "failure" (model.Failure), "stopping".
+    Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
+    Inside a running event loop (Jupyter, an async app) use `acopy`."""
+    return _run("copy", src, dst, None, options=options, src_s3=src_s3, dst_s3=dst_s3, on_event=on_event,
+                max_memory=max_memory, start=start, should_stop=should_stop, journal=journal, resume=resume,
+                files_from=files_from, files_from_format=files_from_format,
+                filters=_filters(include, exclude, filters))
+
+
+def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, compare: str = "default",
+         hash_cache: str | None = None, options: TransferOptions | None = None,
+         src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
+         on_event: Callable[[str, Any], None] | None = None, max_memory: int | str | None = None,
+         journal: str | None = None, resume: bool = False, include: Sequence[str] = (),
+         exclude: Sequence[str] = (), filters: FilterRules | None = None) -> Summary:
+    """Make DST hold what SRC holds, as `s3bulk sync`: copy what is missing or different, skip
+    what is equal, and with delete=True remove DST keys SRC lacks (not those filtered out).
+    compare: "default" (size, or SRC newer), "size-only", "exact-timestamps" or "checksum".
+    dry_run prints what would be done (one line each, on stdout) and changes nothing.
+    The other arguments are as for `copy`."""
+    from .engine.sync import SyncOptions
+    from .errors import UsageError
+
+    if compare not in ("default", "size-only", "exact-timestamps", "checksum"):
+        raise UsageError(f"compare must be default, size-only, exact-timestamps or checksum, not {compare!r}")
+    if resume and dry_run:
+        raise UsageError("resume needs the journal, which a dry run does not keep")
+    rules = _filters(include, exclude, filters)
+    sync_options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare, hash_cache=hash_cache,  # type: ignore[arg-type]
+                               filters=rules)
+    return _run("sync", src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
+                on_event=on_event, max_memory=max_memory, journal=None if dry_run else journal, resume=resume,
+                filters=rules)
+
+
+async def acopy(src: str, dst: str, **kwargs: Any) -> Summary:
+    """`copy` for use inside a running event loop: the run goes on in a thread of its own (its
+    workers are processes or that thread's own event loop), so the caller's loop stays free."""
+    return await asyncio.to_thread(lambda: copy(src, dst, **kwargs))
+
+
+async def async_sync(src: str, dst: str, **kwargs: Any) -> Summary:
+    """`sync` for use inside a running event loop (see `acopy`)."""
+    return await asyncio.to_thread(lambda: sync(src, dst, **kwargs))
+
+
+def _filters(include: Sequence[str], exclude: Sequence[str], rules: FilterRules | None) -> Filters:
+    from .errors import UsageError
+
+    if isinstance(include, str) or isinstance(exclude, str):
+        raise UsageError("include and exclude take lists of globs")
+    out = [(True, g) for g in include] + [(False, g) for g in exclude]
+    for kind, glob in rules or ():
+        if kind not in ("include", "exclude"):
+            raise UsageError(f"filters are ('include' | 'exclude', glob) pairs, not {kind!r}")
+        out.append((kind == "include", glob))
+    return Filters(tuple(out))
+
+
+def _run(command: str, src: str, dst: str, sync_options: Any, *, options: TransferOptions | None,
+         src_s3: S3Options | None, dst_s3: S3Options | None, on_event: Callable[[str, Any], None] | None,
+         max_memory: int | str | None, journal: str | None, resume: bool, filters: Filters,
+         start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
+         files_from: str | None = None, files_from_format: str = "auto") -> Summary:
+    """The one orchestration path under copy and sync: options, plan, journal, run."""
     from .engine.planner import build_plan
     from .engine.pool import run_plan
+    from .errors import UsageError
 
     options = options or TransferOptions()
     if max_memory is not None:
         from .engine.budget import fit_to_budget
+        from .sizes import parse_size
 
-        options = fit_to_budget(options, max_memory, src, dst)
-    plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options,
-                                  files_from=files_from, files_from_format=files_from_format))
+        budget = parse_size(max_memory, "max_memory") if isinstance(max_memory, str) else int(max_memory)
+        options = fit_to_budget(options, budget, src, dst)
+    plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
+                                  sync=sync_options, files_from=files_from, files_from_format=files_from_format))
     run_journal = None
     if journal is not None:
         from .engine.journal import Journal
 
-        run_journal = Journal.open(journal, plan, "copy", resume=resume)
+        run_journal = Journal.open(journal, plan, command, resume=resume)
     elif resume:
-        from .errors import UsageError
-
         raise UsageError("resume=True needs journal= (the file the interrupted run kept)")
-    return run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal)
+    summary = run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal)
+    summary.dry_run = bool(sync_options is not None and sync_options.dry_run)
+    return summary
 
 
 async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000,

@@ -23,6 +23,7 @@ from dataclasses import asdict, fields
 from typing import Any
 
 DEFAULT_MARGIN_MS = 30_000
+_CLI_NAMES = {"max_buffer": "max_bytes_in_flight"}
 _OPTION_SIZES = {"part_size", "multipart_threshold", "max_bytes_in_flight", "copy_threshold", "copy_part_size"}
 
 
@@ -41,7 +42,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return {"ok": False, "error": "the event needs 'source' and 'destination'"}
     try:
         known = {f.name for f in fields(TransferOptions)}
-        given = dict(event.get("options") or {})
+        # the command line's names work too: "max-buffer", "max_buffer", "request-timeout", ...
+        given = {_CLI_NAMES.get(k.replace("-", "_").lstrip("_"), k.replace("-", "_").lstrip("_")): v
+                 for k, v in dict(event.get("options") or {}).items()}
         unknown = set(given) - known
         if unknown:
             raise UsageError(f"unknown options: {', '.join(sorted(unknown))}")
@@ -64,6 +67,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
                        start=start, should_stop=should_stop)
     except S3BulkError as exc:
         return {"ok": False, "error": str(exc)}
+    except (TypeError, ValueError) as exc:  # a value of the wrong kind in the event
+        return {"ok": False, "error": f"bad event: {exc}"}
     c = summary.counters
     return {
         "ok": summary.ok,

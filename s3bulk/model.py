@@ -146,6 +146,7 @@ class Summary:
     peak_rss_bytes: int = 0
     workers: int = 1
     fatal: str | None = None
+    fatal_code: int = 3             # the exit code the fatal error asks for (2 for a usage error)
     interrupted: bool = False
     dry_run: bool = False
     resume: WorkUnit | None = None  # where a stopped run continues (see run_plan's should_stop)
@@ -156,3 +157,20 @@ class Summary:
     @property
     def ok(self) -> bool:
         return self.fatal is None and not self.interrupted and self.counters.failed == 0
+
+    def to_dict(self) -> dict:
+        """The counts and outcome as plain JSON-able values (what `--json`'s summary carries)."""
+        c = self.counters
+        return {"ok": self.ok, "listed": c.listed, "copied": c.done, "copied_bytes": c.done_bytes,
+                "failed": c.failed, "skipped": c.skipped, "skipped_bytes": c.skipped_bytes,
+                "deleted": c.deleted, "server_side_copies": c.server_side, "dry_run": self.dry_run,
+                "elapsed_seconds": round(self.elapsed, 3), "cpu_seconds": round(self.cpu_seconds, 3),
+                "peak_rss_bytes": self.peak_rss_bytes, "workers": self.workers, "fatal": self.fatal,
+                "interrupted": self.interrupted, "resumed_skipped": self.resumed_skipped,
+                "resumed_skipped_bytes": self.resumed_skipped_bytes, "journal": self.journal,
+                "retries": c.retries, "throttled": c.throttled,
+                "failures": [{"op": f.op, "src": f.src, "dst": f.dst, "error": f.error, "kind": f.kind}
+                             for f in self.failures],
+                "failures_not_shown": self.failures_dropped,
+                "resume": None if self.resume is None else {"after": self.resume.after, "until": self.resume.until,
+                                                            "token": self.resume.token, "seq": self.resume.seq}}

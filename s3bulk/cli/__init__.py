@@ -270,7 +270,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
               file=sys.stderr, flush=True)
         raise typer.Exit(EXIT_INTERRUPTED)
     if summary.fatal:
-        raise typer.Exit(EXIT_FATAL)
+        raise typer.Exit(summary.fatal_code or EXIT_FATAL)
     if summary.counters.failed:
         raise typer.Exit(EXIT_FAILED)
 

@@ -32,7 +32,30 @@ class TransferOptions:
     request_timeout: float = 60.0    # seconds without an answer before a request is retried
     adaptive: bool = True            # lower concurrency on SlowDown (AIMD), raise it again after
     max_rps: float = 0.0             # requests per second, whole run (0 = no cap)
-    max_bandwidth: float = 0.0       # bytes per second, whole run (0 = no cap)
+    max_bandwidth: float | str = 0.0  # bytes per second, whole run (0 = no cap)
+
+    def __post_init__(self) -> None:
+        """Sizes may be given as numbers or strings ("8MiB"); anything out of range is a UsageError
+        here, when the options are built, never a hang or a traceback later in a worker."""
+        from ..errors import UsageError
+        from ..sizes import parse_size
+
+        for name in _SIZES:
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, parse_size(value, name))
+            elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UsageError(f"{name} must be a size in bytes or a string such as '8MiB', not {value!r}")
+            else:
+                object.__setattr__(self, name, int(value))
+        for name, low, high in _RANGES:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low or \
+                    (high is not None and value > high):
+                bounds = f"{low}..{high}" if high is not None else f">= {low}"
+                raise UsageError(f"{name} must be {bounds}, not {value!r}")
+        if self.part_size < 5 * MiB:
+            raise UsageError("part_size must be at least 5MiB (the S3 minimum)")
 
     def resolved_workers(self) -> int:
         return self.workers if self.workers > 0 else max(1, os.cpu_count() or 1)
@@ -45,6 +68,14 @@ class TransferOptions:
         return StoreOptions(max_connections=connections, copy_threshold=self.copy_threshold,
                             copy_part_size=self.copy_part_size, timeout=self.request_timeout,
                             resilience=resilience)
+
+
+_SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_threshold", "copy_part_size",
+          "max_bandwidth")
+_RANGES = (("workers", 0, 4096), ("concurrency", 1, 100_000), ("page_size", 1, 1000), ("part_concurrency", 1, 10_000),
+           ("pages_ahead", 1, 1000), ("retries", 0, 1000), ("request_timeout", 0.1, None), ("max_rps", 0, None),
+           ("max_bandwidth", 0, None), ("max_bytes_in_flight", 1, None), ("multipart_threshold", 0, None),
+           ("copy_threshold", 0, None), ("copy_part_size", 5 * MiB, None))
 
 
 @dataclass(frozen=True, slots=True)

@@ -182,6 +182,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         elif kind == "fatal":
             if summary.fatal is None:
                 summary.fatal = msg[2]
+                summary.fatal_code = msg[3]
         elif kind == "exit":
             exited[msg[1]] = (msg[2], msg[3])
 
