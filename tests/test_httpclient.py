@@ -342,3 +342,52 @@ def test_every_failure_is_an_http_error_and_retry_after_is_read():
     later = retry_after({"retry-after": formatdate(time.time() + 120, usegmt=True)})
     assert later is not None and 60 < later <= 121
     assert retry_after({"retry-after": "soon"}) is None and retry_after({}) is None
+
+
+def test_transport_failures_map_to_store_errors_by_type():
+    import s3bulk.errors as errors  # (`from s3bulk import errors` recurses in s3bulk.__getattr__ when not yet imported)
+    from s3bulk.httpclient import DroppedBeforeAnswer as Before, Timeout
+
+    cases = [(ConnectError("refused"), errors.ConnectFailed), (ConnectTimeout("slow"), errors.ConnectFailed),
+             (TLSError("handshake"), errors.ConnectFailed), (ReadTimeout("quiet"), errors.Transient),
+             (WriteTimeout("stuck"), errors.Transient), (Before("reset"), errors.Transient),
+             (DroppedMidAnswer("cut", received=5), errors.Corrupt), (ProtocolError("junk"), errors.Transient)]
+    for exc, kind in cases:
+        mapped = errors.from_transport(exc, op="get", url="s3://b/k", key="k")
+        assert type(mapped) is kind and mapped.retryable, (exc, mapped)
+        assert (mapped.op, mapped.key) == ("get", "k")
+    untrusted = errors.from_transport(TLSError("bad cert", certificate=True), op="get", url="u")
+    assert not untrusted.retryable and "AWS_CA_BUNDLE" in str(untrusted)
+    assert issubclass(ReadTimeout, Timeout)
+
+
+def test_retry_after_of_a_503_is_waited_for_before_the_retry():
+    """Through the list/get store and the retrying wrapper every store gets: the retry of a 503
+    with Retry-After: 1 comes no sooner than a second later (backoff alone would be ~1 ms)."""
+    from s3bulk.stores.listget import ListGetStore
+    from s3bulk.stores.resilient import ResilienceOptions, wrap
+    from s3bulk.urls import parse_location
+
+    seen: list[float] = []
+
+    async def handler(reader, writer):
+        while True:
+            await read_request(reader)
+            seen.append(time.monotonic())
+            if len(seen) == 1:
+                writer.write(b"HTTP/1.1 503 Slow Down\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n")
+            else:
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ndata")
+            await writer.drain()
+
+    async def main():
+        async with serving(handler) as (port, _):
+            store = wrap(ListGetStore(parse_location(f"http://127.0.0.1:{port}/")),
+                         ResilienceOptions(backoff_base=0.001, adaptive=False))
+            try:
+                assert await asyncio.wait_for(store.read("a"), DEADLINE) == b"data"
+            finally:
+                await store.close()
+            assert store.stats.retries == 1 and store.stats.throttled == 1
+            assert seen[1] - seen[0] >= 0.9
+    run(main())

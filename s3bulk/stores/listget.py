@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from urllib.parse import quote, urlsplit
 
-from ..errors import ConnectFailed, Corrupt, NotFound, StoreError, Transient
-from ..httpclient import HttpClient, HttpError, Response
+from ..errors import Corrupt, NotFound, StoreError, Throttled, Transient, from_transport
+from ..httpclient import HttpClient, HttpError, Response, retry_after
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 
@@ -42,14 +42,17 @@ class ListGetStore:
 
     async def _request(self, method: str, target: str, op: str, key: str = "",
                        headers: dict[str, str] | None = None) -> Response:
-        """One request. Transport failures and 5xx become ConnectFailed/Transient, which the resilient
-        wrapper (open_store) retries with backoff, as it does for every store."""
+        """One request. Transport failures (errors.from_transport), 429/503 (Throttled, with the
+        server's Retry-After) and other 5xx (Transient) are retried by the resilient wrapper
+        (open_store) with backoff, as for every store."""
         url = f"{self.location.bucket}{target}"
         try:
             resp = await self.client.request(method, self.base_path + target, headers)
         except HttpError as exc:
-            kind = ConnectFailed if "cannot connect" in str(exc) else Transient
-            raise kind(str(exc), op=op, url=url, key=key) from exc
+            raise from_transport(exc, op=op, url=url, key=key) from exc
+        if resp.status in (429, 503):
+            raise Throttled(f"server busy ({resp.status})", op=op, url=url, key=key,
+                            retry_after=retry_after(resp.headers))
         if resp.status >= 500:
             raise Transient(f"server error {resp.status}", op=op, url=url, key=key)
         return resp

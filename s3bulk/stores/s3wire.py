@@ -23,8 +23,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ..errors import ConnectFailed, Corrupt, StoreError, Transient
-from ..httpclient import HttpClient, HttpError, Response
+from ..errors import Corrupt, StoreError, Transient, from_transport
+from ..httpclient import HttpClient, HttpError, Response, retry_after
 from ..model import ObjectInfo
 from .sigv4 import Credentials, Signer, canonical_query, uri_encode
 
@@ -109,12 +109,7 @@ class S3Wire:
         try:
             return await self.client.request(method, target, headers, body, into)
         except HttpError as exc:
-            text = str(exc)
-            if text.startswith("cannot connect"):
-                raise ConnectFailed(f"cannot connect to the endpoint ({text})", op=op, url=url, key=key) from exc
-            if "before the response was complete" in text:
-                raise Corrupt(f"body did not arrive whole: {text}", op=op, url=url, key=key) from exc
-            raise Transient(text, op=op, url=url, key=key) from exc
+            raise from_transport(exc, op=op, url=url, key=key) from exc
 
     def _error(self, resp: Response, op: str, url: str, key: str) -> StoreError:
         from .s3 import error_for
@@ -129,7 +124,10 @@ class S3Wire:
             code = m.group(1).decode("utf-8", "replace") if m else ""
             m = _MESSAGE.search(resp.body)
             msg = _unescape(m.group(1).decode("utf-8", "replace")) if m else ""
-        return error_for(resp.status, code, msg, op, url, key)
+        err = error_for(resp.status, code, msg, op, url, key)
+        if resp.status in (429, 503):
+            err.retry_after = retry_after(resp.headers)
+        return err
 
     def _object_path(self, key: str) -> str:
         return self.base_path + uri_encode(key, keep_slash=True)
