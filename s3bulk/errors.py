@@ -20,6 +20,7 @@ Transport failures of the lean HTTP client (httpclient.py) are mapped here once,
 every store that uses it (from_transport):
 
     ConnectTimeout, ConnectError    -> ConnectFailed
+    ProxyError (407/403 to CONNECT) -> AccessDenied (final); other ProxyError -> ConnectFailed
     TLSError (certificate rejected) -> StoreError (final: retrying will not make it trusted)
     TLSError (handshake failed)     -> ConnectFailed
     ReadTimeout, WriteTimeout       -> Transient
@@ -131,7 +132,9 @@ def from_transport(exc: Exception, *, op: str, url: str, key: str = "") -> Store
             return StoreError(f"{text} (the endpoint's certificate is not trusted: set AWS_CA_BUNDLE or "
                               "ca_bundle in the profile to the CA that signed it)", op=op, url=url, key=key)
         return ConnectFailed(text, op=op, url=url, key=key)
-    if isinstance(exc, h.ConnectError):  # ConnectTimeout included
+    if isinstance(exc, h.ProxyError) and exc.status in (403, 407):
+        return AccessDenied(f"{text}: check the credentials in the proxy URL", op=op, url=url, key=key)
+    if isinstance(exc, h.ConnectError):  # ConnectTimeout and other ProxyErrors included
         return ConnectFailed(f"cannot connect to the endpoint ({text})", op=op, url=url, key=key)
     if isinstance(exc, h.DroppedMidAnswer):
         return Corrupt(f"answer did not arrive whole: {text}", op=op, url=url, key=key)

@@ -10,11 +10,18 @@ Timeouts are limits on silence, as in every HTTP client users know: `connect_tim
 request body left (was acknowledged by the peer) for that many seconds. A transfer that keeps
 moving is never cut off however slow the link; a stalled one fails with ReadTimeout/WriteTimeout.
 
+Proxies: with `proxy` (an http:// URL, credentials in it as user:password@), requests to an
+http:// origin go to the proxy in absolute form and an https:// origin is reached through a
+CONNECT tunnel, as botocore does; proxy_for() picks the proxy from HTTP(S)_PROXY/NO_PROXY exactly
+as botocore does for the same URL. An https:// proxy (TLS to the proxy) is not supported here:
+callers fall back to botocore for it.
+
 Every failure is one of these types (callers decide by type, never by message text):
 
     HttpError                    any transport failure; nothing here is an HTTP status
     ├── ConnectError             no connection: refused, unreachable, name not resolved
     │   ├── ConnectTimeout       no connection within connect_timeout
+    │   ├── ProxyError           the proxy refused the CONNECT tunnel (`status` of its answer)
     │   └── TLSError             the TLS handshake failed (`certificate` says whether it was not trusted)
     ├── Timeout                  a connection went silent for `timeout` seconds
     │   ├── ReadTimeout          nothing arrived while waiting for (the rest of) the answer
@@ -29,10 +36,12 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import base64
 import struct
 from collections import deque
 from email.utils import parsedate_to_datetime
 from typing import NamedTuple
+from urllib.parse import unquote, urlsplit
 
 try:  # Linux: bytes the kernel still holds for the peer, so progress hidden in socket buffers counts
     import fcntl
@@ -54,6 +63,14 @@ class ConnectError(HttpError):
 
 class ConnectTimeout(ConnectError):
     """No connection within the connect timeout."""
+
+
+class ProxyError(ConnectError):
+    """The proxy answered CONNECT with something other than 2xx (407: it wants other credentials)."""
+
+    def __init__(self, message: str, *, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class TLSError(ConnectError):
@@ -117,6 +134,26 @@ def retry_after(headers: dict[str, str]) -> float | None:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy botocore uses for `url` from the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY,
+    either case), or None: botocore.utils.get_environ_proxies, then ProxyConfiguration.proxy_url_for
+    (the proxy of the URL's scheme, "http://" added when it has no scheme)."""
+    from urllib.request import getproxies, proxy_bypass
+
+    netloc = urlsplit(url).netloc
+    try:
+        if proxy_bypass(netloc):
+            return None
+    except (TypeError, OSError):
+        pass
+    proxy = getproxies().get(urlsplit(url).scheme)
+    if not proxy:
+        return None
+    if proxy.startswith(("http:", "https:")):
+        return proxy
+    return "http:" + proxy if proxy.startswith("//") else "http://" + proxy
 
 
 _COPY_BELOW = 65536  # smaller bodies are returned as bytes; larger ones keep their preallocated buffer
@@ -373,12 +410,26 @@ class HttpClient:
     `connect_timeout` bounds setting up a connection."""
 
     def __init__(self, host: str, port: int, *, max_connections: int = 64, timeout: float = 60.0,
-                 connect_timeout: float = 10.0, tls: ssl.SSLContext | None = None) -> None:
+                 connect_timeout: float = 10.0, tls: ssl.SSLContext | None = None,
+                 proxy: str | None = None) -> None:
         self.host, self.port = host, port
         self.tls = tls
         self.host_header = host if port == (443 if tls else 80) else f"{host}:{port}"
         if ":" in host and not host.startswith("["):
             self.host_header = f"[{host}]:{port}"
+        self.proxy: tuple[str, int] | None = None
+        self._proxy_auth = ""  # a Proxy-Authorization header line, when the proxy URL has credentials
+        self._origin = ""      # what precedes the path in a request line: the origin, for a plain-http proxy
+        if proxy:
+            p = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            if p.scheme != "http" or not p.hostname:
+                raise ValueError(f"unsupported proxy {p.scheme}://{p.hostname or ''} (only http:// proxies)")
+            self.proxy = (p.hostname, p.port or 80)
+            if p.username and p.password:  # as botocore: credentials only when both are there
+                cred = f"{unquote(p.username)}:{unquote(p.password or '')}".encode()
+                self._proxy_auth = f"Proxy-Authorization: Basic {base64.b64encode(cred).decode()}\r\n"
+            if tls is None:
+                self._origin = f"http://{self.host_header}"
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self._tick = min(1.0, max(0.05, timeout / 4))  # how often the watchdog looks for silence
@@ -392,8 +443,14 @@ class HttpClient:
         where = self.host_header
         try:
             async with asyncio.timeout(self.connect_timeout):
-                _, proto = await loop.create_connection(
-                    _Conn, self.host, self.port, ssl=self.tls, server_hostname=self.host if self.tls else None)
+                if self.proxy is None:
+                    _, proto = await loop.create_connection(
+                        _Conn, self.host, self.port, ssl=self.tls, server_hostname=self.host if self.tls else None)
+                else:
+                    where = f"{where} through the proxy {self.proxy[0]}:{self.proxy[1]}"
+                    _, proto = await loop.create_connection(_Conn, *self.proxy)
+                    if self.tls is not None:
+                        await self._tunnel(loop, proto)
         except TimeoutError as exc:  # before OSError: TimeoutError is one
             raise ConnectTimeout(f"cannot connect to {where}: no connection within "
                                  f"{self.connect_timeout:g} s") from exc
@@ -405,6 +462,32 @@ class HttpClient:
             raise ConnectError(f"cannot connect to {where}: {exc.strerror or exc}") from exc
         return proto
 
+    async def _tunnel(self, loop: asyncio.AbstractEventLoop, conn: _Conn) -> None:
+        """CONNECT through the proxy, then TLS with the origin inside the tunnel."""
+        fut: asyncio.Future[Response] = loop.create_future()
+        conn.waiter, conn.head_only = fut, True  # a 2xx answer to CONNECT has no body
+        assert conn.transport is not None
+        authority = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        conn.transport.write(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{self._proxy_auth}\r\n"
+                             .encode("utf-8"))
+        try:
+            resp = await fut
+        except BaseException:
+            conn.transport.close()
+            raise
+        finally:
+            conn.waiter, conn.head_only = None, False
+        if not 200 <= resp.status < 300 or conn.buf:
+            conn.transport.close()
+            raise ProxyError(f"the proxy {self.proxy[0]}:{self.proxy[1]} refused CONNECT {authority} "  # type: ignore[index]
+                             f"({resp.status})", status=resp.status)
+        try:
+            conn.transport = await loop.start_tls(conn.transport, conn, self.tls,  # type: ignore[arg-type]
+                                                  server_hostname=self.host)
+        except BaseException:
+            conn.transport.close()
+            raise
+
     async def request(self, method: str, target: str, headers: dict[str, str] | None = None,
                       body: bytes | bytearray | memoryview | None = None,
                       into: memoryview | None = None) -> Response:
@@ -414,7 +497,8 @@ class HttpClient:
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
         if body is not None:
             extra += f"Content-Length: {len(body)}\r\n"
-        raw = f"{method} {target} HTTP/1.1\r\nHost: {self.host_header}\r\n{extra}\r\n".encode("utf-8")
+        raw = (f"{method} {self._origin}{target} HTTP/1.1\r\nHost: {self.host_header}\r\n"
+               f"{self._proxy_auth if self._origin else ''}{extra}\r\n").encode("utf-8")
         if body is not None and len(body) < _COPY_BELOW:
             raw += body
             body = None

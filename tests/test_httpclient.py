@@ -391,3 +391,132 @@ def test_retry_after_of_a_503_is_waited_for_before_the_retry():
             assert store.stats.retries == 1 and store.stats.throttled == 1
             assert seen[1] - seen[0] >= 0.9
     run(main())
+
+
+# ---------------------------------------------------------------- proxies
+
+
+def test_plain_http_goes_to_the_proxy_in_absolute_form_with_its_credentials():
+    seen: list[str] = []
+
+    async def proxy(reader, writer):  # answers as the origin would, after the proxy hop
+        while True:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            seen.append(head)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    async def main():
+        async with serving(proxy) as (port, conns):
+            client = HttpClient("origin.example", 8080, proxy=f"http://us%40er:p%3Ass@127.0.0.1:{port}")
+            for _ in range(2):
+                assert bytes((await asyncio.wait_for(client.request("GET", "/b/k?x=1"), DEADLINE)).body) == b"ok"
+            await client.close()
+            assert len(conns) == 1
+        import base64
+
+        want = "Proxy-Authorization: Basic " + base64.b64encode(b"us@er:p:ss").decode()
+        for head in seen:
+            assert head.startswith("GET http://origin.example:8080/b/k?x=1 HTTP/1.1\r\n")
+            assert "\r\nHost: origin.example:8080\r\n" in head and want in head
+    run(main())
+
+
+def _self_signed(tmp_path) -> tuple[str, str]:
+    import shutil
+    import subprocess
+
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is not installed: no certificate for the TLS origin")
+    cert, key = str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+                   check=True, capture_output=True)
+    return cert, key
+
+
+def test_https_goes_through_a_connect_tunnel(tmp_path):
+    cert, key = _self_signed(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    connects: list[str] = []
+
+    async def origin(reader, writer):
+        while True:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecret")
+
+    async def main():
+        server = await asyncio.start_server(origin, "127.0.0.1", 0, ssl=server_tls)
+        origin_port = server.sockets[0].getsockname()[1]
+
+        async def proxy(reader, writer):
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            connects.append(head)
+            up_r, up_w = await asyncio.open_connection("127.0.0.1", origin_port)
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+
+            async def pipe(r, w):
+                while data := await r.read(65536):
+                    w.write(data)
+                    await w.drain()
+                w.close()
+            await asyncio.gather(pipe(reader, up_w), pipe(up_r, writer), return_exceptions=True)
+
+        async with serving(proxy) as (port, _):
+            client = HttpClient("localhost", origin_port, tls=ssl.create_default_context(cafile=cert),
+                                proxy=f"127.0.0.1:{port}")
+            for _ in range(2):
+                assert bytes((await asyncio.wait_for(client.request("GET", "/k"), DEADLINE)).body) == b"secret"
+            await client.close()
+        server.close()
+        assert len(connects) == 1  # one tunnel, kept alive
+        assert connects[0].startswith(f"CONNECT localhost:{origin_port} HTTP/1.1\r\n")
+        assert "Proxy-Authorization" not in connects[0]
+    run(main())
+
+
+def test_a_proxy_refusing_connect_is_a_proxy_error():
+    from s3bulk.httpclient import ProxyError
+    import s3bulk.errors as errors
+
+    async def proxy(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        await reader.read()
+
+    async def main():
+        async with serving(proxy) as (port, _):
+            client = HttpClient("localhost", 443, tls=ssl.create_default_context(), proxy=f"http://127.0.0.1:{port}")
+            with pytest.raises(ProxyError) as info:
+                await asyncio.wait_for(client.request("GET", "/k"), DEADLINE)
+            await client.close()
+        assert info.value.status == 407
+        mapped = errors.from_transport(info.value, op="get", url="s3://b/k")
+        assert isinstance(mapped, errors.AccessDenied) and not mapped.retryable
+    run(main())
+
+
+@pytest.mark.parametrize("env", [
+    {"HTTP_PROXY": "http://p:3128"},
+    {"http_proxy": "p:3128", "HTTPS_PROXY": "https://u:pw@sp:443"},
+    {"HTTP_PROXY": "//p:3128", "NO_PROXY": "127.0.0.1,.example.com"},
+    {"https_proxy": "http://p:3128", "no_proxy": "*"},
+    {"ALL_PROXY": "http://p:3128"},
+    {},
+])
+def test_the_proxy_is_the_one_botocore_picks(env, monkeypatch):
+    from botocore.httpsession import ProxyConfiguration
+    from botocore.utils import get_environ_proxies
+
+    from s3bulk.httpclient import proxy_for
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    for url in ("http://127.0.0.1:4566/b/k", "https://b.s3.us-east-1.amazonaws.com/k", "http://files.example.com/k",
+                "https://localhost:9000/b/k"):
+        botocore_picks = ProxyConfiguration(proxies=get_environ_proxies(url)).proxy_url_for(url)
+        assert proxy_for(url) == botocore_picks, (env, url)

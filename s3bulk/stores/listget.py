@@ -14,7 +14,7 @@ import json
 from urllib.parse import quote, urlsplit
 
 from ..errors import Corrupt, NotFound, StoreError, Throttled, Transient, from_transport
-from ..httpclient import HttpClient, HttpError, Response, retry_after
+from ..httpclient import HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 
@@ -34,8 +34,13 @@ class ListGetStore:
 
             raise UsageError("only plain http:// list/get servers are supported")
         self.base_path = parts.path.rstrip("/")
+        proxy = proxy_for(location.bucket)  # HTTP_PROXY/NO_PROXY, as for S3 endpoints
+        if proxy is not None and not proxy.lower().startswith("http://"):
+            from ..errors import UsageError
+
+            raise UsageError(f"only http:// proxies are supported for list/get servers (HTTP_PROXY is {proxy.split('@')[-1]})")
         self.client = HttpClient(parts.hostname or "127.0.0.1", parts.port or 80,
-                                 max_connections=max_connections, timeout=timeout)
+                                 max_connections=max_connections, timeout=timeout, proxy=proxy)
 
     async def close(self) -> None:
         await self.client.close()
