@@ -16,7 +16,20 @@
                                       filesystem, quota (the run stops instead of failing each one)
 
 Every class keeps plain-string arguments so that instances pickle: failures cross
-process boundaries as data. Messages never contain credentials.
+process boundaries as data. Messages never contain credentials. Whether a failure is retried is
+decided by its class (`retryable`), never by its message.
+
+Transport failures of the lean HTTP client (httpclient.py) are mapped here once, by type, for
+every store that uses it (from_transport):
+
+    ConnectTimeout, ConnectError    -> ConnectFailed
+    ProxyError (407/403 to CONNECT) -> AccessDenied (final); other ProxyError -> ConnectFailed
+    TLSError (certificate rejected) -> StoreError (final: retrying will not make it trusted)
+    TLSError (handshake failed)     -> ConnectFailed
+    ReadTimeout, WriteTimeout       -> Transient
+    DroppedBeforeAnswer             -> Transient
+    DroppedMidAnswer                -> Corrupt (the answer did not arrive whole)
+    ProtocolError                   -> Transient
 """
 
 from __future__ import annotations
@@ -45,18 +58,21 @@ class UsageError(S3BulkError):
 
 
 class StoreError(S3BulkError):
-    """An operation on a store failed; carries what was attempted and where."""
+    """An operation on a store failed; carries what was attempted and where, and the seconds the
+    server asked us to wait before trying again (Retry-After), if it did."""
 
     retryable = False
 
-    def __init__(self, message: str, *, op: str = "", url: str = "", key: str = "") -> None:
+    def __init__(self, message: str, *, op: str = "", url: str = "", key: str = "",
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
         self.op = op
         self.url = url
         self.key = key
+        self.retry_after = retry_after
 
     def __reduce__(self):
-        return (_rebuild_store_error, (type(self), self.message, self.op, self.url, self.key))
+        return (_rebuild_store_error, (type(self), self.message, self.op, self.url, self.key, self.retry_after))
 
     def __str__(self) -> str:
         where = self.url or ""
@@ -64,8 +80,9 @@ class StoreError(S3BulkError):
         return f"{head}: {self.message}" if head else self.message
 
 
-def _rebuild_store_error(cls, message: str, op: str, url: str, key: str) -> StoreError:
-    return cls(message, op=op, url=url, key=key)
+def _rebuild_store_error(cls, message: str, op: str, url: str, key: str,
+                         retry_after: float | None = None) -> StoreError:
+    return cls(message, op=op, url=url, key=key, retry_after=retry_after)
 
 
 class NotFound(StoreError):
@@ -119,3 +136,26 @@ class DestinationUnusable(WriteFailed):
 
 #: failures that make every further object fail the same way: the run stops at the first
 RUN_STOPPERS = (DestinationUnusable, BucketMissing)
+
+
+def from_transport(exc: Exception, *, op: str, url: str, key: str = "") -> StoreError:
+    """The s3bulk error for a failure of the lean HTTP client, chosen by its type (table above)."""
+    from . import httpclient as h
+
+    text = str(exc)
+    if isinstance(exc, h.TLSError):
+        if exc.certificate:
+            return StoreError(f"{text} (the endpoint's certificate is not trusted: set AWS_CA_BUNDLE or "
+                              "ca_bundle in the profile to the CA that signed it)", op=op, url=url, key=key)
+        return ConnectFailed(text, op=op, url=url, key=key)
+    if isinstance(exc, h.ProxyError) and exc.status in (403, 407):
+        return AccessDenied(f"{text}: check the credentials in the proxy URL", op=op, url=url, key=key)
+    if isinstance(exc, h.ConnectError):  # ConnectTimeout and other ProxyErrors included
+        return ConnectFailed(f"cannot connect to the endpoint ({text})", op=op, url=url, key=key)
+    if isinstance(exc, h.DroppedMidAnswer):
+        return Corrupt(f"answer did not arrive whole: {text}", op=op, url=url, key=key)
+    if isinstance(exc, h.Timeout):
+        return Transient(f"timed out: {text}", op=op, url=url, key=key)
+    if isinstance(exc, h.ProtocolError):
+        return Transient(f"malformed answer: {text}", op=op, url=url, key=key)
+    return Transient(text, op=op, url=url, key=key)  # DroppedBeforeAnswer and any other transport failure

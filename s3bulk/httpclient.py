@@ -1,21 +1,117 @@
 """A small HTTP/1.1 client on asyncio protocols: keep-alive connections, optional TLS, request
-bodies, Content-Length and chunked response bodies, nothing else.
+bodies, Content-Length, chunked and close-delimited response bodies, interim (1xx) answers skipped.
 
 Why not aiohttp: for 100-byte files the layers cost more than the work (seed 001 found the same
 for large bodies). One request here is one write and usually one read on the socket, the head is
 parsed once, and a body with a known length is filled into one preallocated buffer.
+
+Timeouts are limits on silence, as in every HTTP client users know: `connect_timeout` for the TCP
+(and TLS) set-up, and `timeout` for a request during which no byte arrived and no byte of the
+request body left (was acknowledged by the peer) for that many seconds. A transfer that keeps
+moving is never cut off however slow the link; a stalled one fails with ReadTimeout/WriteTimeout.
+
+Proxies: with `proxy` (an http:// URL, credentials in it as user:password@), requests to an
+http:// origin go to the proxy in absolute form and an https:// origin is reached through a
+CONNECT tunnel, as botocore does; proxy_for() picks the proxy from HTTP(S)_PROXY/NO_PROXY exactly
+as botocore does for the same URL. An https:// proxy (TLS to the proxy) is not supported here:
+callers fall back to botocore for it.
+
+Every failure is one of these types (callers decide by type, never by message text):
+
+    HttpError                    any transport failure; nothing here is an HTTP status
+    ├── ConnectError             no connection: refused, unreachable, name not resolved
+    │   ├── ConnectTimeout       no connection within connect_timeout
+    │   ├── ProxyError           the proxy refused the CONNECT tunnel (`status` of its answer)
+    │   └── TLSError             the TLS handshake failed (`certificate` says whether it was not trusted)
+    ├── Timeout                  a connection went silent for `timeout` seconds
+    │   ├── ReadTimeout          nothing arrived while waiting for (the rest of) the answer
+    │   └── WriteTimeout         the request body made no progress
+    ├── ConnectionDropped        the peer closed or reset the connection before the answer was whole
+    │   ├── DroppedBeforeAnswer  not one byte of the answer had arrived
+    │   └── DroppedMidAnswer     part of the head or body had arrived (`received` bytes of the body)
+    └── ProtocolError            the answer is not HTTP/1.1: garbage, bad framing, bad chunking
 """
 
 from __future__ import annotations
 
 import asyncio
 import ssl
+import base64
+import struct
 from collections import deque
+from email.utils import parsedate_to_datetime
 from typing import NamedTuple
+from urllib.parse import unquote, urlsplit
+
+try:  # Linux: bytes the kernel still holds for the peer, so progress hidden in socket buffers counts
+    import fcntl
+    import termios
+
+    _OUTQ = getattr(termios, "TIOCOUTQ", None)
+except ImportError:  # pragma: no cover - not Linux
+    fcntl = None  # type: ignore[assignment]
+    _OUTQ = None
 
 
 class HttpError(Exception):
-    """Transport-level failure: connection refused or dropped, malformed response, timeout."""
+    """Transport-level failure (never an HTTP status: those are answers)."""
+
+
+class ConnectError(HttpError):
+    """The connection could not be made."""
+
+
+class ConnectTimeout(ConnectError):
+    """No connection within the connect timeout."""
+
+
+class ProxyError(ConnectError):
+    """The proxy answered CONNECT with something other than 2xx (407: it wants other credentials)."""
+
+    def __init__(self, message: str, *, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class TLSError(ConnectError):
+    """The TLS handshake failed; `certificate` is True when the server's certificate was not trusted
+    (retrying will not help)."""
+
+    def __init__(self, message: str, *, certificate: bool = False) -> None:
+        super().__init__(message)
+        self.certificate = certificate
+
+
+class Timeout(HttpError):
+    """A request went silent for longer than the timeout."""
+
+
+class ReadTimeout(Timeout):
+    """No byte of the answer arrived for `timeout` seconds."""
+
+
+class WriteTimeout(Timeout):
+    """No byte of the request body was taken by the peer for `timeout` seconds."""
+
+
+class ConnectionDropped(HttpError):
+    """The connection ended before the answer was complete."""
+
+
+class DroppedBeforeAnswer(ConnectionDropped):
+    """The connection ended before any byte of the answer (a stale keep-alive connection, a reset)."""
+
+
+class DroppedMidAnswer(ConnectionDropped):
+    """The connection ended inside the answer; `received` body bytes had arrived."""
+
+    def __init__(self, message: str, *, received: int = 0) -> None:
+        super().__init__(message)
+        self.received = received
+
+
+class ProtocolError(HttpError):
+    """The answer breaks HTTP/1.1 framing: not a status line, bad headers, bad length or chunks."""
 
 
 class Response(NamedTuple):
@@ -24,8 +120,45 @@ class Response(NamedTuple):
     body: bytes | bytearray  # a large body is the buffer it was received into, not a copy
 
 
-_COPY_BELOW = 65536  # smaller bodies are returned as bytes; larger ones keep their preallocated buffer
+def retry_after(headers: dict[str, str]) -> float | None:
+    """Seconds a 503/429 answer asks us to wait (Retry-After as seconds or an HTTP date), or None."""
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
+    try:
+        import time
 
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy botocore uses for `url` from the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY,
+    either case), or None: botocore.utils.get_environ_proxies, then ProxyConfiguration.proxy_url_for
+    (the proxy of the URL's scheme, "http://" added when it has no scheme)."""
+    from urllib.request import getproxies, proxy_bypass
+
+    netloc = urlsplit(url).netloc
+    try:
+        if proxy_bypass(netloc):
+            return None
+    except (TypeError, OSError):
+        pass
+    proxy = getproxies().get(urlsplit(url).scheme)
+    if not proxy:
+        return None
+    if proxy.startswith(("http:", "https:")):
+        return proxy
+    return "http:" + proxy if proxy.startswith("//") else "http://" + proxy
+
+
+_COPY_BELOW = 65536  # smaller bodies are returned as bytes; larger ones keep their preallocated buffer
+_MAX_HEAD = 65536    # bytes of status line and headers (each interim head counts alone)
+_MAX_CHUNK_LINE = 4096
 
 _SCRATCH = 256 * 1024
 STALE_AFTER = 2.0  # seconds idle after which a connection closed under us is retried here, silently
@@ -37,7 +170,8 @@ class _Conn(asyncio.BufferedProtocol):
     objects, no joining, no second copy."""
 
     __slots__ = ("transport", "buf", "waiter", "head", "need", "body", "filled", "chunked", "closed",
-                 "head_only", "keep_alive", "deadline", "scratch", "into", "view", "idle_since")
+                 "head_only", "keep_alive", "scratch", "into", "view", "idle_since", "rx", "rx_start",
+                 "mark", "quiet_since", "fd")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -47,8 +181,12 @@ class _Conn(asyncio.BufferedProtocol):
         self.buf = bytearray()
         self.waiter: asyncio.Future[Response] | None = None
         self.closed = False
-        self.deadline = 0.0
         self.idle_since = 0.0
+        self.rx = 0             # bytes received on this connection, ever: the watchdog's sign of life
+        self.rx_start = 0       # rx when the current request was sent
+        self.mark: tuple[int, int] = (0, 0)  # (rx, bytes not yet taken by the peer) at the last look
+        self.quiet_since = 0.0  # when the watchdog last saw the mark move
+        self.fd = -1
         self._reset()
 
     def _reset(self) -> None:
@@ -63,16 +201,31 @@ class _Conn(asyncio.BufferedProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                self.fd = sock.fileno()
+            except (OSError, ValueError):
+                self.fd = -1
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         w = self.waiter
-        if w is not None and not w.done():
-            if self.head is not None and self.need < 0 and not self.chunked:
-                # body delimited by the end of the connection
-                w.set_result(Response(self.head[0], self.head[1], bytes(self.buf)))
-            else:
-                w.set_exception(HttpError("connection closed before the response was complete"))
+        if w is None or w.done():
+            return
+        why = f" ({exc})" if exc else ""
+        if self.head is not None and self.need < 0 and not self.chunked:
+            # body delimited by the end of the connection
+            w.set_result(Response(self.head[0], self.head[1], bytes(self.buf)))
+        elif self.rx == self.rx_start:
+            w.set_exception(DroppedBeforeAnswer(f"connection closed before any answer{why}"))
+        elif self.head is None:
+            w.set_exception(DroppedMidAnswer(f"connection closed inside the answer's head{why}"))
+        else:
+            got = self.filled if not self.chunked else len(self.body or b"")
+            total = f" of {self.need}" if self.need >= 0 else ""
+            w.set_exception(DroppedMidAnswer(f"connection closed after {got}{total} body bytes{why}",
+                                             received=got))
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self.view is not None:
@@ -80,6 +233,7 @@ class _Conn(asyncio.BufferedProtocol):
         return memoryview(self.scratch)
 
     def buffer_updated(self, nbytes: int) -> None:
+        self.rx += nbytes
         if self.view is not None:
             self.filled += nbytes
             if self.filled == self.need:
@@ -95,6 +249,12 @@ class _Conn(asyncio.BufferedProtocol):
         self._finish(body)  # type: ignore[arg-type]
 
     def data_received(self, data: bytes | bytearray) -> None:
+        if self.waiter is None:
+            # bytes nobody asked for (a 408 before an idle close, junk): this connection is done
+            self.closed = True
+            if self.transport is not None:
+                self.transport.close()
+            return
         self.buf += data
         try:
             self._parse()
@@ -106,88 +266,118 @@ class _Conn(asyncio.BufferedProtocol):
                 self.transport.close()
 
     def _parse(self) -> None:
-        buf = self.buf
-        if self.head is None:
-            end = buf.find(b"\r\n\r\n")
-            if end < 0:
-                if len(buf) > 65536:
-                    raise HttpError("response head too large")
-                return
-            lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
-            del buf[:end + 4]
-            parts = lines[0].split(" ", 2)
-            if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-                raise HttpError(f"malformed status line {lines[0][:80]!r}")
-            headers = {}
-            for line in lines[1:]:
-                name, sep, value = line.partition(":")
-                if sep:
-                    headers[name.strip().lower()] = value.strip()
-            status = int(parts[1])
-            self.head = (status, headers)
-            self.keep_alive = headers.get("connection", "").lower() != "close" and parts[0] != "HTTP/1.0"
-            if self.head_only or status in (204, 304) or 100 <= status < 200:
-                self._finish(b"")
-                return
-            if "chunked" in headers.get("transfer-encoding", "").lower():
-                self.chunked = True
-                self.body = bytearray()
-            elif "content-length" in headers:
-                try:
-                    self.need = int(headers["content-length"])
-                except ValueError:
-                    raise HttpError("malformed Content-Length") from None
-                if self.need < 0:
-                    raise HttpError("malformed Content-Length")
-                n = min(len(buf), self.need)
-                into = self.into
-                if n == self.need and (into is None or n < _COPY_BELOW):
-                    body = bytes(buf[:n])
-                    del buf[:n]
-                    self._finish(body)
-                    return
-                if into is not None and len(into) >= self.need:
-                    self.body = into[:self.need]
-                else:
-                    self.body = bytearray(self.need)
-                view = self.view = memoryview(self.body) if isinstance(self.body, bytearray) else self.body
-                view[:n] = buf[:n]
-                self.filled = n
-                del buf[:n]
-                if n == self.need:
-                    self._body_done()
-                return
-            else:
-                self.keep_alive = False  # body runs to the end of the connection
-                return
+        if self.head is None and not self._parse_head():
+            return
         if self.chunked:
             self._parse_chunks()
 
+    def _parse_head(self) -> bool:
+        """Parse the final head (skipping 1xx ones) and set up the body; False while incomplete."""
+        buf = self.buf
+        while True:
+            if len(buf) >= 5 and not buf.startswith(b"HTTP/"):
+                raise ProtocolError(f"answer is not HTTP: {bytes(buf[:40])!r}")
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buf) > _MAX_HEAD:
+                    raise ProtocolError("response head too large")
+                return False
+            lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
+            del buf[:end + 4]
+            parts = lines[0].split(" ", 2)
+            version = parts[0]
+            if (len(parts) < 2 or version not in ("HTTP/1.1", "HTTP/1.0") or len(parts[1]) != 3
+                    or not parts[1].isascii() or not parts[1].isdigit()):
+                raise ProtocolError(f"malformed status line {lines[0][:80]!r}")
+            status = int(parts[1])
+            if status < 200:
+                if status == 101 or status < 100:
+                    raise ProtocolError(f"unexpected status {status}")
+                continue  # 100 Continue, 102 Processing, 103 Early Hints: the final answer follows
+            headers: dict[str, str] = {}
+            for line in lines[1:]:
+                name, sep, value = line.partition(":")
+                if not sep or not name or name[-1] in " \t" or name[0] in " \t":
+                    raise ProtocolError(f"malformed header line {line[:80]!r}")
+                name = name.lower()
+                value = value.strip(" \t")
+                if name == "content-length" and headers.get(name, value) != value:
+                    raise ProtocolError("conflicting Content-Length headers")
+                headers[name] = value
+            break
+        self.head = (status, headers)
+        conn = headers.get("connection", "").lower()
+        self.keep_alive = "close" not in conn if version == "HTTP/1.1" else "keep-alive" in conn
+        if self.head_only or status in (204, 304):
+            self._finish(b"")
+            return False
+        te = headers.get("transfer-encoding")
+        if te is not None:
+            if te.lower() != "chunked":
+                raise ProtocolError(f"unsupported Transfer-Encoding {te[:40]!r}")
+            if "content-length" in headers:
+                self.keep_alive = False  # both framings: chunked wins, and the connection is not reused
+            self.chunked = True
+            self.body = bytearray()
+            return True
+        length = headers.get("content-length")
+        if length is None:
+            self.keep_alive = False  # body runs to the end of the connection
+            return False
+        if not (length.isascii() and length.isdigit()):
+            raise ProtocolError(f"malformed Content-Length {length[:40]!r}")
+        self.need = int(length)
+        n = min(len(buf), self.need)
+        into = self.into
+        if n == self.need and (into is None or n < _COPY_BELOW):
+            body = bytes(buf[:n])
+            del buf[:n]
+            self._finish(body)
+            return False
+        if into is not None and len(into) >= self.need:
+            self.body = into[:self.need]
+        else:
+            self.body = bytearray(self.need)
+        view = self.view = memoryview(self.body) if isinstance(self.body, bytearray) else self.body
+        view[:n] = buf[:n]
+        self.filled = n
+        del buf[:n]
+        if n == self.need:
+            self._body_done()
+        return False
+
     def _parse_chunks(self) -> None:
         buf = self.buf
-        assert self.body is not None
+        body = self.body
+        assert isinstance(body, bytearray)
         while True:
             end = buf.find(b"\r\n")
             if end < 0:
+                if len(buf) > _MAX_CHUNK_LINE:
+                    raise ProtocolError("chunk size line too long")
                 return
-            size_text = bytes(buf[:end]).split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise HttpError("malformed chunk size") from None
+            size_text = bytes(buf[:end]).split(b";", 1)[0].strip(b" \t")
+            if not size_text or len(size_text) > 16 or size_text.strip(b"0123456789abcdefABCDEF"):
+                raise ProtocolError(f"malformed chunk size {bytes(buf[:min(end, 40)])!r}")
+            size = int(size_text, 16)
             if size == 0:
-                trailer_end = buf.find(b"\r\n\r\n", end)
-                if trailer_end < 0:
-                    if buf[end:end + 4] == b"\r\n\r\n":
-                        trailer_end = end
-                    else:
+                if buf[end + 2:end + 4] == b"\r\n":
+                    trailer_end = end + 4  # no trailers
+                else:
+                    at = buf.find(b"\r\n\r\n", end)
+                    if at < 0:
+                        if len(buf) > _MAX_HEAD:
+                            raise ProtocolError("chunked trailers too large")
                         return
-                del buf[:trailer_end + 4]
-                self._finish(bytes(self.body))
+                    trailer_end = at + 4
+                del buf[:trailer_end]
+                self._finish(bytes(body) if len(body) < _COPY_BELOW else body)
                 return
             if len(buf) < end + 2 + size + 2:
                 return
-            self.body += buf[end + 2:end + 2 + size]
+            if buf[end + 2 + size:end + 4 + size] != b"\r\n":
+                raise ProtocolError("chunk data not followed by CRLF")
+            body += memoryview(buf)[end + 2:end + 2 + size]
             del buf[:end + 2 + size + 2]
 
     def _finish(self, body: bytes | bytearray | memoryview) -> None:
@@ -200,19 +390,49 @@ class _Conn(asyncio.BufferedProtocol):
         if w is not None and not w.done():
             w.set_result(Response(head[0], head[1], body))
 
+    def unsent(self) -> int:
+        """Request bytes not yet taken by the peer: in the transport's buffer and, on Linux, in the
+        kernel's send queue (sent but not acknowledged)."""
+        t = self.transport
+        n = t.get_write_buffer_size() if t is not None else 0
+        if _OUTQ is not None and self.fd >= 0:
+            try:
+                n += struct.unpack("i", fcntl.ioctl(self.fd, _OUTQ, b"\0\0\0\0"))[0]
+            except OSError:
+                pass
+        return n
+
 
 class HttpClient:
-    """Keep-alive connections to one host:port, at most `max_connections` at once."""
+    """Keep-alive connections to one host:port, at most `max_connections` at once.
+
+    `timeout` is seconds of silence (nothing received, no body progress) before a request fails;
+    `connect_timeout` bounds setting up a connection."""
 
     def __init__(self, host: str, port: int, *, max_connections: int = 64, timeout: float = 60.0,
-                 connect_timeout: float = 10.0, tls: ssl.SSLContext | None = None) -> None:
+                 connect_timeout: float = 10.0, tls: ssl.SSLContext | None = None,
+                 proxy: str | None = None) -> None:
         self.host, self.port = host, port
         self.tls = tls
         self.host_header = host if port == (443 if tls else 80) else f"{host}:{port}"
         if ":" in host and not host.startswith("["):
             self.host_header = f"[{host}]:{port}"
+        self.proxy: tuple[str, int] | None = None
+        self._proxy_auth = ""  # a Proxy-Authorization header line, when the proxy URL has credentials
+        self._origin = ""      # what precedes the path in a request line: the origin, for a plain-http proxy
+        if proxy:
+            p = urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            if p.scheme != "http" or not p.hostname:
+                raise ValueError(f"unsupported proxy {p.scheme}://{p.hostname or ''} (only http:// proxies)")
+            self.proxy = (p.hostname, p.port or 80)
+            if p.username and p.password:  # as botocore: credentials only when both are there
+                cred = f"{unquote(p.username)}:{unquote(p.password or '')}".encode()
+                self._proxy_auth = f"Proxy-Authorization: Basic {base64.b64encode(cred).decode()}\r\n"
+            if tls is None:
+                self._origin = f"http://{self.host_header}"
         self.timeout = timeout
         self.connect_timeout = connect_timeout
+        self._tick = min(1.0, max(0.05, timeout / 4))  # how often the watchdog looks for silence
         self._idle: deque[_Conn] = deque()
         self._busy: set[_Conn] = set()
         self._watchdog: asyncio.TimerHandle | None = None
@@ -220,13 +440,53 @@ class HttpClient:
 
     async def _connect(self) -> _Conn:
         loop = asyncio.get_running_loop()
+        where = self.host_header
         try:
             async with asyncio.timeout(self.connect_timeout):
-                _, proto = await loop.create_connection(
-                    _Conn, self.host, self.port, ssl=self.tls, server_hostname=self.host if self.tls else None)
-        except (OSError, TimeoutError) as exc:
-            raise HttpError(f"cannot connect to {self.host_header}: {exc.strerror or exc}") from exc
+                if self.proxy is None:
+                    _, proto = await loop.create_connection(
+                        _Conn, self.host, self.port, ssl=self.tls, server_hostname=self.host if self.tls else None)
+                else:
+                    where = f"{where} through the proxy {self.proxy[0]}:{self.proxy[1]}"
+                    _, proto = await loop.create_connection(_Conn, *self.proxy)
+                    if self.tls is not None:
+                        await self._tunnel(loop, proto)
+        except TimeoutError as exc:  # before OSError: TimeoutError is one
+            raise ConnectTimeout(f"cannot connect to {where}: no connection within "
+                                 f"{self.connect_timeout:g} s") from exc
+        except ssl.SSLCertVerificationError as exc:
+            raise TLSError(f"TLS with {where} failed: {exc.verify_message or exc}", certificate=True) from exc
+        except ssl.SSLError as exc:
+            raise TLSError(f"TLS with {where} failed: {exc.reason or exc}") from exc
+        except OSError as exc:
+            raise ConnectError(f"cannot connect to {where}: {exc.strerror or exc}") from exc
         return proto
+
+    async def _tunnel(self, loop: asyncio.AbstractEventLoop, conn: _Conn) -> None:
+        """CONNECT through the proxy, then TLS with the origin inside the tunnel."""
+        fut: asyncio.Future[Response] = loop.create_future()
+        conn.waiter, conn.head_only = fut, True  # a 2xx answer to CONNECT has no body
+        assert conn.transport is not None
+        authority = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        conn.transport.write(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n{self._proxy_auth}\r\n"
+                             .encode("utf-8"))
+        try:
+            resp = await fut
+        except BaseException:
+            conn.transport.close()
+            raise
+        finally:
+            conn.waiter, conn.head_only = None, False
+        if not 200 <= resp.status < 300 or conn.buf:
+            conn.transport.close()
+            raise ProxyError(f"the proxy {self.proxy[0]}:{self.proxy[1]} refused CONNECT {authority} "  # type: ignore[index]
+                             f"({resp.status})", status=resp.status)
+        try:
+            conn.transport = await loop.start_tls(conn.transport, conn, self.tls,  # type: ignore[arg-type]
+                                                  server_hostname=self.host)
+        except BaseException:
+            conn.transport.close()
+            raise
 
     async def request(self, method: str, target: str, headers: dict[str, str] | None = None,
                       body: bytes | bytearray | memoryview | None = None,
@@ -237,14 +497,15 @@ class HttpClient:
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
         if body is not None:
             extra += f"Content-Length: {len(body)}\r\n"
-        raw = f"{method} {target} HTTP/1.1\r\nHost: {self.host_header}\r\n{extra}\r\n".encode("utf-8")
+        raw = (f"{method} {self._origin}{target} HTTP/1.1\r\nHost: {self.host_header}\r\n"
+               f"{self._proxy_auth if self._origin else ''}{extra}\r\n").encode("utf-8")
         if body is not None and len(body) < _COPY_BELOW:
             raw += body
             body = None
         async with self._slots:
+            loop = asyncio.get_running_loop()
             for attempt in (0, 1):
                 conn = None
-                loop = asyncio.get_running_loop()
                 while self._idle:
                     c = self._idle.pop()
                     if not c.closed:
@@ -254,53 +515,71 @@ class HttpClient:
                 reused = conn is not None and loop.time() - conn.idle_since > STALE_AFTER
                 if conn is None:
                     conn = await self._connect()
-                loop = asyncio.get_running_loop()
                 fut: asyncio.Future[Response] = loop.create_future()
                 conn.waiter = fut
                 conn.into = into
                 conn.head_only = method == "HEAD"
-                assert conn.transport is not None
-                conn.transport.write(raw)
+                conn.rx_start = conn.rx
+                transport = conn.transport
+                assert transport is not None
+                transport.write(raw)
                 if body is not None:
-                    conn.transport.write(body)
-                conn.deadline = loop.time() + self.timeout
+                    transport.write(body)
+                conn.mark = (conn.rx, -1)  # unsent bytes not looked at yet
+                conn.quiet_since = loop.time()
                 self._busy.add(conn)
                 self._ensure_watchdog(loop)
                 try:
                     resp = await fut
-                except HttpError:
-                    conn.transport.close()
-                    if reused and attempt == 0 and conn.closed and not conn.buf and conn.head is None:
+                except DroppedBeforeAnswer:
+                    transport.close()
+                    if reused and attempt == 0:
                         continue  # a connection the server closed while it sat idle: try a fresh one
                     # anything else (a reset on a busy connection) is the caller's to retry, and count
                     raise
                 except BaseException:
-                    conn.transport.close()
+                    transport.close()
                     raise
                 finally:
                     conn.waiter = None
                     conn.into = None
                     self._busy.discard(conn)
-                if conn.keep_alive and not conn.closed and not conn.buf:
+                if conn.keep_alive and not conn.closed and not conn.buf and not transport.get_write_buffer_size():
                     conn.idle_since = loop.time()
                     self._idle.append(conn)
-                else:
-                    conn.transport.close()
+                else:  # also when the answer came before the whole body was sent: the rest would be a request
+                    transport.close()
                 return resp
         raise AssertionError("unreachable")
 
     def _ensure_watchdog(self, loop: asyncio.AbstractEventLoop) -> None:
-        """One timer per client, not one per request: fails requests past their deadline."""
+        """One timer per client, not one per request: fails requests that went silent."""
         if self._watchdog is None:
-            self._watchdog = loop.call_later(1.0, self._check_deadlines, loop)
+            self._watchdog = loop.call_later(self._tick, self._check_silence, loop)
 
-    def _check_deadlines(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _check_silence(self, loop: asyncio.AbstractEventLoop) -> None:
         self._watchdog = None
         now = loop.time()
         for conn in list(self._busy):
             w = conn.waiter
-            if w is not None and not w.done() and now > conn.deadline:
-                w.set_exception(HttpError(f"no response within {self.timeout:.0f} s"))
+            if w is None or w.done():
+                continue
+            mark = conn.mark
+            if conn.rx != mark[0]:
+                conn.mark = (conn.rx, mark[1])
+                conn.quiet_since = now
+                continue
+            unsent = conn.unsent()  # only looked at when nothing arrived: a syscall, per tick
+            if unsent != mark[1]:
+                conn.mark = (mark[0], unsent)
+                if mark[1] >= 0:  # -1: the first look since the request went out, not progress
+                    conn.quiet_since = now
+            elif now - conn.quiet_since >= self.timeout:
+                if unsent:
+                    w.set_exception(WriteTimeout(f"request body made no progress for {self.timeout:g} s "
+                                                 f"({unsent} bytes not taken)"))
+                else:
+                    w.set_exception(ReadTimeout(f"no byte of the answer for {self.timeout:g} s"))
         if self._busy:
             self._ensure_watchdog(loop)
 

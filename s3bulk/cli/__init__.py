@@ -75,7 +75,7 @@ FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="cop
 FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv), lines, or csv: S3 Batch Operations rows bucket,key with URL-encoded keys")]
 _NET_HELP = "Retries and rate"
 Retries = Annotated[int, O("--retries", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=_NET_HELP)]
-RequestTimeout = Annotated[float, O("--request-timeout", help="seconds without an answer before a request is retried", min=0.1, rich_help_panel=_NET_HELP)]
+RequestTimeout = Annotated[float, O("--request-timeout", help="seconds of silence (no byte received, no request byte taken) before a request is retried; a transfer that keeps moving is never cut off", min=0.1, rich_help_panel=_NET_HELP)]
 MaxRps = Annotated[float, O("--max-rps", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
 MaxBandwidth = Annotated[str, O("--max-bandwidth", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=_NET_HELP)]
 Adaptive = Annotated[bool, O("--adaptive/--no-adaptive", help="halve requests in flight on SlowDown, raise them again as answers succeed (AIMD, shared by all workers)", rich_help_panel=_NET_HELP)]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from urllib.parse import quote, urlsplit
 
-from ..errors import ConnectFailed, Corrupt, NotFound, StoreError, Transient
-from ..httpclient import HttpClient, HttpError, Response
+from ..errors import Corrupt, NotFound, StoreError, Throttled, Transient, from_transport
+from ..httpclient import HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 from .base import Features
@@ -36,22 +36,30 @@ class ListGetStore:
 
             raise UsageError("only plain http:// list/get servers are supported")
         self.base_path = parts.path.rstrip("/")
+        proxy = proxy_for(location.bucket)  # HTTP_PROXY/NO_PROXY, as for S3 endpoints
+        if proxy is not None and not proxy.lower().startswith("http://"):
+            from ..errors import UsageError
+
+            raise UsageError(f"only http:// proxies are supported for list/get servers (HTTP_PROXY is {proxy.split('@')[-1]})")
         self.client = HttpClient(parts.hostname or "127.0.0.1", parts.port or 80,
-                                 max_connections=max_connections, timeout=timeout)
+                                 max_connections=max_connections, timeout=timeout, proxy=proxy)
 
     async def close(self) -> None:
         await self.client.close()
 
     async def _request(self, method: str, target: str, op: str, key: str = "",
                        headers: dict[str, str] | None = None) -> Response:
-        """One request. Transport failures and 5xx become ConnectFailed/Transient, which the resilient
-        wrapper (open_store) retries with backoff, as it does for every store."""
+        """One request. Transport failures (errors.from_transport), 429/503 (Throttled, with the
+        server's Retry-After) and other 5xx (Transient) are retried by the resilient wrapper
+        (open_store) with backoff, as for every store."""
         url = f"{self.location.bucket}{target}"
         try:
             resp = await self.client.request(method, self.base_path + target, headers)
         except HttpError as exc:
-            kind = ConnectFailed if "cannot connect" in str(exc) else Transient
-            raise kind(str(exc), op=op, url=url, key=key) from exc
+            raise from_transport(exc, op=op, url=url, key=key) from exc
+        if resp.status in (429, 503):
+            raise Throttled(f"server busy ({resp.status})", op=op, url=url, key=key,
+                            retry_after=retry_after(resp.headers))
         if resp.status >= 500:
             raise Transient(f"server error {resp.status}", op=op, url=url, key=key)
         return resp

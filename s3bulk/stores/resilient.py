@@ -5,8 +5,9 @@ wrapped here, so the S3 paths (botocore and lean), the list/get store and local 
 retry the same way, and the summary can count what was retried.
 
 - Retries: throttling, 5xx, dropped connections, timeouts and short or corrupt bodies are
-  retried with exponential backoff and full jitter (sleep uniform(0, min(cap, base * 2^n)));
-  403, 404 and other answers that cannot change are not.
+  retried with exponential backoff and full jitter (sleep uniform(0, min(cap, base * 2^n)), or
+  the server's Retry-After when longer, within the same cap); 403, 404 and other answers that
+  cannot change are not. What is retried is decided by the error's class (StoreError.retryable).
 - Adaptive concurrency (AIMD, as TCP does it): a throttling answer halves the number of
   requests in flight, but only if its request was sent after the last decrease (answers to
   requests sent under the old limit say nothing about the new one); every success adds
@@ -30,13 +31,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
-from ..errors import ConnectFailed, Corrupt, NotFound, StoreError, Throttled, Transient
+from ..errors import NotFound, StoreError, Throttled
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 from .base import Features, Multipart, PartInfo, Unsupported, unwrap
 
 T = TypeVar("T")
-RETRYABLE = (Throttled, Transient, ConnectFailed, Corrupt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,16 +290,15 @@ class ResilientStore:
             sent_at = time.time()
             try:
                 result = await make()
-            except RETRYABLE as exc:
+            except StoreError as exc:  # retried or not by its class (exc.retryable), never by its text
                 if isinstance(exc, Throttled):
                     limiter.throttled(sent_at)
-                if attempt >= opts.retries:
+                if isinstance(exc, NotFound) and on_retry_missing and retried_transient:
+                    return None  # type: ignore[return-value]  # an earlier attempt did it; its answer was lost
+                if not exc.retryable or attempt >= opts.retries:
                     raise
                 retried_transient = True
-            except NotFound:
-                if on_retry_missing and retried_transient:
-                    return None  # type: ignore[return-value]  # an earlier attempt did it; its answer was lost
-                raise
+                asked = exc.retry_after
             else:
                 limiter.succeeded()
                 return result
@@ -307,7 +306,10 @@ class ResilientStore:
                 limiter.release()
             attempt += 1
             self.stats.retries += 1
-            await asyncio.sleep(random.uniform(0, min(opts.backoff_cap, opts.backoff_base * 2 ** attempt)))
+            delay = random.uniform(0, min(opts.backoff_cap, opts.backoff_base * 2 ** attempt))
+            if asked:  # the server's Retry-After, within the same cap
+                delay = max(delay, min(asked, opts.backoff_cap))
+            await asyncio.sleep(delay)
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
         return await self._call(lambda: self.inner.list_page(prefix, unit, limit))

@@ -4,7 +4,9 @@
 Per small object aiobotocore spends ~2.5 ms of CPU (endpoint rules, parameter validation, event
 hooks, response parsing with dateutil, aiohttp); here a request is one formatted head, one
 signature and one parse of the status line and headers. What stays with botocore (s3.py): the
-credential chain, endpoint resolution (this module is handed the URL botocore would use),
+credential chain, endpoint resolution (this module is handed the URL botocore would use; the
+proxy for it is chosen from HTTP(S)_PROXY/NO_PROXY as botocore chooses it, and an https:// proxy
+sends the store to botocore),
 multipart create/complete/abort, deletes, and every request this path cannot make (it raises
 UseBotocore and the store falls back for good, e.g. on a region redirect).
 
@@ -23,8 +25,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ..errors import ConnectFailed, Corrupt, StoreError, Transient
-from ..httpclient import HttpClient, HttpError, Response
+from ..errors import Corrupt, StoreError, Transient, from_transport
+from ..httpclient import HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo
 from .sigv4 import Credentials, Signer, canonical_query, uri_encode
 
@@ -87,8 +89,11 @@ class S3Wire:
                 tls.check_hostname = False
                 tls.verify_mode = ssl.CERT_NONE
         port = parts.port or (443 if tls else 80)
+        proxy = proxy_for(presigned_url)  # the proxy botocore uses for this endpoint, if any
+        if proxy is not None and not proxy.lower().startswith("http://"):
+            raise UseBotocore("TLS to the proxy itself (an https:// proxy) is botocore's to do")
         self.client = HttpClient(parts.hostname, port, max_connections=max_connections, timeout=timeout,
-                                 tls=tls)
+                                 tls=tls, proxy=proxy)
         self.host = self.client.host_header
         self.bucket = bucket
         self._credentials = credentials
@@ -109,12 +114,7 @@ class S3Wire:
         try:
             return await self.client.request(method, target, headers, body, into)
         except HttpError as exc:
-            text = str(exc)
-            if text.startswith("cannot connect"):
-                raise ConnectFailed(f"cannot connect to the endpoint ({text})", op=op, url=url, key=key) from exc
-            if "before the response was complete" in text:
-                raise Corrupt(f"body did not arrive whole: {text}", op=op, url=url, key=key) from exc
-            raise Transient(text, op=op, url=url, key=key) from exc
+            raise from_transport(exc, op=op, url=url, key=key) from exc
 
     def _error(self, resp: Response, op: str, url: str, key: str) -> StoreError:
         from .s3 import error_for
@@ -129,7 +129,10 @@ class S3Wire:
             code = m.group(1).decode("utf-8", "replace") if m else ""
             m = _MESSAGE.search(resp.body)
             msg = _unescape(m.group(1).decode("utf-8", "replace")) if m else ""
-        return error_for(resp.status, code, msg, op, url, key)
+        err = error_for(resp.status, code, msg, op, url, key)
+        if resp.status in (429, 503):
+            err.retry_after = retry_after(resp.headers)
+        return err
 
     def _object_path(self, key: str) -> str:
         return self.base_path + uri_encode(key, keep_slash=True)
