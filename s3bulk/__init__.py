@@ -43,7 +43,7 @@ def __getattr__(name: str) -> Any:
 
         return Summary
     if name == "errors":
-        from . import errors
+        import importlib
 
-        return errors
+        return importlib.import_module(".errors", __name__)
     raise AttributeError(name)
