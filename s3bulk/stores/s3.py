@@ -34,6 +34,15 @@ _THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExce
               "TooManyRequests", "503", "RequestThrottled"}
 
 
+def content_type_for(key: str) -> str | None:
+    """The Content-Type an upload gets from its name, as aws-cli guesses it (`mimetypes`):
+    `.html` text/html, `.png` image/png, ...; None (S3's binary/octet-stream) when unknown."""
+    import mimetypes
+
+    kind, encoding = mimetypes.guess_type(key, strict=False)
+    return kind if kind and not encoding else ("application/gzip" if encoding == "gzip" else kind)
+
+
 def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: str = "",
               fallback: str = "") -> StoreError:
     """The s3bulk error for an S3 error answer; both data paths (botocore and s3wire) use it."""
@@ -352,16 +361,21 @@ class S3Store:
             raise translate(exc, "check bucket", self._url()) from exc
 
     async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
-        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key))) is not _NO_WIRE:
+        kind = content_type_for(key)
+        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind)) is not _NO_WIRE:
             return
         try:
-            await self._client.put_object(Bucket=self.bucket, Key=key, Body=data)
+            await self._client.put_object(Bucket=self.bucket, Key=key, Body=data,
+                                          **({"ContentType": kind} if kind else {}))
         except Exception as exc:
             raise translate(exc, "put", self._url(key), key) from exc
 
     async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None, *,
                               checksum: bool = True) -> "S3Multipart":
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        kind = content_type_for(key)
+        if kind:
+            params["ContentType"] = kind
         if checksum:
             # CRC32 on every part, as botocore computes it by default; the upload must say so up
             # front or servers refuse the part checksums at completion.

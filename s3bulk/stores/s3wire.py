@@ -212,8 +212,11 @@ class S3Wire:
             raise Corrupt("CRC32 of the body does not match the server's", op="get", url=url, key=key)
         return data
 
-    async def put(self, key: str, data: bytes | bytearray | memoryview, url: str) -> None:
+    async def put(self, key: str, data: bytes | bytearray | memoryview, url: str,
+                  content_type: str | None = None) -> None:
         headers = {"x-amz-checksum-crc32": crc32_b64(data)}
+        if content_type:
+            headers["content-type"] = content_type
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
         if resp.status != 200:
             raise self._error(resp, "put", url, key)
