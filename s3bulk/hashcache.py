@@ -1,5 +1,7 @@
-"""Content hashes of local files for `sync --checksum`, cached by path, size, mtime and part size,
-so a second run does not reread files that did not change.
+"""Content hashes of local files for `sync --checksum`, cached so a second run does not reread files
+that did not change. The key is path, inode, size, mtime, ctime and part size: any write to the
+file changes its ctime, and so do `touch -r`, `rsync -t` and restores that put an old mtime back
+(utime sets ctime to now), so a same-size edit is never hidden by a restored mtime.
 
 The hash is what S3 would show as the ETag of the same bytes: the MD5 hex digest for a single-part
 object, or MD5(concat(MD5(part))) + "-N" for a multipart one uploaded in parts of `part_size`.
@@ -12,8 +14,9 @@ import os
 import sqlite3
 import threading
 
-_SCHEMA = ("CREATE TABLE IF NOT EXISTS hashes (path TEXT, size INTEGER, mtime_ns INTEGER, part_size INTEGER, "
-           "etag TEXT, PRIMARY KEY (path, size, mtime_ns, part_size))")
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS hashes_v2 (path TEXT, ino INTEGER, size INTEGER, mtime_ns INTEGER, "
+           "ctime_ns INTEGER, part_size INTEGER, etag TEXT, "
+           "PRIMARY KEY (path, ino, size, mtime_ns, ctime_ns, part_size))")
 
 
 def default_path() -> str:
@@ -42,17 +45,17 @@ class HashCache:
     def etag(self, path: str, part_size: int = 0) -> str:
         """The S3-style ETag of the file's bytes (multipart form when part_size > 0 and the file is larger)."""
         st = os.stat(path)
-        key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, part_size)
+        key = (os.path.abspath(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, part_size)
         db = self._db()
         if db is not None:
-            row = db.execute("SELECT etag FROM hashes WHERE path=? AND size=? AND mtime_ns=? AND part_size=?",
-                             key).fetchone()
+            row = db.execute("SELECT etag FROM hashes_v2 WHERE path=? AND ino=? AND size=? AND mtime_ns=? "
+                             "AND ctime_ns=? AND part_size=?", key).fetchone()
             if row:
                 return row[0]
         value = file_etag(path, part_size)
         if db is not None:
             try:
-                db.execute("INSERT OR REPLACE INTO hashes VALUES (?,?,?,?,?)", (*key, value))
+                db.execute("INSERT OR REPLACE INTO hashes_v2 VALUES (?,?,?,?,?,?,?)", (*key, value))
             except sqlite3.Error:
                 pass
         return value

@@ -10,7 +10,6 @@ of the destination instead, and cannot `--delete`.
 from __future__ import annotations
 
 import asyncio
-import math
 from dataclasses import dataclass
 from typing import AsyncIterator, Literal
 
@@ -18,7 +17,6 @@ from ..filters import Filters
 from ..model import ObjectInfo, WorkUnit
 
 Compare = Literal["default", "size-only", "exact-timestamps", "checksum"]
-MiB = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,24 +104,28 @@ class Comparator:
         return s.mtime - d.mtime >= (1.0 if _coarse(s, d) else 1e-6)
 
     async def _same_content(self, s: ObjectInfo, d: ObjectInfo) -> bool | None:
-        a = await self._etag(self.src, s, d.etag)
-        b = await self._etag(self.dst, d, s.etag)
+        a = await self._etag(self.src, s, self.dst, d)
+        b = await self._etag(self.dst, d, self.src, s)
         if a is None or b is None:
             return None
         return a == b
 
-    async def _etag(self, store, info: ObjectInfo, other: str | None) -> str | None:
+    async def _etag(self, store, info: ObjectInfo, other_store, other: ObjectInfo) -> str | None:
+        """The ETag of `info`, computed for a local file the way `other` (an S3 object) was made:
+        whole-file MD5, or MD5 of part MD5s with the part size that object really has (asked of
+        its store: HEAD partNumber=1), never a guess from its size."""
         if info.etag is not None:
             return info.etag
         root = getattr(store, "root", None)
         if root is None or self._cache is None:
             return None
         part = 0
-        if other is not None and "-" in other:
-            # the other side is a multipart upload: hash in the same parts (MiB-multiple part sizes)
-            n = int(other.rsplit("-", 1)[1] or 1)
-            size = info.size or 0
-            part = max(MiB, math.ceil(math.ceil(size / max(n, 1)) / MiB) * MiB)
+        if other.etag is not None and "-" in other.etag:
+            if not other_store.features.part_sizes:
+                return None
+            part = await other_store.first_part_size(other.key) or 0
+            if not part:
+                return None
         import os
 
         return await asyncio.to_thread(self._cache.etag, os.path.join(root, info.key), part)

@@ -48,8 +48,19 @@ class Features:
     resumable_uploads: bool = False  # ResumableUploads: uploads outlive the process, by upload id
     server_side_copy: bool = False   # ServerSideCopier (still ask can_copy_from for a given source)
     keeps_mtime: bool = False        # put(mtime=...) is what head/list report afterwards
+    part_sizes: bool = False         # PartSizeReader: the size of part 1 of a multipart object
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
+
+
+@runtime_checkable
+class PartSizeReader(Protocol):
+    """features.part_sizes: how big the parts of a multipart object were (its ETag is the MD5 of
+    the part MD5s, so comparing it with a local file needs the part size the uploader really used)."""
+
+    async def first_part_size(self, key: str) -> int | None:
+        """Size of part 1 (None when the object was not uploaded in parts)."""
+        ...
 
 
 class PartInfo(NamedTuple):

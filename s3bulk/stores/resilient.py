@@ -317,6 +317,11 @@ class ResilientStore:
     async def head(self, key: str) -> ObjectInfo:
         return await self._call(lambda: self.inner.head(key))
 
+    async def first_part_size(self, key: str) -> int | None:
+        if not self.features.part_sizes:
+            raise self._unsupported("part sizes", key)
+        return await self._call(lambda: self.inner.first_part_size(key))  # type: ignore[attr-defined]
+
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         if start is not None and end is not None:
             await self.limiter.pace_bytes(end - start)

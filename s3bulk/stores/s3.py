@@ -123,7 +123,7 @@ class S3Store:
     # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
-                        hashes=frozenset({"s3-etag"}))
+                        hashes=frozenset({"s3-etag"}), part_sizes=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
@@ -312,6 +312,17 @@ class S3Store:
         etag = resp.get("ETag")
         return ObjectInfo(key, resp["ContentLength"], resp["LastModified"].timestamp(),
                           etag.strip('"') if etag else None)
+
+    async def first_part_size(self, key: str) -> int | None:
+        """HEAD with partNumber=1: Content-Length is the first part's size (rare: sync --checksum
+        of multipart objects only, so the control plane serves it)."""
+        try:
+            resp = await self._client.head_object(Bucket=self.bucket, Key=key, PartNumber=1)
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        if int(resp.get("PartsCount") or 0) <= 1 and "-" not in str(resp.get("ETag", "")):
+            return None
+        return int(resp["ContentLength"])
 
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
