@@ -1,4 +1,4 @@
-"""20,000 small objects from LocalStack to a local folder and back: byte-identical, memory flat.
+"""10,000 small objects from LocalStack to a local folder and back: byte-identical, memory flat.
 
 Peak RSS is what the summary reports: the sum of each process's own peak (VmHWM of the
 coordinator and of every worker), an upper bound of the whole tree's peak. It must not grow
@@ -13,10 +13,10 @@ from pathlib import Path
 
 from conftest import read_tree
 
-N_PREFIXES, PER_PREFIX, SIZE = 10, 2000, 100
+N_PREFIXES, PER_PREFIX, SIZE = 10, 1000, 100
 
 
-def test_20000_objects_round_trip_in_flat_memory(cli, bucket, tmp_path):
+def test_10000_objects_round_trip_in_flat_memory(cli, bucket, tmp_path):
     src = tmp_path / "src"
     for p in range(N_PREFIXES):
         d = src / f"p{p}"
@@ -40,7 +40,7 @@ def test_20000_objects_round_trip_in_flat_memory(cli, bucket, tmp_path):
     assert read_tree(tmp_path / "small") == read_tree(src / "p0")
 
     # Transfers start while listing goes on: workers hold at most a few pages, so most of the
-    # copying of 20 pages happens before the listing can have finished.
+    # copying of 10 pages happens before the listing can have finished.
     progress = [e for e in big.events if e["event"] == "progress"]
     assert any(e["copied"] > 0 and not e["listing_done"] for e in progress), progress[:5]
 
