@@ -6,7 +6,9 @@ bottleneck of a benchmark on the machine it runs on.
     HEAD /get/{name}                the headers only
 
 Several processes share one listening socket (forked after bind), each with one event loop and
-a bare asyncio protocol: one request is parsed from the buffer and answered with one write.
+a bare asyncio protocol: the requests parsed from one read are answered with one write (headers
+and small bodies together); a larger body is read and sent a chunk at a time under the
+transport's flow control, so a server holds about a MiB per connection whatever the file size.
 In synthetic mode N files of S bytes exist only as arithmetic: name i is "f" + 12 digits,
 its content is the name repeated to S bytes, and the token is the next index.
 """
@@ -27,6 +29,9 @@ from urllib.parse import parse_qs, unquote_to_bytes
 from .model import WorkUnit
 
 NAME_DIGITS = 12
+SMALL_BODY = 256 * 1024    # bodies up to this go out with their headers in one write
+CHUNK = 256 * 1024         # larger ones are read and sent this much at a time
+WRITE_HIGH = 1024 * 1024   # transport buffer above which reading stops until it drains
 
 
 def synthetic_name(i: int) -> str:
@@ -35,8 +40,72 @@ def synthetic_name(i: int) -> str:
 
 def synthetic_body(name: str, size: int) -> bytes:
     """Deterministic content of a synthetic file: its name repeated, cut to size."""
+    return synthetic_slice(name, 0, size)
+
+
+def synthetic_slice(name: str, start: int, end: int) -> bytes:
+    """Bytes [start, end) of a synthetic file, built without the rest of it (the name repeats
+    with a period of len(name) + 1, so any range is a rotation of the unit, repeated)."""
     unit = name.encode() + b"\n"
-    return (unit * (size // len(unit) + 1))[:size]
+    skip = start % len(unit)
+    n = end - start
+    return (unit * ((skip + n) // len(unit) + 1))[skip:skip + n]
+
+
+class Source:
+    """One file's bytes, read a bounded piece at a time, so that serving a file of any size holds
+    at most a chunk of it (the old read(start, end) -> bytes held whole bodies, twice)."""
+
+    size: int
+
+    def open(self) -> None:
+        """Get ready to read (GET only: HEAD never opens); may correct size; OSError means 404."""
+
+    def pread(self, start: int, n: int) -> bytes:
+        """Up to n bytes at start; fewer means the file shrank under us."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what open() took."""
+
+
+class SyntheticSource(Source):
+    __slots__ = ("name", "size")
+
+    def __init__(self, name: str, size: int) -> None:
+        self.name, self.size = name, size
+
+    def pread(self, start: int, n: int) -> bytes:
+        return synthetic_slice(self.name, start, min(start + n, self.size))
+
+
+class FileSource(Source):
+    """A regular file: opened once per GET and read with pread, so a file renamed or unlinked
+    mid-body still sends the bytes it had, and one that shrinks gives a short read."""
+
+    __slots__ = ("path", "size", "fd")
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path, self.size, self.fd = path, size, -1
+
+    def open(self) -> None:
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise FileNotFoundError(self.path)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd, self.size = fd, st.st_size
+
+    def pread(self, start: int, n: int) -> bytes:
+        return os.pread(self.fd, n, start)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
 
 
 class Catalog:
@@ -45,8 +114,8 @@ class Catalog:
     def list_page(self, token: str | None, page_size: int) -> tuple[list[str], str | None]:
         raise NotImplementedError
 
-    def lookup(self, raw_name: bytes) -> tuple[int, Callable[[int, int], bytes]] | None:
-        """(size, read(start, end)) for a name, or None (404)."""
+    def lookup(self, raw_name: bytes) -> Source | None:
+        """The Source for a name, or None (404). Reads nothing."""
         raise NotImplementedError
 
 
@@ -64,14 +133,12 @@ class SyntheticCatalog(Catalog):
         names = [synthetic_name(i) for i in range(start, end)]
         return names, (str(end) if end < self.count else None)
 
-    def lookup(self, raw_name: bytes) -> tuple[int, Callable[[int, int], bytes]] | None:
+    def lookup(self, raw_name: bytes) -> Source | None:
         if len(raw_name) != NAME_DIGITS + 1 or raw_name[:1] != b"f" or not raw_name[1:].isdigit():
             return None
         if int(raw_name[1:]) >= self.count:
             return None
-        name = raw_name.decode()
-        size = self.size
-        return size, lambda start, end: synthetic_body(name, size)[start:end]
+        return SyntheticSource(raw_name.decode(), self.size)
 
 
 class DirectoryCatalog(Catalog):
@@ -97,7 +164,7 @@ class DirectoryCatalog(Catalog):
             nxt = base64.urlsafe_b64encode(page.next_after.encode("utf-8")).decode().rstrip("=")
         return names, nxt
 
-    def lookup(self, raw_name: bytes) -> tuple[int, Callable[[int, int], bytes]] | None:
+    def lookup(self, raw_name: bytes) -> Source | None:
         try:
             name = raw_name.decode("utf-8")
         except UnicodeDecodeError:
@@ -115,13 +182,7 @@ class DirectoryCatalog(Catalog):
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
-
-        def read(start: int, end: int) -> bytes:
-            with open(real, "rb") as f:
-                f.seek(start)
-                return f.read(end - start)
-
-        return st.st_size, read
+        return FileSource(real, st.st_size)
 
 
 _REASONS = {200: "OK", 206: "Partial Content", 400: "Bad Request", 404: "Not Found",
@@ -149,43 +210,126 @@ def _parse_range(value: str, size: int) -> tuple[int, int] | None | str:
 
 
 class _Handler(asyncio.Protocol):
+    """One connection. Requests are answered in order; every complete request in a read is answered
+    in one write, until one whose body is larger than SMALL_BODY: that body then goes out CHUNK by
+    CHUNK as the transport drains (pause_writing/resume_writing), reading stops, and the requests
+    behind it wait until it is done, so memory per connection stays about WRITE_HIGH + CHUNK."""
+
     def __init__(self, catalog: Catalog, page_size: int) -> None:
         self.catalog = catalog
         self.page_size = page_size
         self.buf = b""
         self.transport: asyncio.Transport | None = None
+        self.src: Source | None = None  # the body being streamed, bytes [pos, end) still to send
+        self.pos = self.end = 0
+        self.paused = False  # the transport's buffer is above WRITE_HIGH
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self.transport.set_write_buffer_limits(high=WRITE_HIGH)  # type: ignore[union-attr]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._drop_stream()
+
+    def _drop_stream(self) -> None:
+        if self.src is not None:
+            self.src.close()
+            self.src = None
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if self.src is not None and self._pump():
+            assert self.transport is not None
+            self.transport.resume_reading()
+            self._serve_buffered()
+
+    def eof_received(self) -> bool | None:
+        if self.src is not None:  # the client is done sending; finish its body, then close
+            self._close_after = True
+            return True
+        return None
 
     def data_received(self, data: bytes) -> None:
-        buf = self.buf + data if self.buf else data
-        out = []
+        self.buf = self.buf + data if self.buf else data
+        if self.src is None:
+            self._serve_buffered()
+
+    def _serve_buffered(self) -> None:
+        transport = self.transport
+        assert transport is not None
         while True:
-            end = buf.find(b"\r\n\r\n")
-            if end < 0:
-                break
-            head, buf = buf[:end], buf[end + 4:]
-            out.append(self._answer(head))
-        self.buf = buf
-        if len(buf) > 65536:
-            out.append(self._response(400, b"request head too large\n", close=True))
-        if out:
-            assert self.transport is not None
-            self.transport.write(b"".join(out) if len(out) > 1 else out[0])
-            if self._close_after:
-                self.transport.close()
+            buf = self.buf
+            out = []
+            while True:
+                end = buf.find(b"\r\n\r\n")
+                if end < 0:
+                    break
+                head, buf = buf[:end], buf[end + 4:]
+                out.append(self._answer(head))
+                if self.src is not None or self._close_after:
+                    break
+            self.buf = buf
+            if len(buf) > 65536 and self.src is None and not self._close_after:
+                out.append(self._response(400, b"request head too large\n", close=True))
+            if out:
+                transport.write(b"".join(out) if len(out) > 1 else out[0])
+            if self.src is None:
+                if self._close_after:
+                    transport.close()
+                return
+            transport.pause_reading()
+            if not self._pump():
+                return  # resume_writing carries on
+            transport.resume_reading()
+
+    def _pump(self) -> bool:
+        """Send the streamed body until the transport asks for a pause (False) or the body is done
+        (True when the connection goes on to the next request). A file that shrank or went away
+        aborts the connection: the client sees a short body, never a hang."""
+        src, transport = self.src, self.transport
+        assert src is not None and transport is not None
+        while not self.paused:
+            if transport.is_closing():
+                self._drop_stream()
+                return False
+            n = self.end - self.pos
+            if n <= 0:
+                self._drop_stream()
+                if self._close_after:
+                    transport.close()
+                    return False
+                return True
+            if n > CHUNK:
+                n = CHUNK
+            try:
+                chunk = src.pread(self.pos, n)
+            except OSError:
+                chunk = b""
+            if len(chunk) != n:
+                self._drop_stream()
+                transport.abort()
+                return False
+            self.pos += n
+            transport.write(chunk)
+        return False
 
     _close_after = False
 
     def _response(self, status: int, body: bytes, *, ctype: bytes = b"text/plain", extra: bytes = b"",
                   head_only: bool = False, close: bool = False) -> bytes:
+        head = self._head(status, len(body), ctype=ctype, extra=extra, close=close)
+        return head if head_only else head + body
+
+    def _head(self, status: int, length: int, *, ctype: bytes = b"text/plain", extra: bytes = b"",
+              close: bool = False) -> bytes:
         if close:
             self._close_after = True
-        head = (b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\nContent-Type: %s\r\n%s%s\r\n"
-                % (status, _REASONS.get(status, "OK").encode(), len(body), ctype, extra,
+        return (b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\nContent-Type: %s\r\n%s%s\r\n"
+                % (status, _REASONS.get(status, "OK").encode(), length, ctype, extra,
                    b"Connection: close\r\n" if close else b""))
-        return head if head_only else head + body
 
     def _answer(self, head: bytes) -> bytes:
         lines = head.split(b"\r\n")
@@ -227,29 +371,47 @@ class _Handler(asyncio.Protocol):
                               close=close)
 
     def _get(self, raw: bytes, head_only: bool, headers: dict[bytes, bytes], close: bool) -> bytes:
+        """The head, with the body if it is small; a larger body is left in self.src for _pump.
+        HEAD neither opens nor reads the file."""
         raw = raw.partition(b"?")[0]
         if b"%2f" in raw.lower() or b"%5c" in raw.lower() or b"%00" in raw:
             return self._response(404, b"not found\n", head_only=head_only, close=close)
-        found = self.catalog.lookup(unquote_to_bytes(raw))
-        if found is None:
+        src = self.catalog.lookup(unquote_to_bytes(raw))
+        if src is not None and not head_only:
+            try:
+                src.open()
+            except OSError:  # gone (or no longer a file) since lookup
+                src = None
+        if src is None:
             return self._response(404, b"not found\n", head_only=head_only, close=close)
-        size, read = found
-        rng = _parse_range(headers[b"range"].decode("latin-1"), size) if b"range" in headers else None
-        if rng == "unsatisfiable":
-            return self._response(416, b"", extra=b"Content-Range: bytes */%d\r\n" % size, head_only=head_only,
-                                  close=close)
-        if rng is None:
-            body = b"" if head_only else read(0, size)
+        streaming = False
+        try:
+            size = src.size
+            rng = _parse_range(headers[b"range"].decode("latin-1"), size) if b"range" in headers else None
+            if rng == "unsatisfiable":
+                return self._response(416, b"", extra=b"Content-Range: bytes */%d\r\n" % size,
+                                      head_only=head_only, close=close)
+            if rng is None:
+                status, start, end, extra = 200, 0, size, b"Accept-Ranges: bytes\r\n"
+            else:
+                start, end = rng  # type: ignore[misc]
+                status, extra = 206, b"Content-Range: bytes %d-%d/%d\r\n" % (start, end - 1, size)
+            n = end - start
+            if not head_only and n <= SMALL_BODY:
+                body = src.pread(start, n) if n else b""
+                if len(body) != n:
+                    return self._response(500, b"file changed while read\n", close=True)
+            head = self._head(status, n, ctype=b"application/octet-stream", extra=extra, close=close)
             if head_only:
-                return (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nContent-Type: application/octet-stream\r\n"
-                        b"Accept-Ranges: bytes\r\n%s\r\n" % (size, b"Connection: close\r\n" if close else b""))
-            return self._response(200, body, ctype=b"application/octet-stream", extra=b"Accept-Ranges: bytes\r\n",
-                                  close=close)
-        start, end = rng  # type: ignore[misc]
-        body = read(start, end) if not head_only else b" " * (end - start)
-        return self._response(206, body, ctype=b"application/octet-stream",
-                              extra=b"Content-Range: bytes %d-%d/%d\r\n" % (start, end - 1, size),
-                              head_only=head_only, close=close)
+                return head
+            if n <= SMALL_BODY:
+                return head + body
+            self.src, self.pos, self.end = src, start, end
+            streaming = True
+            return head
+        finally:
+            if not streaming:
+                src.close()
 
 
 def _serve_forever(sock: socket.socket, catalog: Catalog, page_size: int, parent: int | None = None) -> None:
