@@ -44,9 +44,12 @@ def synthetic_body(name: str, size: int) -> bytes:
 
 
 def synthetic_slice(name: str, start: int, end: int) -> bytes:
-    """Bytes [start, end) of a synthetic file, built without the rest of it (the name repeats
-    with a period of len(name) + 1, so any range is a rotation of the unit, repeated)."""
-    unit = name.encode() + b"\n"
+    """Bytes [start, end) of a synthetic file, built without the rest of it."""
+    return _unit_slice(name.encode() + b"\n", start, end)
+
+
+def _unit_slice(unit: bytes, start: int, end: int) -> bytes:
+    """Bytes [start, end) of unit repeated: a rotation of the unit, repeated, cut."""
     skip = start % len(unit)
     n = end - start
     return (unit * ((skip + n) // len(unit) + 1))[skip:skip + n]
@@ -70,13 +73,13 @@ class Source:
 
 
 class SyntheticSource(Source):
-    __slots__ = ("name", "size")
+    __slots__ = ("unit", "size")
 
-    def __init__(self, name: str, size: int) -> None:
-        self.name, self.size = name, size
+    def __init__(self, name: bytes, size: int) -> None:
+        self.unit, self.size = name + b"\n", size
 
     def pread(self, start: int, n: int) -> bytes:
-        return synthetic_slice(self.name, start, min(start + n, self.size))
+        return _unit_slice(self.unit, start, min(start + n, self.size))
 
 
 class FileSource(Source):
@@ -138,7 +141,7 @@ class SyntheticCatalog(Catalog):
             return None
         if int(raw_name[1:]) >= self.count:
             return None
-        return SyntheticSource(raw_name.decode(), self.size)
+        return SyntheticSource(raw_name, self.size)
 
 
 class DirectoryCatalog(Catalog):
@@ -187,6 +190,7 @@ class DirectoryCatalog(Catalog):
 
 _REASONS = {200: "OK", 206: "Partial Content", 400: "Bad Request", 404: "Not Found",
             405: "Method Not Allowed", 416: "Range Not Satisfiable", 500: "Internal Server Error"}
+_STATUS_LINES = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason.encode()) for code, reason in _REASONS.items()}
 
 
 def _parse_range(value: str, size: int) -> tuple[int, int] | None | str:
@@ -327,9 +331,8 @@ class _Handler(asyncio.Protocol):
               close: bool = False) -> bytes:
         if close:
             self._close_after = True
-        return (b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\nContent-Type: %s\r\n%s%s\r\n"
-                % (status, _REASONS.get(status, "OK").encode(), length, ctype, extra,
-                   b"Connection: close\r\n" if close else b""))
+        return (b"%sContent-Length: %d\r\nContent-Type: %s\r\n%s%s\r\n"
+                % (_STATUS_LINES[status], length, ctype, extra, b"Connection: close\r\n" if close else b""))
 
     def _answer(self, head: bytes) -> bytes:
         lines = head.split(b"\r\n")
@@ -374,9 +377,12 @@ class _Handler(asyncio.Protocol):
         """The head, with the body if it is small; a larger body is left in self.src for _pump.
         HEAD neither opens nor reads the file."""
         raw = raw.partition(b"?")[0]
-        if b"%2f" in raw.lower() or b"%5c" in raw.lower() or b"%00" in raw:
-            return self._response(404, b"not found\n", head_only=head_only, close=close)
-        src = self.catalog.lookup(unquote_to_bytes(raw))
+        if b"%" in raw:
+            low = raw.lower()
+            if b"%2f" in low or b"%5c" in low or b"%00" in raw:
+                return self._response(404, b"not found\n", head_only=head_only, close=close)
+            raw = unquote_to_bytes(raw)
+        src = self.catalog.lookup(raw)
         if src is not None and not head_only:
             try:
                 src.open()
