@@ -7,8 +7,9 @@ bottleneck of a benchmark on the machine it runs on.
 
 Several processes share one listening socket (forked after bind), each with one event loop and
 a bare asyncio protocol: the requests parsed from one read are answered with one write (headers
-and small bodies together); a larger body is read and sent a chunk at a time under the
-transport's flow control, so a server holds about a MiB per connection whatever the file size.
+and small bodies together); a larger body streams (os.sendfile for files, chunks for synthetic
+ones) under the transport's flow control, so a server holds about a MiB per connection whatever
+the file size.
 In synthetic mode N files of S bytes exist only as arithmetic: name i is "f" + 12 digits,
 its content is the name repeated to S bytes, and the token is the next index.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import errno
 import json
 import os
 import signal
@@ -31,7 +33,8 @@ from .model import WorkUnit
 NAME_DIGITS = 12
 SMALL_BODY = 256 * 1024    # bodies up to this go out with their headers in one write
 CHUNK = 256 * 1024         # larger ones are read and sent this much at a time
-WRITE_HIGH = 1024 * 1024   # transport buffer above which reading stops until it drains
+WRITE_HIGH = 1024 * 1024   # transport buffer above which a read body waits for it to drain
+SENDFILE_MAX = 16 * 1024 * 1024  # at most this per os.sendfile call (the socket takes less anyway)
 
 
 def synthetic_name(i: int) -> str:
@@ -60,6 +63,7 @@ class Source:
     at most a chunk of it (the old read(start, end) -> bytes held whole bodies, twice)."""
 
     size: int
+    fd = -1  # an open regular file the kernel can send from (os.sendfile), or -1
 
     def open(self) -> None:
         """Get ready to read (GET only: HEAD never opens); may correct size; OSError means 404."""
@@ -188,6 +192,9 @@ class DirectoryCatalog(Catalog):
         return FileSource(real, st.st_size)
 
 
+_HAS_SENDFILE = hasattr(os, "sendfile")
+_NO_SENDFILE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK}
+
 _REASONS = {200: "OK", 206: "Partial Content", 400: "Bad Request", 404: "Not Found",
             405: "Method Not Allowed", 416: "Range Not Satisfiable", 500: "Internal Server Error"}
 _STATUS_LINES = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason.encode()) for code, reason in _REASONS.items()}
@@ -215,9 +222,13 @@ def _parse_range(value: str, size: int) -> tuple[int, int] | None | str:
 
 class _Handler(asyncio.Protocol):
     """One connection. Requests are answered in order; every complete request in a read is answered
-    in one write, until one whose body is larger than SMALL_BODY: that body then goes out CHUNK by
-    CHUNK as the transport drains (pause_writing/resume_writing), reading stops, and the requests
-    behind it wait until it is done, so memory per connection stays about WRITE_HIGH + CHUNK."""
+    in one write, until one whose body is larger than SMALL_BODY. That body then streams: reading
+    stops and the requests behind it wait until it is done. A file's body goes out with os.sendfile
+    whenever the transport has nothing queued (no copy through Python: 0.2 CPU s per GiB against
+    0.55 for pread + write); when the socket is full a 64 KiB piece is queued instead, with the
+    buffer limit at 0 so that resume_writing says when it drained. A generated body goes out CHUNK
+    by CHUNK under pause_writing/resume_writing. Either way a connection holds at most about
+    WRITE_HIGH + CHUNK, whatever the size of the file."""
 
     def __init__(self, catalog: Catalog, page_size: int) -> None:
         self.catalog = catalog
@@ -226,16 +237,17 @@ class _Handler(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.src: Source | None = None  # the body being streamed, bytes [pos, end) still to send
         self.pos = self.end = 0
-        self.paused = False  # the transport's buffer is above WRITE_HIGH
+        self.paused = False  # the transport's buffer is above its limit (pause_writing)
+        self.sock_fd = -1  # the socket, while a body goes out with os.sendfile
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
-        self.transport.set_write_buffer_limits(high=WRITE_HIGH)  # type: ignore[union-attr]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._drop_stream()
 
     def _drop_stream(self) -> None:
+        self.sock_fd = -1
         if self.src is not None:
             self.src.close()
             self.src = None
@@ -306,6 +318,29 @@ class _Handler(asyncio.Protocol):
                     transport.close()
                     return False
                 return True
+            if self.sock_fd >= 0 and transport.get_write_buffer_size() == 0:
+                # nothing queued in the transport, so the kernel may send straight from the file
+                try:
+                    sent = os.sendfile(self.sock_fd, src.fd, self.pos, n if n < SENDFILE_MAX else SENDFILE_MAX)
+                except BlockingIOError:
+                    sent = -1
+                except OSError as exc:
+                    if exc.errno not in _NO_SENDFILE:
+                        sent = 0
+                    else:  # this file system cannot: read and write it instead
+                        self.sock_fd = sent = -1
+                        transport.set_write_buffer_limits(high=WRITE_HIGH)
+                if sent == 0:  # the file shrank, or the client is gone
+                    self._drop_stream()
+                    transport.abort()
+                    return False
+                if sent > 0:
+                    self.pos += sent
+                    continue
+                if self.sock_fd >= 0:
+                    # the socket is full: queue a small piece in the transport, whose buffer limit
+                    # is 0 while sendfile is used, so resume_writing comes when it has drained
+                    n = min(n, 65536)
             if n > CHUNK:
                 n = CHUNK
             try:
@@ -414,6 +449,13 @@ class _Handler(asyncio.Protocol):
                 return head + body
             self.src, self.pos, self.end = src, start, end
             streaming = True
+            assert self.transport is not None
+            sock = self.transport.get_extra_info("socket") if src.fd >= 0 and _HAS_SENDFILE else None
+            if sock is not None:
+                self.sock_fd = sock.fileno()
+                self.transport.set_write_buffer_limits(high=0, low=0)
+            else:
+                self.transport.set_write_buffer_limits(high=WRITE_HIGH)
             return head
         finally:
             if not streaming:
