@@ -263,8 +263,8 @@ class _Handler(asyncio.Protocol):
             self._serve_buffered()
 
     def eof_received(self) -> bool | None:
-        if self.src is not None:  # the client is done sending; finish its body, then close
-            self._close_after = True
+        if self.src is not None:  # the client is done sending: answer what it sent, then close
+            self._eof = True
             return True
         return None
 
@@ -293,7 +293,7 @@ class _Handler(asyncio.Protocol):
             if out:
                 transport.write(b"".join(out) if len(out) > 1 else out[0])
             if self.src is None:
-                if self._close_after:
+                if self._close_after or self._eof:
                     transport.close()
                 return
             transport.pause_reading()
@@ -355,7 +355,8 @@ class _Handler(asyncio.Protocol):
             transport.write(chunk)
         return False
 
-    _close_after = False
+    _close_after = False  # a response said Connection: close
+    _eof = False  # the client half-closed while a body was streaming
 
     def _response(self, status: int, body: bytes, *, ctype: bytes = b"text/plain", extra: bytes = b"",
                   head_only: bool = False, close: bool = False) -> bytes:
