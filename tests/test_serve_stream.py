@@ -255,11 +255,11 @@ def test_a_file_that_shrinks_mid_body_closes_the_connection(tmp_path):
             buf += s.recv(MiB)
         os.truncate(path, 2 * MiB)
         got = len(buf)
-        with pytest.raises((ConnectionError, AssertionError)):
-            while True:
-                data = s.recv(MiB)  # a hang here would end in socket.timeout, failing the test
-                assert data, "closed"
+        try:
+            while data := s.recv(MiB):  # a hang here ends in socket.timeout: the test fails
                 got += len(data)
+        except ConnectionResetError:
+            pass  # the server aborted the connection: as good as a close
         assert got < BIG
 
 
