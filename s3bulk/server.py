@@ -6,7 +6,10 @@ bottleneck of a benchmark on the machine it runs on.
     HEAD /get/{name}                the headers only
 
 Several processes share one listening socket (forked after bind), each with one event loop and
-a bare asyncio protocol: one request is parsed from the buffer and answered with one write.
+a bare asyncio protocol: the requests parsed from one read are answered with one write (headers
+and small bodies together); a larger body streams (os.sendfile for files, chunks for synthetic
+ones) under the transport's flow control, so a server holds about a MiB per connection whatever
+the file size.
 In synthetic mode N files of S bytes exist only as arithmetic: name i is "f" + 12 digits,
 its content is the name repeated to S bytes, and the token is the next index.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import errno
 import json
 import os
 import signal
@@ -27,6 +31,10 @@ from urllib.parse import parse_qs, unquote_to_bytes
 from .model import WorkUnit
 
 NAME_DIGITS = 12
+SMALL_BODY = 256 * 1024    # bodies up to this go out with their headers in one write
+CHUNK = 256 * 1024         # larger ones are read and sent this much at a time
+WRITE_HIGH = 1024 * 1024   # transport buffer above which a read body waits for it to drain
+SENDFILE_MAX = 16 * 1024 * 1024  # at most this per os.sendfile call (the socket takes less anyway)
 
 
 def synthetic_name(i: int) -> str:
@@ -35,8 +43,76 @@ def synthetic_name(i: int) -> str:
 
 def synthetic_body(name: str, size: int) -> bytes:
     """Deterministic content of a synthetic file: its name repeated, cut to size."""
-    unit = name.encode() + b"\n"
-    return (unit * (size // len(unit) + 1))[:size]
+    return synthetic_slice(name, 0, size)
+
+
+def synthetic_slice(name: str, start: int, end: int) -> bytes:
+    """Bytes [start, end) of a synthetic file, built without the rest of it."""
+    return _unit_slice(name.encode() + b"\n", start, end)
+
+
+def _unit_slice(unit: bytes, start: int, end: int) -> bytes:
+    """Bytes [start, end) of unit repeated: a rotation of the unit, repeated, cut."""
+    skip = start % len(unit)
+    n = end - start
+    return (unit * ((skip + n) // len(unit) + 1))[skip:skip + n]
+
+
+class Source:
+    """One file's bytes, read a bounded piece at a time, so that serving a file of any size holds
+    at most a chunk of it (the old read(start, end) -> bytes held whole bodies, twice)."""
+
+    size: int
+    fd = -1  # an open regular file the kernel can send from (os.sendfile), or -1
+
+    def open(self) -> None:
+        """Get ready to read (GET only: HEAD never opens); may correct size; OSError means 404."""
+
+    def pread(self, start: int, n: int) -> bytes:
+        """Up to n bytes at start; fewer means the file shrank under us."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what open() took."""
+
+
+class SyntheticSource(Source):
+    __slots__ = ("unit", "size")
+
+    def __init__(self, name: bytes, size: int) -> None:
+        self.unit, self.size = name + b"\n", size
+
+    def pread(self, start: int, n: int) -> bytes:
+        return _unit_slice(self.unit, start, min(start + n, self.size))
+
+
+class FileSource(Source):
+    """A regular file: opened once per GET and read with pread, so a file renamed or unlinked
+    mid-body still sends the bytes it had, and one that shrinks gives a short read."""
+
+    __slots__ = ("path", "size", "fd")
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path, self.size, self.fd = path, size, -1
+
+    def open(self) -> None:
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise FileNotFoundError(self.path)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd, self.size = fd, st.st_size
+
+    def pread(self, start: int, n: int) -> bytes:
+        return os.pread(self.fd, n, start)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
 
 
 class Catalog:
@@ -45,8 +121,8 @@ class Catalog:
     def list_page(self, token: str | None, page_size: int) -> tuple[list[str], str | None]:
         raise NotImplementedError
 
-    def lookup(self, raw_name: bytes) -> tuple[int, Callable[[int, int], bytes]] | None:
-        """(size, read(start, end)) for a name, or None (404)."""
+    def lookup(self, raw_name: bytes) -> Source | None:
+        """The Source for a name, or None (404). Reads nothing."""
         raise NotImplementedError
 
 
@@ -64,14 +140,12 @@ class SyntheticCatalog(Catalog):
         names = [synthetic_name(i) for i in range(start, end)]
         return names, (str(end) if end < self.count else None)
 
-    def lookup(self, raw_name: bytes) -> tuple[int, Callable[[int, int], bytes]] | None:
+    def lookup(self, raw_name: bytes) -> Source | None:
         if len(raw_name) != NAME_DIGITS + 1 or raw_name[:1] != b"f" or not raw_name[1:].isdigit():
             return None
         if int(raw_name[1:]) >= self.count:
             return None
-        name = raw_name.decode()
-        size = self.size
-        return size, lambda start, end: synthetic_body(name, size)[start:end]
+        return SyntheticSource(raw_name, self.size)
 
 
 class DirectoryCatalog(Catalog):
@@ -97,7 +171,7 @@ class DirectoryCatalog(Catalog):
             nxt = base64.urlsafe_b64encode(page.next_after.encode("utf-8")).decode().rstrip("=")
         return names, nxt
 
-    def lookup(self, raw_name: bytes) -> tuple[int, Callable[[int, int], bytes]] | None:
+    def lookup(self, raw_name: bytes) -> Source | None:
         try:
             name = raw_name.decode("utf-8")
         except UnicodeDecodeError:
@@ -115,17 +189,15 @@ class DirectoryCatalog(Catalog):
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
+        return FileSource(real, st.st_size)
 
-        def read(start: int, end: int) -> bytes:
-            with open(real, "rb") as f:
-                f.seek(start)
-                return f.read(end - start)
 
-        return st.st_size, read
-
+_HAS_SENDFILE = hasattr(os, "sendfile")
+_NO_SENDFILE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK}
 
 _REASONS = {200: "OK", 206: "Partial Content", 400: "Bad Request", 404: "Not Found",
             405: "Method Not Allowed", 416: "Range Not Satisfiable", 500: "Internal Server Error"}
+_STATUS_LINES = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason.encode()) for code, reason in _REASONS.items()}
 
 
 def _parse_range(value: str, size: int) -> tuple[int, int] | None | str:
@@ -149,43 +221,154 @@ def _parse_range(value: str, size: int) -> tuple[int, int] | None | str:
 
 
 class _Handler(asyncio.Protocol):
+    """One connection. Requests are answered in order; every complete request in a read is answered
+    in one write, until one whose body is larger than SMALL_BODY. That body then streams: reading
+    stops and the requests behind it wait until it is done. A file's body goes out with os.sendfile
+    whenever the transport has nothing queued (no copy through Python: 0.2 CPU s per GiB against
+    0.55 for pread + write); when the socket is full a 64 KiB piece is queued instead, with the
+    buffer limit at 0 so that resume_writing says when it drained. A generated body goes out CHUNK
+    by CHUNK under pause_writing/resume_writing. Either way a connection holds at most about
+    WRITE_HIGH + CHUNK, whatever the size of the file."""
+
     def __init__(self, catalog: Catalog, page_size: int) -> None:
         self.catalog = catalog
         self.page_size = page_size
         self.buf = b""
         self.transport: asyncio.Transport | None = None
+        self.src: Source | None = None  # the body being streamed, bytes [pos, end) still to send
+        self.pos = self.end = 0
+        self.paused = False  # the transport's buffer is above its limit (pause_writing)
+        self.sock_fd = -1  # the socket, while a body goes out with os.sendfile
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
-    def data_received(self, data: bytes) -> None:
-        buf = self.buf + data if self.buf else data
-        out = []
-        while True:
-            end = buf.find(b"\r\n\r\n")
-            if end < 0:
-                break
-            head, buf = buf[:end], buf[end + 4:]
-            out.append(self._answer(head))
-        self.buf = buf
-        if len(buf) > 65536:
-            out.append(self._response(400, b"request head too large\n", close=True))
-        if out:
-            assert self.transport is not None
-            self.transport.write(b"".join(out) if len(out) > 1 else out[0])
-            if self._close_after:
-                self.transport.close()
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._drop_stream()
 
-    _close_after = False
+    def _drop_stream(self) -> None:
+        self.sock_fd = -1
+        if self.src is not None:
+            self.src.close()
+            self.src = None
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if self.src is not None and self._pump():
+            assert self.transport is not None
+            self.transport.resume_reading()
+            self._serve_buffered()
+
+    def eof_received(self) -> bool | None:
+        if self.src is not None:  # the client is done sending: answer what it sent, then close
+            self._eof = True
+            return True
+        return None
+
+    def data_received(self, data: bytes) -> None:
+        self.buf = self.buf + data if self.buf else data
+        if self.src is None:
+            self._serve_buffered()
+
+    def _serve_buffered(self) -> None:
+        transport = self.transport
+        assert transport is not None
+        while True:
+            buf = self.buf
+            out = []
+            while True:
+                end = buf.find(b"\r\n\r\n")
+                if end < 0:
+                    break
+                head, buf = buf[:end], buf[end + 4:]
+                out.append(self._answer(head))
+                if self.src is not None or self._close_after:
+                    break
+            self.buf = buf
+            if len(buf) > 65536 and self.src is None and not self._close_after:
+                out.append(self._response(400, b"request head too large\n", close=True))
+            if out:
+                transport.write(b"".join(out) if len(out) > 1 else out[0])
+            if self.src is None:
+                if self._close_after or self._eof:
+                    transport.close()
+                return
+            transport.pause_reading()
+            if not self._pump():
+                return  # resume_writing carries on
+            transport.resume_reading()
+
+    def _pump(self) -> bool:
+        """Send the streamed body until the transport asks for a pause (False) or the body is done
+        (True when the connection goes on to the next request). A file that shrank or went away
+        aborts the connection: the client sees a short body, never a hang."""
+        src, transport = self.src, self.transport
+        assert src is not None and transport is not None
+        while not self.paused:
+            if transport.is_closing():
+                self._drop_stream()
+                return False
+            n = self.end - self.pos
+            if n <= 0:
+                self._drop_stream()
+                if self._close_after:
+                    transport.close()
+                    return False
+                return True
+            if self.sock_fd >= 0 and transport.get_write_buffer_size() == 0:
+                # nothing queued in the transport, so the kernel may send straight from the file
+                try:
+                    sent = os.sendfile(self.sock_fd, src.fd, self.pos, n if n < SENDFILE_MAX else SENDFILE_MAX)
+                except BlockingIOError:
+                    sent = -1
+                except OSError as exc:
+                    if exc.errno not in _NO_SENDFILE:
+                        sent = 0
+                    else:  # this file system cannot: read and write it instead
+                        self.sock_fd = sent = -1
+                        transport.set_write_buffer_limits(high=WRITE_HIGH)
+                if sent == 0:  # the file shrank, or the client is gone
+                    self._drop_stream()
+                    transport.abort()
+                    return False
+                if sent > 0:
+                    self.pos += sent
+                    continue
+                if self.sock_fd >= 0:
+                    # the socket is full: queue a small piece in the transport, whose buffer limit
+                    # is 0 while sendfile is used, so resume_writing comes when it has drained
+                    n = min(n, 65536)
+            if n > CHUNK:
+                n = CHUNK
+            try:
+                chunk = src.pread(self.pos, n)
+            except OSError:
+                chunk = b""
+            if len(chunk) != n:
+                self._drop_stream()
+                transport.abort()
+                return False
+            self.pos += n
+            transport.write(chunk)
+        return False
+
+    _close_after = False  # a response said Connection: close
+    _eof = False  # the client half-closed while a body was streaming
 
     def _response(self, status: int, body: bytes, *, ctype: bytes = b"text/plain", extra: bytes = b"",
                   head_only: bool = False, close: bool = False) -> bytes:
+        head = self._head(status, len(body), ctype=ctype, extra=extra, close=close)
+        return head if head_only else head + body
+
+    def _head(self, status: int, length: int, *, ctype: bytes = b"text/plain", extra: bytes = b"",
+              close: bool = False) -> bytes:
         if close:
             self._close_after = True
-        head = (b"HTTP/1.1 %d %s\r\nContent-Length: %d\r\nContent-Type: %s\r\n%s%s\r\n"
-                % (status, _REASONS.get(status, "OK").encode(), len(body), ctype, extra,
-                   b"Connection: close\r\n" if close else b""))
-        return head if head_only else head + body
+        return (b"%sContent-Length: %d\r\nContent-Type: %s\r\n%s%s\r\n"
+                % (_STATUS_LINES[status], length, ctype, extra, b"Connection: close\r\n" if close else b""))
 
     def _answer(self, head: bytes) -> bytes:
         lines = head.split(b"\r\n")
@@ -227,29 +410,57 @@ class _Handler(asyncio.Protocol):
                               close=close)
 
     def _get(self, raw: bytes, head_only: bool, headers: dict[bytes, bytes], close: bool) -> bytes:
+        """The head, with the body if it is small; a larger body is left in self.src for _pump.
+        HEAD neither opens nor reads the file."""
         raw = raw.partition(b"?")[0]
-        if b"%2f" in raw.lower() or b"%5c" in raw.lower() or b"%00" in raw:
+        if b"%" in raw:
+            low = raw.lower()
+            if b"%2f" in low or b"%5c" in low or b"%00" in raw:
+                return self._response(404, b"not found\n", head_only=head_only, close=close)
+            raw = unquote_to_bytes(raw)
+        src = self.catalog.lookup(raw)
+        if src is not None and not head_only:
+            try:
+                src.open()
+            except OSError:  # gone (or no longer a file) since lookup
+                src = None
+        if src is None:
             return self._response(404, b"not found\n", head_only=head_only, close=close)
-        found = self.catalog.lookup(unquote_to_bytes(raw))
-        if found is None:
-            return self._response(404, b"not found\n", head_only=head_only, close=close)
-        size, read = found
-        rng = _parse_range(headers[b"range"].decode("latin-1"), size) if b"range" in headers else None
-        if rng == "unsatisfiable":
-            return self._response(416, b"", extra=b"Content-Range: bytes */%d\r\n" % size, head_only=head_only,
-                                  close=close)
-        if rng is None:
-            body = b"" if head_only else read(0, size)
+        streaming = False
+        try:
+            size = src.size
+            rng = _parse_range(headers[b"range"].decode("latin-1"), size) if b"range" in headers else None
+            if rng == "unsatisfiable":
+                return self._response(416, b"", extra=b"Content-Range: bytes */%d\r\n" % size,
+                                      head_only=head_only, close=close)
+            if rng is None:
+                status, start, end, extra = 200, 0, size, b"Accept-Ranges: bytes\r\n"
+            else:
+                start, end = rng  # type: ignore[misc]
+                status, extra = 206, b"Content-Range: bytes %d-%d/%d\r\n" % (start, end - 1, size)
+            n = end - start
+            if not head_only and n <= SMALL_BODY:
+                body = src.pread(start, n) if n else b""
+                if len(body) != n:
+                    return self._response(500, b"file changed while read\n", close=True)
+            head = self._head(status, n, ctype=b"application/octet-stream", extra=extra, close=close)
             if head_only:
-                return (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nContent-Type: application/octet-stream\r\n"
-                        b"Accept-Ranges: bytes\r\n%s\r\n" % (size, b"Connection: close\r\n" if close else b""))
-            return self._response(200, body, ctype=b"application/octet-stream", extra=b"Accept-Ranges: bytes\r\n",
-                                  close=close)
-        start, end = rng  # type: ignore[misc]
-        body = read(start, end) if not head_only else b" " * (end - start)
-        return self._response(206, body, ctype=b"application/octet-stream",
-                              extra=b"Content-Range: bytes %d-%d/%d\r\n" % (start, end - 1, size),
-                              head_only=head_only, close=close)
+                return head
+            if n <= SMALL_BODY:
+                return head + body
+            self.src, self.pos, self.end = src, start, end
+            streaming = True
+            assert self.transport is not None
+            sock = self.transport.get_extra_info("socket") if src.fd >= 0 and _HAS_SENDFILE else None
+            if sock is not None:
+                self.sock_fd = sock.fileno()
+                self.transport.set_write_buffer_limits(high=0, low=0)
+            else:
+                self.transport.set_write_buffer_limits(high=WRITE_HIGH)
+            return head
+        finally:
+            if not streaming:
+                src.close()
 
 
 def _serve_forever(sock: socket.socket, catalog: Catalog, page_size: int, parent: int | None = None) -> None:
