@@ -17,6 +17,7 @@ here: the engine's retrying wrapper (resilient.py) does them for both paths alik
 from __future__ import annotations
 
 import base64
+import calendar
 import re
 import ssl
 import zlib
@@ -38,6 +39,11 @@ _CONTENTS = re.compile(rb"<Contents>(.*?)</Contents>", re.S)
 _FIELD = re.compile(rb"<(Key|LastModified|ETag|Size)>([^<]*)</\1>")
 _TRUNCATED = re.compile(rb"<IsTruncated>\s*true\s*</IsTruncated>")
 _NEXT_TOKEN = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>")
+# S3's own order inside <Contents> (Key, LastModified, ETag, ..., Size): one match per object. Pages
+# whose every entry matches are read this way (~5 us a key instead of ~45); any other page is read
+# field by field.
+_ENTRY = re.compile(rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</LastModified>\s*"
+                    rb"<ETag>([^<]*)</ETag>(?:(?!</Contents>).)*?<Size>(\d+)</Size>", re.S)
 _XML_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
@@ -60,6 +66,48 @@ def _unescape(text: str) -> str:
 
 def _iso_ts(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+_TS_CACHE: dict[bytes, float] = {}
+
+
+def _listed_ts(raw: bytes) -> float:
+    """LastModified of a listing ("2026-11-23T01:02:03.000Z"), cached: objects written together share
+    their second, and the calendar arithmetic is most of a key's cost otherwise."""
+    v = _TS_CACHE.get(raw)
+    if v is None:
+        s = raw.decode()
+        if len(s) >= 20 and s[4] == "-" and s[10] == "T" and s[-1] == "Z" and s[19] in ".Z":
+            v = calendar.timegm((int(s[0:4]), int(s[5:7]), int(s[8:10]), int(s[11:13]), int(s[14:16]),
+                                 int(s[17:19]))) + (float("0" + s[19:-1]) if len(s) > 20 else 0.0)
+        else:
+            v = _iso_ts(s)
+        if len(_TS_CACHE) >= 4096:
+            _TS_CACHE.clear()
+        _TS_CACHE[raw] = v
+    return v
+
+
+def _fast_entries(body: bytes, encoded: bool) -> list[tuple[str, int, float, str | None]] | None:
+    """Every <Contents> of a page in S3's field order, or None when some entry is not (then the
+    page is read field by field)."""
+    rows = _ENTRY.findall(body)
+    if len(rows) != body.count(b"<Contents>"):
+        return None
+    out = []
+    append = out.append
+    for k, lm, et, size in rows:
+        key = k.decode("utf-8")
+        if "&" in key:
+            key = _unescape(key)
+        if encoded:
+            key = unquote(key)
+        if et[:6] == b"&quot;" and et[-6:] == b"&quot;" and b"&" not in et[6:-6]:
+            etag = et[6:-6].decode()
+        else:
+            etag = _unescape(et.decode()).strip('"')
+        append((key, int(size), _listed_ts(lm), etag))
+    return out
 
 
 def crc32_b64(data: bytes | bytearray | memoryview) -> str:
@@ -158,8 +206,9 @@ class S3Wire:
         if b"<ListBucketResult" not in body[:512] or not body.rstrip().endswith(b"</ListBucketResult>"):
             # not S3's answer, or cut off: a regex would read a truncated page as a short last one
             raise Transient("listing answer is not S3 XML (no complete ListBucketResult)", op="list", url=url)
-        entries = []
-        for m in _CONTENTS.finditer(body):
+        fast = _fast_entries(body, encoded)
+        entries = fast if fast is not None else []
+        for m in () if fast is not None else _CONTENTS.finditer(body):
             f = {name: value for name, value in _FIELD.findall(m.group(1))}
             try:
                 k = _unescape(f[b"Key"].decode("utf-8"))
