@@ -275,14 +275,15 @@ def ls_command(
     no_sign_request: bool = typer.Option(False, help="send unsigned requests"),
     path_style: bool = typer.Option(False, help="path-style addressing"),
 ) -> None:
-    """List every object under URL with its size, in key order (a literal key prefix)."""
-    from ..api import ls
+    """List every object under URL with its size, in key order.
 
+    URL is read as copy reads SRC: s3://BUCKET/NAME is the object NAME if there is one, else
+    everything under NAME/; a URL that matches nothing is an error."""
     s3 = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
     out = sys.stdout
     count = total = 0
     try:
-        for obj in ls(url, s3=s3):
+        for obj in _listing(url, s3):
             count += 1
             total += obj.size or 0
             if json_out:
@@ -326,6 +327,31 @@ def serve(
                    announce=main_announce)
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def _listing(url: str, s3: S3Options):
+    """The objects `ls URL` shows, a page at a time, resolved by the planner as copy's SRC is."""
+    from ..engine.planner import resolve_source
+    from ..model import WorkUnit
+    from ..stores import open_store
+
+    loop = asyncio.new_event_loop()
+    try:
+        src, single = loop.run_until_complete(resolve_source(url, s3))
+        store = loop.run_until_complete(open_store(src))
+        try:
+            if single is not None:
+                yield loop.run_until_complete(store.head(single))
+                return
+            unit: Optional[WorkUnit] = WorkUnit()
+            while unit is not None:
+                page = loop.run_until_complete(store.list_page(src.prefix, unit, 1000))
+                yield from page.entries
+                unit = unit.rest(page)
+        finally:
+            loop.run_until_complete(store.close())
+    finally:
+        loop.close()
 
 
 def _quiet_broken_pipe() -> None:

@@ -1,0 +1,177 @@
+"""What a new user meets in the first hour (issue 15), through the real command line against
+LocalStack: folder markers, a source that matches nothing, wildcards, the bundled LocalStack's
+listening address, the README's getting-started commands, and the everyday polish of the CLI."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, bucket_tree, put_tree, read_tree, write_tree
+
+W1 = ["--workers", "1"]
+
+
+def _one_line(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    assert len(lines) == 1, f"expected one line, got:\n{text}"
+    assert "Traceback" not in text
+    return lines[0]
+
+
+# ------------------------------------------------------------------ folder markers
+
+
+def _console_folders(s3, bucket: str) -> None:
+    """What the AWS console leaves: zero-byte "folder/" keys, some with files below them."""
+    put_tree(s3, bucket, {"photos/": b"", "photos/a.jpg": b"jpeg", "empty/": b"", "deep/er/": b"",
+                          "top.txt": b"top"})
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_folder_markers_become_directories_and_count_as_copied(cli, s3, bucket, tmp_path, workers):
+    _console_folders(s3, bucket)
+    dst = tmp_path / "out"
+    run = cli("copy", f"s3://{bucket}/", str(dst), "--json", "--workers", workers)
+    assert run.code == 0, run
+    assert run.summary["copied"] == 5 and run.summary["failed"] == 0
+    assert read_tree(dst) == {"photos/a.jpg": b"jpeg", "top.txt": b"top"}
+    assert (dst / "empty").is_dir() and (dst / "deep" / "er").is_dir()
+
+
+def test_marker_of_the_prefix_itself_is_its_directory(cli, s3, bucket, tmp_path):
+    _console_folders(s3, bucket)
+    run = cli("copy", f"s3://{bucket}/photos/", str(tmp_path / "p"), "--json", *W1)
+    assert run.code == 0, run
+    assert run.summary["copied"] == 2
+    assert read_tree(tmp_path / "p") == {"a.jpg": b"jpeg"}
+
+
+def test_sync_sees_folder_markers_as_equal_to_directories(cli, s3, bucket, tmp_path):
+    _console_folders(s3, bucket)
+    dst = tmp_path / "out"
+    first = cli("sync", f"s3://{bucket}/", str(dst), "--json")
+    assert first.code == 0 and first.summary["copied"] == 5, first
+    for compare in ([], ["--checksum"], ["--exact-timestamps"], ["--size-only"]):
+        again = cli("sync", f"s3://{bucket}/", str(dst), "--dry-run", "--delete", *compare)
+        assert again.code == 0, again
+        assert "(dryrun)" not in again.out, (compare, again)
+    run = cli("sync", f"s3://{bucket}/photos/", str(tmp_path / "p"), "--json")
+    # the marker photos/ is DST itself, made before the run: equal already
+    assert run.code == 0 and run.summary["copied"] == 1 and run.summary["skipped"] == 1, run
+    run = cli("sync", f"s3://{bucket}/photos/", str(tmp_path / "p"), "--json")
+    assert run.code == 0 and run.summary["copied"] == 0 and run.summary["skipped"] == 2, run
+
+
+def test_sync_makes_a_missing_folder_again(cli, s3, bucket, tmp_path):
+    _console_folders(s3, bucket)
+    dst = tmp_path / "out"
+    assert cli("sync", f"s3://{bucket}/", str(dst), "--json").code == 0
+    (dst / "empty").rmdir()
+    again = cli("sync", f"s3://{bucket}/", str(dst), "--dry-run")
+    assert again.out.count("(dryrun) copy:") == 1 and f"s3://{bucket}/empty/ " in again.out, again
+
+
+def test_non_empty_key_ending_in_slash_is_skipped_with_its_reason(cli, s3, bucket, tmp_path):
+    put_tree(s3, bucket, {"odd/": b"data in a folder name", "fine.txt": b"ok"})
+    run = cli("copy", f"s3://{bucket}/", str(tmp_path / "out"), *W1)
+    assert run.code == 1, run
+    assert "empty path segment" not in run.err
+    line = _one_line(run.err)
+    assert f"s3://{bucket}/odd/" in line and "ends in '/'" in line and "not empty" in line, line
+    assert read_tree(tmp_path / "out") == {"fine.txt": b"ok"}
+
+
+def test_local_directories_are_not_uploaded_as_markers(cli, s3, bucket, tmp_path):
+    src = tmp_path / "src"
+    write_tree(src, {"a/file.txt": b"f"})
+    (src / "empty-dir").mkdir()
+    (src / "a" / "also-empty").mkdir()
+    for command in ("copy", "sync"):
+        run = cli(command, str(src), f"s3://{bucket}/{command}/", "--json")
+        assert run.code == 0 and run.summary["copied"] == 1, run
+    assert sorted(bucket_tree(s3, bucket)) == ["copy/a/file.txt", "sync/a/file.txt"]
+
+
+def test_folder_markers_round_trip_bucket_to_bucket(cli, s3, make_bucket):
+    a, b = make_bucket(), make_bucket()
+    _console_folders(s3, a)
+    run = cli("copy", f"s3://{a}/", f"s3://{b}/", "--json", *W1)
+    assert run.code == 0 and run.summary["copied"] == 5, run
+    assert bucket_tree(s3, b) == bucket_tree(s3, a)
+
+
+# ------------------------------------------------------------------ a source that matches nothing
+
+
+def test_mistyped_key_is_an_error_and_creates_nothing(cli, s3, bucket, tmp_path):
+    put_tree(s3, bucket, {"d00/obj-00000.bin": b"x" * 10})
+    out = str(tmp_path / "out.bin")
+    for args in (["copy", f"s3://{bucket}/d00/obj-00000.bi", out],
+                 ["copy", f"s3://{bucket}/d00/obj-00000.bi", out, "--json"],
+                 ["sync", f"s3://{bucket}/d00/obj-00000.bi/", out],
+                 ["ls", f"s3://{bucket}/d00/obj-00000.bi"]):
+        run = cli(*args)
+        assert run.code not in (0, 2), run
+        assert _one_line(run.err) == f"s3bulk: error: no such key or prefix: {args[1]}", run
+        assert not (tmp_path / "out.bin").exists()
+
+
+def test_empty_bucket_is_no_error(cli, bucket, tmp_path):
+    for args in (["copy", f"s3://{bucket}/", str(tmp_path / "d"), "--json"],
+                 ["copy", f"s3://{bucket}", str(tmp_path / "d"), "--json"],
+                 ["sync", f"s3://{bucket}", str(tmp_path / "d"), "--json"]):
+        run = cli(*args)
+        assert run.code == 0 and run.summary["copied"] == 0, run
+    run = cli("ls", f"s3://{bucket}")
+    assert run.code == 0 and run.out == "", run
+
+
+def test_wildcards_are_refused_with_what_to_use(cli, s3, bucket, tmp_path):
+    put_tree(s3, bucket, {"d00/obj-00000.bin": b"1", "d00/obj-00001.txt": b"2"})
+    for pattern in ("d00/*.bin", "d00/obj-0000?.bin"):
+        run = cli("copy", f"s3://{bucket}/{pattern}", str(tmp_path / "out"))
+        assert run.code == 2, run
+        line = _one_line(run.err)
+        assert "wildcards are not supported" in line and "--include" in line, line
+        assert not (tmp_path / "out").exists()
+    # what the message suggests does what was meant
+    run = cli("copy", f"s3://{bucket}/d00/", str(tmp_path / "out"), "--exclude", "*", "--include", "*.bin", *W1)
+    assert run.code == 0, run
+    assert read_tree(tmp_path / "out") == {"obj-00000.bin": b"1"}
+
+
+def test_a_key_with_a_star_in_its_name_is_still_copied(cli, s3, bucket, tmp_path):
+    put_tree(s3, bucket, {"odd/star*.txt": b"*"})
+    run = cli("copy", f"s3://{bucket}/odd/star*.txt", str(tmp_path / "star.txt"), *W1)
+    assert run.code == 0, run
+    assert (tmp_path / "star.txt").read_bytes() == b"*"
+
+
+def test_ls_and_copy_read_key_or_prefix_the_same_way(cli, s3, bucket, tmp_path):
+    put_tree(s3, bucket, {"d0": b"object d0", "d00/x": b"x", "d0/y": b"y"})
+    # "d0": the object d0 (not what is under d0/, and not d00/)
+    ls = cli("ls", f"s3://{bucket}/d0", "--json")
+    assert [e["key"] for e in ls.events] == ["d0"], ls
+    run = cli("copy", f"s3://{bucket}/d0", str(tmp_path / "one"), *W1)
+    assert run.code == 0 and (tmp_path / "one").read_bytes() == b"object d0", run
+    # "d0/": everything under d0/
+    ls = cli("ls", f"s3://{bucket}/d0/", "--json")
+    assert [e["key"] for e in ls.events] == ["d0/y"], ls
+    # "d00" names no object: the prefix d00/, for both
+    ls = cli("ls", f"s3://{bucket}/d00", "--json")
+    assert [e["key"] for e in ls.events] == ["d00/x"], ls
+    run = cli("copy", f"s3://{bucket}/d00", str(tmp_path / "dir"), *W1)
+    assert run.code == 0 and read_tree(tmp_path / "dir") == {"x": b"x"}, run
+    # "d" is neither: both say so
+    for command in (["ls", f"s3://{bucket}/d"], ["copy", f"s3://{bucket}/d", str(tmp_path / "no")]):
+        run = cli(*command)
+        assert "no such key or prefix" in _one_line(run.err) and run.code != 0, run
