@@ -175,3 +175,66 @@ def test_ls_and_copy_read_key_or_prefix_the_same_way(cli, s3, bucket, tmp_path):
     for command in (["ls", f"s3://{bucket}/d"], ["copy", f"s3://{bucket}/d", str(tmp_path / "no")]):
         run = cli(*command)
         assert "no such key or prefix" in _one_line(run.err) and run.code != 0, run
+
+
+# ------------------------------------------------------------------ everyday polish
+
+
+def test_version_and_short_help(cli):
+    from s3bulk import __version__
+
+    run = cli("--version")
+    assert run.code == 0 and run.out.strip() == f"s3bulk {__version__}", run
+    for command in ([], ["copy"], ["sync"], ["ls"], ["serve"]):
+        short, long = cli(*command, "-h"), cli(*command, "--help")
+        assert short.code == 0 and short.out == long.out and "Usage: s3bulk" in short.out, short
+
+
+def test_help_shows_plain_metavars_and_flag_names(cli):
+    for command in ("copy", "sync", "ls", "serve"):
+        text = cli(command, "--help").out
+        assert not re.search(r"<(str|int|float|bool|list\[)[^>]*>|\{[A-Za-z]+\}", text), text
+        assert "--no-no-" not in text and "no-path-style" not in text, text
+    text = cli("copy", "--help").out
+    assert "Usage: s3bulk copy [OPTIONS] SRC DST" in text, text
+    for shown in ("--part-size SIZE", "--include GLOB", "--endpoint-url URL", "-w, --workers N"):
+        assert shown in text, (shown, text)
+
+
+def test_summary_is_plural_aware_and_developer_figures_need_verbose(cli, tmp_path):
+    src = tmp_path / "src"
+    write_tree(src, {"one.txt": b"1"})
+    run = cli("copy", str(src), str(tmp_path / "dst"), *W1)
+    assert run.code == 0, run
+    assert re.search(r"copied\s+1 object, ", run.out), run
+    assert "1 objects" not in run.out
+    assert "server-side" not in run.out, "a local copy is no server-side copy"
+    assert "peak RSS" not in run.out and "cpu" not in run.out and "us/object" not in run.out, run
+    run = cli("copy", str(src), str(tmp_path / "dst2"), *W1, "-v")
+    assert "peak RSS" in run.out and "cpu" in run.out and "(all 1 worker and the coordinator" in run.out, run
+    run = cli("copy", str(src), str(tmp_path / "dst3"), *W1, "--json")
+    assert run.summary["cpu_seconds"] > 0 and run.summary["peak_rss_bytes"] > 0, run
+    ls = cli("ls", str(src))
+    assert ls.err.strip() == "1 object, 1 byte", ls
+
+
+def test_sigterm_exits_143(endpoint, bucket, tmp_path):
+    src = tmp_path / "src"
+    write_tree(src, {f"f{i:05d}": b"x" for i in range(2000)})
+    # --max-rps keeps the run going long after the first progress event: the signal cannot miss it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "s3bulk", "copy", str(src), f"s3://{bucket}/", "--json", "--max-rps", "50",
+         "--endpoint-url", endpoint],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
+        env=dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state")))
+    try:
+        for line in proc.stdout:
+            if '"progress"' in line and '"copied": 0,' not in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 143, (proc.returncode, err)
+    assert "s3bulk: interrupted: " in err and "--resume" in err and "Traceback" not in err, err
