@@ -177,6 +177,60 @@ def test_ls_and_copy_read_key_or_prefix_the_same_way(cli, s3, bucket, tmp_path):
         assert "no such key or prefix" in _one_line(run.err) and run.code != 0, run
 
 
+# ------------------------------------------------------------------ the bundled LocalStack
+
+_LOOPBACK = {"0100007F", "00000000000000000000000001000000", "0000000000000000FFFF00000100007F"}
+
+
+def _listening(port: int) -> set[str]:
+    """Local addresses (hex, as the kernel shows them) with a socket listening on `port`."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.read().splitlines()[1:]:
+                fields = line.split()
+                addr, _, hex_port = fields[1].partition(":")
+                if fields[3] == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    found.add(addr)
+    return found
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads the kernel's socket table (Linux)")
+def test_bundled_localstack_listens_on_loopback_only(endpoint, tmp_path):
+    """localstack/start.sh serves on 127.0.0.1 only, as documented. The session's LocalStack was
+    started by start.sh unless S3BULK_TEST_ENDPOINT points elsewhere: then this starts one itself."""
+    from urllib.parse import urlsplit
+
+    from conftest import _free_port, _healthy
+
+    proc = None
+    if os.environ.get("S3BULK_TEST_ENDPOINT"):
+        port = _free_port()
+        log = tmp_path / "localstack.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(["bash", str(ROOT / "localstack" / "start.sh"), str(port)], stdout=out,
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    env=dict(os.environ, FILESYSTEM_ROOT=str(tmp_path / "state")))
+        deadline = time.monotonic() + 300
+        while not _healthy(f"http://127.0.0.1:{port}"):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.5)
+    else:
+        port = urlsplit(endpoint).port
+    try:
+        addresses = _listening(port)
+        assert addresses, f"nothing listens on port {port}"
+        assert addresses <= _LOOPBACK, f"LocalStack listens beyond loopback: {sorted(addresses)}"
+    finally:
+        if proc is not None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
 # ------------------------------------------------------------------ everyday polish
 
 
