@@ -231,6 +231,89 @@ def test_bundled_localstack_listens_on_loopback_only(endpoint, tmp_path):
                 proc.wait()
 
 
+# ------------------------------------------------------------------ the README's getting started
+
+
+def _getting_started() -> list[str]:
+    """The command lines of the README's "Getting started" block, comments stripped."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("<!-- getting-started:begin -->", 1)[1].split("<!-- getting-started:end -->", 1)[0]
+    body = block.split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = []
+    for line in body.splitlines():
+        command = re.sub(r"\s+#.*$", "", line).strip()  # no command here has a '#' of its own
+        if command:
+            lines.append(command)
+    return lines
+
+
+def test_readme_getting_started_runs(endpoint, make_bucket, tmp_path):
+    """Every line of the README's "Getting started", in order, in a fresh directory, against the test
+    LocalStack: the install and LocalStack lines are checked, not run (the project's environment is
+    the installed one, and the session's LocalStack comes from the same start.sh); the bucket gets a
+    fresh name; "press Ctrl-C while it runs" is done: SIGINT once objects have arrived."""
+    lines = _getting_started()
+    install, start, *rest = lines
+    assert install == "pip install ." and start == "localstack/start.sh &", lines
+    readme = (ROOT / "README.md").read_text()
+    for tool in ("uv tool install .", "pipx install ."):
+        assert tool in readme
+    assert 's3bulk = "s3bulk.cli:main"' in (ROOT / "pyproject.toml").read_text()
+
+    bucket = f"gs-{os.urandom(6).hex()}"
+    bin_dir = Path(sys.executable).parent
+    assert (bin_dir / "s3bulk").exists(), "the project's environment has the s3bulk command"
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+               XDG_STATE_HOME=str(tmp_path / "state"))
+    work = tmp_path / "work"
+    work.mkdir()
+    # the lines share a shell's state (the export): each runs after the exports seen so far
+    exports: list[str] = []
+
+    def shell(line: str) -> str:
+        line = line.replace("http://127.0.0.1:4566", endpoint).replace("my-bucket", bucket)
+        return "set -e; " + "; ".join(exports + [line])
+
+    ran_interrupted = ran_resume = False
+    for line in rest:
+        if line.startswith("export "):
+            exports.append(shell(line).split("; ", 1)[1])
+            continue
+        if "--resume" in line:
+            run = subprocess.run(["bash", "-c", shell(line)], cwd=work, env=env, capture_output=True,
+                                 text=True, timeout=600)
+            assert run.returncode == 0, (line, run.stdout, run.stderr)
+            ran_resume = True
+            continue
+        if "--max-rps" in line:  # the one to stop with Ctrl-C
+            proc = subprocess.Popen(["bash", "-c", shell(line).replace("; s3bulk", "; exec s3bulk")],
+                                    cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, start_new_session=True)
+            target = work / line.split()[3]
+            deadline = time.monotonic() + 300
+            while not (target.is_dir() and len(os.listdir(target)) >= 5):
+                assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+                time.sleep(0.05)
+            os.killpg(proc.pid, signal.SIGINT)  # a Ctrl-C reaches the whole foreground process group
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 130, (proc.returncode, err)
+            assert "resume with: s3bulk copy" in err and "--resume" in err, err
+            assert len(os.listdir(target)) < 300, "stopped half-way"
+            ran_interrupted = True
+            continue
+        run = subprocess.run(["bash", "-c", shell(line)], cwd=work, env=env, capture_output=True, text=True,
+                             timeout=600)
+        assert run.returncode == 0, (line, run.stdout, run.stderr)
+        if line.startswith("s3bulk ls"):
+            assert run.stdout.split()[-1] == "photos/p1.jpg", run.stdout
+    assert ran_interrupted and ran_resume
+    photos = read_tree(work / "photos")
+    assert len(photos) == 300
+    assert read_tree(work / "photos-back") == photos
+    assert read_tree(work / "again") == photos
+    assert not list((work / "again").glob(".s3bulk-*")), "no temporary files left"
+
+
 # ------------------------------------------------------------------ everyday polish
 
 
