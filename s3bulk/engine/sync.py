@@ -34,7 +34,7 @@ class SyncOptions:
 class dst_range:
     """Destination keys in (after, until] under dst_prefix, a page at a time (an async iterator).
 
-    It also answers `folder(key)` for merge: a local destination lists files only, so the
+    It also answers `has_folder(key)` for merge: a local destination lists files only, so the
     directory a zero-byte "folder/" marker became is looked up by name instead."""
 
     def __init__(self, dst, dst_prefix: str, after: str | None, until: str | None, page_size: int) -> None:
