@@ -101,6 +101,19 @@ def test_local_directories_are_not_uploaded_as_markers(cli, s3, bucket, tmp_path
     assert sorted(bucket_tree(s3, bucket)) == ["copy/a/file.txt", "sync/a/file.txt"]
 
 
+def test_sync_from_local_keeps_the_markers_of_its_folders(cli, s3, bucket, tmp_path):
+    src = tmp_path / "src"
+    write_tree(src, {"photos/a.jpg": b"jpeg"})
+    put_tree(s3, bucket, {"photos/": b"", "photos/a.jpg": b"jpeg", "gone/": b"", "stale.txt": b"old"})
+    dry = cli("sync", str(src), f"s3://{bucket}/", "--delete", "--dry-run", "--size-only")
+    assert dry.code == 0, dry
+    assert sorted(dry.out.split("\n")[:2]) == sorted([f"(dryrun) delete: s3://{bucket}/gone/",
+                                                       f"(dryrun) delete: s3://{bucket}/stale.txt"]), dry
+    run = cli("sync", str(src), f"s3://{bucket}/", "--delete", "--size-only", "--json")
+    assert run.code == 0 and run.summary["deleted"] == 2, run
+    assert sorted(bucket_tree(s3, bucket)) == ["photos/", "photos/a.jpg"]
+
+
 def test_folder_markers_round_trip_bucket_to_bucket(cli, s3, make_bucket):
     a, b = make_bucket(), make_bucket()
     _console_folders(s3, a)

@@ -84,7 +84,10 @@ async def merge(src_entries: list[ObjectInfo], src_prefix: str, dst_iter: AsyncI
             d_rel = d.key[d_len:]
             d_b = d_rel.encode("utf-8", "surrogatepass")
             if d_b < rel_b:
-                yield d_rel, None, d
+                # a folder marker at DST stays while SRC has something in that folder (a marker
+                # sorts just before its folder's keys): only files are objects at a local SRC
+                if not (d.size == 0 and d_rel.endswith("/") and rel.startswith(d_rel)):
+                    yield d_rel, None, d
                 d = await next_dst()
             else:
                 break
