@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install (once, cached in localstack/.venv) and start LocalStack's host-mode S3 on loopback.
+# Install (once, cached in localstack/.venv) and start LocalStack's host-mode S3 on loopback only
+# (127.0.0.1: nothing else on the network can reach it). Credentials: any, e.g. test/test, us-east-1.
 #
 #   localstack/start.sh [PORT]     start in the foreground (default port 4566)
 #   localstack/start.sh --install  only install
@@ -40,6 +41,9 @@ install
 port=${1:-4566}
 export SERVICES=s3
 export GATEWAY_LISTEN="127.0.0.1:$port"
+# LocalStack's default gateway server (twisted) ignores the host in GATEWAY_LISTEN and listens on
+# every interface; hypercorn binds exactly what GATEWAY_LISTEN says (tests/test_user_meets.py checks)
+export GATEWAY_SERVER=hypercorn
 export LOCALSTACK_HOST="127.0.0.1:$port"
 export EAGER_SERVICE_LOADING=1
 export SKIP_SSL_CERT_DOWNLOAD=1

@@ -478,11 +478,10 @@ def _(c: Ctx):
     return ["copy", f"s3://{b}/", str(c.dst), "--exclude", "*", *W1]
 
 
-@case("missing-key-is-an-empty-prefix", 0, "")
+@case("missing-key-or-prefix", 3, "no such key or prefix")
 def _(c: Ctx):
     b = c.bucket({"a": b"1"})
     c.after.append(lambda run: _dst_has(c, {}))
-    c.after.append(lambda run: _summary_says(run, "copied    0 objects"))
     return ["copy", f"s3://{b}/no-such-key", str(c.dst), *W1]
 
 
@@ -503,7 +502,7 @@ def _dst_has(c: Ctx, expected: dict[str, bytes], alternative: dict[str, bytes] |
 
 
 def _summary_says(run: Run, text: str) -> None:
-    assert text in run.out, run
+    assert " ".join(text.split()) in " ".join(run.out.split()), run  # whatever the column widths
 
 
 def _err_lines(run: Run, n: int) -> None:

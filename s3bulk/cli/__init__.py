@@ -13,20 +13,51 @@ import os
 import shlex
 import sys
 from datetime import datetime, timezone
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
+from typer.core import TyperArgument, TyperCommand
 
 from ..errors import S3BulkError, UsageError
 from ..urls import S3Options
 from ..sizes import parse_size
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  rich_markup_mode=None,
+                  rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
                   help="Copy and mirror very large numbers of objects between S3-compatible stores "
                        "and local disk, fast and in bounded memory.")
 
-EXIT_FAILED, EXIT_USAGE, EXIT_FATAL, EXIT_INTERRUPTED = 1, 2, 3, 130
+
+
+class _Command(TyperCommand):
+    """Arguments shown as plain `SRC DST` in usage and help: this typer writes `{SRC}` in the usage
+    line and `SRC <str>` in the list, which reads like syntax to type."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument):
+                shown = param.display_name_raw if param.required else f"[{param.display_name_raw}]"
+                param.display_type_rich = lambda ctx: ""  # type: ignore[method-assign]
+                param._usage_display_name = lambda shown=shown: shown  # type: ignore[method-assign]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        print(f"s3bulk {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option("--version", help="print the version and exit", is_eager=True,
+                                                callback=_version)] = False) -> None:
+    """Copy and mirror very large numbers of objects between S3-compatible stores and local disk,
+    fast and in bounded memory."""
+
+
+EXIT_FAILED, EXIT_USAGE, EXIT_FATAL, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
 
 _S3_HELP = "S3 connection (both sides unless a --src-/--dst- option overrides it)"
 
@@ -41,50 +72,51 @@ def _s3_options(endpoint_url: Optional[str], profile: Optional[str], region: Opt
 
 # Options shared by copy and sync, declared once.
 O = typer.Option
-Workers = Annotated[int, O("--workers", "-w", help="worker processes (0 = one per core)", min=0)]
-Concurrency = Annotated[int, O("--concurrency", "-c", help="transfers in flight per worker", min=1)]
-PartSize = Annotated[str, O(help="part size for multipart transfers (raised to fit 10,000 parts)")]
-Threshold = Annotated[str, O(help="objects above this move in parts")]
-MaxBuffer = Annotated[str, O("--max-buffer", help="object bytes held in memory at once, all workers")]
-PageSize = Annotated[int, O(help="keys per listing request", min=1, max=1000)]
-MaxMemory = Annotated[Optional[str], O("--max-memory", help="stay under this much memory in all (e.g. 128MiB); workers, transfers and part sizes follow from it")]
-Include = Annotated[Optional[list[str]], O("--include", help="glob of keys to include (with --exclude: the last match wins)")]
-Exclude = Annotated[Optional[list[str]], O("--exclude", help="glob of keys to leave out (matched against the key relative to SRC/DST)")]
-Endpoint = Annotated[Optional[str], O(help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL[_S3])", rich_help_panel=_S3_HELP)]
-Profile = Annotated[Optional[str], O(help="AWS profile from the config/credentials files", rich_help_panel=_S3_HELP)]
-Region = Annotated[Optional[str], O(help="AWS region", rich_help_panel=_S3_HELP)]
-NoSign = Annotated[bool, O(help="send unsigned requests (public buckets)", rich_help_panel=_S3_HELP)]
-PathStyle = Annotated[bool, O(help="path-style addressing (http://host/bucket/key)", rich_help_panel=_S3_HELP)]
-SrcEndpoint = Annotated[Optional[str], O(help="endpoint URL for SRC only", rich_help_panel=_S3_HELP)]
-SrcProfile = Annotated[Optional[str], O(help="profile for SRC only", rich_help_panel=_S3_HELP)]
-SrcRegion = Annotated[Optional[str], O(help="region for SRC only", rich_help_panel=_S3_HELP)]
+Workers = Annotated[int, O("--workers", "-w", metavar="N", help="worker processes (0 = one per core)", min=0)]
+Concurrency = Annotated[int, O("--concurrency", "-c", metavar="N", help="transfers in flight per worker", min=1)]
+PartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers (raised to fit 10,000 parts)")]
+Threshold = Annotated[str, O(metavar="SIZE", help="objects above this move in parts")]
+MaxBuffer = Annotated[str, O("--max-buffer", metavar="SIZE", help="object bytes held in memory at once, all workers")]
+PageSize = Annotated[int, O(metavar="N", help="keys per listing request", min=1, max=1000)]
+MaxMemory = Annotated[Optional[str], O("--max-memory", metavar="SIZE", help="stay under this much memory in all (e.g. 128MiB); workers, transfers and part sizes follow from it")]
+Include = Annotated[Optional[list[str]], O("--include", metavar="GLOB", help="glob of keys to include (with --exclude: the last match wins)")]
+Exclude = Annotated[Optional[list[str]], O("--exclude", metavar="GLOB", help="glob of keys to leave out (matched against the key relative to SRC/DST)")]
+Endpoint = Annotated[Optional[str], O(metavar="URL", help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL[_S3])", rich_help_panel=_S3_HELP)]
+Profile = Annotated[Optional[str], O(metavar="NAME", help="AWS profile from the config/credentials files", rich_help_panel=_S3_HELP)]
+Region = Annotated[Optional[str], O(metavar="REGION", help="AWS region", rich_help_panel=_S3_HELP)]
+NoSign = Annotated[bool, O("--no-sign-request", help="send unsigned requests (public buckets)", rich_help_panel=_S3_HELP)]
+PathStyle = Annotated[bool, O("--path-style", help="path-style addressing (http://host/bucket/key)", rich_help_panel=_S3_HELP)]
+SrcEndpoint = Annotated[Optional[str], O(metavar="URL", help="endpoint URL for SRC only", rich_help_panel=_S3_HELP)]
+SrcProfile = Annotated[Optional[str], O(metavar="NAME", help="profile for SRC only", rich_help_panel=_S3_HELP)]
+SrcRegion = Annotated[Optional[str], O(metavar="REGION", help="region for SRC only", rich_help_panel=_S3_HELP)]
 SrcNoSign = Annotated[Optional[bool], O("--src-no-sign-request/--src-sign-request", help="unsigned requests for SRC only", rich_help_panel=_S3_HELP)]
-DstEndpoint = Annotated[Optional[str], O(help="endpoint URL for DST only", rich_help_panel=_S3_HELP)]
-DstProfile = Annotated[Optional[str], O(help="profile for DST only", rich_help_panel=_S3_HELP)]
-DstRegion = Annotated[Optional[str], O(help="region for DST only", rich_help_panel=_S3_HELP)]
+DstEndpoint = Annotated[Optional[str], O(metavar="URL", help="endpoint URL for DST only", rich_help_panel=_S3_HELP)]
+DstProfile = Annotated[Optional[str], O(metavar="NAME", help="profile for DST only", rich_help_panel=_S3_HELP)]
+DstRegion = Annotated[Optional[str], O(metavar="REGION", help="region for DST only", rich_help_panel=_S3_HELP)]
 DstNoSign = Annotated[Optional[bool], O("--dst-no-sign-request/--dst-sign-request", help="unsigned requests for DST only", rich_help_panel=_S3_HELP)]
 Json = Annotated[bool, O("--json", help="newline-delimited JSON events and summary on stdout")]
 Quiet = Annotated[bool, O("--quiet", "-q", help="no progress and no summary; errors only")]
+Verbose = Annotated[bool, O("--verbose", "-v", help="the summary adds CPU time and peak memory (always in --json)")]
 ShowProgress = Annotated[Optional[bool], O("--progress/--no-progress", help="live display (default: when stderr is a terminal)")]
 CopyThreshold = Annotated[str, O(hidden=True, help="server-side: CopyObject up to here, UploadPartCopy above")]
 Resume = Annotated[bool, O("--resume", help="continue an interrupted run from its journal: skip what it finished, continue or abort its open multipart uploads")]
-JournalPath = Annotated[Optional[str], O("--journal", help="the resume journal file (default $XDG_STATE_HOME/s3bulk/journals/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
+JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the resume journal file (default $XDG_STATE_HOME/s3bulk/journals/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
 NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 CopyPartSize = Annotated[str, O(hidden=True)]
 FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
 FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv), lines, or csv: S3 Batch Operations rows bucket,key with URL-encoded keys")]
 _NET_HELP = "Retries and rate"
-Retries = Annotated[int, O("--retries", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=_NET_HELP)]
-RequestTimeout = Annotated[float, O("--request-timeout", help="seconds of silence (no byte received, no request byte taken) before a request is retried; a transfer that keeps moving is never cut off", min=0.1, rich_help_panel=_NET_HELP)]
-MaxRps = Annotated[float, O("--max-rps", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
-MaxBandwidth = Annotated[str, O("--max-bandwidth", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=_NET_HELP)]
+Retries = Annotated[int, O("--retries", metavar="N", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=_NET_HELP)]
+RequestTimeout = Annotated[float, O("--request-timeout", metavar="SECONDS", help="seconds of silence (no byte received, no request byte taken) before a request is retried; a transfer that keeps moving is never cut off", min=0.1, rich_help_panel=_NET_HELP)]
+MaxRps = Annotated[float, O("--max-rps", metavar="N", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
+MaxBandwidth = Annotated[str, O("--max-bandwidth", metavar="SIZE", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=_NET_HELP)]
 Adaptive = Annotated[bool, O("--adaptive/--no-adaptive", help="halve requests in flight on SlowDown, raise them again as answers succeed (AIMD, shared by all workers)", rich_help_panel=_NET_HELP)]
 
 
-@app.command()
+@app.command(cls=_Command)
 def copy(
-    src: str = typer.Argument(..., help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file"),
-    dst: str = typer.Argument(..., help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)"),
+    src: str = typer.Argument(..., metavar="SRC", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file"),
+    dst: str = typer.Argument(..., metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)"),
     workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "8MiB",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
@@ -94,7 +126,7 @@ def copy(
     src_no_sign_request: SrcNoSign = None,
     dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
     dst_no_sign_request: DstNoSign = None,
-    json_out: Json = False, quiet: Quiet = False, progress: ShowProgress = None,
+    json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
     resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
@@ -105,16 +137,16 @@ def copy(
     _execute("copy", **locals())
 
 
-@app.command()
+@app.command(cls=_Command)
 def sync(
-    src: str = typer.Argument(..., help="s3://BUCKET[/PREFIX], http://HOST:PORT/, or a local directory"),
-    dst: str = typer.Argument(..., help="s3://BUCKET[/PREFIX] or a local directory"),
+    src: str = typer.Argument(..., metavar="SRC", help="s3://BUCKET[/PREFIX], http://HOST:PORT/, or a local directory"),
+    dst: str = typer.Argument(..., metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory"),
     delete: bool = typer.Option(False, "--delete", help="remove DST keys that SRC does not have (not those excluded)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print what would be copied and deleted; change nothing"),
     size_only: bool = typer.Option(False, "--size-only", help="copy only when sizes differ"),
     exact_timestamps: bool = typer.Option(False, "--exact-timestamps", help="copy when modification times differ at all"),
     checksum: bool = typer.Option(False, "--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times"),
-    hash_cache: Optional[str] = typer.Option(None, help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)"),
+    hash_cache: Optional[str] = typer.Option(None, metavar="FILE", help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)"),
     workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "8MiB",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
@@ -124,7 +156,7 @@ def sync(
     src_no_sign_request: SrcNoSign = None,
     dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
     dst_no_sign_request: DstNoSign = None,
-    json_out: Json = False, quiet: Quiet = False, progress: ShowProgress = None,
+    json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
     resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
@@ -177,7 +209,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              json_out: bool, quiet: bool, progress, copy_threshold: str, copy_part_size: str,
              resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
-             adaptive: bool = True, sync_options=None, files_from: Optional[str] = None,
+             adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
              files_from_format: str = "auto") -> None:
     """Plan, run and render a copy or a sync; exits with the documented code."""
     from ..engine.plan import TransferOptions
@@ -205,7 +237,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
 
         options = fit_to_budget(options, parse_size(max_memory, "--max-memory"), src, dst)
     filters = _filters(_ARGV, include, exclude)
-    renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress)
+    renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress,
+                             verbose=verbose)
     manifest = files_from
     spooled = None
     try:
@@ -252,7 +285,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        with renderer:
+        with renderer, _FirstSignal() as first_signal:
             summary = run_plan(plan, on_event, journal=run_journal)
     finally:
         if spooled:
@@ -266,13 +299,59 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             how = "resume with: " + shlex.join(["s3bulk", *argv, "--resume"])
         else:
             how = "no journal was kept, so a new run starts over"
-        print(f"s3bulk: interrupted: {c.done:,} objects copied in this run ({c.listed:,} listed); {how}",
+        from .render import plural
+
+        print(f"s3bulk: interrupted: {plural(c.done, 'object')} copied in this run ({c.listed:,} listed); {how}",
               file=sys.stderr, flush=True)
-        raise typer.Exit(EXIT_INTERRUPTED)
+        # as a shell reports a process ended by the signal: 128 + 15 for SIGTERM, 128 + 2 for Ctrl-C
+        raise typer.Exit(EXIT_TERMINATED if first_signal.signum == signal.SIGTERM else EXIT_INTERRUPTED)
     if summary.fatal:
         raise typer.Exit(summary.fatal_code or EXIT_FATAL)
     if summary.counters.failed:
         raise typer.Exit(EXIT_FAILED)
+
+
+class _FirstSignal:
+    """Which signal stopped the run (SIGINT or SIGTERM), for the exit code.
+
+    The engine counts both alike while it runs (engine/pool.py `_Signals`, its own handler); the
+    signal number still reaches Python's wakeup fd, which is read here once the run is over."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._pipe: tuple[int, int] | None = None
+        self._old = -1
+
+    def __enter__(self) -> "_FirstSignal":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            r, w = os.pipe()
+            os.set_blocking(r, False)
+            os.set_blocking(w, False)
+            self._pipe = (r, w)
+            self._old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self._pipe is None:
+            return
+        signal.set_wakeup_fd(self._old, warn_on_full_buffer=False)
+        r, w = self._pipe
+        try:
+            seen = os.read(r, 4096)
+        except BlockingIOError:
+            seen = b""
+        finally:
+            os.close(r)
+            os.close(w)
+        for signum in seen:
+            if signum in (signal.SIGINT, signal.SIGTERM):
+                self.signum = signum
+                break
 
 
 def _side(base: S3Options, endpoint: Optional[str], profile: Optional[str], region: Optional[str],
@@ -284,24 +363,25 @@ def _side(base: S3Options, endpoint: Optional[str], profile: Optional[str], regi
     return side
 
 
-@app.command("ls")
+@app.command("ls", cls=_Command)
 def ls_command(
-    url: str = typer.Argument(..., help="s3://BUCKET[/PREFIX] or a local directory; lists recursively"),
+    url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/ or a local directory or file; lists recursively"),
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
-    endpoint_url: Optional[str] = typer.Option(None, help="S3 endpoint URL"),
-    profile: Optional[str] = typer.Option(None, help="AWS profile"),
-    region: Optional[str] = typer.Option(None, help="AWS region"),
-    no_sign_request: bool = typer.Option(False, help="send unsigned requests"),
-    path_style: bool = typer.Option(False, help="path-style addressing"),
+    endpoint_url: Optional[str] = typer.Option(None, metavar="URL", help="S3 endpoint URL"),
+    profile: Optional[str] = typer.Option(None, metavar="NAME", help="AWS profile"),
+    region: Optional[str] = typer.Option(None, metavar="REGION", help="AWS region"),
+    no_sign_request: bool = typer.Option(False, "--no-sign-request", help="send unsigned requests"),
+    path_style: bool = typer.Option(False, "--path-style", help="path-style addressing"),
 ) -> None:
-    """List every object under URL with its size, in key order (a literal key prefix)."""
-    from ..api import ls
+    """List every object under URL with its size, in key order.
 
+    URL is read as copy reads SRC: s3://BUCKET/NAME is the object NAME if there is one, else
+    everything under NAME/; a URL that matches nothing is an error."""
     s3 = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
     out = sys.stdout
     count = total = 0
     try:
-        for obj in ls(url, s3=s3):
+        for obj in _listing(url, s3):
             count += 1
             total += obj.size or 0
             if json_out:
@@ -315,18 +395,20 @@ def ls_command(
         _quiet_broken_pipe()
         return
     if not json_out:
-        print(f"{count:,} objects, {total:,} bytes", file=sys.stderr)
+        from .render import plural
+
+        print(f"{plural(count, 'object')}, {plural(total, 'byte')}", file=sys.stderr)
 
 
-@app.command()
+@app.command(cls=_Command)
 def serve(
-    directory: Optional[str] = typer.Argument(None, help="serve the files under this directory"),
-    synthetic: Optional[int] = typer.Option(None, help="serve N generated files instead (no disk)", min=0),
-    size: str = typer.Option("100", help="size of each synthetic file"),
-    host: str = typer.Option("127.0.0.1", help="address to listen on"),
-    port: int = typer.Option(8000, help="port (0 = any free port; the URL is printed)", min=0, max=65535),
-    processes: int = typer.Option(0, help="server processes sharing the port (0 = one per core)", min=0),
-    page_size: int = typer.Option(1000, help="names per /list page", min=1),
+    directory: Optional[str] = typer.Argument(None, metavar="DIR", help="serve the files under this directory"),
+    synthetic: Optional[int] = typer.Option(None, metavar="N", help="serve N generated files instead (no disk)", min=0),
+    size: str = typer.Option("100", metavar="SIZE", help="size of each synthetic file"),
+    host: str = typer.Option("127.0.0.1", metavar="ADDRESS", help="address to listen on"),
+    port: int = typer.Option(8000, metavar="PORT", help="port (0 = any free port; the URL is printed)", min=0, max=65535),
+    processes: int = typer.Option(0, metavar="N", help="server processes sharing the port (0 = one per core)", min=0),
+    page_size: int = typer.Option(1000, metavar="N", help="names per /list page", min=1),
 ) -> None:
     """Serve a directory (or synthetic files) over the plain list/get contract: GET /list, GET /get/NAME."""
     from ..server import DirectoryCatalog, SyntheticCatalog, main_announce
@@ -347,6 +429,31 @@ def serve(
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
+def _listing(url: str, s3: S3Options):
+    """The objects `ls URL` shows, a page at a time, resolved by the planner as copy's SRC is."""
+    from ..engine.planner import resolve_source
+    from ..model import WorkUnit
+    from ..stores import open_store
+
+    loop = asyncio.new_event_loop()
+    try:
+        src, single = loop.run_until_complete(resolve_source(url, s3))
+        store = loop.run_until_complete(open_store(src))
+        try:
+            if single is not None:
+                yield loop.run_until_complete(store.head(single))
+                return
+            unit: Optional[WorkUnit] = WorkUnit()
+            while unit is not None:
+                page = loop.run_until_complete(store.list_page(src.prefix, unit, 1000))
+                yield from page.entries
+                unit = unit.rest(page)
+        finally:
+            loop.run_until_complete(store.close())
+    finally:
+        loop.close()
+
+
 def _quiet_broken_pipe() -> None:
     """`s3bulk ls ... | head` must not end in a traceback."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -360,6 +467,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     """Console entry point: every expected failure becomes one line on stderr and an exit code."""
     global _ARGV
     _ARGV = list(sys.argv[1:] if argv is None else argv)
+    try:
+        from typer._click.exceptions import NoArgsIsHelpError
+    except ImportError:  # another typer: its usage error then says "error:" before the help
+        NoArgsIsHelpError = ()  # type: ignore[assignment,misc]
     from typer.exceptions import Abort, Exit, TyperException
 
     try:
@@ -376,6 +487,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     except KeyboardInterrupt:
         print("s3bulk: interrupted", file=sys.stderr)
         code = EXIT_INTERRUPTED
+    except NoArgsIsHelpError as exc:  # `s3bulk` alone: the help, which is no error message
+        print(exc.format_message(), file=sys.stderr)
+        code = exc.exit_code
     except TyperException as exc:
         print(f"s3bulk: error: {exc.format_message()}", file=sys.stderr)
         code = exc.exit_code

@@ -121,8 +121,9 @@ class JsonRenderer(Renderer):
 class HumanRenderer(Renderer):
     """A live one-screen display on a terminal (rich), failures as lines, a summary at the end."""
 
-    def __init__(self, command: str, src: str, dst: str, *, live: bool) -> None:
+    def __init__(self, command: str, src: str, dst: str, *, live: bool, verbose: bool = False) -> None:
         super().__init__(command, src, dst)
+        self.verbose = verbose
         from rich.console import Console
 
         self.out = Console(highlight=False)
@@ -213,27 +214,30 @@ class HumanRenderer(Renderer):
         status = "done" if summary.ok else ("interrupted" if summary.interrupted else "FAILED")
         t.add_row(self.command, f"{self.src} -> {self.dst}   [{status}]")
         verb = "would copy" if summary.dry_run else "copied"
-        t.add_row(verb, f"{d['copied']:,} objects, {human_bytes(d['copied_bytes'])}"
-                  + (f" ({d['server_side_copies']:,} server-side)" if d["server_side_copies"] else ""))
+        # "server-side" only where a server did the copying: between two local paths it is the kernel
+        server_side = d["server_side_copies"] if self.src.startswith(("s3://", "S3://")) else 0
+        t.add_row(verb, f"{plural(d['copied'], 'object')}, {human_bytes(d['copied_bytes'])}"
+                  + (f" ({server_side:,} server-side)" if server_side else ""))
         if self.command == "sync":
-            t.add_row("equal", f"{d['skipped']:,} objects, {human_bytes(d['skipped_bytes'])} (skipped)")
-            t.add_row("would delete" if summary.dry_run else "deleted", f"{d['deleted']:,} objects")
+            t.add_row("equal", f"{plural(d['skipped'], 'object')}, {human_bytes(d['skipped_bytes'])} (skipped)")
+            t.add_row("would delete" if summary.dry_run else "deleted", plural(d["deleted"], "object"))
         if summary.resumed_skipped:
-            t.add_row("resumed", f"{summary.resumed_skipped:,} objects, {human_bytes(summary.resumed_skipped_bytes)}"
-                      " done by the interrupted run (skipped)")
+            t.add_row("resumed", f"{plural(summary.resumed_skipped, 'object')}, "
+                      f"{human_bytes(summary.resumed_skipped_bytes)} done by the interrupted run (skipped)")
         if d["failed"]:
-            t.add_row("failed", f"{d['failed']:,} objects")
+            t.add_row("failed", plural(d["failed"], "object"))
         if c_retries := d["retries"]:
-            t.add_row("retried", f"{c_retries:,} requests ({d['throttled']:,} throttled; requests in flight "
-                      f"at the end: {d['final_concurrency']:,})")
+            t.add_row("retried", f"{plural(c_retries, 'request')} ({d['throttled']:,} throttled; requests in "
+                      f"flight at the end: {d['final_concurrency']:,})")
         t.add_row("time", f"{summary.elapsed:.2f} s   {d['objects_per_second']:,.0f} objects/s   "
                   f"{human_bytes(d['bytes_per_second'])}/s")
-        cpu = f"{summary.cpu_seconds:.2f} s"
-        if d["cpu_us_per_object"] is not None:
-            cpu += f"   {d['cpu_us_per_object']:,.0f} us/object"
-        t.add_row("cpu", cpu)
-        t.add_row("peak RSS", f"{human_bytes(summary.peak_rss_bytes)} (all {summary.workers} worker(s) "
-                  "and the coordinator, each at its peak)")
+        if self.verbose:  # figures for whoever tunes s3bulk, not for every run (always in --json)
+            cpu = f"{summary.cpu_seconds:.2f} s"
+            if d["cpu_us_per_object"] is not None:
+                cpu += f"   {d['cpu_us_per_object']:,.0f} us/object"
+            t.add_row("cpu", cpu)
+            t.add_row("peak RSS", f"{human_bytes(summary.peak_rss_bytes)} (all "
+                      f"{plural(summary.workers, 'worker')} and the coordinator, each at its peak)")
         self.out.print(t, markup=False)
         if summary.fatal:
             self.error(summary.fatal)
@@ -243,6 +247,11 @@ class HumanRenderer(Renderer):
 # another message, and an escape sequence must not reach the terminal.
 _ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]}
 _ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def plural(n: int, noun: str) -> str:
+    """'1 object', '2 objects', '1,000 objects'."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def printable(text: str) -> str:
@@ -256,10 +265,10 @@ def _failure_line(f: Failure) -> str:
 
 
 def make_renderer(command: str, src: str, dst: str, *, json_mode: bool, quiet: bool,
-                  progress: bool | None) -> Renderer:
+                  progress: bool | None, verbose: bool = False) -> Renderer:
     if json_mode:
         return JsonRenderer(command, src, dst)
     if quiet:
         return QuietRenderer(command, src, dst)
     live = sys.stderr.isatty() if progress is None else progress
-    return HumanRenderer(command, src, dst, live=live)
+    return HumanRenderer(command, src, dst, live=live, verbose=verbose)

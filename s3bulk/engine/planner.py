@@ -9,7 +9,12 @@ clear error before any worker starts. Decisions:
 - SRC naming an existing object (or file) copies that one object. DST ending in "/"
   or naming an existing directory receives it under its own base name; otherwise
   DST is the new name.
-- Any other SRC is taken as a prefix with "/" added ("s3://b/dir" means "dir/").
+- Any other SRC is taken as a prefix with "/" added ("s3://b/dir" means "dir/"), the way `ls`
+  reads it too (`resolve_source`).
+- A SRC that names no object and no non-empty prefix is an error ("no such key or prefix"), so a
+  mistyped key fails before DST is touched; a bucket (empty prefix) is never one: it may be empty.
+- `*` and `?` in an S3 SRC are not patterns: unless an object has exactly that name, the run is
+  refused with the prefix and --include/--exclude filters that say it.
 """
 
 from __future__ import annotations
@@ -98,10 +103,32 @@ async def _resolve_source(src: Location, options: TransferOptions,
             except (NotFound, AccessDenied):
                 pass  # not one object: a prefix (listing below says if the bucket itself is the problem)
         prefix = _as_dir(prefix)
-        await store.list_page(prefix, WorkUnit(), 1)  # bucket exists, credentials work, endpoint answers
+        # one key is enough to know the bucket exists, credentials work, the endpoint answers, and
+        # that the prefix is not empty
+        page = await store.list_page(prefix, WorkUnit(), 1)
+        if prefix and not page.entries and not page.problems:
+            if any(c in prefix for c in "*?"):  # checked last: keys may hold these characters
+                raise UsageError(_no_wildcards(src))
+            raise NotFound(f"no such key or prefix: {src.raw}")
         return src.with_prefix(prefix), None
     finally:
         await store.close()
+
+
+def _no_wildcards(src: Location) -> str:
+    """The refusal of a pattern in an S3 SRC, with the command that does what was meant."""
+    first = min(i for i in (src.prefix.find("*"), src.prefix.find("?")) if i >= 0)
+    cut = src.prefix.rfind("/", 0, first) + 1
+    base, pattern = f"s3://{src.bucket}/{src.prefix[:cut]}", src.prefix[cut:]
+    return (f"wildcards are not supported in {src.raw!r}: give the prefix and filter the keys below it, "
+            f"e.g. {base} --exclude '*' --include {pattern!r}")
+
+
+async def resolve_source(text: str, s3: S3Options | None = None,
+                         options: TransferOptions = TransferOptions()) -> tuple[Location, str | None]:
+    """What SRC `text` names, as `copy` reads it: (location listing under its prefix, the single key
+    if it names one object). `ls` uses this so both read a key-or-prefix the same way."""
+    return await _resolve_source(parse_location(text, s3), options)
 
 
 def _single_destination(dst: Location, dst_text: str, name: str) -> tuple[Location, str]:

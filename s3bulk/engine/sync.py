@@ -29,15 +29,37 @@ class SyncOptions:
     hash_cache: str | None = None
 
 
-async def dst_range(dst, dst_prefix: str, after: str | None, until: str | None, page_size: int
-                    ) -> AsyncIterator[ObjectInfo]:
-    """Destination keys in (after, until] under dst_prefix, a page at a time."""
-    unit: WorkUnit | None = WorkUnit(after=after, until=until)
-    while unit is not None:
-        page = await dst.list_page(dst_prefix, unit, page_size)
-        for e in page.entries:
-            yield e
-        unit = unit.rest(page)
+class dst_range:
+    """Destination keys in (after, until] under dst_prefix, a page at a time (an async iterator).
+
+    It also answers `has_folder(key)` for merge: a local destination lists files only, so the
+    directory a zero-byte "folder/" marker became is looked up by name instead."""
+
+    def __init__(self, dst, dst_prefix: str, after: str | None, until: str | None, page_size: int) -> None:
+        self.dst, self.dst_prefix, self.page_size = dst, dst_prefix, page_size
+        self._unit: WorkUnit | None = WorkUnit(after=after, until=until)
+        self._page: list[ObjectInfo] = []
+
+    def __aiter__(self) -> "dst_range":
+        return self
+
+    async def __anext__(self) -> ObjectInfo:
+        while not self._page:
+            if self._unit is None:
+                raise StopAsyncIteration
+            page = await self.dst.list_page(self.dst_prefix, self._unit, self.page_size)
+            self._page = list(reversed(page.entries))
+            self._unit = self._unit.rest(page)
+        return self._page.pop()
+
+    def has_folder(self, key: str) -> bool:
+        """Whether a local DST has the directory that the folder marker `key` ("a/b/") became."""
+        root = getattr(self.dst, "root", None)
+        if not isinstance(root, str):
+            return False
+        import os
+
+        return os.path.isdir(os.path.join(root, key))
 
 
 async def merge(src_entries: list[ObjectInfo], src_prefix: str, dst_iter: AsyncIterator[ObjectInfo],
@@ -60,13 +82,21 @@ async def merge(src_entries: list[ObjectInfo], src_prefix: str, dst_iter: AsyncI
             d_rel = d.key[d_len:]
             d_b = d_rel.encode("utf-8", "surrogatepass")
             if d_b < rel_b:
-                yield d_rel, None, d
+                # a folder marker at DST stays while SRC has something in that folder (a marker
+                # sorts just before its folder's keys): only files are objects at a local SRC
+                if not (d.size == 0 and d_rel.endswith("/") and rel.startswith(d_rel)):
+                    yield d_rel, None, d
                 d = await next_dst()
             else:
                 break
         if d is not None and d.key[d_len:] == rel:
             yield rel, s, d
             d = await next_dst()
+        elif s.size == 0 and (rel == "" or rel.endswith("/")) and hasattr(dst_iter, "has_folder") \
+                and dst_iter.has_folder(dst_prefix + rel):
+            # a zero-byte folder marker is equal to the directory it became at a local DST: no time
+            # (a directory's mtime follows its content) and the marker's etag (equal under --checksum)
+            yield rel, s, ObjectInfo(dst_prefix + rel, 0, None, s.etag)
         else:
             yield rel, s, None
     while d is not None:

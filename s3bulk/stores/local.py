@@ -55,6 +55,11 @@ def safe_segments(key: str) -> list[str]:
         raise UnsafeKey("key contains a NUL character", op="write", key=key)
     if key.startswith("/"):
         raise UnsafeKey("absolute key would land outside the destination", op="write", key=key)
+    if key.endswith("/") and not key.endswith("//"):
+        # only a zero-byte "folder marker" can end in "/" (put makes it a directory): a key ending
+        # in "/" that holds data has no file name to be written to
+        raise UnsafeKey("skipped: the key ends in '/' (a folder name) but the object is not empty, "
+                        "and a local directory cannot hold data", op="write", key=key)
     segments = key.split("/")
     for seg in segments:
         if seg in (".", ".."):
@@ -398,9 +403,11 @@ class LocalStore:
             raise
 
     async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
-        if key.endswith("/") and not data:
-            # an S3 "directory marker": the directory itself is the faithful copy
-            self._dst_path(key.rstrip("/") + "/x")
+        if (not key or key.endswith("/")) and not data:
+            # a zero-byte "folder marker" (the AWS console's folders): the directory itself is the
+            # faithful copy, as aws-cli makes it; "" is the marker of the prefix copied, the root
+            if key:
+                self._dst_path(key + "x")  # checks the key like any other and creates the directory
             return
         if len(data) > _BIG:
             await asyncio.to_thread(self._put_sync, key, data, mtime)
