@@ -125,33 +125,41 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
     return summary
 
 
-async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                concurrency: int = 16) -> AsyncIterator[ObjectInfo]:
-    """Every object under URL (a literal key prefix), in key order. The key space is split into
-    ranges listed `concurrency` at a time (engine/listing.py); 1 lists through a single chain."""
+async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
+                      concurrency: int = 16) -> AsyncIterator[list[ObjectInfo]]:
+    """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
+    s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
+    neither exists). The key space is split into ranges listed `concurrency` at a time
+    (engine/listing.py); 1 lists through a single chain."""
     from .engine.listing import list_in_order
+    from .engine.planner import resolve_source
     from .stores import open_store
 
-    loc = parse_location(url, s3)
-    prefix = loc.prefix
-    if loc.kind == "local":
-        import os
-
-        if os.path.isfile(loc.bucket):
-            loc, prefix = Location("local", os.path.dirname(loc.bucket), "", loc.raw), os.path.basename(loc.bucket)
-    store = await open_store(loc)
+    src, single = await resolve_source(url, s3)
+    store = await open_store(src)
     try:
-        async for entries in list_in_order(store, prefix, page_size=page_size, concurrency=concurrency):
-            for entry in entries:
-                yield entry
+        if single is not None:
+            yield [await store.head(single)]
+            return
+        async for entries in list_in_order(store, src.prefix, page_size=page_size, concurrency=concurrency):
+            yield entries
     finally:
         await store.close()
 
 
-def ls(url: str, *, s3: S3Options | None = None) -> Iterator[ObjectInfo]:
-    """Synchronous form of `alist`: runs its own event loop, a page at a time."""
+async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
+                concurrency: int = 16) -> AsyncIterator[ObjectInfo]:
+    """Every object URL names, in key order (see `alist_pages`)."""
+    async for entries in alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency):
+        for entry in entries:
+            yield entry
+
+
+def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
+             concurrency: int = 16) -> Iterator[list[ObjectInfo]]:
+    """Synchronous form of `alist_pages`: runs its own event loop, one step per page."""
     loop = asyncio.new_event_loop()
-    agen = alist(url, s3=s3).__aiter__()
+    agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency).__aiter__()
     try:
         while True:
             try:
@@ -161,3 +169,10 @@ def ls(url: str, *, s3: S3Options | None = None) -> Iterator[ObjectInfo]:
     finally:
         loop.run_until_complete(agen.aclose())
         loop.close()
+
+
+def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
+       concurrency: int = 16) -> Iterator[ObjectInfo]:
+    """Synchronous form of `alist`."""
+    for entries in ls_pages(url, s3=s3, page_size=page_size, concurrency=concurrency):
+        yield from entries

@@ -377,20 +377,31 @@ def ls_command(
 
     URL is read as copy reads SRC: s3://BUCKET/NAME is the object NAME if there is one, else
     everything under NAME/; a URL that matches nothing is an error."""
+    from ..api import ls_pages
+
     s3 = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
     out = sys.stdout
     count = total = 0
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    stamps: dict[float | None, str] = {None: "-"}  # one strftime per second seen, not per key
     try:
-        for obj in _listing(url, s3):
-            count += 1
-            total += obj.size or 0
-            if json_out:
-                out.write(json.dumps({"key": obj.key, "size": obj.size, "mtime": obj.mtime, "etag": obj.etag},
-                                     ensure_ascii=False) + "\n")
-            else:
-                when = (datetime.fromtimestamp(obj.mtime, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-                        if obj.mtime is not None else "-")
-                out.write(f"{when} {obj.size if obj.size is not None else '-':>12} {obj.key}\n")
+        for page in ls_pages(url, s3=s3):
+            lines = []
+            for obj in page:
+                count += 1
+                total += obj.size or 0
+                if json_out:
+                    lines.append(dumps({"key": obj.key, "size": obj.size, "mtime": obj.mtime, "etag": obj.etag}))
+                else:
+                    when = stamps.get(obj.mtime)
+                    if when is None:
+                        if len(stamps) > 4096:
+                            stamps = {None: "-"}
+                        when = stamps[obj.mtime] = datetime.fromtimestamp(obj.mtime, timezone.utc).strftime(
+                            "%Y-%m-%d %H:%M:%S")
+                    lines.append(f"{when} {obj.size if obj.size is not None else '-':>12} {obj.key}")
+            if lines:
+                out.write("\n".join(lines) + "\n")
     except BrokenPipeError:
         _quiet_broken_pipe()
         return
@@ -427,31 +438,6 @@ def serve(
                    announce=main_announce)
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-
-
-def _listing(url: str, s3: S3Options):
-    """The objects `ls URL` shows, a page at a time, resolved by the planner as copy's SRC is."""
-    from ..engine.planner import resolve_source
-    from ..model import WorkUnit
-    from ..stores import open_store
-
-    loop = asyncio.new_event_loop()
-    try:
-        src, single = loop.run_until_complete(resolve_source(url, s3))
-        store = loop.run_until_complete(open_store(src))
-        try:
-            if single is not None:
-                yield loop.run_until_complete(store.head(single))
-                return
-            unit: Optional[WorkUnit] = WorkUnit()
-            while unit is not None:
-                page = loop.run_until_complete(store.list_page(src.prefix, unit, 1000))
-                yield from page.entries
-                unit = unit.rest(page)
-        finally:
-            loop.run_until_complete(store.close())
-    finally:
-        loop.close()
 
 
 def _quiet_broken_pipe() -> None:
