@@ -42,6 +42,7 @@ import argparse
 import asyncio
 import base64
 import hashlib
+import json
 import os
 import re
 import signal
@@ -249,6 +250,18 @@ class S3Backend:
         self.buckets = buckets
         self.requests = 0
         self.keys_listed = 0
+        self.list_requests = 0
+        self.inflight = 0  # requests read and not yet answered (kept by Conn)
+        self.peak_inflight = 0
+
+    def stats(self, reset: bool) -> Reply:
+        """GET /_slow_s3/stats[?reset=1]: counters for benchmarks (no S3 bucket can be named `_slow_s3`)."""
+        body = json.dumps({"requests": self.requests, "list_requests": self.list_requests,
+                           "keys_listed": self.keys_listed, "peak_inflight": self.peak_inflight}).encode()
+        if reset:
+            self.requests = self.list_requests = self.keys_listed = 0
+            self.peak_inflight = self.inflight
+        return 200, [("Content-Type", "application/json")], body, False
 
     def bucket(self, name: str) -> Bucket:
         b = self.buckets.get(name)
@@ -257,6 +270,8 @@ class S3Backend:
         return b
 
     def handle(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Reply:
+        if target.startswith("/_slow_s3/stats"):
+            return self.stats("reset=1" in target)
         self.requests += 1
         try:
             return self._route(method, target, headers, body)
@@ -334,6 +349,7 @@ class S3Backend:
         else:
             keys, cps, truncated, last = b.walk(prefix, after, start_at, delimiter, limit)
         self.keys_listed += len(keys)
+        self.list_requests += 1
 
         def enc(s: str) -> str:
             return url_quote(s) if url else escape(s)
@@ -570,6 +586,14 @@ class Conn(asyncio.Protocol):
             head.append("Connection: close")
         wire = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if head_only else payload)
         self.busy = True
+        if target.startswith("/_slow_s3/"):  # the benchmark's own questions: no delay, not counted
+            self.backend.inflight += 1
+            self._send(wire, keep)
+            return
+        be = self.backend
+        be.inflight += 1
+        if be.inflight > be.peak_inflight:
+            be.peak_inflight = be.inflight
         asyncio.get_running_loop().call_later(self.delay, self._send, wire, keep)
 
     def _maybe_continue(self, headers: dict[str, str]) -> None:
@@ -579,6 +603,7 @@ class Conn(asyncio.Protocol):
 
     def _send(self, wire: bytes, keep: bool) -> None:
         self.busy = False
+        self.backend.inflight -= 1
         t = self.transport
         if t is None:
             return
