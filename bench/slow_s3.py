@@ -251,15 +251,17 @@ class S3Backend:
         self.requests = 0
         self.keys_listed = 0
         self.list_requests = 0
+        self.connections = 0
         self.inflight = 0  # requests read and not yet answered (kept by Conn)
         self.peak_inflight = 0
 
     def stats(self, reset: bool) -> Reply:
         """GET /_slow_s3/stats[?reset=1]: counters for benchmarks (no S3 bucket can be named `_slow_s3`)."""
         body = json.dumps({"requests": self.requests, "list_requests": self.list_requests,
-                           "keys_listed": self.keys_listed, "peak_inflight": self.peak_inflight}).encode()
+                           "keys_listed": self.keys_listed, "peak_inflight": self.peak_inflight,
+                           "connections": self.connections}).encode()
         if reset:
-            self.requests = self.list_requests = self.keys_listed = 0
+            self.requests = self.list_requests = self.keys_listed = self.connections = 0
             self.peak_inflight = self.inflight
         return 200, [("Content-Type", "application/json")], body, False
 
@@ -523,6 +525,7 @@ class Conn(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self.backend.connections += 1
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
