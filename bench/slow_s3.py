@@ -346,6 +346,9 @@ class S3Backend:
             after = q.get("start-after") or None
         else:
             after = q.get("marker") or None
+            # V1 pages with a delimiter end at NextMarker = the last common prefix: resume past all of it
+            if after and delimiter and after.startswith(prefix) and (d := after.find(delimiter, len(prefix))) >= 0:
+                start_at = _past_prefix(after[:d + len(delimiter)]) or "\U0010ffff"
         if limit == 0:
             keys, cps, truncated, last = [], [], False, None
         else:
