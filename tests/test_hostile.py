@@ -317,7 +317,7 @@ def _(c: Ctx):
     return ["copy", c.listget(lambda m, t, h: canned(500, b"oops", "text/plain")), str(c.dst)]
 
 
-@case("listget-drops-every-connection", 3, "connection closed before the response was complete")
+@case("listget-drops-every-connection", 3, "connection closed before any answer")
 def _(c: Ctx):
     return ["copy", c.listget(lambda m, t, h: b""), str(c.dst)]
 
@@ -328,7 +328,7 @@ def _(c: Ctx):
             str(c.dst)]
 
 
-@case("listget-truncated-body", 3, "connection closed before the response was complete")
+@case("listget-truncated-body", 3, "answer did not arrive whole")
 def _(c: Ctx):
     cut = b'HTTP/1.1 200 OK\r\nContent-Length: 50\r\nConnection: close\r\n\r\n{"FileNames": ['
     return ["copy", c.listget(lambda m, t, h: cut if t.startswith("/list") else None), str(c.dst)]
