@@ -98,8 +98,16 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
          src_s3: S3Options | None, dst_s3: S3Options | None, on_event: Callable[[str, Any], None] | None,
          max_memory: int | str | None, journal: str | None, resume: bool, filters: Filters,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
-         files_from: str | None = None, files_from_format: str = "auto") -> Summary:
-    """The one orchestration path under copy and sync: options, plan, journal, run."""
+         files_from: str | None = None, files_from_format: str = "auto", default_journal: bool = False,
+         around_run: Callable[[], Any] | None = None) -> Summary:
+    """The one orchestration path under the CLI, the API, the Lambda handler and the cluster
+    driver: options fitted to a memory budget, the manifest (stdin spooled), the plan, the journal
+    (`default_journal`: the per-run default path when `journal` is None, as the CLI keeps one),
+    the run. `around_run()` is a context entered just around the run itself (the CLI's display
+    and signal handling). Raises S3BulkError for anything that stops the run from starting."""
+    import contextlib
+    import os
+
     from .engine.planner import build_plan
     from .engine.pool import run_plan
     from .errors import UsageError
@@ -111,17 +119,32 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
 
         budget = parse_size(max_memory, "max_memory") if isinstance(max_memory, str) else int(max_memory)
         options = fit_to_budget(options, budget, src, dst)
-    plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
-                                  sync=sync_options, files_from=files_from, files_from_format=files_from_format))
-    run_journal = None
-    if journal is not None:
-        from .engine.journal import Journal
+    dry_run = bool(sync_options is not None and sync_options.dry_run)
+    if resume and (dry_run or (journal is None and not default_journal)):
+        raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
+                         "in the API: journal=PATH)")
+    manifest = spooled = None
+    if files_from == "-":
+        from .engine.manifest import spool_stdin
 
-        run_journal = Journal.open(journal, plan, command, resume=resume)
-    elif resume:
-        raise UsageError("resume=True needs journal= (the file the interrupted run kept)")
-    summary = run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal)
-    summary.dry_run = bool(sync_options is not None and sync_options.dry_run)
+        manifest = spooled = spool_stdin()
+    try:
+        plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
+                                      sync=sync_options, files_from=manifest or files_from,
+                                      files_from_format=files_from_format,
+                                      files_from_name="-" if spooled else None))
+        run_journal = None
+        if not dry_run and (journal is not None or default_journal):
+            from .engine.journal import Journal, default_path
+
+            path = os.path.abspath(os.path.expanduser(journal)) if journal else default_path(plan, command)
+            run_journal = Journal.open(path, plan, command, resume=resume)
+        with around_run() if around_run is not None else contextlib.nullcontext():
+            summary = run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal)
+    finally:
+        if spooled:
+            os.unlink(spooled)
+    summary.dry_run = dry_run
     return summary
 
 

@@ -211,64 +211,22 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
              files_from_format: str = "auto") -> None:
-    """Plan, run and render a copy or a sync; exits with the documented code."""
+    """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
+    with the documented code. Everything but parsing and rendering lives in the API."""
+    import contextlib
+    import signal
+    import threading
+
+    from ..api import _run
     from ..engine.plan import TransferOptions
-    from ..engine.planner import build_plan
-    from ..engine.pool import run_plan
     from .render import make_renderer
 
     base = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
     src_s3 = _side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request)
     dst_s3 = _side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request)
-    options = TransferOptions(
-        workers=workers, concurrency=concurrency, page_size=page_size,
-        part_size=parse_size(part_size, "--part-size"),
-        multipart_threshold=parse_size(multipart_threshold, "--multipart-threshold"),
-        max_bytes_in_flight=parse_size(max_buffer, "--max-buffer"),
-        copy_threshold=parse_size(copy_threshold, "--copy-threshold"),
-        copy_part_size=parse_size(copy_part_size, "--copy-part-size"),
-        retries=retries, request_timeout=request_timeout, adaptive=adaptive, max_rps=max_rps,
-        max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"),
-    )
-    if options.part_size < 5 * 1024 * 1024:
-        raise UsageError("--part-size must be at least 5MiB (the S3 minimum)")
-    if max_memory is not None:
-        from ..engine.budget import fit_to_budget
-
-        options = fit_to_budget(options, parse_size(max_memory, "--max-memory"), src, dst)
-    filters = _filters(_ARGV, include, exclude)
     renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress,
                              verbose=verbose)
-    manifest = files_from
-    spooled = None
-    try:
-        if files_from == "-":
-            from ..engine.manifest import spool_stdin
-
-            manifest = spooled = spool_stdin()
-        plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options,
-                                      filters=filters, sync=sync_options, files_from=manifest,
-                                      files_from_format=files_from_format, files_from_name=files_from
-                                      if files_from == "-" else None))
-    except S3BulkError as exc:
-        renderer.error(str(exc))
-        if spooled:
-            os.unlink(spooled)
-        raise typer.Exit(exc.exit_code)
-    dry_run = bool(sync_options and sync_options.dry_run)
-    if resume and (no_journal or dry_run):
-        renderer.error("--resume needs the journal (not with --no-journal or --dry-run)")
-        raise typer.Exit(EXIT_USAGE)
-    run_journal = None
-    if not no_journal and not dry_run:
-        from ..engine.journal import Journal, default_path
-
-        path = os.path.abspath(os.path.expanduser(journal)) if journal else default_path(plan, command)
-        try:
-            run_journal = Journal.open(path, plan, command, resume=resume)
-        except S3BulkError as exc:
-            renderer.error(str(exc))
-            raise typer.Exit(exc.exit_code)
+    first_signal = _FirstSignal()
 
     def on_event(kind, payload) -> None:
         if kind == "stopping":
@@ -276,20 +234,38 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
                   "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
         renderer.on_event(kind, payload)
 
-    # run_plan counts Ctrl-Cs while it runs and then puts back the handler it found: make that one
-    # ignore them, so a Ctrl-C pressed as the run ends cannot cut off the summary or the resume line
-    import signal
-    import threading
+    @contextlib.contextmanager
+    def around_run():
+        # run_plan counts Ctrl-Cs while it runs and then puts back the handler it found: make that
+        # one ignore them, so a Ctrl-C pressed as the run ends cannot cut off the summary or the
+        # resume line
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with renderer, first_signal:
+            yield
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        with renderer, _FirstSignal() as first_signal:
-            summary = run_plan(plan, on_event, journal=run_journal)
-    finally:
-        if spooled:
-            os.unlink(spooled)
+        options = TransferOptions(
+            workers=workers, concurrency=concurrency, page_size=page_size,
+            part_size=parse_size(part_size, "--part-size"),
+            multipart_threshold=parse_size(multipart_threshold, "--multipart-threshold"),
+            max_bytes_in_flight=parse_size(max_buffer, "--max-buffer"),
+            copy_threshold=parse_size(copy_threshold, "--copy-threshold"),
+            copy_part_size=parse_size(copy_part_size, "--copy-part-size"),
+            retries=retries, request_timeout=request_timeout, adaptive=adaptive, max_rps=max_rps,
+            max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"),
+        )
+        summary = _run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
+                       on_event=on_event, max_memory=parse_size(max_memory, "--max-memory")
+                       if max_memory is not None else None,
+                       journal=None if no_journal else journal, default_journal=not no_journal,
+                       resume=resume, filters=_filters(_ARGV, include, exclude), files_from=files_from,
+                       files_from_format=files_from_format, around_run=around_run)
+    except S3BulkError as exc:
+        renderer.error(str(exc))
+        raise typer.Exit(exc.exit_code)
+    dry_run = summary.dry_run
     summary.dry_run = dry_run
     renderer.finish(summary)
     if summary.interrupted:
