@@ -145,7 +145,9 @@ def remember(key: str, resolved: Resolved) -> None:
     entries[key] = asdict(resolved)
     while len(entries) > _MAX_ENTRIES:
         entries.pop(next(iter(entries)))  # oldest first: dicts keep insertion order
-    tmp = f"{path}.{os.getpid()}.tmp"
+    import threading
+
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"  # one per writer: processes and threads
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
