@@ -45,6 +45,8 @@ def test_one_object_needs_no_botocore_client_once_the_address_is_known(s3, bucke
     assert first.returncode == 0, _errors(first.stderr)
     assert (tmp_path / "d" / "hello.txt").read_bytes() == b"h" * 100
     assert (cache_home / "s3bulk" / "endpoints.json").exists()
+    # resolving it took a plain botocore client, not aiobotocore over aiohttp
+    assert not [m for m in _imported(first.stderr) if m.startswith(("aiobotocore", "aiohttp"))]
 
     again = _run(down, env, tmp_path)
     assert again.returncode == 0, _errors(again.stderr)

@@ -31,6 +31,8 @@ COPY_OBJECT_LIMIT = 5 * 1024**3  # CopyObject refuses sources above 5 GiB
 _DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
            "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled", "AccountProblem",
            "403", "Forbidden", "InvalidClientTokenId", "UnrecognizedClientException"}
+_NO_CREDENTIALS = ("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, use --profile, "
+                   "or --no-sign-request for public buckets)")
 _MISSING = {"NoSuchBucket", "NoSuchKey", "404", "NotFound", "NoSuchUpload"}
 _THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
               "TooManyRequests", "503", "RequestThrottled"}
@@ -87,8 +89,7 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
                          str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
                          op, url, key, fallback=str(exc))
     if isinstance(exc, bexc.NoCredentialsError):
-        return AccessDenied("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
-                            "use --profile, or --no-sign-request for public buckets)", op=op, url=url, key=key)
+        return AccessDenied(_NO_CREDENTIALS, op=op, url=url, key=key)
     if isinstance(exc, bexc.ProfileNotFound):
         return AccessDenied(str(exc), op=op, url=url, key=key)
     if isinstance(exc, (bexc.PartialCredentialsError, bexc.CredentialRetrievalError,
@@ -174,6 +175,7 @@ class S3Store:
         from .s3wire import S3Wire
 
         opts = self.location.s3
+        chain = None
         if not opts.no_sign_request:
             static = s3setup.env_credentials(opts)
             if static is not None:
@@ -182,15 +184,19 @@ class S3Store:
                 chain = s3setup.BotocoreCredentials(opts.profile)
                 if await chain.resolve():
                     self._cred_source = chain.frozen
+            if self._cred_source is None:  # as botocore says when it has nothing to sign with
+                raise AccessDenied(_NO_CREDENTIALS, op="connect", url=f"s3://{self.bucket}")
         access = (await self._credentials()).access_key if self._cred_source is not None else ""
         key = s3setup.cache_key(self.bucket, opts)
         resolved = s3setup.lookup(key)
         fresh = resolved is None
         if resolved is None:
-            resolved = await self._resolve()
-        self.identity = (resolved.endpoint_url if resolved else self._client.meta.endpoint_url, access)
+            resolved = self._resolve(chain.session if chain is not None else None)
         if resolved is None:
+            client = await self._control()  # an address the lean path does not take: botocore serves all
+            self.identity = (client.meta.endpoint_url, access)
             return
+        self.identity = (resolved.endpoint_url, access)
         self._ca_bundle = resolved.ca_bundle
         try:
             self._wire = S3Wire(resolved.wire_url(), resolved.region,
@@ -199,30 +205,46 @@ class S3Store:
                                 timeout=self._timeout, verify=resolved.ca_bundle or True)
         except UseBotocore:
             s3setup.forget(key)
-            await self._control()  # every request goes through botocore: have it ready, as before
-            self.identity = (self._client.meta.endpoint_url, access)
+            client = await self._control()  # every request goes through botocore: have it ready, as before
+            self.identity = (client.meta.endpoint_url, access)
             return
         if fresh:
             s3setup.remember(key, resolved)
 
-    async def _resolve(self) -> Any:
+    def _resolve(self, session: Any = None) -> Any:
         """The address botocore resolves for this bucket: a presigned URL runs the whole endpoint
-        ruleset (custom endpoints, path or virtual-host style, FIPS, dual-stack). None when it is
-        not one the lean path can use."""
+        ruleset (custom endpoints, path or virtual-host style, FIPS, dual-stack). A plain botocore
+        client makes it (no aiohttp), with placeholder keys: only the address and the signing region
+        are kept, and no credential chain runs twice. None when the lean path cannot take it."""
         from urllib.parse import parse_qs, urlsplit
+
+        import botocore.session
+        from botocore import UNSIGNED
+        from botocore.config import Config
 
         from .s3setup import Resolved
 
-        client = await self._control()
-        url = await client.generate_presigned_url(
-            "get_object", Params={"Bucket": self.bucket, "Key": "k"}, ExpiresIn=60)
+        opts = self.location.s3
+        if session is None:
+            session = botocore.session.Session(profile=opts.profile)
+        session.register_component("data_loader", _shared_loader(session.get_config_variable("data_path")))
+        kwargs: dict[str, Any] = {}
+        if opts.no_sign_request:
+            kwargs["signature_version"] = UNSIGNED
+        if opts.path_style:
+            kwargs["s3"] = {"addressing_style": "path"}
+        client = session.create_client("s3", endpoint_url=opts.endpoint_url, region_name=opts.region,
+                                       config=Config(**kwargs), aws_access_key_id="presign-only",
+                                       aws_secret_access_key="presign-only")
+        url = client.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": "k"}, ExpiresIn=60)
         parts = urlsplit(url)
         if not parts.path.endswith("/k") or parts.scheme not in ("http", "https"):
             return None
         scope = parse_qs(parts.query).get("X-Amz-Credential", [""])[0].split("/")
         return Resolved(endpoint_url=client.meta.endpoint_url, region=client.meta.region_name,
                         object_url=f"{parts.scheme}://{parts.netloc}{parts.path}",
-                        signing_region=scope[2] if len(scope) >= 4 else None, ca_bundle=self._ca_bundle)
+                        signing_region=scope[2] if len(scope) >= 4 else None,
+                        ca_bundle=session.get_config_variable("ca_bundle"))
 
     async def _control(self) -> Any:
         """The aiobotocore client (control plane, the botocore data path, fallbacks): imported and
