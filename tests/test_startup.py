@@ -134,3 +134,46 @@ def test_the_cache_file_is_plain_json_of_addresses(s3, bucket, endpoint, tmp_pat
     assert run.returncode == 0, _errors(run.stderr)
     entries = json.loads((cache_home / "s3bulk" / "endpoints.json").read_text())["entries"]
     assert [e["endpoint_url"] for e in entries.values()] == [endpoint]
+
+
+@pytest.mark.parametrize("env", [
+    {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"},
+    {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_SESSION_TOKEN": "T1"},
+    {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_SESSION_TOKEN": "T1", "AWS_SECURITY_TOKEN": "T2"},
+    {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_SESSION_TOKEN": ""},
+    {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_PROFILE": "elsewhere"},
+])
+def test_keys_in_the_environment_are_what_botocore_would_sign_with(env):
+    """The shortcut past botocore's chain takes exactly the keys its EnvProvider (first in the chain
+    without --profile) returns."""
+    from botocore.credentials import EnvProvider
+
+    from s3bulk.stores.s3setup import env_credentials
+    from s3bulk.urls import S3Options
+
+    mine = env_credentials(S3Options(), env)
+    theirs = EnvProvider(environ=env).load()
+    assert mine is not None and (mine.access_key, mine.secret_key, mine.token) == (
+        theirs.access_key, theirs.secret_key, theirs.token)
+
+
+@pytest.mark.parametrize("env, opts", [
+    ({"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"}, {"profile": "p"}),  # --profile: env not used
+    ({"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK",
+      "AWS_CREDENTIAL_EXPIRATION": "2030-01-01T00:00:00Z"}, {}),                      # refreshable: botocore's
+    ({"AWS_ACCESS_KEY_ID": "AK"}, {}),                                                # partial: botocore says why
+    ({}, {}),
+])
+def test_other_credentials_are_left_to_botocore(env, opts):
+    from s3bulk.stores.s3setup import env_credentials
+    from s3bulk.urls import S3Options
+
+    assert env_credentials(S3Options(**opts), env) is None
+
+
+def test_no_credentials_anywhere_is_refused_up_front(bucket, endpoint, tmp_path, cache_home):
+    env = {"XDG_CACHE_HOME": str(cache_home), "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""}
+    run = _run(["copy", f"s3://{bucket}/", str(tmp_path / "d"), "--endpoint-url", endpoint], env, tmp_path)
+    assert run.returncode == 3, _errors(run.stderr)
+    assert "no AWS credentials found" in _errors(run.stderr)
+    assert len(_errors(run.stderr).strip().splitlines()) == 1
