@@ -34,9 +34,12 @@ class StoreOptions:
 
 def _run_key() -> str:
     """Identifies this run to every process in it: the coordinator's pid and start time."""
-    import multiprocessing
+    import sys
 
-    pid = os.getppid() if multiprocessing.parent_process() is not None else os.getpid()
+    # a worker process runs with multiprocessing imported; a process without it (the CLI's
+    # in-process run, the Lambda handler) is the coordinator and need not import it to know
+    mp = sys.modules.get("multiprocessing")
+    pid = os.getppid() if mp is not None and mp.parent_process() is not None else os.getpid()
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             started = f.read().rsplit(b")", 1)[1].split()[19].decode()

@@ -1,10 +1,12 @@
-"""S3 (and any S3-compatible endpoint) through aiobotocore.
+"""S3 (and any S3-compatible endpoint): the lean data path (s3wire.py) and aiobotocore.
 
 botocore gives us the whole credential chain (env, config and credentials files,
 profiles, SSO, assume-role, instance metadata), endpoint settings
-(AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files), retries in standard mode,
-and default request checksums. Its exceptions are translated into
-s3bulk.errors here and nowhere else.
+(AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files), the control plane (multipart
+create/complete/abort, deletes) and the fallback data path. Its exceptions are translated
+into s3bulk.errors here and nowhere else. aiobotocore (and aiohttp under it) is imported and
+its client built only when a request needs it: a lean-path run whose credentials come from the
+environment and whose bucket address is cached (s3setup.py) never loads it.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ import contextlib
 from urllib.parse import unquote
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
-from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFound, StoreError, Throttled,
-                      Transient, UsageError)
+from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFound, S3BulkError, StoreError,
+                      Throttled, Transient, UsageError)
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 from .base import Features, PartInfo, Store, part_size_for, upload_in_parts
@@ -29,6 +31,8 @@ COPY_OBJECT_LIMIT = 5 * 1024**3  # CopyObject refuses sources above 5 GiB
 _DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
            "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled", "AccountProblem",
            "403", "Forbidden", "InvalidClientTokenId", "UnrecognizedClientException"}
+_NO_CREDENTIALS = ("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, use --profile, "
+                   "or --no-sign-request for public buckets)")
 _MISSING = {"NoSuchBucket", "NoSuchKey", "404", "NotFound", "NoSuchUpload"}
 _THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
               "TooManyRequests", "503", "RequestThrottled"}
@@ -85,8 +89,7 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
                          str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
                          op, url, key, fallback=str(exc))
     if isinstance(exc, bexc.NoCredentialsError):
-        return AccessDenied("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
-                            "use --profile, or --no-sign-request for public buckets)", op=op, url=url, key=key)
+        return AccessDenied(_NO_CREDENTIALS, op=op, url=url, key=key)
     if isinstance(exc, bexc.ProfileNotFound):
         return AccessDenied(str(exc), op=op, url=url, key=key)
     if isinstance(exc, (bexc.PartialCredentialsError, bexc.CredentialRetrievalError,
@@ -139,94 +142,168 @@ class S3Store:
         self._lean = lean
         self._timeout = timeout
         self._wire: Any = None  # s3wire.S3Wire once open, unless the lean path is off or cannot serve
-        self._creds: Any = None
+        self._client_lock: asyncio.Lock | None = None
+        self._cred_source: Any = None  # async () -> sigv4.Credentials | None; None: unsigned
         self._frozen: Any = None
         self._frozen_at = 0.0
         self._ca_bundle: str | None = None
         self.identity: tuple[str, str] | None = None  # (endpoint, access key id): who we are, for copy
 
     async def open(self) -> "S3Store":
+        """Ready the store. On the lean path nothing of aiobotocore is built here when the bucket's
+        address is known from an earlier run (s3setup.py); the botocore client is made on first
+        need (_control)."""
+        opts = self.location.s3
+        try:
+            if self._lean and not (self.bucket.startswith("arn:") or self.bucket.endswith("--x-s3")):
+                await self._open_lean()
+            else:  # the botocore data path; access points and directory buckets: botocore knows their rules
+                client = await self._control()
+                access = (await self._credentials()).access_key if self._cred_source is not None else ""
+                self.identity = (client.meta.endpoint_url, access)
+        except (StoreError, UsageError):
+            await self._stack.aclose()
+            raise
+        except Exception as exc:
+            await self._stack.aclose()
+            raise _open_error(exc, opts.profile, f"s3://{self.bucket}") from exc
+        return self
+
+    async def _open_lean(self) -> None:
+        """Credentials and the bucket's address for the lean path, with botocore only as far as needed."""
+        from . import s3setup
+        from .s3wire import S3Wire
+
+        opts = self.location.s3
+        chain = None
+        if not opts.no_sign_request:
+            static = s3setup.env_credentials(opts)
+            if static is not None:
+                self._cred_source = _static_credentials(static)
+            else:
+                chain = s3setup.BotocoreCredentials(opts.profile)
+                if await chain.resolve():
+                    self._cred_source = chain.frozen
+            if self._cred_source is None:  # as botocore says when it has nothing to sign with
+                raise AccessDenied(_NO_CREDENTIALS, op="connect", url=f"s3://{self.bucket}")
+        access = (await self._credentials()).access_key if self._cred_source is not None else ""
+        key = s3setup.cache_key(self.bucket, opts)
+        resolved = s3setup.lookup(key)
+        fresh = resolved is None
+        if resolved is None:
+            resolved = self._resolve(chain.session if chain is not None else None)
+        if resolved is None:
+            client = await self._control()  # an address the lean path does not take: botocore serves all
+            self.identity = (client.meta.endpoint_url, access)
+            return
+        self.identity = (resolved.endpoint_url, access)
+        self._ca_bundle = resolved.ca_bundle
+        try:
+            self._wire = S3Wire(resolved.wire_url(), resolved.region,
+                                self._credentials if self._cred_source is not None else _no_credentials,
+                                bucket=self.bucket, max_connections=self._max_connections,
+                                timeout=self._timeout, verify=resolved.ca_bundle or True)
+        except UseBotocore:
+            s3setup.forget(key)
+            client = await self._control()  # every request goes through botocore: have it ready, as before
+            self.identity = (client.meta.endpoint_url, access)
+            return
+        if fresh:
+            s3setup.remember(key, resolved)
+
+    def _resolve(self, session: Any = None) -> Any:
+        """The address botocore resolves for this bucket: a presigned URL runs the whole endpoint
+        ruleset (custom endpoints, path or virtual-host style, FIPS, dual-stack). A plain botocore
+        client makes it (no aiohttp), with placeholder keys: only the address and the signing region
+        are kept, and no credential chain runs twice. None when the lean path cannot take it."""
+        from urllib.parse import parse_qs, urlsplit
+
+        import botocore.session
+        from botocore import UNSIGNED
+        from botocore.config import Config
+
+        from .s3setup import Resolved
+
+        opts = self.location.s3
+        if session is None:
+            session = botocore.session.Session(profile=opts.profile)
+        session.register_component("data_loader", _shared_loader(session.get_config_variable("data_path")))
+        kwargs: dict[str, Any] = {}
+        if opts.no_sign_request:
+            kwargs["signature_version"] = UNSIGNED
+        if opts.path_style:
+            kwargs["s3"] = {"addressing_style": "path"}
+        client = session.create_client("s3", endpoint_url=opts.endpoint_url, region_name=opts.region,
+                                       config=Config(**kwargs), aws_access_key_id="presign-only",
+                                       aws_secret_access_key="presign-only")
+        url = client.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": "k"}, ExpiresIn=60)
+        parts = urlsplit(url)
+        if not parts.path.endswith("/k") or parts.scheme not in ("http", "https"):
+            return None
+        scope = parse_qs(parts.query).get("X-Amz-Credential", [""])[0].split("/")
+        return Resolved(endpoint_url=client.meta.endpoint_url, region=client.meta.region_name,
+                        object_url=f"{parts.scheme}://{parts.netloc}{parts.path}",
+                        signing_region=scope[2] if len(scope) >= 4 else None,
+                        ca_bundle=session.get_config_variable("ca_bundle"))
+
+    async def _control(self) -> Any:
+        """The aiobotocore client (control plane, the botocore data path, fallbacks): imported and
+        built on first need, once per store."""
+        if self._client is not None:
+            return self._client
+        if self._client_lock is None:
+            self._client_lock = asyncio.Lock()
+        async with self._client_lock:
+            if self._client is None:
+                self._client = await self._create_client()
+        return self._client
+
+    async def _create_client(self) -> Any:
         from aiobotocore.config import AioConfig
         from aiobotocore.session import AioSession
         from botocore import UNSIGNED
-        from botocore import exceptions as bexc
 
         opts = self.location.s3
-        try:
-            session = AioSession(profile=opts.profile)
-            session.register_component("data_loader", _shared_loader(session.get_config_variable("data_path")))
-            self._ca_bundle = session.get_config_variable("ca_bundle")
-            kwargs: dict[str, Any] = dict(
-                max_pool_connections=self._max_connections,
-                # retries are the engine's (stores/resilient.py), the same for both data paths
-                retries={"mode": "standard", "max_attempts": 1},
-                connect_timeout=10,
-                read_timeout=self._timeout,
-                tcp_keepalive=True,
-            )
-            if opts.no_sign_request:
-                kwargs["signature_version"] = UNSIGNED
-            if opts.path_style:
-                kwargs["s3"] = {"addressing_style": "path"}
-            config = AioConfig(**kwargs)
-            self._client = await self._stack.enter_async_context(session.create_client(
-                "s3", endpoint_url=opts.endpoint_url, region_name=opts.region, config=config))
-            # List keys as they are. botocore would ask for url-encoded keys on every listing, but some
-            # servers (LocalStack) then compare StartAfter and continuation tokens against the *encoded*
-            # keys, whose order is not the key order: a listing resumed after "ü" starts over. We ask
-            # for encoding only when a page cannot be parsed (keys with XML-invalid characters).
-            from botocore.handlers import set_list_objects_encoding_type_url
+        session = AioSession(profile=opts.profile)
+        session.register_component("data_loader", _shared_loader(session.get_config_variable("data_path")))
+        self._ca_bundle = session.get_config_variable("ca_bundle")
+        kwargs: dict[str, Any] = dict(
+            max_pool_connections=self._max_connections,
+            # retries are the engine's (stores/resilient.py), the same for both data paths
+            retries={"mode": "standard", "max_attempts": 1},
+            connect_timeout=10,
+            read_timeout=self._timeout,
+            tcp_keepalive=True,
+        )
+        if opts.no_sign_request:
+            kwargs["signature_version"] = UNSIGNED
+        if opts.path_style:
+            kwargs["s3"] = {"addressing_style": "path"}
+        config = AioConfig(**kwargs)
+        client = await self._stack.enter_async_context(session.create_client(
+            "s3", endpoint_url=opts.endpoint_url, region_name=opts.region, config=config))
+        # List keys as they are. botocore would ask for url-encoded keys on every listing, but some
+        # servers (LocalStack) then compare StartAfter and continuation tokens against the *encoded*
+        # keys, whose order is not the key order: a listing resumed after "ü" starts over. We ask
+        # for encoding only when a page cannot be parsed (keys with XML-invalid characters).
+        from botocore.handlers import set_list_objects_encoding_type_url
 
-            self._client.meta.events.unregister("before-parameter-build.s3.ListObjectsV2",
-                                                set_list_objects_encoding_type_url)
-            _refuse_redirects(self._client)
-            access = ""
-            if not opts.no_sign_request:
-                self._creds = await session.get_credentials()
-                if self._creds is not None:
-                    access = (await self._credentials()).access_key  # type: ignore[union-attr]
-            self.identity = (self._client.meta.endpoint_url, access)
-            if self._lean:
-                await self._open_wire()
-        except bexc.ProfileNotFound as exc:
-            await self._stack.aclose()
-            raise UsageError(f"AWS profile {opts.profile!r} not found") from exc
-        except ValueError as exc:  # botocore: invalid endpoint URL and friends
-            await self._stack.aclose()
-            raise UsageError(f"invalid S3 endpoint or option: {_short(exc)}") from exc
-        except Exception as exc:
-            await self._stack.aclose()
-            raise translate(exc, "connect", f"s3://{self.bucket}") from exc
-        return self
-
-    async def _open_wire(self) -> None:
-        """Point the lean path at the address botocore resolves for this bucket (a presigned URL runs
-        the whole endpoint ruleset: custom endpoints, path or virtual-host style, FIPS, dual-stack)."""
-        from .s3wire import S3Wire
-
-        if self.bucket.startswith("arn:") or self.bucket.endswith("--x-s3"):
-            return  # access points and directory buckets: botocore knows their rules
-        try:
-            url = await self._client.generate_presigned_url(
-                "get_object", Params={"Bucket": self.bucket, "Key": "k"}, ExpiresIn=60)
-            ca = self._ca_bundle or True  # AWS_CA_BUNDLE / ca_bundle in the profile, as botocore uses
-            self._wire = S3Wire(url, self._client.meta.region_name,
-                                self._credentials if self._creds is not None else _no_credentials,
-                                bucket=self.bucket, max_connections=self._max_connections,
-                                timeout=self._timeout, verify=ca)
-        except UseBotocore:
-            self._wire = None
+        client.meta.events.unregister("before-parameter-build.s3.ListObjectsV2",
+                                      set_list_objects_encoding_type_url)
+        _refuse_redirects(client)
+        if self._cred_source is None and not opts.no_sign_request:
+            creds = await session.get_credentials()
+            if creds is not None:
+                self._cred_source = _aio_credentials(creds)
+        return client
 
     async def _credentials(self) -> Any:
-        """Frozen credentials, asked of botocore again every minute (it refreshes expiring ones)."""
+        """Frozen credentials, asked of their source again every minute (botocore refreshes expiring ones)."""
         import time
 
         now = time.monotonic()
         if self._frozen is None or now - self._frozen_at > 60:
-            from .sigv4 import Credentials
-
-            f = await self._creds.get_frozen_credentials()
-            self._frozen = Credentials(f.access_key, f.secret_key, f.token)
+            self._frozen = await self._cred_source()  # type: ignore[misc]
             self._frozen_at = now
         return self._frozen
 
@@ -281,7 +358,7 @@ class S3Store:
         encoded = False
         try:
             try:
-                resp = await self._client.list_objects_v2(**params)
+                resp = await (await self._control()).list_objects_v2(**params)
             except Exception as exc:
                 # a key the XML cannot carry makes the page unparseable (or some servers fail with a
                 # 5xx): ask once more with url-encoded keys
@@ -289,7 +366,7 @@ class S3Store:
                         not isinstance(translate(exc, "list", ""), Transient):
                     raise
                 encoded = True
-                resp = await self._client.list_objects_v2(EncodingType="url", **params)
+                resp = await (await self._control()).list_objects_v2(EncodingType="url", **params)
         except Exception as exc:
             raise translate(exc, "list", self._url(prefix)) from exc
         entries = []
@@ -306,7 +383,7 @@ class S3Store:
         if info is not _NO_WIRE:
             return info
         try:
-            resp = await self._client.head_object(Bucket=self.bucket, Key=key)
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key)
         except Exception as exc:
             raise translate(exc, "head", self._url(key), key) from exc
         etag = resp.get("ETag")
@@ -317,7 +394,7 @@ class S3Store:
         """HEAD with partNumber=1: Content-Length is the first part's size (rare: sync --checksum
         of multipart objects only, so the control plane serves it)."""
         try:
-            resp = await self._client.head_object(Bucket=self.bucket, Key=key, PartNumber=1)
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, PartNumber=1)
         except Exception as exc:
             raise translate(exc, "head", self._url(key), key) from exc
         if int(resp.get("PartsCount") or 0) <= 1 and "-" not in str(resp.get("ETag", "")):
@@ -335,7 +412,7 @@ class S3Store:
         if start is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
         try:
-            resp = await self._client.get_object(**params)
+            resp = await (await self._control()).get_object(**params)
             async with resp["Body"] as body:
                 data = await body.read()
         except Exception as exc:
@@ -366,8 +443,21 @@ class S3Store:
     # ---------------------------------------------------------------- writing
 
     async def prepare(self) -> None:
+        """HeadBucket: the bucket is there and ours to write (lean path when it is on: an upload of
+        one object then needs no botocore client at all)."""
+        async def lean(wire: Any) -> None:
+            url = self._url()
+            # HEAD of the listing address is HeadBucket, in either addressing style
+            resp = await wire._send("HEAD", wire.list_path, None, {}, None, "check bucket", url, "")
+            if resp.status == 404:  # a HEAD answer has no body to carry NoSuchBucket
+                raise BucketMissing("bucket does not exist", op="check bucket", url=url)
+            if resp.status != 200:
+                raise wire._error(resp, "check bucket", url, "")
+
+        if await self._on_wire(lean) is not _NO_WIRE:
+            return
         try:
-            await self._client.head_bucket(Bucket=self.bucket)
+            await (await self._control()).head_bucket(Bucket=self.bucket)
         except Exception as exc:
             raise translate(exc, "check bucket", self._url()) from exc
 
@@ -376,7 +466,7 @@ class S3Store:
         if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind)) is not _NO_WIRE:
             return
         try:
-            await self._client.put_object(Bucket=self.bucket, Key=key, Body=data,
+            await (await self._control()).put_object(Bucket=self.bucket, Key=key, Body=data,
                                           **({"ContentType": kind} if kind else {}))
         except Exception as exc:
             raise translate(exc, "put", self._url(key), key) from exc
@@ -392,7 +482,7 @@ class S3Store:
             # front or servers refuse the part checksums at completion.
             params["ChecksumAlgorithm"] = "CRC32"
         try:
-            resp = await self._client.create_multipart_upload(**params)
+            resp = await (await self._control()).create_multipart_upload(**params)
         except Exception as exc:
             raise translate(exc, "create multipart upload", self._url(key), key) from exc
         return S3Multipart(self, key, resp["UploadId"], checksum)
@@ -403,8 +493,8 @@ class S3Store:
         marker = 0
         while True:
             try:
-                resp = await self._client.list_parts(Bucket=self.bucket, Key=key, UploadId=upload_id,
-                                                     PartNumberMarker=marker)
+                resp = await (await self._control()).list_parts(
+                    Bucket=self.bucket, Key=key, UploadId=upload_id, PartNumberMarker=marker)
             except Exception as exc:
                 raise translate(exc, "list parts", self._url(key), key) from exc
             for p in resp.get("Parts", ()):
@@ -422,7 +512,7 @@ class S3Store:
 
     async def abort_multipart(self, key: str, upload_id: str) -> None:
         try:
-            await self._client.abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id)
+            await (await self._control()).abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id)
         except Exception as exc:
             raise translate(exc, "abort multipart upload", self._url(key), key) from exc
 
@@ -431,7 +521,7 @@ class S3Store:
         for i in range(0, len(keys), 1000):
             batch = keys[i:i + 1000]
             try:
-                resp = await self._client.delete_objects(
+                resp = await (await self._control()).delete_objects(
                     Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True})
             except Exception as exc:
                 err = translate(exc, "delete", self._url())
@@ -457,7 +547,7 @@ class S3Store:
                                                           self._url(dst_key))) is not _NO_WIRE:
                 return
             try:
-                await self._client.copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source)
+                await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source)
             except Exception as exc:
                 raise translate(exc, "copy", self._url(dst_key), dst_key) from exc
             return
@@ -466,7 +556,7 @@ class S3Store:
 
         async def one(number: int, start: int, end: int) -> None:
             try:
-                resp = await self._client.upload_part_copy(
+                resp = await (await self._control()).upload_part_copy(
                     Bucket=self.bucket, Key=dst_key, UploadId=upload.upload_id, PartNumber=number,
                     CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}")
             except Exception as exc:
@@ -536,6 +626,33 @@ async def _no_credentials() -> None:
     return None
 
 
+def _static_credentials(creds: Any) -> Callable[[], Awaitable[Any]]:
+    async def source() -> Any:
+        return creds
+    return source
+
+
+def _aio_credentials(creds: Any) -> Callable[[], Awaitable[Any]]:
+    """aiobotocore's credentials (refreshed by it) as sigv4 Credentials."""
+    async def source() -> Any:
+        from .sigv4 import Credentials
+
+        f = await creds.get_frozen_credentials()
+        return Credentials(f.access_key, f.secret_key, f.token)
+    return source
+
+
+def _open_error(exc: BaseException, profile: str | None, url: str) -> S3BulkError:
+    """What a failure to open the store is reported as (botocore's exceptions imported only here)."""
+    from botocore import exceptions as bexc
+
+    if isinstance(exc, bexc.ProfileNotFound):
+        return UsageError(f"AWS profile {profile!r} not found")
+    if isinstance(exc, ValueError):  # botocore: invalid endpoint URL and friends
+        return UsageError(f"invalid S3 endpoint or option: {_short(exc)}")
+    return translate(exc, "connect", url)
+
+
 class S3Multipart:
     """An open multipart upload; parts may arrive in any order."""
 
@@ -552,9 +669,9 @@ class S3Multipart:
             self.parts[number] = part
             return
         try:
-            resp = await s._client.upload_part(Bucket=s.bucket, Key=self.key, UploadId=self.upload_id,
-                                               PartNumber=number,
-                                               Body=bytes(data) if isinstance(data, memoryview) else data)
+            resp = await (await s._control()).upload_part(
+                Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number,
+                Body=bytes(data) if isinstance(data, memoryview) else data)
         except Exception as exc:
             raise translate(exc, "upload part", s._url(self.key), self.key) from exc
         part = {"PartNumber": number, "ETag": resp["ETag"]}
@@ -567,7 +684,7 @@ class S3Multipart:
         s = self.store
         parts = [self.parts[n] for n in sorted(self.parts)]
         try:
-            await s._client.complete_multipart_upload(
+            await (await s._control()).complete_multipart_upload(
                 Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts})
         except Exception as exc:
             raise translate(exc, "complete multipart upload", s._url(self.key), self.key) from exc
@@ -575,6 +692,6 @@ class S3Multipart:
     async def abort(self) -> None:
         s = self.store
         try:
-            await s._client.abort_multipart_upload(Bucket=s.bucket, Key=self.key, UploadId=self.upload_id)
+            await (await s._control()).abort_multipart_upload(Bucket=s.bucket, Key=self.key, UploadId=self.upload_id)
         except Exception:
             pass  # best effort: a lifecycle rule or a later run cleans what is left

