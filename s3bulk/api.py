@@ -15,7 +15,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          on_event: Callable[[str, Any], None] | None = None, max_memory: int | None = None,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
          journal: str | None = None, resume: bool = False, files_from: str | None = None,
-         files_from_format: str = "auto") -> Summary:
+         files_from_format: str = "auto", cluster: Any = None) -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
     nothing could start (bad URL, missing bucket, ...); per-object failures are in the Summary.
 
@@ -26,11 +26,18 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     line keeps one by default); resume=True continues the interrupted run it records (UsageError
     when there is none, or it belongs to another run). A complete run removes its journal.
     files_from: copy the keys this manifest names instead of listing SRC (see `--files-from`).
+    cluster: run the work units as tasks on a Dask cluster: a scheduler address (tcp://host:8786),
+    "local" / "local:N" (a LocalCluster of N worker processes), or a distributed.Client (left open).
+    Needs `pip install 's3bulk[dask]'` (UsageError otherwise).
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True."""
     from .engine.planner import build_plan
     from .engine.pool import run_plan
 
     options = options or TransferOptions()
+    if cluster is not None:
+        from .engine.cluster import import_distributed
+
+        import_distributed()  # one clear error before any work
     if max_memory is not None:
         from .engine.budget import fit_to_budget
 
@@ -46,7 +53,8 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
         from .errors import UsageError
 
         raise UsageError("resume=True needs journal= (the file the interrupted run kept)")
-    return run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal)
+    return run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal,
+                    cluster=cluster)
 
 
 async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
