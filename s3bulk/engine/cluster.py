@@ -183,11 +183,13 @@ def _probe(cluster: Cluster, plan: Plan) -> None:
     token = uuid.uuid4().hex[:12]
     try:
         first = client.run(_probe_write, needs, dst_dir, token)
-        problems = {addr: why for addr, (why, _) in first.items() if why}
+        problems = {f"Dask worker {addr}": why for addr, (why, _) in first.items() if why}
         names = [name for why, name in first.values() if name]
         if not problems and dst_dir is not None:
             seen = client.run(_probe_see, dst_dir, names)
-            problems = {addr: why for addr, why in seen.items() if why}
+            problems = {f"Dask worker {addr}": why for addr, why in seen.items() if why}
+            if not problems and os.path.isdir(dst_dir) and _probe_see(dst_dir, names):
+                problems = {"the Dask workers": f"write {dst_dir} where this machine does not see it"}
     finally:
         if dst_dir is not None:
             try:
@@ -195,9 +197,9 @@ def _probe(cluster: Cluster, plan: Plan) -> None:
             except Exception:
                 pass
     if problems:
-        addr, why = sorted(problems.items())[0]
+        who, why = sorted(problems.items())[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise UsageError(f"--cluster: Dask worker {addr}{more} {why}; local paths must be on a "
+        raise UsageError(f"--cluster: {who}{more} {why}; local paths must be on a "
                          "filesystem every worker shares")
 
 
