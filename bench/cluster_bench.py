@@ -2,9 +2,10 @@
 wall time and the CPU of the whole process tree, to see what running units as Dask tasks costs.
 
     uv run --extra dask python bench/cluster_bench.py [--files 20000] [--size 100] [--workers 2]
-        [--source localstack|serve] [--endpoint http://127.0.0.1:4566] [--repeat 2]
+        [--source local|localstack|serve] [--endpoint http://127.0.0.1:4566] [--repeat 2]
 
-Source `localstack`: a bucket on the LocalStack at --endpoint holding N objects (filled once, from
+Source `local` (default): a directory of N files on tmpfs, listed in key order and so split into
+many units, with no server competing for the cores: what the client itself costs. Source `localstack`: a bucket on the LocalStack at --endpoint holding N objects (filled once, from
 `s3bulk serve --synthetic`, and kept for later runs); it lists in key order, so the run splits the
 key space into many units. Source `serve`: `s3bulk serve --synthetic N`, a token-paged source and so
 one listing chain. DST is a directory on tmpfs (/dev/shm), emptied before each run.
@@ -86,7 +87,7 @@ def run_copy(src: str, dst: Path, mode: str, workers: int, files: int, size: int
     cpu = ru.ru_utime + ru.ru_stime
     return {"mode": mode, "workers": workers, "files": files, "wall_s": round(wall, 2),
             "run_s": round(summary["elapsed_seconds"], 2), "files_per_s": round(files / wall),
-            "tree_cpu_s": round(cpu, 2), "cpu_us_per_file": round(cpu * 1e6 / files, 1),
+            "tree_cpu_s": round(cpu, 2), "cpu_us_per_file": round(cpu * 1e6 / max(1, files), 1),
             "summary_cpu_s": round(summary.get("cpu_seconds", 0.0), 2), "complete_and_correct": ok}
 
 
@@ -95,7 +96,7 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=20_000)
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--source", choices=("localstack", "serve"), default="localstack")
+    ap.add_argument("--source", choices=("local", "localstack", "serve"), default="local")
     ap.add_argument("--endpoint", default=os.environ.get("S3BULK_TEST_ENDPOINT", "http://127.0.0.1:4566"))
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
@@ -104,18 +105,31 @@ def main() -> None:
 
     server = None
     extra: list[str] = []
-    if args.source == "localstack":
+    root = Path(tempfile.mkdtemp(prefix="s3bulk-cluster-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
+    if args.source == "local":
+        src = str(root / "src")
+        for i in range(args.files):
+            d = Path(src) / f"d{i % 100:02d}"
+            if i < 100:
+                d.mkdir(parents=True)
+            (d / f"f{i:07d}").write_bytes(b"x" * args.size)
+    elif args.source == "localstack":
         src = fill_bucket(args.endpoint, args.files, args.size)
         extra = ["--endpoint-url", args.endpoint]
     else:
         server, src = start_server(args.files, args.size)
-    root = Path(tempfile.mkdtemp(prefix="s3bulk-cluster-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
     rows: list[dict] = []
+    empty: list[dict] = []
+    (root / "empty").mkdir()
     try:
         for _ in range(args.repeat):
             for mode in ("pool", "cluster"):
                 row = run_copy(src, root / "dst", mode, args.workers, args.files, args.size, extra, str(root / "state"))
                 rows.append(row)
+                print(json.dumps(row), file=sys.stderr)
+                # the same run with nothing to copy: its fixed cost (start-up of processes, the cluster)
+                row = run_copy(str(root / "empty"), root / "dst", mode, args.workers, 0, args.size, [], str(root / "state"))
+                empty.append(row)
                 print(json.dumps(row), file=sys.stderr)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -123,26 +137,33 @@ def main() -> None:
             server.terminate()
             server.wait(10)
 
-    def med(mode: str, field: str) -> float:
-        return statistics.median(r[field] for r in rows if r["mode"] == mode)
+    def med(mode: str, field: str, of: list[dict] = rows) -> float:
+        return round(statistics.median(r[field] for r in of if r["mode"] == mode), 2)
 
     print(f"\n{args.files:,} objects of {args.size} B, {args.source} -> tmpfs, {args.workers} workers, "
           f"{os.cpu_count()} cores, {date.today()} (median of {args.repeat})\n")
-    print("| how | wall s | run s | objects/s | CPU s, whole tree | CPU us/object | complete |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| how | wall s | run s | objects/s (run) | CPU s, whole tree | fixed: wall s, CPU s (empty SRC) "
+          "| CPU us/object beyond the fixed cost | complete |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    per_object = {}
     for mode, label in (("pool", f"built-in pool, -w {args.workers}"), ("cluster", f"--cluster local:{args.workers}")):
-        ok = all(r["complete_and_correct"] for r in rows if r["mode"] == mode)
-        print(f"| {label} | {med(mode, 'wall_s')} | {med(mode, 'run_s')} | {args.files / med(mode, 'wall_s'):,.0f} "
-              f"| {med(mode, 'tree_cpu_s')} | {med(mode, 'cpu_us_per_file')} | {ok} |")
+        ok = all(r["complete_and_correct"] for r in rows + empty if r["mode"] == mode)
+        per_object[mode] = (med(mode, "tree_cpu_s") - med(mode, "tree_cpu_s", empty)) * 1e6 / args.files
+        print(f"| {label} | {med(mode, 'wall_s')} | {med(mode, 'run_s')} | {args.files / med(mode, 'run_s'):,.0f} "
+              f"| {med(mode, 'tree_cpu_s')} | {med(mode, 'wall_s', empty)}, {med(mode, 'tree_cpu_s', empty)} "
+              f"| {per_object[mode]:.1f} | {ok} |")
     over = med("cluster", "tree_cpu_s") - med("pool", "tree_cpu_s")
+    fixed = med("cluster", "tree_cpu_s", empty) - med("pool", "tree_cpu_s", empty)
     print(f"\nDask's overhead: {over:+.2f} CPU s = {100 * over / med('cluster', 'tree_cpu_s'):+.1f}% of the "
-          f"cluster run's CPU (scheduler, nannies, worker start-up, task messages).")
+          f"cluster run's CPU, of which {fixed:+.2f} s is fixed (starting the scheduler, nannies and workers); "
+          f"per object {per_object['cluster'] - per_object['pool']:+.1f} CPU us "
+          f"({100 * (per_object['cluster'] - per_object['pool']) / per_object['cluster']:+.1f}%).")
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"cluster-{date.today()}.json").write_text(json.dumps(
         {"date": str(date.today()), "machine": platform.platform(), "cores": os.cpu_count(), "source": args.source,
-         "files": args.files, "size": args.size, "workers": args.workers, "rows": rows}, indent=2))
-    if not all(r["complete_and_correct"] for r in rows):
+         "files": args.files, "size": args.size, "workers": args.workers, "rows": rows, "empty_rows": empty}, indent=2))
+    if not all(r["complete_and_correct"] for r in rows + empty):
         raise SystemExit("some run did not copy every object correctly")
 
 

@@ -41,6 +41,11 @@ from .plan import Plan
 
 INSTALL_HINT = "--cluster needs Dask distributed: pip install 's3bulk[dask]'"
 CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler
+# A LocalCluster's workers without the statistical profiler (it samples every thread's stack every
+# 10 ms: measured as a good part of an idle-looking worker's CPU) and with a slower system monitor.
+# Workers of a cluster of your own: DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False.
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False,
+                 "distributed.admin.system-monitor.interval": "2s"}
 
 
 def import_distributed() -> Any:
@@ -90,14 +95,17 @@ class Cluster:
         import logging
         import signal
 
+        import dask
+
         # worker processes inherit a blocked SIGINT: a Ctrl-C is the coordinator's to interpret
         # (graceful stop), as for its own worker processes
         masked = threading.current_thread() is threading.main_thread()
         if masked:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            lc = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                          dashboard_address=None, silence_logs=logging.ERROR)
+            with dask.config.set(QUIET_WORKERS):  # the nannies hand this config to their workers
+                lc = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                              dashboard_address=None, silence_logs=logging.ERROR)
             client = distributed.Client(lc, set_as_default=False)
         except OSError as exc:
             raise S3BulkError(f"cannot start a local Dask cluster: {exc}") from None
