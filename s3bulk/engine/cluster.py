@@ -121,12 +121,37 @@ class Cluster:
             else self.client.scheduler_info()
         return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
 
+    def usage(self) -> dict[str, tuple[float, int]]:
+        """(CPU seconds so far, peak RSS bytes) of each worker process, by address (those that
+        answer within a few seconds: this must not hang a run that is ending)."""
+        out: dict[str, tuple[float, int]] = {}
+
+        def ask() -> None:
+            try:
+                out.update(self.client.run(_process_usage, on_error="ignore"))
+            except Exception:
+                pass
+
+        t = threading.Thread(target=ask, daemon=True)
+        t.start()
+        t.join(5.0)
+        return dict(out)
+
     def close(self) -> None:
         for thing in self._owned:
             try:
                 thing.close()
             except Exception:
                 pass
+
+
+def _process_usage() -> tuple[float, int]:
+    import resource
+
+    from ..memory import peak_rss_bytes
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime, peak_rss_bytes()
 
 
 def _takes_n_workers(client: Any) -> bool:
@@ -294,6 +319,7 @@ class ClusterHandle:
 
     def __init__(self, cluster: Cluster, plan: Plan, units_q: Any, events_q: Any, budget: int,
                  resume: Any) -> None:
+        self.cluster = cluster
         self.client = cluster.client
         self.plan = plan
         self.units_q = units_q
@@ -306,7 +332,8 @@ class ClusterHandle:
         self._stopping = False
         self._forced = False
         self._done_q: queue.Queue[Any] = queue.Queue()
-        self.cpu = 0.0
+        self.cpu = 0.0  # the tasks' own threads; the workers' processes are measured at the end
+        self._usage_start = cluster.usage()
         self.thread = threading.Thread(target=self._main, name="s3bulk-cluster", daemon=True)
         self.thread.start()
 
@@ -371,7 +398,17 @@ class ClusterHandle:
                 for batch in inflight.values():
                     for unit in batch:
                         self.events_q.put(("abandoned", 0, unit, False))
-            self.events_q.put(("exit", 0, 0, self.cpu))
+            self.events_q.put(("exit", 0, *self._workers_usage()))
+
+    def _workers_usage(self) -> tuple[int, float]:
+        """(sum of the worker processes' peak RSS, CPU they used during the run): all of it, Dask's
+        own work too and that of other clients sharing the cluster. The tasks' threads alone when a
+        forced stop leaves no time to ask."""
+        now = {} if self._forced else self.cluster.usage()
+        if not now:
+            return 0, self.cpu
+        cpu = sum(c - self._usage_start.get(addr, (0.0, 0))[0] for addr, (c, _) in now.items())
+        return sum(rss for _, rss in now.values()), max(self.cpu, cpu)
 
     def _take(self, block: bool) -> tuple[list[WorkUnit], bool]:
         """Up to `batch` units waiting in the coordinator's queue (waiting a little for the first
