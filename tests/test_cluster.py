@@ -35,7 +35,7 @@ def _wait_for(what: str, ok: Callable[[], bool], deadline: float = DEADLINE) -> 
         time.sleep(0.1)
 
 
-def _tree(n: int = 400) -> dict[str, bytes]:
+def _tree(n: int) -> dict[str, bytes]:
     """Keys in a few directories (several pages at --page-size 50), a non-ASCII one, varied sizes."""
     objects = {f"d{i % 4}/obj-{i:05d}.bin": os.urandom(100 + (i * 37) % 3000) for i in range(n)}
     objects["ünï/çødé.txt"] = "unicode ✓".encode()
@@ -120,7 +120,7 @@ def test_cluster_option_without_distributed_is_one_line(cli, bucket, tmp_path):
 
 def test_local_cluster_copies_both_ways_like_a_run_without(cli, s3, make_bucket, tmp_path):
     """local -> S3 and S3 -> local with --cluster local:2 give the same bytes as the built-in pool."""
-    objects = _tree()
+    objects = _tree(240)
     src = tmp_path / "src"
     write_tree(src, objects)
     plain, clustered = make_bucket(), make_bucket()
@@ -139,7 +139,7 @@ def test_local_cluster_copies_both_ways_like_a_run_without(cli, s3, make_bucket,
 
 def test_sync_delete_on_a_scheduler_with_two_workers(cli, s3, bucket, tmp_path, dask_procs):
     """sync --delete through a real scheduler: DST ends as SRC, extra keys gone, equal ones skipped."""
-    objects = _tree(300)
+    objects = _tree(160)
     put_tree(s3, bucket, objects)
     dst = tmp_path / "dst"
     write_tree(dst, {"d0/obj-00000.bin": objects["d0/obj-00000.bin"], "stale/old.txt": b"gone",
@@ -165,7 +165,7 @@ def _popen_copy(args: list[str], tmp_path: Path, state: Path) -> subprocess.Pope
 def test_worker_killed_mid_run_loses_nothing(cli, s3, bucket, tmp_path, endpoint, dask_procs):
     """A third worker is SIGKILLed while it runs a task and after objects landed: Dask runs its task
     again elsewhere; every object arrives, whole, and is counted once."""
-    objects = _tree(600)
+    objects = _tree(400)
     src = tmp_path / "src"
     write_tree(src, objects)
     victim = dask_procs.worker("victim")
@@ -173,7 +173,7 @@ def test_worker_killed_mid_run_loses_nothing(cli, s3, bucket, tmp_path, endpoint
     victim_addr = dask_procs.address_of("victim")
     # --max-rps keeps the run going long enough to kill a worker in the middle of it
     proc = _popen_copy([str(src), f"s3://{bucket}/", "--endpoint-url", endpoint, "--page-size", "25",
-                        "--max-rps", "120", "--cluster", dask_procs.address, "--no-journal"],
+                        "--max-rps", "100", "--cluster", dask_procs.address, "--no-journal"],
                        tmp_path, tmp_path / "state")
     try:
         def victim_busy_after_some_landed() -> bool:
@@ -196,12 +196,12 @@ def test_worker_killed_mid_run_loses_nothing(cli, s3, bucket, tmp_path, endpoint
 def test_driver_killed_mid_run_resumes_from_its_journal(cli, s3, bucket, tmp_path, endpoint, dask_procs):
     """The driver SIGKILLed once units were done: `--resume` on the cluster finishes the copy, and
     DST is the same as a copy that was never interrupted."""
-    objects = _tree(600)
+    objects = _tree(400)
     put_tree(s3, bucket, objects)
     dst = tmp_path / "dst"
     state = tmp_path / "state"
     args = [f"s3://{bucket}/", str(dst), "--endpoint-url", endpoint, "--page-size", "25",
-            "--max-rps", "150", "--cluster", dask_procs.address]
+            "--max-rps", "100", "--cluster", dask_procs.address]
     proc = _popen_copy(args, tmp_path, state)
     try:
         assert proc.stdout is not None
