@@ -116,7 +116,10 @@ class Cluster:
 
     def slots(self) -> int:
         """Tasks that can run at once: the sum of the workers' threads (waits for one worker)."""
-        self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+        try:
+            self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+        except (TimeoutError, OSError):
+            raise S3BulkError(f"no Dask worker joined the cluster within {CONNECT_TIMEOUT:.0f} s") from None
         info = self.client.scheduler_info(n_workers=-1) if _takes_n_workers(self.client) \
             else self.client.scheduler_info()
         return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))

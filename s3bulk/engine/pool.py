@@ -61,15 +61,16 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     `cluster` (a Dask scheduler address, "local[:N]" or a distributed.Client) runs the units as
     tasks on that cluster instead of worker processes (cluster.py); everything else is the same."""
     emit = on_event or (lambda kind, payload: None)
-    dask = None
+    dask: Any = None  # the Dask cluster connection (cluster.Cluster) when --cluster is given
     if cluster is not None:
         from .cluster import Cluster, prepare
 
-        dask = Cluster.connect(cluster)
         try:
+            dask = Cluster.connect(cluster)
             plan = prepare(dask, plan)  # workers = the cluster's task slots
         except BaseException:
-            dask.close()
+            if dask is not None:
+                dask.close()
             if journal is not None:  # nothing ran: a new journal goes, a resumed one stays
                 journal.finish(complete=not journal.resumed)
             raise
