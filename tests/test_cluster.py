@@ -248,3 +248,21 @@ def test_worker_without_the_shared_destination_is_refused(cli, s3, bucket, tmp_p
         island.send_signal(signal.SIGKILL)
         island.wait(30)
         _wait_for("the island worker to leave", lambda: "island" not in dask_procs.names())
+
+
+def test_api_takes_a_client_and_leaves_it_open(s3, bucket, tmp_path, endpoint, dask_procs):
+    """s3bulk.copy(..., cluster=Client): the same result as the command line; the caller's client
+    is still usable afterwards."""
+    import s3bulk
+    from s3bulk.engine.plan import TransferOptions
+    from s3bulk.urls import S3Options
+
+    objects = _tree(120)
+    put_tree(s3, bucket, objects)
+    dst = tmp_path / "api"
+    summary = s3bulk.copy(f"s3://{bucket}/", str(dst), src_s3=S3Options(endpoint_url=endpoint),
+                          options=TransferOptions(page_size=40), cluster=dask_procs.client)
+    assert summary.ok and summary.counters.done == len(objects), summary
+    assert summary.workers == len(dask_procs.names())  # the cluster's task slots
+    assert read_tree(dst) == objects
+    assert dask_procs.client.submit(sum, [1, 2]).result(timeout=60) == 3
