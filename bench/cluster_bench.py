@@ -13,7 +13,7 @@ one listing chain. DST is a directory on tmpfs (/dev/shm), emptied before each r
 CPU is user + system time of the whole tree: the driver waits for its worker processes (and a
 LocalCluster's nannies for theirs) before exiting, so wait4() on it returns all of it. The servers
 (LocalStack, `s3bulk serve`) run on the same cores and are not counted. A markdown table goes to
-stdout and JSON to bench/results/cluster-<date>.json.
+stdout and JSON to bench/results/cluster-<date>-<source>-<files>.json.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def main() -> None:
           f"({100 * (per_object['cluster'] - per_object['pool']) / per_object['cluster']:+.1f}%).")
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"cluster-{date.today()}.json").write_text(json.dumps(
+    (out / f"cluster-{date.today()}-{args.source}-{args.files}.json").write_text(json.dumps(
         {"date": str(date.today()), "machine": platform.platform(), "cores": os.cpu_count(), "source": args.source,
          "files": args.files, "size": args.size, "workers": args.workers, "rows": rows, "empty_rows": empty}, indent=2))
     if not all(r["complete_and_correct"] for r in rows + empty):
