@@ -156,6 +156,21 @@ def test_sync_delete_on_a_scheduler_with_two_workers(cli, s3, bucket, tmp_path, 
     assert again.summary["copied"] == 0 and again.summary["skipped"] == len(objects), again.summary
 
 
+def test_list_get_server_chain_on_a_scheduler(cli, tmp_path, listget_server, dask_procs):
+    """A token-paged source (`s3bulk serve`) is listed by the driver, page after page, while the
+    tasks copy the pages: every file arrives whole, none twice, the journal goes with the run."""
+    url = listget_server("--synthetic", "400", "--size", "64", "--page-size", "20", "--processes", "1")
+    dst = tmp_path / "dst"
+    run = cli("copy", url + "/", str(dst), "--json", "--page-size", "20", "--cluster", dask_procs.address)
+    _copy_ok(run)
+    files = sorted(os.listdir(dst))
+    assert len(files) == 400 and run.summary["copied"] == 400 and run.summary["listed"] == 400, run.summary
+    for name in files:
+        body = (dst / name).read_bytes()
+        assert len(body) == 64 and body.startswith(name.encode() + b"\n"), name
+    assert run.summary["journal"] is None
+
+
 def _popen_copy(args: list[str], tmp_path: Path, state: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "s3bulk", "copy", *args, "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,

@@ -336,6 +336,12 @@ class ClusterHandle:
         self._forced = False
         self._done_q: queue.Queue[Any] = queue.Queue()
         self.cpu = 0.0  # the tasks' own threads; the workers' processes are measured at the end
+        # A list/get server pages by token: one chain. Tasks report only when they end, so a chain
+        # listed by its tasks would advance one task at a time; the driver lists it instead, hands
+        # each page's rest on at once, and a task copies the page (listing it again by its token).
+        self.lister = _ChainLister(plan) if plan.src.kind == "http" and plan.manifest is None \
+            and plan.single_key is None else None
+        self._rests: dict[WorkUnit, WorkUnit | None] = {}  # units listed here -> the rest handed on
         self._usage_start = cluster.usage()
         self.thread = threading.Thread(target=self._main, name="s3bulk-cluster", daemon=True)
         self.thread.start()
@@ -375,6 +381,10 @@ class ClusterHandle:
                         for unit in batch:
                             self.events_q.put(("abandoned", 0, unit, False))
                         continue
+                    if self.lister is not None:
+                        batch = [unit for unit in batch if self._list_here(unit)]
+                        if not batch:
+                            break
                     fut = self.client.submit(run_units, self.plan, batch, self.budget, self.resume,
                                              pure=False, key=f"s3bulk-units-{uuid.uuid4().hex}")
                     inflight[fut] = batch
@@ -383,8 +393,8 @@ class ClusterHandle:
                     if closed:
                         break
                     continue
-                try:
-                    fut = self._done_q.get(timeout=0.1)
+                try:  # the driver's listing waits on units coming back: look for them often
+                    fut = self._done_q.get(timeout=0.1 if self.lister is None else 0.01)
                 except queue.Empty:
                     continue
                 batch = inflight.pop(fut, None)
@@ -400,7 +410,9 @@ class ClusterHandle:
                     pass
                 for batch in inflight.values():
                     for unit in batch:
-                        self.events_q.put(("abandoned", 0, unit, False))
+                        self.events_q.put(("abandoned", 0, unit, unit in self._rests))
+            if self.lister is not None:
+                self.lister.close()
             self.events_q.put(("exit", 0, *self._workers_usage()))
 
     def _workers_usage(self) -> tuple[int, float]:
@@ -429,16 +441,33 @@ class ClusterHandle:
         except queue.Empty:
             return units, False
 
+    def _list_here(self, unit: WorkUnit) -> bool:
+        """List the unit's page in the driver and hand its rest on at once (False: it failed,
+        and the run is stopping with a fatal error)."""
+        assert self.lister is not None
+        try:
+            rest = self.lister.rest_of(unit)
+        except S3BulkError as exc:
+            self.events_q.put(("fatal", 0, f"listing failed: {exc}", exc.exit_code))
+            return False
+        self._rests[unit] = rest
+        self.events_q.put(("listed", 0, unit, [rest] if rest is not None else []))
+        return True
+
     def _report(self, fut: Any, batch: list[WorkUnit]) -> None:
         if fut.status == "finished":
             messages, cpu = fut.result()
             self.cpu += cpu
             for msg in messages:
+                if msg[0] in ("listed", "done") and msg[2] in self._rests:
+                    if msg[0] == "listed":
+                        continue  # the driver listed it and handed its rest on already
+                    msg = (*msg[:3], self._rests.pop(msg[2]), *msg[4:])  # the rest the journal must see
                 self.events_q.put(msg)
             return
         if fut.status == "cancelled" or self._forced:
             for unit in batch:
-                self.events_q.put(("abandoned", 0, unit, False))
+                self.events_q.put(("abandoned", 0, unit, unit in self._rests))
             if not self._forced:
                 self.events_q.put(("fatal", 0, "cluster: a task was cancelled (scheduler lost?)", 3))
             return
@@ -447,6 +476,47 @@ class ClusterHandle:
         except Exception as e:
             exc = e
         self.events_q.put(("fatal", 0, f"cluster task failed: {type(exc).__name__}: {exc}", 3))
+
+
+class _ChainLister:
+    """Lists pages of a token-paged source in the driver, in an event loop of its own thread."""
+
+    def __init__(self, plan: Plan) -> None:
+        from .worker import _new_loop
+
+        self.plan = plan
+        self.store: Any = None
+        self.loop = _new_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="s3bulk-cluster-list", daemon=True)
+        self.thread.start()
+
+    async def _rest(self, unit: WorkUnit) -> WorkUnit | None:
+        from ..stores import open_store
+
+        if self.store is None:
+            self.store = await open_store(self.plan.src, self.plan.options.store_options())
+        page = await self.store.list_page(self.plan.src.prefix, unit, self.plan.options.page_size)
+        return unit.rest(page)
+
+    def rest_of(self, unit: WorkUnit) -> WorkUnit | None:
+        """What follows the unit's first page (None: that page is the last)."""
+        import asyncio
+
+        return asyncio.run_coroutine_threadsafe(self._rest(unit), self.loop).result()
+
+    def close(self) -> None:
+        import asyncio
+
+        async def shut() -> None:
+            if self.store is not None:
+                await self.store.close()
+
+        try:
+            asyncio.run_coroutine_threadsafe(shut(), self.loop).result(5)
+        except Exception:
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
 
 
 def replace_log_dir(resume: Any) -> Any:
