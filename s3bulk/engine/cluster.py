@@ -16,6 +16,11 @@ units done, the uploads it opened and closed, and its counters and failures adde
 At most `2 x task slots` tasks are in flight (one running and one waiting per Dask worker thread),
 each with at most `pages_ahead` units, and the coordinator's own bound on units holds as before.
 
+A task reports only when it ends, so the rest of a unit it listed reaches the coordinator late. S3
+and local sources split the key space into many units, which hides that; a list/get server pages
+by token in one chain, so for it the driver lists each page itself (_ChainLister), hands the rest
+on at once, and the task copies the page (listing it again by the same token).
+
 Worker loss: Dask runs the lost worker's tasks again elsewhere; a task's messages come back only
 from the run that finished, and copying a key again is safe (atomic local writes, whole-object
 PUTs, multipart parts sent again), so nothing is lost or counted twice. A driver that dies leaves a
@@ -42,7 +47,7 @@ from .plan import Plan
 INSTALL_HINT = "--cluster needs Dask distributed: pip install 's3bulk[dask]'"
 CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler
 # A LocalCluster's workers without the statistical profiler (it samples every thread's stack every
-# 10 ms: measured as a good part of an idle-looking worker's CPU) and with a slower system monitor.
+# 10 ms, CPU spent on nothing s3bulk uses) and with a slower system monitor.
 # Workers of a cluster of your own: DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False.
 QUIET_WORKERS = {"distributed.worker.profile.enabled": False,
                  "distributed.admin.system-monitor.interval": "2s"}
