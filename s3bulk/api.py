@@ -20,7 +20,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
          journal: str | None = None, resume: bool = False, files_from: str | None = None,
          files_from_format: str = "auto", include: Sequence[str] = (), exclude: Sequence[str] = (),
-         filters: FilterRules | None = None) -> Summary:
+         filters: FilterRules | None = None, cluster: Any = None) -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
     nothing could start (bad URL, bad option: UsageError, missing bucket, ...); per-object failures
     are in the Summary.
@@ -34,6 +34,9 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     when there is none, or it belongs to another run). A complete run removes its journal.
     files_from: copy the keys this manifest names instead of listing SRC (see `--files-from`).
     include / exclude / filters: as `--include` / `--exclude` (filters keeps their order).
+    cluster: run the work units as tasks on a Dask cluster: a scheduler address (tcp://host:8786),
+    "local" / "local:N" (a LocalCluster of N worker processes), or a distributed.Client (left open).
+    Needs `pip install 's3bulk[dask]'` (UsageError otherwise).
     on_event(kind, payload): "progress" (engine.pool.Progress: counters, listing_done, elapsed),
     "failure" (model.Failure), "stopping".
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
@@ -41,7 +44,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     return _run("copy", src, dst, None, options=options, src_s3=src_s3, dst_s3=dst_s3, on_event=on_event,
                 max_memory=max_memory, start=start, should_stop=should_stop, journal=journal, resume=resume,
                 files_from=files_from, files_from_format=files_from_format,
-                filters=_filters(include, exclude, filters))
+                filters=_filters(include, exclude, filters), cluster=cluster)
 
 
 def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, compare: str = "default",
@@ -49,7 +52,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
          on_event: Callable[[str, Any], None] | None = None, max_memory: int | str | None = None,
          journal: str | None = None, resume: bool = False, include: Sequence[str] = (),
-         exclude: Sequence[str] = (), filters: FilterRules | None = None) -> Summary:
+         exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: Any = None) -> Summary:
     """Make DST hold what SRC holds, as `s3bulk sync`: copy what is missing or different, skip
     what is equal, and with delete=True remove DST keys SRC lacks (not those filtered out).
     compare: "default" (size, or SRC newer), "size-only", "exact-timestamps" or "checksum".
@@ -67,7 +70,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
                                filters=rules)
     return _run("sync", src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                 on_event=on_event, max_memory=max_memory, journal=None if dry_run else journal, resume=resume,
-                filters=rules)
+                filters=rules, cluster=cluster)
 
 
 async def acopy(src: str, dst: str, **kwargs: Any) -> Summary:
@@ -99,7 +102,7 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
          max_memory: int | str | None, journal: str | None, resume: bool, filters: Filters,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
          files_from: str | None = None, files_from_format: str = "auto", default_journal: bool = False,
-         around_run: Callable[[], Any] | None = None) -> Summary:
+         around_run: Callable[[], Any] | None = None, cluster: Any = None) -> Summary:
     """The one orchestration path under the CLI, the API, the Lambda handler and the cluster
     driver: options fitted to a memory budget, the manifest (stdin spooled), the plan, the journal
     (`default_journal`: the per-run default path when `journal` is None, as the CLI keeps one),
@@ -113,6 +116,10 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
     from .errors import UsageError
 
     options = options or TransferOptions()
+    if cluster is not None:
+        from .engine.cluster import import_distributed
+
+        import_distributed()  # one clear error before any work
     if max_memory is not None:
         from .engine.budget import fit_to_budget
         from .sizes import parse_size
@@ -140,7 +147,8 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
             path = os.path.abspath(os.path.expanduser(journal)) if journal else default_path(plan, command)
             run_journal = Journal.open(path, plan, command, resume=resume)
         with around_run() if around_run is not None else contextlib.nullcontext():
-            summary = run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal)
+            summary = run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal,
+                               cluster=cluster)
     finally:
         if spooled:
             os.unlink(spooled)

@@ -104,6 +104,7 @@ JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the 
 NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 CopyPartSize = Annotated[str, O(hidden=True)]
 FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
+Cluster = Annotated[Optional[str], O("--cluster", metavar="ADDRESS", help="run the work units as tasks on a Dask cluster: its scheduler (tcp://host:8786) or local[:N] (N worker processes here); needs pip install 's3bulk[dask]'")]
 FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv), lines, or csv: S3 Batch Operations rows bucket,key with URL-encoded keys")]
 _NET_HELP = "Retries and rate"
 Retries = Annotated[int, O("--retries", metavar="N", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=_NET_HELP)]
@@ -131,7 +132,7 @@ def copy(
     resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
-    files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto",
+    files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object)."""
     _execute("copy", **locals())
@@ -161,7 +162,7 @@ def sync(
     resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
-    files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto",
+    files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
@@ -210,7 +211,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
-             files_from_format: str = "auto") -> None:
+             files_from_format: str = "auto", cluster: Optional[str] = None) -> None:
     """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
     with the documented code. Everything but parsing and rendering lives in the API."""
     import contextlib
@@ -221,6 +222,10 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     from ..engine.plan import TransferOptions
     from .render import make_renderer
 
+    if cluster is not None:
+        from ..engine.cluster import import_distributed
+
+        import_distributed()  # without the extra: one line saying how to install it, exit 2
     base = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
     src_s3 = _side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request)
     dst_s3 = _side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request)
@@ -261,7 +266,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
                        if max_memory is not None else None,
                        journal=None if no_journal else journal, default_journal=not no_journal,
                        resume=resume, filters=_filters(_ARGV, include, exclude), files_from=files_from,
-                       files_from_format=files_from_format, around_run=around_run)
+                       files_from_format=files_from_format, around_run=around_run, cluster=cluster)
     except S3BulkError as exc:
         renderer.error(str(exc))
         raise typer.Exit(exc.exit_code)

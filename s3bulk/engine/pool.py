@@ -46,7 +46,7 @@ class Progress:
 
 def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool | None = None,
              start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
-             journal: Any = None) -> Summary:
+             journal: Any = None, cluster: Any = None) -> Summary:
     """Run a plan to the end and return its summary. `on_event(kind, payload)` sees
     "progress" (Progress) about four times a second, "failure" (Failure) as they come, and
     "stopping" (None) when a first Ctrl-C or SIGTERM begins a graceful stop.
@@ -56,8 +56,24 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     set to the unit a later run should start from (None when everything was done).
 
     `journal` (an open journal.Journal) records finished units and open uploads; when it was opened
-    to resume, the run starts from the units it has not finished and skips the rest."""
+    to resume, the run starts from the units it has not finished and skips the rest.
+
+    `cluster` (a Dask scheduler address, "local[:N]" or a distributed.Client) runs the units as
+    tasks on that cluster instead of worker processes (cluster.py); everything else is the same."""
     emit = on_event or (lambda kind, payload: None)
+    dask: Any = None  # the Dask cluster connection (cluster.Cluster) when --cluster is given
+    if cluster is not None:
+        from .cluster import Cluster, prepare
+
+        try:
+            dask = Cluster.connect(cluster)
+            plan = prepare(dask, plan)  # workers = the cluster's task slots
+        except BaseException:
+            if dask is not None:
+                dask.close()
+            if journal is not None:  # nothing ran: a new journal goes, a resumed one stays
+                journal.finish(complete=not journal.resumed)
+            raise
     opts = plan.options
     workers = opts.resolved_workers()
     if in_process is None:
@@ -90,7 +106,13 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             resume_info = ResumeInfo(log_dir=log_dir)
 
     signals = _Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
-    if in_process:
+    if dask is not None:
+        from .cluster import ClusterHandle
+
+        units_q = queue.Queue(maxsize=workers * 4 + 4)
+        events_q = queue.Queue(maxsize=1024)
+        handles = [ClusterHandle(dask, plan, units_q, events_q, budget, resume_info)]
+    elif in_process:
         from .worker import ThreadHandle
 
         units_q: Any = queue.Queue(maxsize=workers * 4 + 4)
@@ -266,6 +288,8 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             if complete:
                 summary.journal = None
         signals.restore()  # only now: a further Ctrl-C cannot cut the journal's last commit short
+        if dask is not None:
+            dask.close()
 
     summary.resumed_skipped += summary.counters.resumed
     summary.resumed_skipped_bytes += summary.counters.resumed_bytes

@@ -1,0 +1,532 @@
+"""Run a plan's work units as tasks on a Dask distributed cluster (`--cluster`, issue 12).
+
+Why Dask and not a cluster of our own: it is pip-installable, reschedules the tasks of a worker
+that dies, runs in-process for tests (LocalCluster), and people already run it (dask ssh,
+dask-kubernetes, dask-jobqueue). s3bulk's key-range unit is already the task.
+
+How it fits the coordinator (pool.run_plan): the cluster is one more kind of worker handle. The
+coordinator keeps its frontier, its journal, its progress display and its `handle(msg)` exactly as
+for worker processes; the handle's thread takes units from the coordinator's queue, submits them in
+small batches as tasks (`run_units`), and puts every message a finished task returns into the
+coordinator's event queue. Inside a Dask worker a task runs the same Worker class as a worker
+process (its event loop, bounded transfers, retries, AIMD) over plain in-process queues holding the
+batch, and returns what it would have sent: what each unit listed (the pieces still to list), the
+units done, the uploads it opened and closed, and its counters and failures added up.
+
+At most `2 x task slots` tasks are in flight (one running and one waiting per Dask worker thread),
+each with at most `pages_ahead` units, and the coordinator's own bound on units holds as before.
+
+A task reports only when it ends, so the rest of a unit it listed reaches the coordinator late. S3
+and local sources split the key space into many units, which hides that; a list/get server pages
+by token in one chain, so for it the driver lists each page itself (_ChainLister), hands the rest
+on at once, and the task copies the page (listing it again by the same token).
+
+Worker loss: Dask runs the lost worker's tasks again elsewhere; a task's messages come back only
+from the run that finished, and copying a key again is safe (atomic local writes, whole-object
+PUTs, multipart parts sent again), so nothing is lost or counted twice. A driver that dies leaves a
+journal with the units whose every object was copied: `--resume` does the rest.
+
+Credentials never travel: the plan holds URLs, endpoints, profile and region names, no secrets;
+every Dask worker resolves its own (environment, profile, instance role).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from ..errors import S3BulkError, UsageError
+from ..model import Counters, WorkUnit
+from .plan import Plan
+
+INSTALL_HINT = "--cluster needs Dask distributed: pip install 's3bulk[dask]'"
+CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler
+# A LocalCluster's workers without the statistical profiler (it samples every thread's stack every
+# 10 ms, CPU spent on nothing s3bulk uses) and with a slower system monitor.
+# Workers of a cluster of your own: DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False.
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False,
+                 "distributed.admin.system-monitor.interval": "2s"}
+
+
+def import_distributed() -> Any:
+    """The distributed module, or one UsageError line saying how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+    return distributed
+
+
+class Cluster:
+    """A connection to a Dask cluster for one run: the Client, and the LocalCluster when we
+    started one (closed with the run); a Client the caller passed in is left open."""
+
+    def __init__(self, client: Any, owned: list[Any]) -> None:
+        self.client = client
+        self._owned = owned
+
+    @classmethod
+    def connect(cls, spec: Any) -> "Cluster":
+        """`spec`: a distributed.Client, "local" / "local:N" (a LocalCluster of N worker processes,
+        one thread each; N defaults to the cores), or a scheduler address (tcp://host:8786)."""
+        distributed = import_distributed()
+        if isinstance(spec, distributed.Client):
+            return cls(spec, [])
+        if not isinstance(spec, str) or not spec.strip():
+            raise UsageError(f"invalid --cluster {spec!r}: expected local[:N] or a scheduler address "
+                             "such as tcp://host:8786")
+        spec = spec.strip()
+        if spec == "local" or spec.startswith("local:"):
+            n_text = spec[6:] or str(os.cpu_count() or 1)
+            if not n_text.isdigit() or int(n_text) < 1:
+                raise UsageError(f"invalid --cluster {spec!r}: local:N needs N >= 1 worker processes")
+            return cls._local(distributed, int(n_text))
+        if "://" not in spec and ":" not in spec:
+            raise UsageError(f"invalid --cluster {spec!r}: expected local[:N] or a scheduler address "
+                             "such as tcp://host:8786")
+        try:
+            client = distributed.Client(spec, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise S3BulkError(f"cannot reach the Dask scheduler at {spec}: {exc}") from None
+        return cls(client, [client])
+
+    @classmethod
+    def _local(cls, distributed: Any, n: int) -> "Cluster":
+        import logging
+        import signal
+
+        import dask
+
+        # worker processes inherit a blocked SIGINT: a Ctrl-C is the coordinator's to interpret
+        # (graceful stop), as for its own worker processes
+        masked = threading.current_thread() is threading.main_thread()
+        if masked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            with dask.config.set(QUIET_WORKERS):  # the nannies hand this config to their workers
+                lc = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                              dashboard_address=None, silence_logs=logging.ERROR)
+            client = distributed.Client(lc, set_as_default=False)
+        except OSError as exc:
+            raise S3BulkError(f"cannot start a local Dask cluster: {exc}") from None
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        return cls(client, [client, lc])
+
+    def slots(self) -> int:
+        """Tasks that can run at once: the sum of the workers' threads (waits for one worker)."""
+        try:
+            self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+        except (TimeoutError, OSError):
+            raise S3BulkError(f"no Dask worker joined the cluster within {CONNECT_TIMEOUT:.0f} s") from None
+        info = self.client.scheduler_info(n_workers=-1) if _takes_n_workers(self.client) \
+            else self.client.scheduler_info()
+        return max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+
+    def usage(self) -> dict[str, tuple[float, int]]:
+        """(CPU seconds so far, peak RSS bytes) of each worker process, by address (those that
+        answer within a few seconds: this must not hang a run that is ending)."""
+        out: dict[str, tuple[float, int]] = {}
+
+        def ask() -> None:
+            try:
+                out.update(self.client.run(_process_usage, on_error="ignore"))
+            except Exception:
+                pass
+
+        t = threading.Thread(target=ask, daemon=True)
+        t.start()
+        t.join(5.0)
+        return dict(out)
+
+    def close(self) -> None:
+        for thing in self._owned:
+            try:
+                thing.close()
+            except Exception:
+                pass
+
+
+def _process_usage() -> tuple[float, int]:
+    import resource
+
+    from ..memory import peak_rss_bytes
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime, peak_rss_bytes()
+
+
+def _takes_n_workers(client: Any) -> bool:
+    import inspect
+
+    try:
+        return "n_workers" in inspect.signature(client.scheduler_info).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def prepare(cluster: Cluster, plan: Plan) -> Plan:
+    """Check the plan can run on this cluster and return it with `workers` set to the cluster's
+    task slots, so that --max-rps, --max-bandwidth and --max-buffer are shared out among them
+    (stores/resilient.py divides by `workers`)."""
+    for loc in (plan.src, plan.dst):
+        if loc.kind == "memory":
+            raise UsageError(f"{loc.display} lives in one process: it cannot be used with --cluster")
+    if plan.sync is not None and plan.sync.dry_run:
+        raise UsageError("--dry-run prints from the workers: run it without --cluster (it copies nothing)")
+    slots = cluster.slots()
+    cluster.client.run(_warm, plan)  # every worker at once, not task by task
+    _probe(cluster, plan)
+    return replace(plan, options=replace(plan.options, workers=slots))
+
+
+def _warm(plan: Plan) -> None:
+    """Open and close the plan's stores once in a worker process: the imports and botocore's
+    parsed S3 model (seconds of CPU the first time, cached per process) are then paid by all
+    workers at once up front, not by the first tasks one after another."""
+    import asyncio
+
+    from ..stores import open_store
+    from . import transfer, worker  # noqa: F401
+
+    async def touch() -> None:
+        for loc in (plan.src, plan.dst):
+            try:
+                store = await open_store(loc, plan.options.store_options())
+                await store.close()
+            except Exception:
+                pass  # the task will say what is wrong
+
+    t = threading.Thread(target=asyncio.run, args=(touch(),))  # client.run calls us on the worker's loop
+    t.start()
+    t.join()
+
+
+def _probe(cluster: Cluster, plan: Plan) -> None:
+    """Local paths must be one shared filesystem: every worker writes a probe file in a local
+    DST and then sees every other worker's; a local SRC and a --files-from file must exist on
+    every worker."""
+    needs: list[str] = []
+    if plan.src.kind == "local":
+        needs.append(plan.src.bucket)
+    if plan.manifest is not None:
+        needs.append(plan.manifest)
+    dst_dir = plan.dst.bucket if plan.dst.kind == "local" else None
+    if not needs and dst_dir is None:
+        return
+    client = cluster.client
+    token = uuid.uuid4().hex[:12]
+    try:
+        first = client.run(_probe_write, needs, dst_dir, token)
+        problems = {f"Dask worker {addr}": why for addr, (why, _) in first.items() if why}
+        names = [name for why, name in first.values() if name]
+        if not problems and dst_dir is not None:
+            seen = client.run(_probe_see, dst_dir, names)
+            problems = {f"Dask worker {addr}": why for addr, why in seen.items() if why}
+            if not problems and os.path.isdir(dst_dir) and _probe_see(dst_dir, names):
+                problems = {"the Dask workers": f"write {dst_dir} where this machine does not see it"}
+    finally:
+        if dst_dir is not None:
+            try:
+                client.run(_probe_clean, dst_dir, token)
+            except Exception:
+                pass
+    if problems:
+        who, why = sorted(problems.items())[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UsageError(f"--cluster: {who}{more} {why}; local paths must be on a "
+                         "filesystem every worker shares")
+
+
+def _probe_write(needs: list[str], dst_dir: str | None, token: str) -> tuple[str, str]:
+    """On each worker: (problem or "", name of the probe file written or "")."""
+    for path in needs:
+        if not os.path.exists(path):
+            return f"does not see {path}", ""
+    if dst_dir is None:
+        return "", ""
+    name = f".s3bulk-probe-{token}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        os.makedirs(dst_dir, exist_ok=True)
+        with open(os.path.join(dst_dir, name), "wb"):
+            pass
+    except OSError as exc:
+        return f"cannot write in {dst_dir} ({exc.strerror or exc})", ""
+    return "", name
+
+
+def _probe_see(dst_dir: str, names: list[str]) -> str:
+    missing = [n for n in names if not os.path.exists(os.path.join(dst_dir, n))]
+    return f"does not see what other workers wrote in {dst_dir}" if missing else ""
+
+
+def _probe_clean(dst_dir: str, token: str) -> None:
+    try:
+        for name in os.listdir(dst_dir):
+            if name.startswith(f".s3bulk-probe-{token}-"):
+                try:
+                    os.unlink(os.path.join(dst_dir, name))
+                except OSError:
+                    pass
+    except OSError:
+        pass
+
+
+class _Collector:
+    """The Worker's event queue inside a task: keeps its messages in order, with the periodic
+    progress reports added into one."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple] = []
+        self.counters = Counters()
+        self.failures: list[Any] = []
+
+    def put(self, msg: tuple, *args: Any, **kwargs: Any) -> None:
+        if msg[0] == "progress":
+            self.counters.add(msg[2])
+            self.failures.extend(msg[3])
+        else:
+            self.messages.append(msg)
+
+    def result(self) -> list[tuple]:
+        # a task's request concurrency is gone when it ends: report none (its delta would pile up)
+        self.counters.concurrency = 0
+        return [("progress", 0, self.counters, self.failures), *self.messages]
+
+
+def run_units(plan: Plan, units: list[WorkUnit], budget: int, resume: Any) -> tuple[list[tuple], float]:
+    """A Dask task: run the Worker over `units` in this thread's own event loop and return its
+    messages (as worker.py documents them) and the CPU seconds this thread used."""
+    from .worker import Worker, _new_loop
+
+    cpu = time.thread_time()
+    units_q: queue.Queue[WorkUnit | None] = queue.Queue()
+    for unit in units:
+        units_q.put(unit)
+    units_q.put(None)
+    events = _Collector()
+    worker = Worker(plan, 0, units_q, events, budget, None, resume)
+    loop = _new_loop()
+    try:
+        loop.run_until_complete(worker.run())
+    finally:
+        loop.close()
+    return events.result(), time.thread_time() - cpu
+
+
+class ClusterHandle:
+    """The cluster as one worker of the coordinator, looking like a Process to it (is_alive,
+    exitcode, terminate, join, kill, request_stop): a thread that turns units from `units_q`
+    into tasks and their results into messages on `events_q`."""
+
+    def __init__(self, cluster: Cluster, plan: Plan, units_q: Any, events_q: Any, budget: int,
+                 resume: Any) -> None:
+        self.cluster = cluster
+        self.client = cluster.client
+        self.plan = plan
+        self.units_q = units_q
+        self.events_q = events_q
+        self.budget = budget
+        self.resume = resume if resume is None else replace_log_dir(resume)
+        opts = plan.options
+        self.max_tasks = 2 * opts.resolved_workers()
+        self.batch = max(1, opts.pages_ahead)
+        self._stopping = False
+        self._forced = False
+        self._done_q: queue.Queue[Any] = queue.Queue()
+        self.cpu = 0.0  # the tasks' own threads; the workers' processes are measured at the end
+        # A list/get server pages by token: one chain. Tasks report only when they end, so a chain
+        # listed by its tasks would advance one task at a time; the driver lists it instead, hands
+        # each page's rest on at once, and a task copies the page (listing it again by its token).
+        self.lister = _ChainLister(plan) if plan.src.kind == "http" and plan.manifest is None \
+            and plan.single_key is None else None
+        self._rests: dict[WorkUnit, WorkUnit | None] = {}  # units listed here -> the rest handed on
+        self._usage_start = cluster.usage()
+        self.thread = threading.Thread(target=self._main, name="s3bulk-cluster", daemon=True)
+        self.thread.start()
+
+    # --- what the coordinator calls -------------------------------------------------------
+    def request_stop(self) -> None:
+        """Graceful stop: submit nothing more; tasks running finish and report."""
+        self._stopping = True
+
+    def terminate(self) -> None:
+        """Stop at once: cancel the tasks (their units are not journaled: a resume redoes them)."""
+        self._stopping = self._forced = True
+
+    kill = terminate
+
+    def is_alive(self) -> bool:
+        return self.thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> None:
+        self.thread.join(timeout)
+
+    @property
+    def exitcode(self) -> int | None:
+        return None if self.thread.is_alive() else 0
+
+    # --- the thread ------------------------------------------------------------------------
+    def _main(self) -> None:
+        inflight: dict[Any, list[WorkUnit]] = {}
+        closed = False  # the coordinator's None was read: no more units will come
+        try:
+            while not self._forced:
+                while not closed and len(inflight) < self.max_tasks:
+                    batch, closed = self._take(block=not inflight)
+                    if not batch:
+                        break
+                    if self._stopping:
+                        for unit in batch:
+                            self.events_q.put(("abandoned", 0, unit, False))
+                        continue
+                    if self.lister is not None:
+                        batch = [unit for unit in batch if self._list_here(unit)]
+                        if not batch:
+                            break
+                    fut = self.client.submit(run_units, self.plan, batch, self.budget, self.resume,
+                                             pure=False, key=f"s3bulk-units-{uuid.uuid4().hex}")
+                    inflight[fut] = batch
+                    fut.add_done_callback(self._done_q.put)
+                if not inflight:
+                    if closed:
+                        break
+                    continue
+                try:  # the driver's listing waits on units coming back: look for them often
+                    fut = self._done_q.get(timeout=0.1 if self.lister is None else 0.01)
+                except queue.Empty:
+                    continue
+                batch = inflight.pop(fut, None)
+                if batch is not None:
+                    self._report(fut, batch)
+        except Exception as exc:  # a bug or a lost scheduler: say so rather than hang the run
+            self.events_q.put(("fatal", 0, f"cluster: {type(exc).__name__}: {exc}", 3))
+        finally:
+            if inflight:
+                try:
+                    self.client.cancel(list(inflight))
+                except Exception:
+                    pass
+                for batch in inflight.values():
+                    for unit in batch:
+                        self.events_q.put(("abandoned", 0, unit, unit in self._rests))
+            if self.lister is not None:
+                self.lister.close()
+            self.events_q.put(("exit", 0, *self._workers_usage()))
+
+    def _workers_usage(self) -> tuple[int, float]:
+        """(sum of the worker processes' peak RSS, CPU they used during the run): all of it, Dask's
+        own work too and that of other clients sharing the cluster. The tasks' threads alone when a
+        forced stop leaves no time to ask."""
+        now = {} if self._forced else self.cluster.usage()
+        if not now:
+            return 0, self.cpu
+        cpu = sum(c - self._usage_start.get(addr, (0.0, 0))[0] for addr, (c, _) in now.items())
+        return sum(rss for _, rss in now.values()), max(self.cpu, cpu)
+
+    def _take(self, block: bool) -> tuple[list[WorkUnit], bool]:
+        """Up to `batch` units waiting in the coordinator's queue (waiting a little for the first
+        when nothing is in flight); True once its None was read."""
+        units: list[WorkUnit] = []
+        try:
+            unit = self.units_q.get(timeout=0.1) if block else self.units_q.get_nowait()
+            while True:
+                if unit is None:
+                    return units, True
+                units.append(unit)
+                if len(units) >= self.batch:
+                    return units, False
+                unit = self.units_q.get_nowait()
+        except queue.Empty:
+            return units, False
+
+    def _list_here(self, unit: WorkUnit) -> bool:
+        """List the unit's page in the driver and hand its rest on at once (False: it failed,
+        and the run is stopping with a fatal error)."""
+        assert self.lister is not None
+        try:
+            rest = self.lister.rest_of(unit)
+        except S3BulkError as exc:
+            self.events_q.put(("fatal", 0, f"listing failed: {exc}", exc.exit_code))
+            return False
+        self._rests[unit] = rest
+        self.events_q.put(("listed", 0, unit, [rest] if rest is not None else []))
+        return True
+
+    def _report(self, fut: Any, batch: list[WorkUnit]) -> None:
+        if fut.status == "finished":
+            messages, cpu = fut.result()
+            self.cpu += cpu
+            for msg in messages:
+                if msg[0] in ("listed", "done") and msg[2] in self._rests:
+                    if msg[0] == "listed":
+                        continue  # the driver listed it and handed its rest on already
+                    msg = (*msg[:3], self._rests.pop(msg[2]), *msg[4:])  # the rest the journal must see
+                self.events_q.put(msg)
+            return
+        if fut.status == "cancelled" or self._forced:
+            for unit in batch:
+                self.events_q.put(("abandoned", 0, unit, unit in self._rests))
+            if not self._forced:
+                self.events_q.put(("fatal", 0, "cluster: a task was cancelled (scheduler lost?)", 3))
+            return
+        try:
+            exc = fut.exception()
+        except Exception as e:
+            exc = e
+        self.events_q.put(("fatal", 0, f"cluster task failed: {type(exc).__name__}: {exc}", 3))
+
+
+class _ChainLister:
+    """Lists pages of a token-paged source in the driver, in an event loop of its own thread."""
+
+    def __init__(self, plan: Plan) -> None:
+        from .worker import _new_loop
+
+        self.plan = plan
+        self.store: Any = None
+        self.loop = _new_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="s3bulk-cluster-list", daemon=True)
+        self.thread.start()
+
+    async def _rest(self, unit: WorkUnit) -> WorkUnit | None:
+        from ..stores import open_store
+
+        if self.store is None:
+            self.store = await open_store(self.plan.src, self.plan.options.store_options())
+        page = await self.store.list_page(self.plan.src.prefix, unit, self.plan.options.page_size)
+        return unit.rest(page)
+
+    def rest_of(self, unit: WorkUnit) -> WorkUnit | None:
+        """What follows the unit's first page (None: that page is the last)."""
+        import asyncio
+
+        return asyncio.run_coroutine_threadsafe(self._rest(unit), self.loop).result()
+
+    def close(self) -> None:
+        import asyncio
+
+        async def shut() -> None:
+            if self.store is not None:
+                await self.store.close()
+
+        try:
+            asyncio.run_coroutine_threadsafe(shut(), self.loop).result(5)
+        except Exception:
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def replace_log_dir(resume: Any) -> Any:
+    """The resume info for tasks: no per-object logs (they would land on the workers' disks, out
+    of the journal's reach; a resume then redoes whole unfinished pages, which is safe)."""
+    from .worker import ResumeInfo
+
+    return ResumeInfo(resume.skip_pages, resume.uploads, None, resume.done_keys)

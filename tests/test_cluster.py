@@ -1,0 +1,283 @@
+"""--cluster: the run's units as Dask tasks (engine/cluster.py), against LocalStack.
+
+A LocalCluster (`--cluster local:2`) and a real `dask scheduler` with `dask worker` processes over
+loopback: copies and syncs come out byte-identical to runs without a cluster; a Dask worker
+SIGKILLed mid-run and a driver SIGKILLed mid-run (then `--resume`) lose nothing; a worker that does
+not share the local destination is refused up front; without distributed, one line says how to
+install it. Every wait is on a condition with a generous deadline, never on a clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from conftest import ROOT, bucket_tree, put_tree, read_tree, write_tree
+
+distributed = pytest.importorskip("distributed")
+
+DEADLINE = 120.0  # seconds: for things that take one or two on an idle machine
+
+
+def _wait_for(what: str, ok: Callable[[], bool], deadline: float = DEADLINE) -> None:
+    until = time.monotonic() + deadline
+    while not ok():
+        if time.monotonic() > until:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def _tree(n: int) -> dict[str, bytes]:
+    """Keys in a few directories (several pages at --page-size 50), a non-ASCII one, varied sizes."""
+    objects = {f"d{i % 4}/obj-{i:05d}.bin": os.urandom(100 + (i * 37) % 3000) for i in range(n)}
+    objects["ünï/çødé.txt"] = "unicode ✓".encode()
+    return objects
+
+
+class DaskProcs:
+    """A `dask scheduler` and `dask worker` processes started over loopback, killed at teardown."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.procs: list[subprocess.Popen] = []
+        sched_file = tmp / "scheduler.json"
+        self.scheduler = self._start([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                                      "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                      "--scheduler-file", str(sched_file)], "scheduler")
+        _wait_for("the scheduler", lambda: sched_file.exists() and sched_file.stat().st_size > 0)
+        self.address = json.loads(sched_file.read_text())["address"]
+        self.client = distributed.Client(self.address, timeout=60, set_as_default=False)
+
+    def _start(self, argv: list[str], name: str, prefix: list[str] | None = None) -> subprocess.Popen:
+        log = open(self.tmp / f"{name}.log", "wb")
+        proc = subprocess.Popen([*(prefix or []), *argv], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+                                start_new_session=True)
+        self.procs.append(proc)
+        return proc
+
+    def worker(self, name: str, prefix: list[str] | None = None) -> subprocess.Popen:
+        """Start one single-threaded worker without a nanny (its pid is the worker's: SIGKILL kills it)."""
+        return self._start([sys.executable, "-m", "distributed.cli.dask_worker", self.address,
+                            "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", name,
+                            "--host", "127.0.0.1", "--local-directory", str(self.tmp / name)], name, prefix)
+
+    def names(self) -> set[str]:
+        return {str(w.get("name")) for w in self.client.scheduler_info(n_workers=-1)["workers"].values()}
+
+    def address_of(self, name: str) -> str | None:
+        for addr, w in self.client.scheduler_info(n_workers=-1)["workers"].items():
+            if str(w.get("name")) == name:
+                return addr
+        return None
+
+    def idle(self) -> bool:
+        """No task of any run is still running (a killed driver's tasks finish on their own)."""
+        return not any(self.client.processing().values())
+
+    def close(self) -> None:
+        self.client.close()
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(30)
+
+
+@pytest.fixture(scope="module")
+def dask_procs(tmp_path_factory, aws_env):
+    procs = DaskProcs(tmp_path_factory.mktemp("dask"))
+    try:
+        procs.worker("w1")
+        procs.worker("w2")
+        _wait_for("two workers", lambda: {"w1", "w2"} <= procs.names())
+        yield procs
+    finally:
+        procs.close()
+
+
+def _copy_ok(run) -> None:
+    assert run.code == 0, run
+    assert "Traceback" not in run.err, run.err
+
+
+def test_cluster_option_without_distributed_is_one_line(cli, bucket, tmp_path):
+    """Without the extra: one line saying how to install it, exit 2, no traceback."""
+    code = ("import sys; sys.modules['distributed'] = None; sys.argv[0] = 's3bulk'; "
+            "from s3bulk.cli import main; main()")
+    proc = subprocess.run([sys.executable, "-c", code, "copy", str(tmp_path), f"s3://{bucket}/x",
+                           "--cluster", "local:2"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2, proc
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 's3bulk[dask]'" in lines[0], proc.stderr
+
+
+def test_local_cluster_copies_both_ways_like_a_run_without(cli, s3, make_bucket, tmp_path):
+    """local -> S3 and S3 -> local with --cluster local:2 give the same bytes as the built-in pool."""
+    objects = _tree(240)
+    src = tmp_path / "src"
+    write_tree(src, objects)
+    plain, clustered = make_bucket(), make_bucket()
+    _copy_ok(cli("copy", str(src), f"s3://{plain}/p/", "-q", "--page-size", "50", "--no-journal"))
+    run = cli("copy", str(src), f"s3://{clustered}/p/", "--json", "--page-size", "50", "--cluster", "local:2")
+    _copy_ok(run)
+    assert run.summary["copied"] == len(objects), run.summary
+    assert bucket_tree(s3, clustered, "p/") == bucket_tree(s3, plain, "p/") == objects
+
+    down = tmp_path / "down"
+    run = cli("copy", f"s3://{clustered}/p/", str(down), "--json", "--page-size", "50", "--cluster", "local:2")
+    _copy_ok(run)
+    assert run.summary["copied"] == len(objects), run.summary
+    assert read_tree(down) == objects  # no probe or temporary file left either
+
+
+def test_sync_delete_on_a_scheduler_with_two_workers(cli, s3, bucket, tmp_path, dask_procs):
+    """sync --delete through a real scheduler: DST ends as SRC, extra keys gone, equal ones skipped."""
+    objects = _tree(160)
+    put_tree(s3, bucket, objects)
+    dst = tmp_path / "dst"
+    write_tree(dst, {"d0/obj-00000.bin": objects["d0/obj-00000.bin"], "stale/old.txt": b"gone",
+                     "d1/obj-00001.bin": b"different"})
+    run = cli("sync", f"s3://{bucket}/", str(dst), "--delete", "--json", "--page-size", "50",
+              "--cluster", dask_procs.address)
+    _copy_ok(run)
+    assert read_tree(dst) == objects
+    assert run.summary["deleted"] == 1 and run.summary["skipped"] == 1, run.summary
+    assert run.summary["copied"] == len(objects) - 1, run.summary
+    again = cli("sync", f"s3://{bucket}/", str(dst), "--delete", "--json", "--page-size", "50",
+                "--cluster", dask_procs.address)
+    _copy_ok(again)
+    assert again.summary["copied"] == 0 and again.summary["skipped"] == len(objects), again.summary
+
+
+def test_list_get_server_chain_on_a_scheduler(cli, tmp_path, listget_server, dask_procs):
+    """A token-paged source (`s3bulk serve`) is listed by the driver, page after page, while the
+    tasks copy the pages: every file arrives whole, none twice, the journal goes with the run."""
+    url = listget_server("--synthetic", "400", "--size", "64", "--page-size", "20", "--processes", "1")
+    dst = tmp_path / "dst"
+    run = cli("copy", url + "/", str(dst), "--json", "--page-size", "20", "--cluster", dask_procs.address)
+    _copy_ok(run)
+    files = sorted(os.listdir(dst))
+    assert len(files) == 400 and run.summary["copied"] == 400 and run.summary["listed"] == 400, run.summary
+    for name in files:
+        body = (dst / name).read_bytes()
+        assert len(body) == 64 and body.startswith(name.encode() + b"\n"), name
+    assert run.summary["journal"] is None
+
+
+def _popen_copy(args: list[str], tmp_path: Path, state: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "s3bulk", "copy", *args, "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            start_new_session=True, env=dict(os.environ, XDG_STATE_HOME=str(state)))
+
+
+def test_worker_killed_mid_run_loses_nothing(cli, s3, bucket, tmp_path, endpoint, dask_procs):
+    """A third worker is SIGKILLed while it runs a task and after objects landed: Dask runs its task
+    again elsewhere; every object arrives, whole, and is counted once."""
+    objects = _tree(400)
+    src = tmp_path / "src"
+    write_tree(src, objects)
+    victim = dask_procs.worker("victim")
+    _wait_for("the victim worker", lambda: dask_procs.address_of("victim") is not None)
+    victim_addr = dask_procs.address_of("victim")
+    # --max-rps keeps the run going long enough to kill a worker in the middle of it
+    proc = _popen_copy([str(src), f"s3://{bucket}/", "--endpoint-url", endpoint, "--page-size", "25",
+                        "--max-rps", "100", "--cluster", dask_procs.address, "--no-journal"],
+                       tmp_path, tmp_path / "state")
+    try:
+        def victim_busy_after_some_landed() -> bool:
+            assert proc.poll() is None, proc.communicate()
+            landed = s3.list_objects_v2(Bucket=bucket, MaxKeys=1).get("KeyCount", 0)
+            return landed > 0 and bool(dask_procs.client.processing().get(victim_addr))
+
+        _wait_for("the victim to run a task after some objects landed", victim_busy_after_some_landed)
+        victim.send_signal(signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, err
+    summary = [json.loads(x) for x in out.splitlines() if '"summary"' in x][-1]
+    assert summary["copied"] == len(objects), summary
+    assert bucket_tree(s3, bucket) == objects
+
+
+def test_driver_killed_mid_run_resumes_from_its_journal(cli, s3, bucket, tmp_path, endpoint, dask_procs):
+    """The driver SIGKILLed once units were done: `--resume` on the cluster finishes the copy, and
+    DST is the same as a copy that was never interrupted."""
+    objects = _tree(400)
+    put_tree(s3, bucket, objects)
+    dst = tmp_path / "dst"
+    state = tmp_path / "state"
+    args = [f"s3://{bucket}/", str(dst), "--endpoint-url", endpoint, "--page-size", "25",
+            "--max-rps", "100", "--cluster", dask_procs.address]
+    proc = _popen_copy(args, tmp_path, state)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event["event"] == "progress" and event["copied"] > 0:
+                break
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert len(read_tree(dst)) < len(objects), "the driver was killed midway"
+    _wait_for("the killed driver's tasks to end", dask_procs.idle)
+    run = cli("copy", *args, "--json", "--resume", env={"XDG_STATE_HOME": str(state)})
+    _copy_ok(run)
+    _wait_for("the cluster to be idle", dask_procs.idle)
+    assert read_tree(dst) == objects
+
+
+def test_worker_without_the_shared_destination_is_refused(cli, s3, bucket, tmp_path, dask_procs):
+    """A worker that sees another filesystem at DST (its own tmpfs over DST's parent, in its own
+    mount namespace) makes the run refuse up front, in one line, before copying anything."""
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) for a private mount namespace")
+    private = tmp_path / "island"
+    private.mkdir()
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("cannot make a mount namespace here")
+    put_tree(s3, bucket, {"a": b"1"})
+    island = dask_procs.worker("island", prefix=[
+        "unshare", "-m", "--propagation", "private", "sh", "-c",
+        f'mount -t tmpfs none "{private}" && exec "$0" "$@"'])
+    try:
+        _wait_for("the island worker", lambda: "island" in dask_procs.names())
+        dst = private / "dst"
+        run = cli("copy", f"s3://{bucket}/", str(dst), "--cluster", dask_procs.address, "--no-journal")
+        assert run.code == 2, run
+        lines = run.err.strip().splitlines()
+        assert len(lines) == 1 and "filesystem every worker shares" in lines[0], run.err
+        assert not (dst / "a").exists()
+    finally:
+        island.send_signal(signal.SIGKILL)
+        island.wait(30)
+        _wait_for("the island worker to leave", lambda: "island" not in dask_procs.names())
+
+
+def test_api_takes_a_client_and_leaves_it_open(s3, bucket, tmp_path, endpoint, dask_procs):
+    """s3bulk.copy(..., cluster=Client): the same result as the command line; the caller's client
+    is still usable afterwards."""
+    import s3bulk
+    from s3bulk.engine.plan import TransferOptions
+    from s3bulk.urls import S3Options
+
+    objects = _tree(120)
+    put_tree(s3, bucket, objects)
+    dst = tmp_path / "api"
+    summary = s3bulk.copy(f"s3://{bucket}/", str(dst), src_s3=S3Options(endpoint_url=endpoint),
+                          options=TransferOptions(page_size=40), cluster=dask_procs.client)
+    assert summary.ok and summary.counters.done == len(objects), summary
+    assert summary.workers == len(dask_procs.names())  # the cluster's task slots
+    assert read_tree(dst) == objects
+    assert dask_procs.client.submit(sum, [1, 2]).result(timeout=60) == 3
