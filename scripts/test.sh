@@ -8,6 +8,6 @@ command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
 # bytecode now, once: some machines set PYTHONDONTWRITEBYTECODE, and then every process the tests
 # start (CLI runs, spawned workers) would compile botocore from source again (~2 s of CPU each)
 uv sync --frozen -q --compile-bytecode --extra dask  # tests/test_cluster.py needs distributed
-uv run --frozen python -m compileall -q s3bulk tests >/dev/null
+uv run --frozen --extra dask python -m compileall -q s3bulk tests >/dev/null
 bash localstack/start.sh --install
-exec uv run --frozen python -m pytest "$@"
+exec uv run --frozen --extra dask python -m pytest "$@"
