@@ -17,6 +17,8 @@ from ..engine.pool import Progress
 from ..model import Failure, Summary
 from ..sizes import human_bytes, human_duration
 
+JSON_VERSION = 1  # the --json schema (README: JSON Lines); bumped when a field changes meaning
+
 MAX_FAILURE_LINES = 50
 
 
@@ -89,6 +91,7 @@ class JsonRenderer(Renderer):
         self._last = 0.0
 
     def _write(self, obj: dict[str, Any]) -> None:
+        obj["v"] = JSON_VERSION  # last, so every line still begins {"event": ...}
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.out.flush()
 

@@ -385,14 +385,14 @@ class Worker:
         lines = []
         for e in to_copy:
             src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
-            lines.append(json.dumps({"event": "dryrun", "action": "copy", "src": src_url, "dst": dst_url},
+            lines.append(json.dumps({"event": "dryrun", "action": "copy", "src": src_url, "dst": dst_url, "v": 1},
                                     ensure_ascii=False) if opts.json_lines
                          else f"(dryrun) copy: {src_url} -> {dst_url}")
             self.counters.done += 1
             self.counters.done_bytes += e.size or 0
         for key in doomed:
             url = plan.dst.url_for(key)
-            lines.append(json.dumps({"event": "dryrun", "action": "delete", "dst": url}, ensure_ascii=False)
+            lines.append(json.dumps({"event": "dryrun", "action": "delete", "dst": url, "v": 1}, ensure_ascii=False)
                          if opts.json_lines else f"(dryrun) delete: {url}")
             self.counters.deleted += 1
         if lines:
