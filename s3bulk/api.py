@@ -146,6 +146,8 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
 
             path = os.path.abspath(os.path.expanduser(journal)) if journal else default_path(plan, command)
             run_journal = Journal.open(path, plan, command, resume=resume)
+            if run_journal.nothing_to_resume and on_event is not None:
+                on_event("notice", f"nothing to resume (no journal at {path}): starting from the beginning")
         with around_run() if around_run is not None else contextlib.nullcontext():
             summary = run_plan(plan, on_event, start=start, should_stop=should_stop, journal=run_journal,
                                cluster=cluster)

@@ -260,13 +260,21 @@ def test_multipart_interrupted_halfway(endpoint, s3, bucket, tmp_path, env):
 
 
 def test_resume_errors(tmp_path, env, cli):
-    """--resume with no journal, or with another run's journal: one line, exit 2."""
+    """--resume with no journal runs from the start (exit 0); with another run's journal: one line, exit 2."""
     src, dst, journal = tmp_path / "src", tmp_path / "dst", tmp_path / "j.sqlite"
     src.mkdir()
     (src / "a").write_bytes(b"a")
+    # no journal yet (a first run, or the last one completed): --resume runs from the start and says so,
+    # so a scheduler can put the same command line in a job and restart it as often as it likes
     r = cli("copy", str(src), str(dst), "--journal", str(journal), "--resume", env=env)
-    assert r.code == 2, r
-    assert r.err.count("\n") == 1 and "nothing to resume" in r.err, r.err
+    assert r.code == 0, r
+    assert "nothing to resume" in r.err and "starting from the beginning" in r.err, r.err
+    assert (dst / "a").read_bytes() == b"a" and not journal.exists()
+    r = cli("copy", str(src), str(dst), "--journal", str(journal), "--resume", env=env)  # again, after completion
+    assert r.code == 0, r
+    import shutil
+
+    shutil.rmtree(dst)
 
     from s3bulk.engine.journal import Journal
     from s3bulk.engine.planner import build_plan

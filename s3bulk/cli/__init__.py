@@ -234,6 +234,9 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     first_signal = _FirstSignal()
 
     def on_event(kind, payload) -> None:
+        if kind == "notice":
+            print(f"s3bulk: {payload}", file=sys.stderr, flush=True)
+            return
         if kind == "stopping":
             print("s3bulk: stopping: finishing the transfers in flight and writing the journal "
                   "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)

@@ -203,6 +203,7 @@ class Journal:
         self._by_last: dict[int, int] = {}
         self.uploads: dict[str, dict[str, Any]] = {}
         self.resumed = False  # opened with --resume: the run starts where this journal stopped
+        self.nothing_to_resume = False  # --resume found no journal: a run from the start
         self.done_keys: dict[str, int] = {}  # objects finished in units not finished (resume skips them)
         self._unlink_after_commit: list[str] = []  # per-page object logs whose unit is committed done
         self.stale_uploads: list[dict[str, Any]] = []  # from a replaced journal: to abort
@@ -214,10 +215,13 @@ class Journal:
         ident = identity_of(plan, mode)
         j = cls(path, ident, ordered=plan.src.kind != "http" and getattr(plan, "manifest", None) is None)
         exists = os.path.exists(path)
+        if resume and not exists:
+            # a first run, or the last one completed: the same command line works every time (what a
+            # scheduler restarting a job needs); the caller says so in one line
+            j._create()
+            j.nothing_to_resume = True
+            return j
         if resume:
-            if not exists:
-                raise UsageError(f"nothing to resume: no journal at {path} (the last run completed, "
-                                 "or never started); run without --resume")
             j._load(check=True)
             j.resumed = True
             j._fold_object_logs()
