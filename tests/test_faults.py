@@ -14,7 +14,7 @@ import pytest
 from conftest import read_tree, write_tree
 from faultproxy import Faults, is_object_request, s3_error
 
-N = 2000
+N = 1000
 
 
 def objects_tree(n: int) -> dict[str, bytes]:

@@ -1,4 +1,4 @@
-"""10,000 small objects from LocalStack to a local folder and back: byte-identical, memory flat.
+"""5,000 small objects from LocalStack to a local folder and back: byte-identical, memory flat.
 
 Peak RSS is what the summary reports: the sum of each process's own peak (VmHWM of the
 coordinator and of every worker), an upper bound of the whole tree's peak. It must not grow
@@ -13,10 +13,10 @@ from pathlib import Path
 
 from conftest import read_tree
 
-N_PREFIXES, PER_PREFIX, SIZE = 10, 1000, 100
+N_PREFIXES, PER_PREFIX, SIZE = 10, 500, 100
 
 
-def test_10000_objects_round_trip_in_flat_memory(cli, bucket, tmp_path):
+def test_5000_objects_round_trip_in_flat_memory(cli, bucket, tmp_path):
     src = tmp_path / "src"
     for p in range(N_PREFIXES):
         d = src / f"p{p}"
