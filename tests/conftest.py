@@ -235,9 +235,13 @@ def listget_server():
         return line.split()[-1].rstrip("/")
 
     yield start
-    for proc in procs:
+    for proc in procs:  # a busy machine may take a while to run the server's shutdown: wait, then kill
         proc.terminate()
-        proc.wait(10)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(30)
 
 
 __all__ = ["put_tree", "read_tree", "write_tree", "bucket_tree", "shutil"]

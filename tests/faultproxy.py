@@ -247,7 +247,7 @@ class FaultProxy:
     def start(self) -> "FaultProxy":
         self._thread = threading.Thread(target=self._run, daemon=True, name="faultproxy")
         self._thread.start()
-        if not self._ready.wait(10):
+        if not self._ready.wait(60):
             raise RuntimeError("fault proxy did not start")
         return self
 

@@ -155,7 +155,7 @@ def test_stall_outlasts_a_short_client_timeout_then_forwards(upstream, make_faul
     with pytest.raises(TimeoutError):
         get(conn(proxy, timeout=0.3), "/b/k")
     t0 = time.monotonic()
-    assert get(conn(proxy, timeout=5), "/b/k2") == (200, body_for("/b/k2"))
+    assert get(conn(proxy, timeout=30), "/b/k2") == (200, body_for("/b/k2"))
     assert time.monotonic() - t0 >= 1.4
     assert proxy.counts["stall"] == 2
 

@@ -30,13 +30,17 @@ def served(*args: str):
         yield line.split()[-1].rstrip("/")
     finally:
         proc.terminate()
-        proc.wait(10)
+        try:
+            proc.wait(60)  # a busy machine may take a while
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(30)
 
 
 def http(url: str, method: str = "GET", headers: dict | None = None) -> tuple[int, dict, bytes]:
     req = urllib.request.Request(url, method=method, headers=headers or {})
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read()

@@ -74,7 +74,11 @@ def served(*args: str, processes: int = 2):
         yield Server(proc, line.split()[-1].rstrip("/"), pids)
     finally:
         proc.terminate()
-        proc.wait(10)
+        try:
+            proc.wait(60)  # a busy machine may take a while
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(30)
 
 
 def assert_bounded(before: dict[int, int], after: dict[int, int]) -> None:

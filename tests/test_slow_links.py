@@ -54,7 +54,7 @@ class Toxiproxy:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(f"{self.api}{path}", data=data, method=method,
                                      headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        with urllib.request.urlopen(req, timeout=60) as resp:
             text = resp.read()
         return json.loads(text) if text.strip() else {}
 
