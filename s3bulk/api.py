@@ -209,3 +209,39 @@ def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
     """Synchronous form of `alist`."""
     for entries in ls_pages(url, s3=s3, page_size=page_size, concurrency=concurrency):
         yield from entries
+
+
+def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0,
+              concurrency: int = 16) -> Iterator[tuple[str | None, int, int]]:
+    """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
+    (None, objects, bytes) for everything. Keys arrive in order, so a prefix is complete when the
+    next one starts: one running total at a time, whatever the number of prefixes."""
+    from .engine.planner import resolve_source
+
+    loop = asyncio.new_event_loop()
+    try:
+        src, single = loop.run_until_complete(resolve_source(url, s3))
+    finally:
+        loop.close()
+    cut = 0 if single is not None else len(src.prefix)
+    total_o = total_b = 0
+    group: str | None = None
+    group_o = group_b = 0
+    for page in ls_pages(url, s3=s3, concurrency=concurrency):
+        for obj in page:
+            size = obj.size or 0
+            total_o += 1
+            total_b += size
+            if depth:
+                rel = obj.key[cut:]
+                parts = rel.split("/", depth)
+                name = "/".join(parts[:depth]) + ("/" if len(parts) > depth else "")
+                if name != group:
+                    if group is not None:
+                        yield group, group_o, group_b
+                    group, group_o, group_b = name, 0, 0
+                group_o += 1
+                group_b += size
+    if group is not None:
+        yield group, group_o, group_b
+    yield None, total_o, total_b

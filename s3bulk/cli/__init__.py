@@ -395,6 +395,42 @@ def ls_command(
         print(f"{plural(count, 'object')}, {plural(total, 'byte')}", file=sys.stderr)
 
 
+@app.command("du", cls=_Command)
+def du_command(
+    url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX] or a local directory"),
+    depth: int = typer.Option(0, "--depth", metavar="N", min=0, help="also one line per prefix of N '/'-separated levels below URL"),
+    json_out: bool = typer.Option(False, "--json", help="one JSON object per line: a 'du' event per prefix, then the 'total'"),
+    endpoint_url: Optional[str] = typer.Option(None, metavar="URL", help="S3 endpoint URL"),
+    profile: Optional[str] = typer.Option(None, metavar="NAME", help="AWS profile"),
+    region: Optional[str] = typer.Option(None, metavar="REGION", help="AWS region"),
+    no_sign_request: bool = typer.Option(False, "--no-sign-request", help="send unsigned requests"),
+    path_style: bool = typer.Option(False, "--path-style", help="path-style addressing"),
+) -> None:
+    """Count the objects and bytes under URL (optionally per prefix), listing in parallel.
+
+    Keys come in order, so each prefix's lines are printed as soon as it ends: memory stays flat
+    however many prefixes there are."""
+    from ..api import du_groups
+    from ..sizes import human_bytes
+
+    s3 = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
+    out = sys.stdout
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    try:
+        for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth):
+            if json_out:
+                kind = "total" if prefix is None else "du"
+                row = {"event": kind, "prefix": prefix, "objects": objects, "bytes": nbytes, "v": 1}
+                if prefix is None:
+                    del row["prefix"]
+                out.write(dumps(row) + "\n")
+            else:
+                out.write(f"{human_bytes(nbytes):>11} {nbytes:>16,} B {objects:>14,} "
+                          f"{'object ' if objects == 1 else 'objects'}  {'(total)' if prefix is None else prefix}\n")
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+
+
 @app.command(cls=_Command)
 def serve(
     directory: Optional[str] = typer.Argument(None, metavar="DIR", help="serve the files under this directory"),
