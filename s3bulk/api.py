@@ -245,3 +245,96 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0,
     if group is not None:
         yield group, group_o, group_b
     yield None, total_o, total_b
+
+
+class RmResult:
+    """What `rm` did: keys deleted, and (url, why) for each key that could not be."""
+
+    __slots__ = ("deleted", "failures", "dry_run")
+
+    def __init__(self, dry_run: bool) -> None:
+        self.deleted = 0
+        self.failures: list[tuple[str, str]] = []
+        self.dry_run = dry_run
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def __repr__(self) -> str:
+        return f"RmResult(deleted={self.deleted}, failed={len(self.failures)}, dry_run={self.dry_run})"
+
+
+def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
+       filters: FilterRules | None = None, dry_run: bool = False, all_objects: bool = False,
+       on_key: Callable[[str, str | None], None] | None = None, concurrency: int = 8) -> RmResult:
+    """Delete every object URL names (read as `copy` reads SRC: one object, or everything under a
+    prefix), listing in parallel and deleting in batches of 1,000 keys (S3 DeleteObjects), `concurrency`
+    batches at once. A key the server refuses (an error inside DeleteObjects' 200 answer) is reported,
+    not counted as deleted. Emptying a whole bucket needs all_objects=True, so a typo cannot do it.
+    on_key(url, None) for each key deleted (or, in a dry run, to be deleted); on_key(url, why) for
+    each failure."""
+    return asyncio.run(_rm(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key, concurrency))
+
+
+async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
+              on_key: Callable[[str, str | None], None] | None, concurrency: int) -> RmResult:
+    from .engine.listing import list_in_order
+    from .engine.planner import resolve_source
+    from .errors import UsageError
+    from .stores import Writer, open_store
+
+    src, single = await resolve_source(url, s3)
+    if src.kind == "http":
+        raise UsageError("a list/get server is read-only: nothing can be deleted there")
+    if single is None and not src.prefix and not all_objects:
+        raise UsageError(f"{url} is a whole bucket: add --all to delete every object in it")
+    store = await open_store(src)
+    result = RmResult(dry_run)
+    note = on_key or (lambda u, why: None)
+    allowed = rules.compiled().allows if rules else None
+    window = asyncio.Semaphore(concurrency)
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def delete(batch: list[str]) -> None:
+        try:
+            failed = dict(await store.delete_many(batch)) if not dry_run else {}
+        finally:
+            window.release()
+        for key in batch:
+            why = failed.get(key)
+            if why is None:
+                result.deleted += 1
+            else:
+                result.failures.append((src.url_for(key), why))
+            note(src.url_for(key), why)
+
+    try:
+        if not isinstance(store, Writer):
+            raise UsageError(f"{url} cannot be written to")
+        pages = (_one(single, store) if single is not None
+                 else list_in_order(store, src.prefix, page_size=1000, concurrency=16))
+        batch: list[str] = []
+        cut = len(src.prefix)
+        async for page in pages:
+            for obj in page:
+                if allowed is None or allowed(obj.key[cut:]):
+                    batch.append(obj.key)
+                if len(batch) == 1000:
+                    await window.acquire()
+                    tasks.add(asyncio.ensure_future(delete(batch)))
+                    batch = []
+        if batch:
+            await window.acquire()
+            tasks.add(asyncio.ensure_future(delete(batch)))
+        if tasks:
+            await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await store.close()
+    return result
+
+
+async def _one(key: str, store: Any) -> AsyncIterator[list[ObjectInfo]]:
+    yield [await store.head(key)]

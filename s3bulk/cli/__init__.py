@@ -395,6 +395,65 @@ def ls_command(
         print(f"{plural(count, 'object')}, {plural(total, 'byte')}", file=sys.stderr)
 
 
+@app.command("rm", cls=_Command)
+def rm_command(
+    url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET/PREFIX/ (everything under it), s3://BUCKET/KEY, or a local directory"),
+    all_objects: bool = typer.Option(False, "--all", help="allow URL to be a whole bucket (every object in it)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print what would be deleted; delete nothing"),
+    include: Include = None, exclude: Exclude = None,
+    json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="one line per deleted key"),
+    endpoint_url: Optional[str] = typer.Option(None, metavar="URL", help="S3 endpoint URL"),
+    profile: Optional[str] = typer.Option(None, metavar="NAME", help="AWS profile"),
+    region: Optional[str] = typer.Option(None, metavar="REGION", help="AWS region"),
+    no_sign_request: bool = typer.Option(False, "--no-sign-request", help="send unsigned requests"),
+    path_style: bool = typer.Option(False, "--path-style", help="path-style addressing"),
+) -> None:
+    """Delete every object under URL (or the one object it names), in batches of 1,000 keys.
+
+    Keys the server refuses inside a DeleteObjects answer are reported one by one (exit 1)."""
+    from ..api import rm
+    from .render import plural, printable
+
+    s3 = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+    def on_key(key_url: str, why: Optional[str]) -> None:
+        if why is not None:
+            if json_out:
+                print(dumps({"event": "failure", "op": "delete", "src": key_url, "error": why, "v": 1}), flush=True)
+            else:
+                print(printable(f"ERROR delete {key_url}: {why}"), file=sys.stderr, flush=True)
+        elif dry_run or verbose:
+            if json_out:
+                print(dumps({"event": "dryrun" if dry_run else "deleted", "action": "delete", "dst": key_url,
+                             "v": 1}), flush=True)
+            else:
+                print(printable(f"{'(dryrun) ' if dry_run else ''}delete: {key_url}"), flush=True)
+
+    try:
+        result = rm(url, s3=s3, filters=[r for r in (("include" if keep else "exclude", g) for keep, g in
+                                                   _filters(_ARGV, include, exclude).rules)],
+                    dry_run=dry_run, all_objects=all_objects, on_key=on_key)
+    except S3BulkError as exc:
+        if json_out:
+            print(dumps({"event": "error", "error": str(exc), "v": 1}))
+        print(printable(f"s3bulk: error: {exc}"), file=sys.stderr)
+        raise typer.Exit(exc.exit_code)
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        return
+    if json_out:
+        print(dumps({"event": "summary", "command": "rm", "ok": result.ok, "deleted": result.deleted,
+                     "failed": len(result.failures), "dry_run": dry_run, "v": 1}))
+    else:
+        verb = "would delete" if dry_run else "deleted"
+        tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
+        print(f"{verb} {plural(result.deleted, 'object')}{tail}", file=sys.stderr)
+    if result.failures:
+        raise typer.Exit(EXIT_FAILED)
+
+
 @app.command("du", cls=_Command)
 def du_command(
     url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX] or a local directory"),
