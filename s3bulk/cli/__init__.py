@@ -351,11 +351,8 @@ def _side(base: S3Options, endpoint: Optional[str], profile: Optional[str], regi
 def ls_command(
     url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/ or a local directory or file; lists recursively"),
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
-    endpoint_url: Optional[str] = typer.Option(None, metavar="URL", help="S3 endpoint URL"),
-    profile: Optional[str] = typer.Option(None, metavar="NAME", help="AWS profile"),
-    region: Optional[str] = typer.Option(None, metavar="REGION", help="AWS region"),
-    no_sign_request: bool = typer.Option(False, "--no-sign-request", help="send unsigned requests"),
-    path_style: bool = typer.Option(False, "--path-style", help="path-style addressing"),
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
     """List every object under URL with its size, in key order.
 
@@ -403,11 +400,8 @@ def rm_command(
     include: Include = None, exclude: Exclude = None,
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="one line per deleted key"),
-    endpoint_url: Optional[str] = typer.Option(None, metavar="URL", help="S3 endpoint URL"),
-    profile: Optional[str] = typer.Option(None, metavar="NAME", help="AWS profile"),
-    region: Optional[str] = typer.Option(None, metavar="REGION", help="AWS region"),
-    no_sign_request: bool = typer.Option(False, "--no-sign-request", help="send unsigned requests"),
-    path_style: bool = typer.Option(False, "--path-style", help="path-style addressing"),
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
     """Delete every object under URL (or the one object it names), in batches of 1,000 keys.
 
@@ -459,11 +453,8 @@ def du_command(
     url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX] or a local directory"),
     depth: int = typer.Option(0, "--depth", metavar="N", min=0, help="also one line per prefix of N '/'-separated levels below URL"),
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line: a 'du' event per prefix, then the 'total'"),
-    endpoint_url: Optional[str] = typer.Option(None, metavar="URL", help="S3 endpoint URL"),
-    profile: Optional[str] = typer.Option(None, metavar="NAME", help="AWS profile"),
-    region: Optional[str] = typer.Option(None, metavar="REGION", help="AWS region"),
-    no_sign_request: bool = typer.Option(False, "--no-sign-request", help="send unsigned requests"),
-    path_style: bool = typer.Option(False, "--path-style", help="path-style addressing"),
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
     """Count the objects and bytes under URL (optionally per prefix), listing in parallel.
 
