@@ -181,6 +181,40 @@ def sync(
     _execute("sync", sync_options=options, **common)
 
 
+@app.command(cls=_Command)
+def check(
+    src: str = typer.Argument(..., metavar="SRC", help="s3://BUCKET[/PREFIX], http://HOST:PORT/, or a local directory"),
+    dst: str = typer.Argument(..., metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory"),
+    checksum: bool = typer.Option(False, "--checksum", help="compare content (ETag/MD5; local hashes cached), not only sizes"),
+    one_way: bool = typer.Option(False, "--one-way", help="do not report keys only in DST"),
+    hash_cache: Optional[str] = typer.Option(None, metavar="FILE", help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)"),
+    workers: Workers = 0, concurrency: Concurrency = 64, page_size: PageSize = 1000,
+    include: Include = None, exclude: Exclude = None,
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
+    src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
+    src_no_sign_request: SrcNoSign = None,
+    dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
+    dst_no_sign_request: DstNoSign = None,
+    json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
+) -> None:
+    """Compare SRC with DST as sync would, changing nothing: print each key only in SRC, only in
+    DST, or that differs (by size, or with --checksum by content); exit 0 when identical, 1 when not."""
+    from ..engine.sync import SyncOptions
+
+    options = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",
+                          json_lines=json_out, hash_cache=hash_cache, check=True)
+    _execute("check", src=src, dst=dst, workers=workers, concurrency=concurrency, part_size="8MiB",
+             multipart_threshold="16MiB", max_buffer="256MiB", page_size=page_size, max_memory=None,
+             include=include, exclude=exclude, endpoint_url=endpoint_url, profile=profile, region=region,
+             no_sign_request=no_sign_request, path_style=path_style, src_endpoint_url=src_endpoint_url,
+             src_profile=src_profile, src_region=src_region, src_no_sign_request=src_no_sign_request,
+             dst_endpoint_url=dst_endpoint_url, dst_profile=dst_profile, dst_region=dst_region,
+             dst_no_sign_request=dst_no_sign_request, json_out=json_out, quiet=quiet, verbose=verbose,
+             progress=progress, copy_threshold="5GiB", copy_part_size="512MiB", no_journal=True,
+             sync_options=options)
+
+
 def _filters(argv: list[str], include: Optional[list[str]], exclude: Optional[list[str]]):
     """Filters in the order they were given: typer collects --include and --exclude into separate
     lists, so the order comes from the command line itself (or include-then-exclude without one)."""
@@ -293,6 +327,15 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
         raise typer.Exit(summary.fatal_code or EXIT_FATAL)
     if summary.counters.failed:
         raise typer.Exit(EXIT_FAILED)
+    if sync_options is not None and sync_options.check:
+        c = summary.counters
+        if not quiet:
+            from .render import plural
+
+            print(f"s3bulk check: {plural(c.skipped, 'object')} identical, {plural(c.done, 'key')} only in SRC "
+                  f"or different, {plural(c.deleted, 'key')} only in DST", file=sys.stderr)
+        if c.done or c.deleted:
+            raise typer.Exit(EXIT_FAILED)
 
 
 class _FirstSignal:

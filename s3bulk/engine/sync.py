@@ -27,6 +27,7 @@ class SyncOptions:
     filters: Filters = Filters()
     json_lines: bool = False     # dry-run lines as JSON
     hash_cache: str | None = None
+    check: bool = False          # `s3bulk check`: a dry run that reports each difference and its kind
 
 
 class dst_range:

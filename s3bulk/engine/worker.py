@@ -326,13 +326,14 @@ class Worker:
         dst = self.transfer.dst
         dst_key = plan.keymap  # sync plans are never single-object: this maps a source key to its DST key
         to_copy: list[ObjectInfo] = []
+        absent: set[str] = set()  # source keys DST lacks (the rest of to_copy differs)
         if not src.ordered:  # token-paged source: look each key up at DST
             for s in entries:
                 d = await self._head_or_none(dst, dst_key(s.key))
                 if d is not None and s.size is None:
                     s = await self._head_or_none(src, s.key) or s
-                await self._copy_if_different(s, d, to_copy)
-            return self._dry(to_copy, [])
+                await self._copy_if_different(s, d, to_copy, absent)
+            return self._dry(to_copy, [], absent)
         page_end = rest.after if rest is not None else unit.until
         doomed: list[str] = []
         dst_keys = dst_range(dst, plan.dst.prefix, None if unit.after is None else dst_key(unit.after),
@@ -346,15 +347,19 @@ class Worker:
                         await self._delete(dst, doomed)
                         doomed = []
             else:
-                await self._copy_if_different(s, d, to_copy)
+                await self._copy_if_different(s, d, to_copy, absent)
         if doomed and not opts.dry_run:
             await self._delete(dst, doomed)
             doomed = []
-        return self._dry(to_copy, doomed)
+        return self._dry(to_copy, doomed, absent)
 
-    async def _copy_if_different(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo]) -> None:
+    async def _copy_if_different(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo],
+                                 absent: set[str]) -> None:
         """Queue s for copying when DST lacks it or has something different; else count it as equal."""
-        if d is None or await self.comparator.differs(s, d):
+        if d is None:
+            absent.add(s.key)
+            to_copy.append(s)
+        elif await self.comparator.differs(s, d):
             to_copy.append(s)
         else:
             self.counters.skipped += 1
@@ -376,8 +381,9 @@ class Worker:
             self.counters.failed += 1
             self.failures.append(Failure("delete", self.plan.dst.url_for(key), "", why, "DeleteFailed"))
 
-    def _dry(self, to_copy: list[ObjectInfo], doomed: list[str]) -> list[ObjectInfo]:
-        """In a dry run, print what would happen (one write per line, straight to stdout) and do nothing."""
+    def _dry(self, to_copy: list[ObjectInfo], doomed: list[str], absent: set[str]) -> list[ObjectInfo]:
+        """In a dry run, print what would happen (one write per line, straight to stdout) and do nothing.
+        For `check`, each line names the difference instead: only in SRC, differs, only in DST."""
         opts = self.plan.sync
         if opts is None or not opts.dry_run:
             return to_copy
@@ -385,15 +391,26 @@ class Worker:
         lines = []
         for e in to_copy:
             src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
-            lines.append(json.dumps({"event": "dryrun", "action": "copy", "src": src_url, "dst": dst_url, "v": 1},
-                                    ensure_ascii=False) if opts.json_lines
-                         else f"(dryrun) copy: {src_url} -> {dst_url}")
+            if opts.check:
+                kind = "only-in-src" if e.key in absent else "differs"
+                lines.append(json.dumps({"event": "difference", "kind": kind, "src": src_url, "dst": dst_url,
+                                         "v": 1}, ensure_ascii=False) if opts.json_lines
+                             else _one_line(f"{kind}: {src_url}" if kind == "only-in-src"
+                                            else f"{kind}: {src_url} <> {dst_url}"))
+            else:
+                lines.append(json.dumps({"event": "dryrun", "action": "copy", "src": src_url, "dst": dst_url,
+                                         "v": 1}, ensure_ascii=False) if opts.json_lines
+                             else f"(dryrun) copy: {src_url} -> {dst_url}")
             self.counters.done += 1
             self.counters.done_bytes += e.size or 0
         for key in doomed:
             url = plan.dst.url_for(key)
-            lines.append(json.dumps({"event": "dryrun", "action": "delete", "dst": url, "v": 1}, ensure_ascii=False)
-                         if opts.json_lines else f"(dryrun) delete: {url}")
+            if opts.check:
+                lines.append(json.dumps({"event": "difference", "kind": "only-in-dst", "dst": url, "v": 1},
+                                        ensure_ascii=False) if opts.json_lines else _one_line(f"only-in-dst: {url}"))
+            else:
+                lines.append(json.dumps({"event": "dryrun", "action": "delete", "dst": url, "v": 1},
+                                        ensure_ascii=False) if opts.json_lines else f"(dryrun) delete: {url}")
             self.counters.deleted += 1
         if lines:
             data = ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
@@ -453,6 +470,11 @@ class Worker:
         else:
             op, msg = "copy", f"{type(exc).__name__}: {exc}"
         self.failures.append(Failure(op, src_url, dst_url, msg, type(exc).__name__))
+
+
+def _one_line(text: str) -> str:
+    """A key's control characters shown escaped: a newline in a key cannot forge another line."""
+    return text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
 
 
 def _stop_message(exc: Exception) -> str:
