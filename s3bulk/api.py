@@ -73,6 +73,22 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
                 filters=rules, cluster=cluster)
 
 
+def move(src: str, dst: str, **kwargs: Any) -> Summary:
+    """`s3bulk mv`: copy SRC to DST (every argument as for `copy`), deleting each source object once
+    its copy has landed; a copy that failed or was interrupted never deletes its source."""
+    from .errors import UsageError
+
+    for name in ("include", "exclude", "filters"):
+        kwargs.setdefault(name, () if name != "filters" else None)
+    rules = _filters(kwargs.pop("include"), kwargs.pop("exclude"), kwargs.pop("filters"))
+    if kwargs.get("resume") and kwargs.get("journal") is None:
+        raise UsageError("resume=True needs journal=")
+    return _run("mv", src, dst, None, options=kwargs.pop("options", None), src_s3=kwargs.pop("src_s3", None),
+                dst_s3=kwargs.pop("dst_s3", None), on_event=kwargs.pop("on_event", None),
+                max_memory=kwargs.pop("max_memory", None), journal=kwargs.pop("journal", None),
+                resume=kwargs.pop("resume", False), filters=rules, move=True, **kwargs)
+
+
 async def acopy(src: str, dst: str, **kwargs: Any) -> Summary:
     """`copy` for use inside a running event loop: the run goes on in a thread of its own (its
     workers are processes or that thread's own event loop), so the caller's loop stays free."""
@@ -102,7 +118,7 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
          max_memory: int | str | None, journal: str | None, resume: bool, filters: Filters,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
          files_from: str | None = None, files_from_format: str = "auto", default_journal: bool = False,
-         around_run: Callable[[], Any] | None = None, cluster: Any = None) -> Summary:
+         around_run: Callable[[], Any] | None = None, cluster: Any = None, move: bool = False) -> Summary:
     """The one orchestration path under the CLI, the API, the Lambda handler and the cluster
     driver: options fitted to a memory budget, the manifest (stdin spooled), the plan, the journal
     (`default_journal`: the per-run default path when `journal` is None, as the CLI keeps one),
@@ -139,7 +155,7 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
         plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
                                       sync=sync_options, files_from=manifest or files_from,
                                       files_from_format=files_from_format,
-                                      files_from_name="-" if spooled else None))
+                                      files_from_name="-" if spooled else None, move=move))
         run_journal = None
         if not dry_run and (journal is not None or default_journal):
             from .engine.journal import Journal, default_path

@@ -142,7 +142,7 @@ def cli(endpoint, state_home):
 
     def run(*args: str, env: dict | None = None, timeout: float = 600, endpoint_url: bool = True) -> Run:
         argv = [sys.executable, "-m", "s3bulk", *args]
-        if endpoint_url and args and args[0] in ("copy", "sync", "ls", "du", "rm", "check") and not any(
+        if endpoint_url and args and args[0] in ("copy", "sync", "ls", "du", "rm", "check", "mv") and not any(
                 a.startswith(("--endpoint-url", "--src-endpoint-url", "--dst-endpoint-url")) for a in args):
             argv += ["--endpoint-url", endpoint]
         full_env = dict(os.environ, XDG_STATE_HOME=state_home)

@@ -8,6 +8,7 @@ endpoint down, a worker died); 130 interrupted.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import shlex
@@ -138,6 +139,16 @@ def copy(
     _execute("copy", **locals())
 
 
+def _mv(**kwargs: Any) -> None:
+    _execute("mv", move=True, **kwargs)
+
+
+# `mv` takes exactly copy's arguments (typer reads them from the signature)
+_mv.__signature__ = inspect.signature(copy, eval_str=True)  # type: ignore[attr-defined]
+app.command("mv", cls=_Command, help="Move SRC to DST: copy as `copy` does, deleting each source object once its "
+            "copy has landed (a failed or interrupted copy never deletes its source).")(_mv)
+
+
 @app.command(cls=_Command)
 def sync(
     src: str = typer.Argument(..., metavar="SRC", help="s3://BUCKET[/PREFIX], http://HOST:PORT/, or a local directory"),
@@ -245,7 +256,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
-             files_from_format: str = "auto", cluster: Optional[str] = None) -> None:
+             files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False) -> None:
     """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
     with the documented code. Everything but parsing and rendering lives in the API."""
     import contextlib
@@ -303,7 +314,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
                        if max_memory is not None else None,
                        journal=None if no_journal else journal, default_journal=not no_journal,
                        resume=resume, filters=_filters(_ARGV, include, exclude), files_from=files_from,
-                       files_from_format=files_from_format, around_run=around_run, cluster=cluster)
+                       files_from_format=files_from_format, around_run=around_run, cluster=cluster,
+                       move=move)
     except S3BulkError as exc:
         renderer.error(str(exc))
         raise typer.Exit(exc.exit_code)

@@ -107,5 +107,6 @@ class Plan:
     filters: Filters = field(default_factory=Filters)
     sync: "SyncOptions | None" = None  # set for `sync`: compare with DST, maybe delete
     manifest: str | None = None      # keys come from this file, not a listing (engine/manifest.py)
+    move: bool = False               # `mv`: each source object is deleted once its copy has landed
     manifest_format: str = "lines"   # lines | csv
     manifest_name: str | None = None  # what the user named it ("-" for stdin): the journal's identity

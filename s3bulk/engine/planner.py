@@ -35,7 +35,7 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
                      dst_s3: S3Options | None = None, options: TransferOptions = TransferOptions(),
                      filters: Filters = Filters(), sync: SyncOptions | None = None,
                      files_from: str | None = None, files_from_format: str = "auto",
-                     files_from_name: str | None = None) -> Plan:
+                     files_from_name: str | None = None, move: bool = False) -> Plan:
     """A plan for `copy` (sync=None) or `sync`. Sync always treats SRC and DST as prefixes.
     `files_from`: the keys to copy come from this manifest (engine/manifest.py), not a listing."""
     src = parse_location(src_text, src_s3)
@@ -65,8 +65,10 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
         keymap = KeyMap(src.prefix, dst.prefix)
     _refuse_overlap(src, dst, single)
     await _prepare_destination(dst, options)
+    if move and src.kind == "http":
+        raise UsageError("mv needs a source it can delete from; a list/get server is read-only (use copy)")
     return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
-                manifest=files_from, manifest_format=manifest_format,
+                move=move, manifest=files_from, manifest_format=manifest_format,
                 manifest_name=files_from_name or (os.path.abspath(files_from) if files_from else None))
 
 

@@ -48,10 +48,11 @@ _STOP = object()
 
 
 class _UnitState:
-    __slots__ = ("remaining", "done", "failed", "incomplete", "copied_bytes", "log")
+    __slots__ = ("remaining", "done", "failed", "incomplete", "copied_bytes", "log", "moved")
 
     def __init__(self, remaining: int, log: ObjectLog | None = None) -> None:
         self.remaining = remaining
+        self.moved: list[str] = []  # `mv`: source keys whose copy landed, deleted when the page ends
         self.log = log  # where finished objects are recorded at once (resume skips them)
         self.failed = 0
         self.copied_bytes = 0
@@ -264,6 +265,7 @@ class Worker:
                 unit_bytes += e.size or 0
             unit_objects = len(entries)
             done_keys = self.resume.done_keys
+            copied_before: list[str] = []
             if done_keys:  # finished by an interrupted run, inside a page it did not finish
                 kept = [e for e in entries if e.key not in done_keys]
                 if len(kept) != len(entries):
@@ -271,6 +273,7 @@ class Worker:
                         if e.key in done_keys:
                             c.resumed += 1
                             c.resumed_bytes += e.size if e.size is not None else done_keys[e.key]
+                            copied_before.append(e.key)  # `mv`: its source may not be deleted yet
                     entries = kept
                     unit_bytes = sum(e.size or 0 for e in entries)
             c.listed += len(entries)
@@ -283,12 +286,16 @@ class Worker:
                     return
             state = _UnitState(len(entries), self._object_log())
             state.failed = len(page.problems)
+            if plan.move:
+                state.moved.extend(copied_before)
             for i, e in enumerate(entries):
                 if self.stopping:
                     state.drop(len(entries) - i)
                     break
                 await objects.put((e, state))
             await state.done.wait()
+            if state.moved:
+                state.failed += await self._delete_moved(src, state.moved)
             log = state.log
             if log is not None:
                 log.close()
@@ -374,6 +381,25 @@ class Worker:
         except NotFound:
             return None
 
+    async def _delete_moved(self, src: Any, keys: list[str]) -> int:
+        """`mv`: delete the source keys whose copy landed (each was written whole and checked by the
+        destination: CRC32 on S3 PUTs and parts, the byte count before a local rename); returns how
+        many could not be deleted (reported as failures, so the unit is redone on resume)."""
+        failed = 0
+        for i in range(0, len(keys), 1000):
+            try:
+                refused = await src.delete_many(keys[i:i + 1000])
+            except S3BulkError as exc:
+                refused = [(k, str(exc)) for k in keys[i:i + 1000]]
+            self.counters.deleted += len(keys[i:i + 1000]) - len(refused)
+            for key, why in refused:
+                failed += 1
+                self.counters.failed += 1
+                self.failures.append(Failure("delete", self.plan.src.url_for(key), "",
+                                             f"copied, but the source could not be deleted: {why}",
+                                             "DeleteFailed"))
+        return failed
+
     async def _delete(self, dst: Any, keys: list[str]) -> None:
         failed = await dst.delete_many(keys)
         self.counters.deleted += len(keys) - len(failed)
@@ -438,6 +464,8 @@ class Worker:
                 state.copied_bytes += size
                 if state.log is not None:
                     state.log.add(info.key, size)
+                if self.plan.move:
+                    state.moved.append(info.key)
                 state.finished()
             except asyncio.CancelledError:
                 raise
