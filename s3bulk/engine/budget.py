@@ -46,7 +46,7 @@ def fit_to_budget(options: TransferOptions, budget: int, src: str, dst: str) -> 
     return replace(options, workers=workers, concurrency=concurrency, part_size=part,
                    multipart_threshold=min(options.multipart_threshold, part),
                    part_concurrency=part_concurrency, max_bytes_in_flight=bytes_in_flight * workers,
-                   pages_ahead=1 if per_worker < 64 * MiB else options.pages_ahead,
+                   pages_ahead=1 if per_worker < 64 * MiB else options.pages_ahead, flush_writes=True,
                    copy_part_size=max(MIN_PART, min(options.copy_part_size, 5 * 1024 * MiB)))
 
 

@@ -33,6 +33,9 @@ class TransferOptions:
     adaptive: bool = True            # lower concurrency on SlowDown (AIMD), raise it again after
     max_rps: float = 0.0             # requests per second, whole run (0 = no cap)
     max_bandwidth: float | str = 0.0  # bytes per second, whole run (0 = no cap)
+    # local files written in parts are flushed and dropped from the page cache part by part: under a
+    # memory cap (--max-memory sets it) dirty pages count against the same cgroup as the process
+    flush_writes: bool = False
 
     def __post_init__(self) -> None:
         """Sizes may be given as numbers or strings ("8MiB"); anything out of range is a UsageError
@@ -67,7 +70,7 @@ class TransferOptions:
                                        max_rps=self.max_rps, max_bandwidth=self.max_bandwidth, workers=workers)
         return StoreOptions(max_connections=connections, copy_threshold=self.copy_threshold,
                             copy_part_size=self.copy_part_size, timeout=self.request_timeout,
-                            resilience=resilience)
+                            resilience=resilience, flush_writes=self.flush_writes)
 
 
 _SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_threshold", "copy_part_size",

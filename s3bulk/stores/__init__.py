@@ -30,6 +30,7 @@ class StoreOptions:
     timeout: float = 60.0            # seconds without an answer before a request fails (and is retried)
     lean: bool = field(default_factory=_lean_default)
     resilience: ResilienceOptions = field(default_factory=ResilienceOptions)
+    flush_writes: bool = False       # local parts written through and dropped from the page cache
 
 
 def _run_key() -> str:
@@ -58,7 +59,7 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
     if location.kind == "local":
         from .local import LocalStore
 
-        return LocalStore(location)
+        return LocalStore(location, flush_writes=options.flush_writes)
     res = replace(options.resilience, shared_name=shared_name(_run_key(), f"{location.kind}:{location.raw}"))
     if location.kind == "s3":
         from .s3 import S3Store

@@ -104,8 +104,9 @@ class LocalStore:
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=False,
                         server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6)
 
-    def __init__(self, location: Location, *, dir_cache_entries: int = 20_000) -> None:
+    def __init__(self, location: Location, *, dir_cache_entries: int = 20_000, flush_writes: bool = False) -> None:
         self.location = location
+        self.flush_writes = flush_writes
         self.root = location.bucket
         self._real_root: str | None = None
         self._dirs: OrderedDict[str, _Dir] = OrderedDict()
@@ -429,7 +430,7 @@ class LocalStore:
             os.close(fd)
             _unlink_quietly(tmp)
             raise _translate_os(exc, "write", final, key) from exc
-        return LocalMultipart(fd, tmp, final, key, mtime)
+        return LocalMultipart(fd, tmp, final, key, mtime, flush=self.flush_writes)
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         failed: list[tuple[str, str]] = []
@@ -527,18 +528,26 @@ class LocalMultipart:
 
     upload_id: str | None = None  # dies with the process: a stopped run's file is redone, not resumed
 
-    def __init__(self, fd: int, tmp: str, final: str, key: str, mtime: float | None = None) -> None:
+    def __init__(self, fd: int, tmp: str, final: str, key: str, mtime: float | None = None, *,
+                 flush: bool = False) -> None:
         self.fd, self.tmp, self.final, self.key, self.mtime = fd, tmp, final, key, mtime
+        self.flush = flush
 
     def _pwrite(self, data: bytes, offset: int) -> None:
         view = memoryview(data)
+        start = offset
         while view:
             n = os.pwrite(self.fd, view, offset)
             view, offset = view[n:], offset + n
+        if self.flush:
+            # write the part through and let the kernel drop it: dirty page cache counts against a
+            # memory cgroup, and a 1 GiB file written faster than the disk takes it would not fit
+            os.fdatasync(self.fd)
+            os.posix_fadvise(self.fd, start, offset - start, os.POSIX_FADV_DONTNEED)
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         try:
-            if len(data) > _BIG:
+            if len(data) > _BIG or self.flush:
                 await asyncio.to_thread(self._pwrite, data, offset)
             else:
                 self._pwrite(data, offset)
