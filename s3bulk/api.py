@@ -20,7 +20,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
          journal: str | None = None, resume: bool = False, files_from: str | None = None,
          files_from_format: str = "auto", include: Sequence[str] = (), exclude: Sequence[str] = (),
-         filters: FilterRules | None = None, cluster: Any = None) -> Summary:
+         filters: FilterRules | None = None, cluster: Any = None, move: bool = False) -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
     nothing could start (bad URL, bad option: UsageError, missing bucket, ...); per-object failures
     are in the Summary.
@@ -34,6 +34,8 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     when there is none, or it belongs to another run). A complete run removes its journal.
     files_from: copy the keys this manifest names instead of listing SRC (see `--files-from`).
     include / exclude / filters: as `--include` / `--exclude` (filters keeps their order).
+    move: delete each source object once its copy has landed (`s3bulk mv`); a copy that failed or
+    was interrupted never deletes its source.
     cluster: run the work units as tasks on a Dask cluster: a scheduler address (tcp://host:8786),
     "local" / "local:N" (a LocalCluster of N worker processes), or a distributed.Client (left open).
     Needs `pip install 's3bulk[dask]'` (UsageError otherwise).
@@ -41,10 +43,10 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     "failure" (model.Failure), "stopping".
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
     Inside a running event loop (Jupyter, an async app) use `acopy`."""
-    return _run("copy", src, dst, None, options=options, src_s3=src_s3, dst_s3=dst_s3, on_event=on_event,
+    return _run("mv" if move else "copy", src, dst, None, options=options, src_s3=src_s3, dst_s3=dst_s3, on_event=on_event,
                 max_memory=max_memory, start=start, should_stop=should_stop, journal=journal, resume=resume,
                 files_from=files_from, files_from_format=files_from_format,
-                filters=_filters(include, exclude, filters), cluster=cluster)
+                filters=_filters(include, exclude, filters), cluster=cluster, move=move)
 
 
 def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, compare: str = "default",
@@ -74,19 +76,8 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
 
 
 def move(src: str, dst: str, **kwargs: Any) -> Summary:
-    """`s3bulk mv`: copy SRC to DST (every argument as for `copy`), deleting each source object once
-    its copy has landed; a copy that failed or was interrupted never deletes its source."""
-    from .errors import UsageError
-
-    for name in ("include", "exclude", "filters"):
-        kwargs.setdefault(name, () if name != "filters" else None)
-    rules = _filters(kwargs.pop("include"), kwargs.pop("exclude"), kwargs.pop("filters"))
-    if kwargs.get("resume") and kwargs.get("journal") is None:
-        raise UsageError("resume=True needs journal=")
-    return _run("mv", src, dst, None, options=kwargs.pop("options", None), src_s3=kwargs.pop("src_s3", None),
-                dst_s3=kwargs.pop("dst_s3", None), on_event=kwargs.pop("on_event", None),
-                max_memory=kwargs.pop("max_memory", None), journal=kwargs.pop("journal", None),
-                resume=kwargs.pop("resume", False), filters=rules, move=True, **kwargs)
+    """`s3bulk mv`: `copy` (every argument as for it) with move=True."""
+    return copy(src, dst, move=True, **kwargs)
 
 
 async def acopy(src: str, dst: str, **kwargs: Any) -> Summary:

@@ -319,8 +319,6 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     except S3BulkError as exc:
         renderer.error(str(exc))
         raise typer.Exit(exc.exit_code)
-    dry_run = summary.dry_run
-    summary.dry_run = dry_run
     renderer.finish(summary)
     if summary.interrupted:
         c = summary.counters
