@@ -42,6 +42,7 @@ from typing import Any
 
 from ..errors import S3BulkError, UsageError
 from ..model import Counters, WorkUnit
+from .messages import Abandoned, Exited, Fatal, Listed, ProgressReport, UnitDone, WorkerMessage
 from .plan import Plan
 
 INSTALL_HINT = "--cluster needs Dask distributed: pip install 's3bulk[dask]'"
@@ -283,26 +284,26 @@ class _Collector:
     progress reports added into one."""
 
     def __init__(self) -> None:
-        self.messages: list[tuple] = []
+        self.messages: list[WorkerMessage] = []
         self.counters = Counters()
         self.failures: list[Any] = []
 
-    def put(self, msg: tuple, *args: Any, **kwargs: Any) -> None:
-        if msg[0] == "progress":
-            self.counters.add(msg[2])
-            self.failures.extend(msg[3])
+    def put(self, msg: WorkerMessage, *args: Any, **kwargs: Any) -> None:
+        if isinstance(msg, ProgressReport):
+            self.counters.add(msg.counters)
+            self.failures.extend(msg.failures)
         else:
             self.messages.append(msg)
 
-    def result(self) -> list[tuple]:
+    def result(self) -> list[WorkerMessage]:
         # a task's request concurrency is gone when it ends: report none (its delta would pile up)
         self.counters.concurrency = 0
-        return [("progress", 0, self.counters, self.failures), *self.messages]
+        return [ProgressReport(0, self.counters, self.failures), *self.messages]
 
 
-def run_units(plan: Plan, units: list[WorkUnit], budget: int, resume: Any) -> tuple[list[tuple], float]:
+def run_units(plan: Plan, units: list[WorkUnit], budget: int, resume: Any) -> tuple[list[WorkerMessage], float]:
     """A Dask task: run the Worker over `units` in this thread's own event loop and return its
-    messages (as worker.py documents them) and the CPU seconds this thread used."""
+    messages (messages.py) and the CPU seconds this thread used."""
     from .worker import Worker, _new_loop
 
     cpu = time.thread_time()
@@ -384,7 +385,7 @@ class ClusterHandle:
                         break
                     if self._stopping:
                         for unit in batch:
-                            self.events_q.put(("abandoned", 0, unit, False))
+                            self.events_q.put(Abandoned(0, unit, False))
                         continue
                     if self.lister is not None:
                         batch = [unit for unit in batch if self._list_here(unit)]
@@ -406,7 +407,7 @@ class ClusterHandle:
                 if batch is not None:
                     self._report(fut, batch)
         except Exception as exc:  # a bug or a lost scheduler: say so rather than hang the run
-            self.events_q.put(("fatal", 0, f"cluster: {type(exc).__name__}: {exc}", 3))
+            self.events_q.put(Fatal(0, f"cluster: {type(exc).__name__}: {exc}", 3))
         finally:
             if inflight:
                 try:
@@ -415,10 +416,10 @@ class ClusterHandle:
                     pass
                 for batch in inflight.values():
                     for unit in batch:
-                        self.events_q.put(("abandoned", 0, unit, unit in self._rests))
+                        self.events_q.put(Abandoned(0, unit, unit in self._rests))
             if self.lister is not None:
                 self.lister.close()
-            self.events_q.put(("exit", 0, *self._workers_usage()))
+            self.events_q.put(Exited(0, *self._workers_usage()))
 
     def _workers_usage(self) -> tuple[int, float]:
         """(sum of the worker processes' peak RSS, CPU they used during the run): all of it, Dask's
@@ -453,10 +454,10 @@ class ClusterHandle:
         try:
             rest = self.lister.rest_of(unit)
         except S3BulkError as exc:
-            self.events_q.put(("fatal", 0, f"listing failed: {exc}", exc.exit_code))
+            self.events_q.put(Fatal(0, f"listing failed: {exc}", exc.exit_code))
             return False
         self._rests[unit] = rest
-        self.events_q.put(("listed", 0, unit, [rest] if rest is not None else []))
+        self.events_q.put(Listed(0, unit, [rest] if rest is not None else []))
         return True
 
     def _report(self, fut: Any, batch: list[WorkUnit]) -> None:
@@ -464,23 +465,23 @@ class ClusterHandle:
             messages, cpu = fut.result()
             self.cpu += cpu
             for msg in messages:
-                if msg[0] in ("listed", "done") and msg[2] in self._rests:
-                    if msg[0] == "listed":
-                        continue  # the driver listed it and handed its rest on already
-                    msg = (*msg[:3], self._rests.pop(msg[2]), *msg[4:])  # the rest the journal must see
+                if isinstance(msg, Listed) and msg.unit in self._rests:
+                    continue  # the driver listed it and handed its rest on already
+                if isinstance(msg, UnitDone) and msg.unit in self._rests:
+                    msg = replace(msg, rest=self._rests.pop(msg.unit))  # the rest the journal must see
                 self.events_q.put(msg)
             return
         if fut.status == "cancelled" or self._forced:
             for unit in batch:
-                self.events_q.put(("abandoned", 0, unit, unit in self._rests))
+                self.events_q.put(Abandoned(0, unit, unit in self._rests))
             if not self._forced:
-                self.events_q.put(("fatal", 0, "cluster: a task was cancelled (scheduler lost?)", 3))
+                self.events_q.put(Fatal(0, "cluster: a task was cancelled (scheduler lost?)", 3))
             return
         try:
             exc = fut.exception()
         except Exception as e:
             exc = e
-        self.events_q.put(("fatal", 0, f"cluster task failed: {type(exc).__name__}: {exc}", 3))
+        self.events_q.put(Fatal(0, f"cluster task failed: {type(exc).__name__}: {exc}", 3))
 
 
 class _ChainLister:

@@ -27,6 +27,8 @@ from typing import Any, Callable
 from ..errors import S3BulkError
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, Summary, WorkUnit
+from .messages import (Abandoned, Exited, Fatal, Listed, ProgressReport, UnitDone, UploadEnded,
+                       UploadStarted, WorkerMessage)
 from .plan import Plan
 from .units import join_units
 
@@ -167,46 +169,44 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     def snapshot() -> Progress:
         return Progress(summary.counters, unlisted == 0, time.monotonic() - started, workers)
 
-    def handle(msg: tuple) -> None:
+    def handle(msg: WorkerMessage) -> None:
         nonlocal pending, unlisted, unit_failures
-        kind = msg[0]
-        if kind == "progress":
-            _, _, delta, failures = msg
-            summary.counters.add(delta)
-            for f in failures:
+        if isinstance(msg, ProgressReport):
+            summary.counters.add(msg.counters)
+            for f in msg.failures:
                 _keep_failure(summary, f)
                 emit("failure", f)
-        elif kind == "listed":
-            pieces = msg[3]
+        elif isinstance(msg, Listed):
+            pieces = msg.pieces
             unlisted -= 1
             if len(pieces) > 1 and pending + len(pieces) - 1 > max_units:
                 pieces = [join_units(pieces)]  # enough units already: this one stays a chain for now
             frontier.extend(pieces)
             pending += len(pieces)
             unlisted += len(pieces)
-        elif kind == "done":
+        elif isinstance(msg, UnitDone):
             pending -= 1
-            _, _, unit, rest, objects, nbytes, failed, object_log = msg
-            if failed:
+            if msg.failed:
                 unit_failures += 1  # not journaled: a resume does the unit again (its log keeps the rest)
             elif journal is not None:
-                journal.unit_done(unit, rest, objects, nbytes, object_log)
-        elif kind == "abandoned":  # a graceful stop: back where it came from, unfinished
-            frontier.append(msg[2])
-            if msg[3]:
+                journal.unit_done(msg.unit, msg.rest, msg.objects, msg.nbytes, msg.object_log)
+        elif isinstance(msg, Abandoned):  # a graceful stop: back where it came from, unfinished
+            frontier.append(msg.unit)
+            if msg.was_listed:
                 unlisted += 1
-        elif kind == "upload":
+        elif isinstance(msg, UploadStarted):
             if journal is not None:
-                journal.upload_started(*msg[2:])
-        elif kind == "upload_end":
+                journal.upload_started(msg.dst_key, msg.upload_id, msg.size, msg.part_size, msg.src_size,
+                                       msg.src_mtime, msg.src_etag)
+        elif isinstance(msg, UploadEnded):
             if journal is not None:
-                journal.upload_ended(msg[2], msg[3])
-        elif kind == "fatal":
+                journal.upload_ended(msg.dst_key, msg.upload_id)
+        elif isinstance(msg, Fatal):
             if summary.fatal is None:
-                summary.fatal = msg[2]
-                summary.fatal_code = msg[3]
-        elif kind == "exit":
-            exited[msg[1]] = (msg[2], msg[3])
+                summary.fatal = msg.message
+                summary.fatal_code = msg.exit_code
+        elif isinstance(msg, Exited):
+            exited[msg.wid] = (msg.peak_rss_bytes, msg.cpu_seconds)
 
     def drain_events(first_timeout: float) -> None:
         """Handle what the workers sent: wait up to first_timeout for one message, then take what
@@ -383,7 +383,7 @@ def _dead_workers(handles: list[Any], exited: dict[int, Any]) -> str | None:
     return None
 
 
-def _shutdown(handles: list[Any], units_q: Any, events_q: Any, handle: Callable[[tuple], None],
+def _shutdown(handles: list[Any], units_q: Any, events_q: Any, handle: Callable[[WorkerMessage], None],
               exited: dict[int, Any], *, force: bool, now: Callable[[], bool] = lambda: False) -> None:
     """Tell every worker to stop, collect their last counters, and reap them. `now()` turning
     true (a second Ctrl-C) while waiting makes it a forced stop."""

@@ -7,19 +7,8 @@ copies the page (seed 000's "combo"). It holds at most `pages_ahead` pages, and
 depend on how many objects the source has. What leaves the worker: the rest of
 each unit, "unit done" notes, and counters aggregated over a quarter second.
 
-Messages to the coordinator (tuples, cheap to pickle):
-    ("listed", wid, unit, [rest, ...])     what the unit's page did not cover, as contiguous pieces
-                                           (several when the range was split: units.py); empty when done
-    ("done", wid, unit, rest | None, objects, bytes, failed, object_log | None)
-                                           every object of the unit's page handled; object_log is the
-                                           page's per-object journal file (journal.ObjectLog), if any
-    ("abandoned", wid, unit, was_listed)   a stop was requested: the unit (narrowed to its page when
-                                           listed) is not finished and goes back to the coordinator
-    ("upload", wid, dst_key, upload_id, size, part_size, src_size, src_mtime, src_etag)
-    ("upload_end", wid, dst_key, upload_id)   an S3 multipart upload began / was completed or aborted
-    ("progress", wid, Counters, [Failure, ...])
-    ("fatal", wid, message, exit_code)
-    ("exit", wid, peak_rss_bytes, cpu_seconds)
+Messages to the coordinator are the typed records of messages.py (Listed, UnitDone, Abandoned,
+UploadStarted/UploadEnded, ProgressReport, Fatal, Exited).
 """
 
 from __future__ import annotations
@@ -39,6 +28,7 @@ from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from ..stores import Writer, open_store
 from .journal import ObjectLog, page_skipped
+from .messages import Abandoned, Exited, Fatal, Listed, ProgressReport, UnitDone, WorkerMessage, upload_message
 from .plan import Plan
 from .transfer import ByteBudget, Stopped, Transfer
 from .units import split_unit
@@ -109,7 +99,7 @@ class Worker:
         self._reported_concurrency = 0
         self._logs = 0  # per-page object logs opened by this worker (for their names)
 
-    def _send(self, msg: tuple) -> None:
+    def _send(self, msg: WorkerMessage) -> None:
         self.events_q.put(msg)
 
     def request_stop(self) -> None:
@@ -120,8 +110,8 @@ class Worker:
     def _part_bytes(self, n: int) -> None:
         self.counters.part_bytes += n
 
-    def _upload_event(self, msg: tuple) -> None:
-        self._send((msg[0], self.wid, *msg[1:]))
+    def _upload_event(self, note: tuple) -> None:
+        self._send(upload_message(self.wid, note))
 
     def _collect_store_stats(self) -> None:
         """Retries and throttling seen by the wrapped stores, and this worker's request concurrency
@@ -143,7 +133,7 @@ class Worker:
     def _flush(self) -> None:
         self._collect_store_stats()
         if self.counters or self.failures:
-            self._send(("progress", self.wid, self.counters.take(), self.failures))
+            self._send(ProgressReport(self.wid, self.counters.take(), self.failures))
             self.failures = []
 
     async def run(self) -> None:
@@ -174,9 +164,9 @@ class Worker:
                 self.comparator = Comparator(self.plan.sync.compare, src, dst, self.plan.sync.hash_cache)
             await self._loop(src)
         except S3BulkError as exc:
-            self._send(("fatal", self.wid, str(exc), exc.exit_code))
+            self._send(Fatal(self.wid, str(exc), exc.exit_code))
         except Exception as exc:  # a bug: say so rather than hang the run
-            self._send(("fatal", self.wid, f"internal error in worker: {type(exc).__name__}: {exc}", 3))
+            self._send(Fatal(self.wid, f"internal error in worker: {type(exc).__name__}: {exc}", 3))
         finally:
             self._flush()
             for store in (src, dst):
@@ -202,7 +192,7 @@ class Worker:
                 if unit is None:
                     break
                 if self.stopping:  # keep reading until the coordinator's None: no unit may be lost
-                    self._send(("abandoned", self.wid, unit, False))
+                    self._send(Abandoned(self.wid, unit, False))
                     slots.release()
                     continue
                 task = asyncio.create_task(self._unit(src, unit, objects, slots))
@@ -231,7 +221,7 @@ class Worker:
         try:
             prefix = plan.single_key if plan.single_key is not None else plan.src.prefix
             if self.stopping:
-                self._send(("abandoned", self.wid, unit, False))
+                self._send(Abandoned(self.wid, unit, False))
                 return
             try:
                 page = await src.list_page(prefix, unit, plan.options.page_size)
@@ -249,9 +239,9 @@ class Worker:
                 pieces = split_unit(rest, prefix, [e.key for e in entries])  # listed in parallel
             else:
                 pieces = [rest]
-            self._send(("listed", self.wid, unit, pieces))
+            self._send(Listed(self.wid, unit, pieces))
             if page_skipped(self.resume.skip_pages, unit.seq) and not src.ordered:
-                self._send(("done", self.wid, unit, rest, 0, 0, 0, None))  # done by an earlier run
+                self._send(UnitDone(self.wid, unit, rest, 0, 0, 0, None))  # done by an earlier run
                 return
             for name, why in page.problems:
                 self.counters.failed += 1
@@ -304,10 +294,10 @@ class Worker:
                 if src.ordered:
                     unit = WorkUnit(after=unit.after, until=rest.after if rest is not None else unit.until,
                                     seq=unit.seq)
-                self._send(("abandoned", self.wid, unit, True))
+                self._send(Abandoned(self.wid, unit, True))
             else:
-                self._send(("done", self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
-                            state.failed, log.path if log is not None and log.used else None))
+                self._send(UnitDone(self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
+                                    state.failed, log.path if log is not None and log.used else None))
         finally:
             slots.release()
 
@@ -321,7 +311,7 @@ class Worker:
 
     def _die(self, message: str, code: int) -> None:
         self.fatal = (message, code)
-        self._send(("fatal", self.wid, message, code))
+        self._send(Fatal(self.wid, message, code))
 
     async def _compare(self, src: Any, unit: WorkUnit, rest: WorkUnit | None,
                        entries: list[ObjectInfo]) -> list[ObjectInfo]:
@@ -549,7 +539,7 @@ def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_byt
         asyncio.run(worker.run())
     finally:
         rss, cpu = _usage()
-        events_q.put(("exit", wid, rss, cpu))
+        events_q.put(Exited(wid, rss, cpu))
         events_q.close()
         events_q.join_thread()
 
@@ -582,7 +572,7 @@ class ThreadHandle:
                 loop.close()
         finally:
             self._ready.set()
-            events_q.put(("exit", wid, 0, 0.0))
+            events_q.put(Exited(wid, 0, 0.0))
 
     def request_stop(self) -> None:
         """Graceful stop (first Ctrl-C), as SIGUSR1 does for a worker process."""

@@ -1,0 +1,108 @@
+"""What a worker tells the coordinator, as small typed records.
+
+Workers (processes, the in-process thread, Dask tasks through cluster.py) put these on the events
+queue; the coordinator (coordinator.py) dispatches on their class. They are frozen, slotted
+dataclasses: a field is read by name, never by position, and each pickles to a few dozen bytes
+more than the tuple it replaced (a run sends a handful per page, so that is noise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model import Counters, Failure, WorkUnit
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """The unit's page was listed; `pieces` is what the page did not cover, as contiguous units
+    (several when the range was split: units.py), empty when the unit is done listing."""
+
+    wid: int
+    unit: WorkUnit
+    pieces: list[WorkUnit]
+
+
+@dataclass(frozen=True, slots=True)
+class UnitDone:
+    """Every object of the unit's page was handled. `rest` is what was handed on (the journal
+    records the page as the range between); `object_log` is the page's per-object journal file."""
+
+    wid: int
+    unit: WorkUnit
+    rest: WorkUnit | None
+    objects: int
+    nbytes: int
+    failed: int
+    object_log: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Abandoned:
+    """A stop was requested: the unit (narrowed to its page when it was listed) is not finished
+    and goes back to the coordinator's frontier."""
+
+    wid: int
+    unit: WorkUnit
+    was_listed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UploadStarted:
+    """An S3 multipart upload began (the journal keeps it so that a resume can continue it)."""
+
+    wid: int
+    dst_key: str
+    upload_id: str
+    size: int
+    part_size: int
+    src_size: int | None
+    src_mtime: float | None
+    src_etag: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class UploadEnded:
+    """An S3 multipart upload was completed or aborted."""
+
+    wid: int
+    dst_key: str
+    upload_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressReport:
+    """Counters added up since the last report (a quarter second) and the failures seen meanwhile."""
+
+    wid: int
+    counters: Counters
+    failures: list[Failure]
+
+
+@dataclass(frozen=True, slots=True)
+class Fatal:
+    """The run cannot go on (the first one wins; its exit code is the run's)."""
+
+    wid: int
+    message: str
+    exit_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class Exited:
+    """A worker's last words: its peak RSS and the CPU seconds it used."""
+
+    wid: int
+    peak_rss_bytes: int
+    cpu_seconds: float
+
+
+WorkerMessage = Listed | UnitDone | Abandoned | UploadStarted | UploadEnded | ProgressReport | Fatal | Exited
+
+
+def upload_message(wid: int, note: tuple) -> UploadStarted | UploadEnded:
+    """transfer.Transfer's upload note ("upload", dst_key, upload_id, size, part_size, src_size,
+    src_mtime, src_etag) or ("upload_end", dst_key, upload_id) as a message from worker `wid`."""
+    if note[0] == "upload":
+        return UploadStarted(wid, *note[1:])
+    return UploadEnded(wid, note[1], note[2])
