@@ -351,7 +351,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
 class _FirstSignal:
     """Which signal stopped the run (SIGINT or SIGTERM), for the exit code.
 
-    The engine counts both alike while it runs (engine/pool.py `_Signals`, its own handler); the
+    The engine counts both alike while it runs (engine/coordinator.py `Signals`, its own handler); the
     signal number still reaches Python's wakeup fd, which is read here once the run is over."""
 
     def __init__(self) -> None:

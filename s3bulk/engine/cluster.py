@@ -4,7 +4,7 @@ Why Dask and not a cluster of our own: it is pip-installable, reschedules the ta
 that dies, runs in-process for tests (LocalCluster), and people already run it (dask ssh,
 dask-kubernetes, dask-jobqueue). s3bulk's key-range unit is already the task.
 
-How it fits the coordinator (pool.run_plan): the cluster is one more kind of worker handle. The
+How it fits the coordinator (coordinator.py): the cluster is one more kind of worker handle. The
 coordinator keeps its frontier, its journal, its progress display and its `handle(msg)` exactly as
 for worker processes; the handle's thread takes units from the coordinator's queue, submits them in
 small batches as tasks (`run_units`), and puts every message a finished task returns into the

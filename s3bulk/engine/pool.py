@@ -1,16 +1,8 @@
-"""The coordinator: hands work units to a pool of worker processes and adds up what they report.
+"""Starting a run: the journal's resume state, the workers (processes, one in-process thread, or a
+Dask cluster), then the coordinator's loop (coordinator.py) over them.
 
-Only work units and aggregated counters cross process boundaries. The coordinator
-holds the frontier of the listing (for a single listing chain, one unit) and a
-count of units not yet finished; the run is over when that count reaches zero.
-
-It alone writes the resume journal (journal.py): units finished, multipart uploads open.
-
-Ctrl-C (SIGINT) or SIGTERM once: a graceful stop. Workers get SIGUSR1 and take no new
-objects; transfers in flight finish (a multipart upload finishes its parts in flight and stays
-open for the resume); units not finished come back; the journal is written; the summary says
-`interrupted`. Twice (or after DRAIN_SECONDS): workers are terminated at once. Either way the
-journal holds only units whose every object was copied.
+`run_plan` is the engine's entry point (api._run calls it). Only work units and aggregated
+counters cross process boundaries; what a Ctrl-C or SIGTERM does is coordinator.py's to say.
 """
 
 from __future__ import annotations
@@ -19,31 +11,15 @@ import os
 import queue
 import signal
 import threading
-import resource
 import time
-from collections import deque
 from typing import Any, Callable
 
 from ..errors import S3BulkError
-from ..memory import peak_rss_bytes
-from ..model import Counters, Failure, Summary, WorkUnit
-from .messages import (Abandoned, Exited, Fatal, Listed, ProgressReport, UnitDone, UploadEnded,
-                       UploadStarted, WorkerMessage)
+from ..model import Summary, WorkUnit
+from .coordinator import DRAIN_SECONDS, MAX_FAILURES_KEPT, Coordinator, EventSink, Progress, Signals, quietly
 from .plan import Plan
-from .units import join_units
 
-MAX_FAILURES_KEPT = 1000
-DRAIN_SECONDS = 30.0  # a graceful stop that takes longer than this becomes an immediate one
-EventSink = Callable[[str, Any], None]
-
-
-class Progress:
-    """A snapshot for renderers: counts so far and whether the listing has finished."""
-
-    __slots__ = ("counters", "listing_done", "elapsed", "workers")
-
-    def __init__(self, counters: Counters, listing_done: bool, elapsed: float, workers: int) -> None:
-        self.counters, self.listing_done, self.elapsed, self.workers = counters, listing_done, elapsed, workers
+__all__ = ["DRAIN_SECONDS", "MAX_FAILURES_KEPT", "EventSink", "Progress", "run_plan"]
 
 
 def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool | None = None,
@@ -91,7 +67,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
 
         summary.journal = journal.path
         if journal.stale_uploads:  # a replaced journal's uploads: nobody will finish them now
-            _quietly(abort_uploads, plan.dst, opts, journal.stale_uploads)
+            quietly(abort_uploads, plan.dst, opts, journal.stale_uploads)
             journal.stale_uploads = []
         from .journal import object_log_dir
 
@@ -107,7 +83,21 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         else:
             resume_info = ResumeInfo(log_dir=log_dir)
 
-    signals = _Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
+    signals = Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
+    handles, units_q, events_q = _start_workers(plan, workers, in_process, dask, budget, resume_info, signals)
+    close = dask.close if dask is not None else None
+    return Coordinator(plan, summary, handles, units_q, events_q, starts, signals, emit=emit, started=started,
+                       in_process=in_process, journal=journal, should_stop=should_stop, close=close).run()
+
+
+def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, budget: int, resume_info: Any,
+                   signals: Signals) -> tuple[list[Any], Any, Any]:
+    """The workers' handles (each looks like a multiprocessing.Process), the queue they take units
+    from and the queue they report on: one Dask cluster handle, one in-process thread, or
+    `workers` processes."""
+    units_q: Any
+    events_q: Any
+    handles: list[Any]
     if dask is not None:
         from .cluster import ClusterHandle
 
@@ -117,9 +107,9 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     elif in_process:
         from .worker import ThreadHandle
 
-        units_q: Any = queue.Queue(maxsize=workers * 4 + 4)
-        events_q: Any = queue.Queue(maxsize=1024)
-        handles: list[Any] = [ThreadHandle(plan, 0, units_q, events_q, budget, resume_info)]
+        units_q = queue.Queue(maxsize=workers * 4 + 4)
+        events_q = queue.Queue(maxsize=1024)
+        handles = [ThreadHandle(plan, 0, units_q, events_q, budget, resume_info)]
     else:
         import multiprocessing as mp
 
@@ -151,207 +141,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         finally:
             if masked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGUSR1})
-
-    # Units that may exist at once: a few times the pages the workers can list at a time, so listing
-    # runs through many chains without the coordinator holding (or the store answering) a flood of them.
-    # A run that may be asked to stop and hand back one unit to continue from (should_stop, the Lambda
-    # handler) lists through one chain.
-    max_units = 1 if should_stop is not None else max(16, 8 * workers * opts.pages_ahead)
-    frontier: deque[WorkUnit] = deque(starts)
-    stopping = False
-    draining_since: float | None = None  # set by a first Ctrl-C / SIGTERM
-    pending = len(starts)     # units handed out or waiting, not yet done
-    unlisted = len(starts)    # units whose page has not been listed yet
-    unit_failures = 0
-    exited: dict[int, tuple[int, float]] = {}
-    last_emit = 0.0
-
-    def snapshot() -> Progress:
-        return Progress(summary.counters, unlisted == 0, time.monotonic() - started, workers)
-
-    def handle(msg: WorkerMessage) -> None:
-        nonlocal pending, unlisted, unit_failures
-        if isinstance(msg, ProgressReport):
-            summary.counters.add(msg.counters)
-            for f in msg.failures:
-                _keep_failure(summary, f)
-                emit("failure", f)
-        elif isinstance(msg, Listed):
-            pieces = msg.pieces
-            unlisted -= 1
-            if len(pieces) > 1 and pending + len(pieces) - 1 > max_units:
-                pieces = [join_units(pieces)]  # enough units already: this one stays a chain for now
-            frontier.extend(pieces)
-            pending += len(pieces)
-            unlisted += len(pieces)
-        elif isinstance(msg, UnitDone):
-            pending -= 1
-            if msg.failed:
-                unit_failures += 1  # not journaled: a resume does the unit again (its log keeps the rest)
-            elif journal is not None:
-                journal.unit_done(msg.unit, msg.rest, msg.objects, msg.nbytes, msg.object_log)
-        elif isinstance(msg, Abandoned):  # a graceful stop: back where it came from, unfinished
-            frontier.append(msg.unit)
-            if msg.was_listed:
-                unlisted += 1
-        elif isinstance(msg, UploadStarted):
-            if journal is not None:
-                journal.upload_started(msg.dst_key, msg.upload_id, msg.size, msg.part_size, msg.src_size,
-                                       msg.src_mtime, msg.src_etag)
-        elif isinstance(msg, UploadEnded):
-            if journal is not None:
-                journal.upload_ended(msg.dst_key, msg.upload_id)
-        elif isinstance(msg, Fatal):
-            if summary.fatal is None:
-                summary.fatal = msg.message
-                summary.fatal_code = msg.exit_code
-        elif isinstance(msg, Exited):
-            exited[msg.wid] = (msg.peak_rss_bytes, msg.cpu_seconds)
-
-    def drain_events(first_timeout: float) -> None:
-        """Handle what the workers sent: wait up to first_timeout for one message, then take what
-        else is queued (bounded), and write the journal when due."""
-        try:
-            handle(events_q.get(timeout=first_timeout))
-            for _ in range(256):
-                handle(events_q.get_nowait())
-        except queue.Empty:
-            pass
-        if journal is not None:
-            journal.maybe_commit()
-
-    forced = False
-    try:
-        while pending > 0 and summary.fatal is None:
-            if signals.count and draining_since is None:
-                draining_since = time.monotonic()
-                stopping = summary.interrupted = True
-                emit("stopping", None)
-                for p in handles:
-                    _request_stop(p)
-                _take_back(units_q, frontier)
-                for _ in handles:  # each worker hands back what it takes until it reads its None
-                    try:
-                        units_q.put(None, timeout=1)
-                    except queue.Full:
-                        break
-            if signals.count >= 2 or (draining_since is not None
-                                      and time.monotonic() - draining_since > DRAIN_SECONDS):
-                forced = True
-                break
-            if not stopping and should_stop is not None and should_stop():
-                stopping = True
-                _take_back(units_q, frontier)  # what no worker has claimed yet
-            if stopping and pending == len(frontier):
-                break  # nothing in flight any more
-            while frontier and not stopping:
-                try:
-                    units_q.put_nowait(frontier[0])
-                    frontier.popleft()
-                except queue.Full:
-                    break
-            drain_events(0.1)
-            now = time.monotonic()
-            if now - last_emit >= 0.25:
-                last_emit = now
-                emit("progress", snapshot())
-                if _dead_workers(handles, exited):
-                    # its last words may still be in the queue: read them before judging
-                    until = time.monotonic() + 1.0
-                    while time.monotonic() < until and _dead_workers(handles, exited) and pending > 0:
-                        drain_events(0.2)
-                    dead = _dead_workers(handles, exited)
-                    if dead and pending > 0:
-                        if draining_since is not None:
-                            break  # stopped from outside as well (e.g. SIGTERM to the process group)
-                        summary.fatal = dead
-        _shutdown(handles, units_q, events_q, handle, exited, force=forced or summary.fatal is not None,
-                  now=lambda: signals.count >= 2)
-        if stopping and frontier and draining_since is None:
-            summary.resume = min(frontier, key=lambda u: u.seq)
-    except KeyboardInterrupt:
-        summary.interrupted = forced = True
-        _shutdown(handles, units_q, events_q, handle, exited, force=True)
-    finally:
-        if forced and in_process:
-            from ..stores.local import remove_open_temps
-
-            remove_open_temps()
-        if journal is not None:
-            complete = (pending == 0 and unit_failures == 0 and summary.fatal is None
-                        and not summary.interrupted)
-            if complete and journal.uploads:  # left by an earlier run for objects no longer listed
-                from .transfer import abort_uploads
-
-                _quietly(abort_uploads, plan.dst, opts, list(journal.uploads.values()))
-            journal.finish(complete=complete)
-            if complete:
-                summary.journal = None
-        signals.restore()  # only now: a further Ctrl-C cannot cut the journal's last commit short
-        if dask is not None:
-            dask.close()
-
-    summary.resumed_skipped += summary.counters.resumed
-    summary.resumed_skipped_bytes += summary.counters.resumed_bytes
-    summary.elapsed = time.monotonic() - started
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    summary.cpu_seconds = own.ru_utime + own.ru_stime + sum(cpu for _, cpu in exited.values())
-    summary.peak_rss_bytes = peak_rss_bytes() + sum(rss for rss, _ in exited.values())
-    emit("progress", snapshot())
-    return summary
-
-
-class _Signals:
-    """Counts SIGINT and SIGTERM while a run is on (main thread only) instead of raising
-    KeyboardInterrupt at whatever line the coordinator is on: the loop looks at the count, so the
-    journal is never written half-way. Restores the previous handlers."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._old: dict[int, Any] = {}
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._old[sig] = signal.signal(sig, self._on_signal)
-
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        self.count += 1
-
-    def restore(self) -> None:
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
-        self._old = {}
-
-
-def _request_stop(p: Any) -> None:
-    """Ask one worker for a graceful stop (SIGUSR1 to a process; a flag for the in-process one)."""
-    if hasattr(p, "request_stop"):
-        p.request_stop()
-    elif p.pid is not None and p.exitcode is None:
-        try:
-            os.kill(p.pid, signal.SIGUSR1)
-        except ProcessLookupError:
-            pass
-
-
-def _take_back(units_q: Any, frontier: deque) -> None:
-    """Units still waiting in the queue (no worker claimed them) go back to the frontier."""
-    try:
-        while True:
-            unit = units_q.get_nowait()
-            if unit is not None:
-                frontier.append(unit)
-    except queue.Empty:
-        pass
-
-
-def _quietly(fn: Callable[..., Any], *args: Any) -> None:
-    """Run a best-effort async clean-up (aborting uploads) from the coordinator."""
-    import asyncio
-
-    try:
-        asyncio.run(fn(*args))
-    except Exception:
-        pass
+    return handles, units_q, events_q
 
 
 def _start_method() -> str:
@@ -366,56 +156,3 @@ def _start_method() -> str:
     if chosen in ("fork", "spawn", "forkserver"):
         return chosen
     return "fork" if sys.platform == "linux" else "spawn"
-
-
-def _keep_failure(summary: Summary, failure: Failure) -> None:
-    if len(summary.failures) < MAX_FAILURES_KEPT:
-        summary.failures.append(failure)
-    else:
-        summary.failures_dropped += 1
-
-
-def _dead_workers(handles: list[Any], exited: dict[int, Any]) -> str | None:
-    for wid, p in enumerate(handles):
-        if p.exitcode is not None and wid not in exited:
-            how = f"killed by signal {-p.exitcode}" if p.exitcode < 0 else f"exit code {p.exitcode}"
-            return f"worker {wid} died unexpectedly ({how})"
-    return None
-
-
-def _shutdown(handles: list[Any], units_q: Any, events_q: Any, handle: Callable[[WorkerMessage], None],
-              exited: dict[int, Any], *, force: bool, now: Callable[[], bool] = lambda: False) -> None:
-    """Tell every worker to stop, collect their last counters, and reap them. `now()` turning
-    true (a second Ctrl-C) while waiting makes it a forced stop."""
-    if force:
-        for p in handles:
-            if p.is_alive():
-                p.terminate()
-    for _ in handles:  # also frees a thread worker blocked waiting for a unit
-        try:
-            units_q.put(None, timeout=0 if force else 5)
-        except queue.Full:
-            break
-    deadline = time.monotonic() + (5 if force else 60)
-    while len(exited) < len(handles) and time.monotonic() < deadline:
-        if not force and now():
-            force = True
-            deadline = time.monotonic() + 5
-            for p in handles:
-                if p.is_alive():
-                    p.terminate()
-        try:
-            handle(events_q.get(timeout=0.1))
-        except queue.Empty:
-            if all(p.exitcode is not None for p in handles):
-                # drain what is left, then stop waiting for workers that cannot speak any more
-                try:
-                    while True:
-                        handle(events_q.get_nowait())
-                except queue.Empty:
-                    break
-    for p in handles:
-        p.join(timeout=5)
-        if p.is_alive():
-            p.kill()
-            p.join(timeout=5)
