@@ -1,8 +1,8 @@
 """Sync: decide per key, from both listings, what to copy, skip or delete, one work unit at a time.
 
 Both sides list in the same order (UTF-8 bytes of the key), so a unit's keys are compared as a
-streaming merge: the source page of the unit against the destination keys of the same key range,
-read a page at a time. Nothing holds more than a page of either side, whatever the bucket size.
+streaming merge (`March`, pure: decisions from two sorted listings): the source page of the unit
+against the destination keys of the same key range, read a page at a time. Nothing holds more than a page of either side, whatever the bucket size.
 Sources that can only page by token (list/get servers) are compared key by key with a HEAD/stat
 of the destination instead, and cannot `--delete`.
 """
@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import AsyncIterator, Literal
+from typing import Any, Callable, Iterable, Literal, Sequence
 
-from ..filters import Filters
 from ..model import ObjectInfo, WorkUnit
 
 Compare = Literal["default", "size-only", "exact-timestamps", "checksum"]
@@ -24,7 +23,6 @@ class SyncOptions:
     delete: bool = False
     dry_run: bool = False
     compare: Compare = "default"
-    filters: Filters = Filters()
     json_lines: bool = False     # dry-run lines as JSON
     hash_cache: str | None = None
     check: bool = False          # `s3bulk check`: a dry run that reports each difference and its kind
@@ -33,7 +31,7 @@ class SyncOptions:
 class dst_range:
     """Destination keys in (after, until] under dst_prefix, a page at a time (an async iterator).
 
-    It also answers `has_folder(key)` for merge: a local destination lists files only, so the
+    It also answers `has_folder(key)` for March: a local destination lists files only, so the
     directory a zero-byte "folder/" marker became is looked up by name instead."""
 
     def __init__(self, dst, dst_prefix: str, after: str | None, until: str | None, page_size: int) -> None:
@@ -63,46 +61,93 @@ class dst_range:
         return os.path.isdir(os.path.join(root, key))
 
 
-async def merge(src_entries: list[ObjectInfo], src_prefix: str, dst_iter: AsyncIterator[ObjectInfo],
-                dst_prefix: str) -> AsyncIterator[tuple[str, ObjectInfo | None, ObjectInfo | None]]:
-    """(relative key, source entry or None, destination entry or None) in key order."""
-    s_len, d_len = len(src_prefix), len(dst_prefix)
-    it = dst_iter.__aiter__()
+Step = Literal["copy", "compare", "delete"]
 
-    async def next_dst() -> ObjectInfo | None:
-        try:
-            return await it.__anext__()
-        except StopAsyncIteration:
-            return None
 
-    d = await next_dst()
-    for s in src_entries:
-        rel = s.key[s_len:]
-        rel_b = rel.encode("utf-8", "surrogatepass")
-        while d is not None:
-            d_rel = d.key[d_len:]
-            d_b = d_rel.encode("utf-8", "surrogatepass")
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do about one relative key: "copy" (only SRC has it), "compare" (both have it: copy
+    when the comparator says they differ), "delete" (only DST has it and --delete allows it)."""
+
+    step: Step
+    rel: str
+    src: ObjectInfo | None
+    dst: ObjectInfo | None
+
+
+class March:
+    """Walks a unit's sorted source page against the same key range of the destination, as rclone's
+    march does, and says what to do with each key. Pure: no I/O, so the rules are tested on plain
+    lists (tests/test_march.py); the worker feeds it destination entries a page at a time.
+
+    Feed every destination entry in order with `dst(entry)`, then call `end()`; each returns the
+    decisions that became certain. Keys compare as UTF-8 bytes (the order every store lists in).
+
+    Rules beyond plain merging:
+    - DST-only keys are deleted only with `delete` and when `allows(rel)` (the filters) says so;
+    - a zero-byte folder marker ("a/") at DST stays while SRC has something in that folder: a local
+      SRC lists files only, so the marker sorts just before keys it has no object for;
+    - a zero-byte folder marker at SRC equals the directory it became at a local DST
+      (`has_folder(dst key)`), with no time and the marker's etag, so it is not copied again."""
+
+    def __init__(self, src_entries: Sequence[ObjectInfo], src_prefix: str, dst_prefix: str, *,
+                 delete: bool = False, allows: Callable[[str], bool] | None = None,
+                 has_folder: Callable[[str], bool] | None = None) -> None:
+        self._src, self._i = src_entries, 0
+        self._s_len, self._d_len, self._dst_prefix = len(src_prefix), len(dst_prefix), dst_prefix
+        self._delete, self._allows, self._has_folder = delete, allows, has_folder
+
+    def dst(self, d: ObjectInfo) -> list[Decision]:
+        """The next destination entry (in key order): the decisions it settles."""
+        out: list[Decision] = []
+        d_rel = d.key[self._d_len:]
+        d_b = d_rel.encode("utf-8", "surrogatepass")
+        src = self._src
+        while self._i < len(src):
+            s = src[self._i]
+            rel = s.key[self._s_len:]
+            rel_b = rel.encode("utf-8", "surrogatepass")
             if d_b < rel_b:
-                # a folder marker at DST stays while SRC has something in that folder (a marker
-                # sorts just before its folder's keys): only files are objects at a local SRC
                 if not (d.size == 0 and d_rel.endswith("/") and rel.startswith(d_rel)):
-                    yield d_rel, None, d
-                d = await next_dst()
-            else:
-                break
-        if d is not None and d.key[d_len:] == rel:
-            yield rel, s, d
-            d = await next_dst()
-        elif s.size == 0 and (rel == "" or rel.endswith("/")) and hasattr(dst_iter, "has_folder") \
-                and dst_iter.has_folder(dst_prefix + rel):
-            # a zero-byte folder marker is equal to the directory it became at a local DST: no time
-            # (a directory's mtime follows its content) and the marker's etag (equal under --checksum)
-            yield rel, s, ObjectInfo(dst_prefix + rel, 0, None, s.etag)
+                    self._dst_only(d_rel, d, out)
+                return out
+            self._i += 1
+            if d_b == rel_b:
+                out.append(Decision("compare", rel, s, d))
+                return out
+            self._src_only(rel, s, out)
+        self._dst_only(d_rel, d, out)  # past the source page's last key
+        return out
+
+    def end(self) -> list[Decision]:
+        """The destination has no more entries: the rest of the source page is SRC-only."""
+        out: list[Decision] = []
+        for s in self._src[self._i:]:
+            self._src_only(s.key[self._s_len:], s, out)
+        self._i = len(self._src)
+        return out
+
+    def _src_only(self, rel: str, s: ObjectInfo, out: list[Decision]) -> None:
+        if s.size == 0 and (rel == "" or rel.endswith("/")) and self._has_folder is not None \
+                and self._has_folder(self._dst_prefix + rel):
+            out.append(Decision("compare", rel, s, ObjectInfo(self._dst_prefix + rel, 0, None, s.etag)))
         else:
-            yield rel, s, None
-    while d is not None:
-        yield d.key[d_len:], None, d
-        d = await next_dst()
+            out.append(Decision("copy", rel, s, None))
+
+    def _dst_only(self, rel: str, d: ObjectInfo, out: list[Decision]) -> None:
+        if self._delete and (self._allows is None or self._allows(rel)):
+            out.append(Decision("delete", rel, None, d))
+
+
+def march(src_entries: Sequence[ObjectInfo], dst_entries: Iterable[ObjectInfo], src_prefix: str = "",
+          dst_prefix: str = "", **rules: Any) -> list[Decision]:
+    """All decisions for two whole sorted listings (March fed in one go; for tests and small ranges)."""
+    m = March(src_entries, src_prefix, dst_prefix, **rules)
+    out: list[Decision] = []
+    for d in dst_entries:
+        out.extend(m.dst(d))
+    out.extend(m.end())
+    return out
 
 
 class Comparator:

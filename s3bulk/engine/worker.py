@@ -316,7 +316,7 @@ class Worker:
     async def _compare(self, src: Any, unit: WorkUnit, rest: WorkUnit | None,
                        entries: list[ObjectInfo]) -> list[ObjectInfo]:
         """Sync: what of this page must be copied; counts the equal ones, deletes (or prints) the extra."""
-        from .sync import dst_range, merge
+        from .sync import Decision, March, dst_range
 
         plan, opts = self.plan, self.plan.sync
         assert opts is not None
@@ -335,16 +335,26 @@ class Worker:
         doomed: list[str] = []
         dst_keys = dst_range(dst, plan.dst.prefix, None if unit.after is None else dst_key(unit.after),
                              None if page_end is None else dst_key(page_end), plan.options.page_size)
-        async for rel, s, d in merge(entries, plan.src.prefix, dst_keys, plan.dst.prefix):
-            if s is None:
-                assert d is not None
-                if opts.delete and (self.filters is None or self.filters.allows(rel)):
-                    doomed.append(d.key)
+        march = March(entries, plan.src.prefix, plan.dst.prefix, delete=opts.delete,
+                      allows=self.filters.allows if self.filters is not None else None,
+                      has_folder=dst_keys.has_folder)
+
+        async def act(decisions: list[Decision]) -> None:
+            nonlocal doomed
+            for step in decisions:
+                if step.step == "delete":
+                    assert step.dst is not None
+                    doomed.append(step.dst.key)
                     if len(doomed) >= 1000 and not opts.dry_run:
                         await self._delete(dst, doomed)
                         doomed = []
-            else:
-                await self._copy_if_different(s, d, to_copy, absent)
+                else:
+                    assert step.src is not None
+                    await self._copy_if_different(step.src, step.dst, to_copy, absent)
+
+        async for d in dst_keys:
+            await act(march.dst(d))
+        await act(march.end())
         if doomed and not opts.dry_run:
             await self._delete(dst, doomed)
             doomed = []
