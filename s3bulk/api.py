@@ -58,7 +58,8 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     """Make DST hold what SRC holds, as `s3bulk sync`: copy what is missing or different, skip
     what is equal, and with delete=True remove DST keys SRC lacks (not those filtered out).
     compare: "default" (size, or SRC newer), "size-only", "exact-timestamps" or "checksum".
-    dry_run prints what would be done (one line each, on stdout) and changes nothing.
+    dry_run prints what would be done (one line each, on stdout; on_event gets each as
+    ("dryrun", engine.events.DryRunAction)) and changes nothing.
     The other arguments are as for `copy`."""
     from .engine.sync import SyncOptions
     from .errors import UsageError
@@ -68,8 +69,14 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     if resume and dry_run:
         raise UsageError("resume needs the journal, which a dry run does not keep")
     rules = _filters(include, exclude, filters)
-    sync_options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare, hash_cache=hash_cache,  # type: ignore[arg-type]
-                               filters=rules)
+    sync_options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare,  # type: ignore[arg-type]
+                               hash_cache=hash_cache)
+    if dry_run:  # the would-be actions as lines on stdout, as ever; on_event sees them too ("dryrun")
+        import sys
+
+        from .engine.events import printing_lines
+
+        on_event = printing_lines(on_event, sys.stdout)
     return _run("sync", src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                 on_event=on_event, max_memory=max_memory, journal=None if dry_run else journal, resume=resume,
                 filters=rules, cluster=cluster)

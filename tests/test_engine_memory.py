@@ -15,6 +15,7 @@ import s3bulk
 from s3bulk.engine.plan import KeyMap, TransferOptions
 from s3bulk.engine.planner import build_plan
 from s3bulk.engine.pool import run_plan
+from s3bulk.engine.events import DryRunAction
 from s3bulk.engine.sync import SyncOptions
 from s3bulk.engine.transfer import ByteBudget, Transfer, abort_uploads
 from s3bulk.errors import AccessDenied, NotFound
@@ -47,9 +48,9 @@ def big(n: int = 2 * PART + 1234) -> bytes:
     return hashlib.sha256(b"seed").digest() * (n // 32) + b"x" * (n % 32)
 
 
-def run_sync(src: str, dst: str, options: TransferOptions = OPTS, **sync: Any):
+def run_sync(src: str, dst: str, options: TransferOptions = OPTS, on_event: Any = None, **sync: Any):
     plan = asyncio.run(build_plan(src, dst, options=options, sync=SyncOptions(**sync)))
-    return run_plan(plan)
+    return run_plan(plan, on_event)
 
 
 def test_copy_between_buckets_streams_small_objects_and_multiparts_big_ones(buckets):
@@ -147,12 +148,20 @@ def test_sync_size_only_and_exact_timestamps(buckets):
 
 
 def test_sync_dry_run_changes_nothing(buckets, capfd):
+    """A dry run changes nothing and says what it would do as events for the subscriber (the
+    engine itself prints nothing: the CLI and api.sync print the lines)."""
     s, sb, d, db = _sync_fixture(buckets)
     before = dict(db.objects)
-    summary = run_sync(f"memory://{s}/", f"memory://{d}/", delete=True, dry_run=True)
+    events: list[tuple[str, Any]] = []
+    summary = run_sync(f"memory://{s}/", f"memory://{d}/", delete=True, dry_run=True,
+                       on_event=lambda kind, payload: events.append((kind, payload)))
     assert summary.ok and db.objects == before
-    out = capfd.readouterr().out
-    assert "missing" in out and "extra" in out and "same" not in out
+    planned = sorted((e.action, e.src, e.dst) for kind, e in events if kind == "dryrun")
+    assert ("copy", f"memory://{s}/missing", f"memory://{d}/missing") in planned
+    assert ("delete", None, f"memory://{d}/extra") in planned
+    assert not any(dst.endswith("/same") for _, _, dst in planned)
+    assert all(isinstance(e, DryRunAction) for kind, e in events if kind == "dryrun")
+    assert capfd.readouterr().out == ""
 
 
 async def _transfer(src_url: str, dst_url: str, resumable: dict[str, dict[str, Any]], events: list):

@@ -187,8 +187,7 @@ def sync(
         raise UsageError("choose one of --size-only, --exact-timestamps, --checksum")
     compare = "size-only" if size_only else "exact-timestamps" if exact_timestamps else \
         "checksum" if checksum else "default"
-    options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare, json_lines=json_out,
-                          hash_cache=hash_cache)
+    options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare, hash_cache=hash_cache)
     _execute("sync", sync_options=options, **common)
 
 
@@ -214,7 +213,7 @@ def check(
     from ..engine.sync import SyncOptions
 
     options = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",
-                          json_lines=json_out, hash_cache=hash_cache, check=True)
+                          hash_cache=hash_cache, check=True)
     _execute("check", src=src, dst=dst, workers=workers, concurrency=concurrency, part_size="8MiB",
              multipart_threshold="16MiB", max_buffer="256MiB", page_size=page_size, max_memory=None,
              include=include, exclude=exclude, endpoint_url=endpoint_url, profile=profile, region=region,
@@ -279,6 +278,11 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     first_signal = _FirstSignal()
 
     def on_event(kind, payload) -> None:
+        if kind in ("dryrun", "difference"):
+            renderer.planned(payload)
+            return
+        if kind == "progress":
+            sys.stdout.flush()  # the dry run's lines so far (written unflushed)
         if kind == "notice":
             print(f"s3bulk: {payload}", file=sys.stderr, flush=True)
             return

@@ -1,8 +1,9 @@
 """Turning engine events into what the user sees: a live display, JSON lines, or nothing.
 
-The engine emits ("progress", Progress) a few times a second and ("failure",
-Failure) as they happen; a renderer turns them into output and has no say in
-what is transferred.
+The engine emits ("progress", Progress) a few times a second, ("failure",
+Failure) as they happen, and in a dry run or `check` ("dryrun", DryRunAction) or
+("difference", Difference) per key (engine/events.py); a renderer turns them into
+output and has no say in what is transferred.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from dataclasses import asdict
 from typing import Any, TextIO
 
+from ..engine.events import PlannedEvent, write_line
 from ..engine.pool import Progress
 from ..model import Failure, Summary
 from ..sizes import human_bytes, human_duration
@@ -56,6 +58,11 @@ class Renderer:
 
     def on_event(self, kind: str, payload: Any) -> None:
         pass
+
+    def planned(self, event: PlannedEvent) -> None:
+        """A dry run's action or a difference `check` found: one line on stdout, whatever else
+        the renderer shows (the lines are the command's output)."""
+        write_line(sys.stdout, event.line())
 
     def finish(self, summary: Summary) -> None:
         pass
@@ -112,6 +119,11 @@ class JsonRenderer(Renderer):
                              "skipped": c.skipped, "skipped_bytes": c.skipped_bytes, "deleted": c.deleted,
                              "failed": c.failed, "listing_done": payload.listing_done,
                              "elapsed_seconds": round(payload.elapsed, 3)})
+
+    def planned(self, event: PlannedEvent) -> None:
+        fields = event.json_fields()
+        fields["v"] = JSON_VERSION
+        write_line(self.out, json.dumps(fields, ensure_ascii=False))
 
     def finish(self, summary: Summary) -> None:
         self._write(summary_dict(summary, self.command, self.src, self.dst))

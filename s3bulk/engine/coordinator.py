@@ -37,8 +37,8 @@ from typing import Any, Callable
 
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, Summary, WorkUnit
-from .messages import (Abandoned, Exited, Fatal, Listed, ProgressReport, UnitDone, UploadEnded, UploadStarted,
-                       WorkerMessage)
+from .messages import (Abandoned, Exited, Fatal, Listed, Planned, ProgressReport, UnitDone, UploadEnded,
+                       UploadStarted, WorkerMessage)
 from .plan import Plan
 from .units import join_units
 
@@ -124,6 +124,9 @@ class Coordinator:
             for f in msg.failures:
                 _keep_failure(summary, f)
                 self.emit("failure", f)
+        elif isinstance(msg, Planned):
+            for event in msg.events:
+                self.emit(event.event, event)
         elif isinstance(msg, Listed):
             pieces = msg.pieces
             self.unlisted -= 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import Counters, Failure, WorkUnit
+from .events import PlannedEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,14 @@ class ProgressReport:
 
 
 @dataclass(frozen=True, slots=True)
+class Planned:
+    """A dry run's would-be actions or `check`'s differences for one page (events.py), in key order."""
+
+    wid: int
+    events: list[PlannedEvent]
+
+
+@dataclass(frozen=True, slots=True)
 class Fatal:
     """The run cannot go on (the first one wins; its exit code is the run's)."""
 
@@ -97,7 +106,8 @@ class Exited:
     cpu_seconds: float
 
 
-WorkerMessage = Listed | UnitDone | Abandoned | UploadStarted | UploadEnded | ProgressReport | Fatal | Exited
+WorkerMessage = (Listed | UnitDone | Abandoned | UploadStarted | UploadEnded | ProgressReport | Planned | Fatal
+                 | Exited)
 
 
 def upload_message(wid: int, note: tuple) -> UploadStarted | UploadEnded:

@@ -27,7 +27,8 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
              journal: Any = None, cluster: Any = None) -> Summary:
     """Run a plan to the end and return its summary. `on_event(kind, payload)` sees
     "progress" (Progress) about four times a second, "failure" (Failure) as they come, and
-    "stopping" (None) when a first Ctrl-C or SIGTERM begins a graceful stop.
+    "stopping" (None) when a first Ctrl-C or SIGTERM begins a graceful stop, and in a dry run
+    "dryrun" (events.DryRunAction) or, for `check`, "difference" (events.Difference) per key.
 
     `start` continues an earlier run from the unit it stopped at. When `should_stop()` turns true
     the run takes no new units, lets those in flight finish, and returns with `summary.resume`

@@ -23,7 +23,6 @@ class SyncOptions:
     delete: bool = False
     dry_run: bool = False
     compare: Compare = "default"
-    json_lines: bool = False     # dry-run lines as JSON
     hash_cache: str | None = None
     check: bool = False          # `s3bulk check`: a dry run that reports each difference and its kind
 

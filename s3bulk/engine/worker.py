@@ -8,14 +8,14 @@ depend on how many objects the source has. What leaves the worker: the rest of
 each unit, "unit done" notes, and counters aggregated over a quarter second.
 
 Messages to the coordinator are the typed records of messages.py (Listed, UnitDone, Abandoned,
-UploadStarted/UploadEnded, ProgressReport, Fatal, Exited).
+UploadStarted/UploadEnded, ProgressReport, Planned, Fatal, Exited). A worker never writes to
+stdout: a dry run's lines travel as events (events.py) for the coordinator's subscribers.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import os
 import resource
 import signal
@@ -28,7 +28,9 @@ from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from ..stores import Writer, open_store
 from .journal import ObjectLog, page_skipped
-from .messages import Abandoned, Exited, Fatal, Listed, ProgressReport, UnitDone, WorkerMessage, upload_message
+from .events import Difference, DryRunAction, PlannedEvent
+from .messages import (Abandoned, Exited, Fatal, Listed, Planned, ProgressReport, UnitDone, WorkerMessage,
+                       upload_message)
 from .plan import Plan
 from .transfer import ByteBudget, Stopped, Transfer
 from .units import split_unit
@@ -408,40 +410,27 @@ class Worker:
             self.failures.append(Failure("delete", self.plan.dst.url_for(key), "", why, "DeleteFailed"))
 
     def _dry(self, to_copy: list[ObjectInfo], doomed: list[str], absent: set[str]) -> list[ObjectInfo]:
-        """In a dry run, print what would happen (one write per line, straight to stdout) and do nothing.
-        For `check`, each line names the difference instead: only in SRC, differs, only in DST."""
+        """In a dry run, tell the coordinator what would happen (events.py; its subscribers print it)
+        and do nothing. For `check`, each event names the difference: only in SRC, differs, only in DST."""
         opts = self.plan.sync
         if opts is None or not opts.dry_run:
             return to_copy
         plan = self.plan
-        lines = []
+        events: list[PlannedEvent] = []
         for e in to_copy:
             src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
             if opts.check:
-                kind = "only-in-src" if e.key in absent else "differs"
-                lines.append(json.dumps({"event": "difference", "kind": kind, "src": src_url, "dst": dst_url,
-                                         "v": 1}, ensure_ascii=False) if opts.json_lines
-                             else _one_line(f"{kind}: {src_url}" if kind == "only-in-src"
-                                            else f"{kind}: {src_url} <> {dst_url}"))
+                events.append(Difference("only-in-src" if e.key in absent else "differs", src_url, dst_url))
             else:
-                lines.append(json.dumps({"event": "dryrun", "action": "copy", "src": src_url, "dst": dst_url,
-                                         "v": 1}, ensure_ascii=False) if opts.json_lines
-                             else f"(dryrun) copy: {src_url} -> {dst_url}")
+                events.append(DryRunAction("copy", src_url, dst_url))
             self.counters.done += 1
             self.counters.done_bytes += e.size or 0
         for key in doomed:
             url = plan.dst.url_for(key)
-            if opts.check:
-                lines.append(json.dumps({"event": "difference", "kind": "only-in-dst", "dst": url, "v": 1},
-                                        ensure_ascii=False) if opts.json_lines else _one_line(f"only-in-dst: {url}"))
-            else:
-                lines.append(json.dumps({"event": "dryrun", "action": "delete", "dst": url, "v": 1},
-                                        ensure_ascii=False) if opts.json_lines else f"(dryrun) delete: {url}")
+            events.append(Difference("only-in-dst", None, url) if opts.check else DryRunAction("delete", None, url))
             self.counters.deleted += 1
-        if lines:
-            data = ("\n".join(lines) + "\n").encode("utf-8", "backslashreplace")
-            while data:
-                data = data[os.write(1, data[:65536]):]  # lines may interleave between workers, not tear
+        if events:
+            self._send(Planned(self.wid, events))
         return []
 
     async def _consume(self, objects: asyncio.Queue) -> None:
@@ -498,11 +487,6 @@ class Worker:
         else:
             op, msg = "copy", f"{type(exc).__name__}: {exc}"
         self.failures.append(Failure(op, src_url, dst_url, msg, type(exc).__name__))
-
-
-def _one_line(text: str) -> str:
-    """A key's control characters shown escaped: a newline in a key cannot forge another line."""
-    return text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
 
 
 def _stop_message(exc: Exception) -> str:
