@@ -135,11 +135,11 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
 
         import_distributed()  # one clear error before any work
     if max_memory is not None:
-        from .engine.budget import fit_to_budget
+        from .engine.budget import fit_to_memory
         from .sizes import parse_size
 
-        budget = parse_size(max_memory, "max_memory") if isinstance(max_memory, str) else int(max_memory)
-        options = fit_to_budget(options, budget, src, dst)
+        max_rss = parse_size(max_memory, "max_memory") if isinstance(max_memory, str) else int(max_memory)
+        options = fit_to_memory(options, max_rss, src, dst)
     dry_run = bool(sync_options is not None and sync_options.dry_run)
     if resume and (dry_run or (journal is None and not default_journal)):
         raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "

@@ -36,26 +36,33 @@ class Location:
     """A store and a prefix within it.
 
     kind:   "s3", "local", "http" or "memory" (stores/memory.py, for tests: in-process only)
-    bucket: the S3 bucket; for "local" the root directory (absolute); for "http" the base URL;
-            for "memory" the bucket's name in the process's registry
+    root:   what the keys live under: the S3 bucket's name, the local root directory (absolute),
+            the list/get server's base URL, or the memory bucket's name in the process's registry
     prefix: the key prefix ("" for all); keys are always "/"-separated
     """
 
     kind: str
-    bucket: str
+    root: str
     prefix: str
     raw: str
     s3: S3Options = S3Options()
 
+    @property
+    def bucket(self) -> str:
+        """The bucket's name (S3 and memory locations only: a directory or a URL is no bucket)."""
+        if self.kind not in ("s3", "memory"):
+            raise AttributeError(f"a {self.kind} location has no bucket (its root is {self.root!r})")
+        return self.root
+
     def url_for(self, key: str) -> str:
         """A user-facing address of one key, for messages."""
         if self.kind == "s3":
-            return f"s3://{self.bucket}/{key}"
+            return f"s3://{self.root}/{key}"
         if self.kind == "local":
-            return os.path.join(self.bucket, key) if key else self.bucket
+            return os.path.join(self.root, key) if key else self.root
         if self.kind == "memory":
-            return f"memory://{self.bucket}/{key}"
-        return f"{self.bucket.rstrip('/')}/get/{key}"
+            return f"memory://{self.root}/{key}"
+        return f"{self.root.rstrip('/')}/get/{key}"
 
     def with_prefix(self, prefix: str) -> "Location":
         return replace(self, prefix=prefix)

@@ -21,24 +21,25 @@ PER_TRANSFER = 64 * 1024
 MIN_PART = 5 * MiB
 
 
-def fit_to_budget(options: TransferOptions, budget: int, src: str, dst: str) -> TransferOptions:
-    """Options for a run from src to dst (as the user gave them) that must stay under `budget` bytes
-    of RSS in all; UsageError if it cannot."""
+def fit_to_memory(options: TransferOptions, max_rss: int, src: str, dst: str) -> TransferOptions:
+    """Options for a run from src to dst (as the user gave them) that must stay under `max_rss` bytes
+    of RSS in all (--max-memory); UsageError if it cannot. Of that, the bodies' share becomes
+    `max_bytes_in_flight` (the workers' byte budgets, transfer.ByteBudget)."""
     uses_s3 = any(x.lower().startswith("s3://") for x in (src, dst))
     base = BASE_S3 if uses_s3 else BASE_LOCAL
     cores = os.cpu_count() or 1
     # the coordinator (its own process when there is a pool) plus each worker pays `base`
     workers = options.resolved_workers()
-    while workers > 1 and budget < (workers + 1) * base + workers * 48 * MiB:
+    while workers > 1 and max_rss < (workers + 1) * base + workers * 48 * MiB:
         workers -= 1
     workers = min(workers, cores)
-    spare = budget - (base if workers == 1 else (workers + 1) * base)
+    spare = max_rss - (base if workers == 1 else (workers + 1) * base)
     per_worker = spare // workers
     # bodies may exist twice while a response is joined; keep a quarter for allocator slack
     bytes_in_flight = per_worker * 3 // 8
     if bytes_in_flight < MIN_PART:
         need = (base if workers == 1 else (workers + 1) * base) + MIN_PART * 8 // 3 + MiB
-        raise UsageError(f"--max-memory {budget // MiB} MiB cannot hold one {MIN_PART // MiB} MiB part in flight "
+        raise UsageError(f"--max-memory {max_rss // MiB} MiB cannot hold one {MIN_PART // MiB} MiB part in flight "
                          f"besides the {base // MiB} MiB the program itself needs; give at least {need // MiB + 1} MiB")
     part = max(MIN_PART, min(options.part_size, bytes_in_flight // 2))
     part_concurrency = max(1, min(options.part_concurrency, bytes_in_flight // part))

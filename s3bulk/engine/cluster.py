@@ -215,10 +215,10 @@ def _probe(cluster: Cluster, plan: Plan) -> None:
     every worker."""
     needs: list[str] = []
     if plan.src.kind == "local":
-        needs.append(plan.src.bucket)
+        needs.append(plan.src.root)
     if plan.manifest is not None:
         needs.append(plan.manifest)
-    dst_dir = plan.dst.bucket if plan.dst.kind == "local" else None
+    dst_dir = plan.dst.root if plan.dst.kind == "local" else None
     if not needs and dst_dir is None:
         return
     client = cluster.client
@@ -301,7 +301,7 @@ class _Collector:
         return [ProgressReport(0, self.counters, self.failures), *self.messages]
 
 
-def run_units(plan: Plan, units: list[WorkUnit], budget: int, resume: Any) -> tuple[list[WorkerMessage], float]:
+def run_units(plan: Plan, units: list[WorkUnit], body_bytes: int, resume: Any) -> tuple[list[WorkerMessage], float]:
     """A Dask task: run the Worker over `units` in this thread's own event loop and return its
     messages (messages.py) and the CPU seconds this thread used."""
     from .worker import Worker, _new_loop
@@ -312,7 +312,7 @@ def run_units(plan: Plan, units: list[WorkUnit], budget: int, resume: Any) -> tu
         units_q.put(unit)
     units_q.put(None)
     events = _Collector()
-    worker = Worker(plan, 0, units_q, events, budget, None, resume)
+    worker = Worker(plan, 0, units_q, events, body_bytes, None, resume)
     loop = _new_loop()
     try:
         loop.run_until_complete(worker.run())
@@ -326,14 +326,14 @@ class ClusterHandle:
     exitcode, terminate, join, kill, request_stop): a thread that turns units from `units_q`
     into tasks and their results into messages on `events_q`."""
 
-    def __init__(self, cluster: Cluster, plan: Plan, units_q: Any, events_q: Any, budget: int,
+    def __init__(self, cluster: Cluster, plan: Plan, units_q: Any, events_q: Any, body_bytes: int,
                  resume: Any) -> None:
         self.cluster = cluster
         self.client = cluster.client
         self.plan = plan
         self.units_q = units_q
         self.events_q = events_q
-        self.budget = budget
+        self.body_bytes = body_bytes
         self.resume = resume if resume is None else replace_log_dir(resume)
         opts = plan.options
         self.max_tasks = 2 * opts.resolved_workers()
@@ -391,7 +391,7 @@ class ClusterHandle:
                         batch = [unit for unit in batch if self._list_here(unit)]
                         if not batch:
                             break
-                    fut = self.client.submit(run_units, self.plan, batch, self.budget, self.resume,
+                    fut = self.client.submit(run_units, self.plan, batch, self.body_bytes, self.resume,
                                              pure=False, key=f"s3bulk-units-{uuid.uuid4().hex}")
                     inflight[fut] = batch
                     fut.add_done_callback(self._done_q.put)

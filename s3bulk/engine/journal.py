@@ -67,7 +67,7 @@ def identity_of(plan: Any, mode: str) -> dict[str, Any]:
     keys are copied (not speed knobs such as workers or page size)."""
     def side(loc: Any) -> dict[str, Any]:
         s3 = loc.s3
-        return {"kind": loc.kind, "bucket": loc.bucket, "prefix": loc.prefix,
+        return {"kind": loc.kind, "bucket": loc.root, "prefix": loc.prefix,
                 "endpoint": getattr(s3, "endpoint_url", None) if loc.kind == "s3" else None}
 
     ident: dict[str, Any] = {"mode": mode, "src": side(plan.src), "dst": side(plan.dst),

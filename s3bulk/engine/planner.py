@@ -80,7 +80,7 @@ async def _resolve_source(src: Location, options: TransferOptions,
                           prefix_only: bool = False) -> tuple[Location, str | None]:
     """(location listing under its prefix, the single key if SRC names one object)."""
     if src.kind == "local":
-        path = src.bucket
+        path = src.root
         if os.path.isfile(path) and prefix_only:
             raise UsageError(f"{src.raw!r} is a file; sync works on directories and prefixes (use copy)")
         if os.path.isfile(path):
@@ -139,7 +139,7 @@ def _single_destination(dst: Location, dst_text: str, name: str) -> tuple[Locati
         if not dst.prefix or dst.prefix.endswith("/"):
             return dst, dst.prefix + name
         return dst, dst.prefix
-    path = dst.bucket
+    path = dst.root
     if dst_text.endswith(("/", os.sep)) or os.path.isdir(path):
         return dst, name
     return Location("local", os.path.dirname(path), "", dst.raw), os.path.basename(path)
@@ -148,10 +148,10 @@ def _single_destination(dst: Location, dst_text: str, name: str) -> tuple[Locati
 def _refuse_overlap(src: Location, dst: Location, single: str | None) -> None:
     """Copying a tree into itself would list what it writes; refuse it."""
     if src.kind == dst.kind == "local" and single is None:
-        s, d = os.path.realpath(src.bucket), os.path.realpath(dst.bucket)
+        s, d = os.path.realpath(src.root), os.path.realpath(dst.root)
         if d == s or d.startswith(s + os.sep):
             raise UsageError("destination is inside the source directory; choose a destination outside it")
-    if src.kind == dst.kind == "s3" and single is None and src.bucket == dst.bucket \
+    if src.kind == dst.kind == "s3" and single is None and src.root == dst.root \
             and src.s3 == dst.s3 and dst.prefix.startswith(src.prefix):
         raise UsageError("destination prefix is inside the source prefix of the same bucket")
 

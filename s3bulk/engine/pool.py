@@ -57,7 +57,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     workers = opts.resolved_workers()
     if in_process is None:
         in_process = workers == 1
-    budget = max(1, opts.max_bytes_in_flight // workers)
+    body_bytes = max(1, opts.max_bytes_in_flight // workers)  # each worker's budget for bodies in flight
     summary = Summary(workers=workers)
     started = time.monotonic()
     starts = [start or WorkUnit()]
@@ -85,13 +85,13 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             resume_info = ResumeInfo(log_dir=log_dir)
 
     signals = Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
-    handles, units_q, events_q = _start_workers(plan, workers, in_process, dask, budget, resume_info, signals)
+    handles, units_q, events_q = _start_workers(plan, workers, in_process, dask, body_bytes, resume_info, signals)
     close = dask.close if dask is not None else None
     return Coordinator(plan, summary, handles, units_q, events_q, starts, signals, emit=emit, started=started,
                        in_process=in_process, journal=journal, should_stop=should_stop, close=close).run()
 
 
-def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, budget: int, resume_info: Any,
+def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, body_bytes: int, resume_info: Any,
                    signals: Signals) -> tuple[list[Any], Any, Any]:
     """The workers' handles (each looks like a multiprocessing.Process), the queue they take units
     from and the queue they report on: one Dask cluster handle, one in-process thread, or
@@ -104,13 +104,13 @@ def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, budget
 
         units_q = queue.Queue(maxsize=workers * 4 + 4)
         events_q = queue.Queue(maxsize=1024)
-        handles = [ClusterHandle(dask, plan, units_q, events_q, budget, resume_info)]
+        handles = [ClusterHandle(dask, plan, units_q, events_q, body_bytes, resume_info)]
     elif in_process:
         from .worker import ThreadHandle
 
         units_q = queue.Queue(maxsize=workers * 4 + 4)
         events_q = queue.Queue(maxsize=1024)
-        handles = [ThreadHandle(plan, 0, units_q, events_q, budget, resume_info)]
+        handles = [ThreadHandle(plan, 0, units_q, events_q, body_bytes, resume_info)]
     else:
         import multiprocessing as mp
 
@@ -129,7 +129,7 @@ def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, budget
             events_q = ctx.Queue(maxsize=1024)
             for wid in range(workers):
                 p = ctx.Process(target=worker_process,
-                                args=(plan, wid, units_q, events_q, budget, os.getpid(), resume_info),
+                                args=(plan, wid, units_q, events_q, body_bytes, os.getpid(), resume_info),
                                 name=f"s3bulk-worker-{wid}", daemon=True)
                 p.start()
                 handles.append(p)

@@ -80,7 +80,7 @@ class ResumeInfo:
 
 
 class Worker:
-    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int,
+    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
                  parent_pid: int | None = None, resume: ResumeInfo | None = None) -> None:
         self.plan = plan
         self.resume = resume or ResumeInfo()
@@ -89,7 +89,7 @@ class Worker:
         self.wid = wid
         self.units_q = units_q
         self.events_q = events_q
-        self.budget = ByteBudget(budget_bytes)
+        self.bodies = ByteBudget(body_bytes)  # bytes of object bodies held at once (not RSS: --max-memory is budget.py's)
         self.counters = Counters()
         self.failures: list[Failure] = []
         self.fatal: tuple[str, int] | None = None
@@ -156,7 +156,7 @@ class Worker:
             self._stores = (src, dst)
             if not isinstance(dst, Writer):
                 raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
-            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.budget,
+            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.bodies,
                                      stopping=lambda: self.stopping, on_upload=self._upload_event,
                                      resumable=self.resume.uploads, on_part_bytes=self._part_bytes)
             self.filters = self.plan.filters.compiled() if self.plan.filters else None
@@ -519,11 +519,11 @@ def _stop_now(signum: int, frame: Any = None) -> None:
     os._exit(128 + signum)
 
 
-def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int,
+def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
                    parent_pid: int | None = None, resume: ResumeInfo | None = None) -> None:
     """Entry point of a worker process. SIGUSR1 from the coordinator asks for a graceful stop,
     SIGTERM stops at once."""
-    worker = Worker(plan, wid, units_q, events_q, budget_bytes, parent_pid, resume)
+    worker = Worker(plan, wid, units_q, events_q, body_bytes, parent_pid, resume)
     signal.signal(signal.SIGUSR1, lambda signum, frame: worker.request_stop())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator decides what Ctrl-C means
     signal.signal(signal.SIGTERM, _stop_now)
@@ -541,10 +541,10 @@ def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, budget_byt
 class ThreadHandle:
     """The same worker inside this process (one worker, no pool), looking like a Process to the pool."""
 
-    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, budget_bytes: int,
+    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
                  resume: ResumeInfo | None = None) -> None:
-        self._args = (plan, wid, units_q, events_q, budget_bytes)
-        self.worker = Worker(plan, wid, units_q, events_q, budget_bytes, None, resume)
+        self._args = (plan, wid, units_q, events_q, body_bytes)
+        self.worker = Worker(plan, wid, units_q, events_q, body_bytes, None, resume)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready = threading.Event()
@@ -553,7 +553,7 @@ class ThreadHandle:
         self._ready.wait()
 
     def _main(self) -> None:
-        plan, wid, units_q, events_q, budget_bytes = self._args
+        plan, wid, units_q, events_q, body_bytes = self._args
         try:
             loop = self._loop = _new_loop()
             self._task = loop.create_task(self.worker.run())

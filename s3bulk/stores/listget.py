@@ -30,13 +30,13 @@ class ListGetStore:
 
     def __init__(self, location: Location, *, max_connections: int = 64, timeout: float = 60.0) -> None:
         self.location = location
-        parts = urlsplit(location.bucket)
+        parts = urlsplit(location.root)
         if parts.scheme != "http":
             from ..errors import UsageError
 
             raise UsageError("only plain http:// list/get servers are supported")
         self.base_path = parts.path.rstrip("/")
-        proxy = proxy_for(location.bucket)  # HTTP_PROXY/NO_PROXY, as for S3 endpoints
+        proxy = proxy_for(location.root)  # HTTP_PROXY/NO_PROXY, as for S3 endpoints
         if proxy is not None and not proxy.lower().startswith("http://"):
             from ..errors import UsageError
 
@@ -52,7 +52,7 @@ class ListGetStore:
         """One request. Transport failures (errors.from_transport), 429/503 (Throttled, with the
         server's Retry-After) and other 5xx (Transient) are retried by the resilient wrapper
         (open_store) with backoff, as for every store."""
-        url = f"{self.location.bucket}{target}"
+        url = f"{self.location.root}{target}"
         try:
             resp = await self.client.request(method, self.base_path + target, headers)
         except HttpError as exc:
@@ -69,7 +69,7 @@ class ListGetStore:
         where = "the first page" if unit.token is None else f"token {unit.token!r}"
         resp = await self._request("GET", target, "list")
         if resp.status != 200:
-            raise _status_error(resp.status, "list", self.location.bucket + target,
+            raise _status_error(resp.status, "list", self.location.root + target,
                                 f"/list answered {resp.status} at {where}")
         try:
             doc = json.loads(resp.body)
@@ -81,7 +81,7 @@ class ListGetStore:
                 raise TypeError("NextMarker is not a string")
         except (ValueError, KeyError, TypeError) as exc:
             raise MalformedListing(f"malformed /list answer at {where}: {_why(exc)}",
-                                   op="list", url=self.location.bucket + target) from None
+                                   op="list", url=self.location.root + target) from None
         if token == "":
             token = None
         entries = [ObjectInfo(n) for n in names if n.startswith(prefix)] if prefix else [ObjectInfo(n) for n in names]

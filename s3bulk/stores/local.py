@@ -96,7 +96,7 @@ def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError
 
 
 class LocalStore:
-    """Files under `location.bucket` (an absolute directory)."""
+    """Files under `location.root` (an absolute directory)."""
 
     ordered = True
     # a temporary file dies with its run, so uploads are not resumable; mtimes are float seconds
@@ -107,7 +107,7 @@ class LocalStore:
     def __init__(self, location: Location, *, dir_cache_entries: int = 20_000, flush_writes: bool = False) -> None:
         self.location = location
         self.flush_writes = flush_writes
-        self.root = location.bucket
+        self.root = location.root
         self._real_root: str | None = None
         self._dirs: OrderedDict[str, _Dir] = OrderedDict()
         self._dir_cache_entries = dir_cache_entries

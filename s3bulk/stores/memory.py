@@ -142,7 +142,7 @@ class MemoryStore:
 
     def __init__(self, location: Location) -> None:
         self.location = location
-        self.name = location.bucket
+        self.name = location.root
 
     def _bucket(self, op: str, key: str = "") -> MemoryBucket:
         """The bucket, its faults checked for this call; NotFound when it does not exist."""
