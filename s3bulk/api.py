@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence, cast
 
 from .engine.plan import TransferOptions
 from .filters import Filters
@@ -173,7 +173,7 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
 
 
 async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                      concurrency: int = 16) -> AsyncIterator[list[ObjectInfo]]:
+                      concurrency: int = 16) -> AsyncGenerator[list[ObjectInfo], None]:
     """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
@@ -206,7 +206,7 @@ def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
              concurrency: int = 16) -> Iterator[list[ObjectInfo]]:
     """Synchronous form of `alist_pages`: runs its own event loop, one step per page."""
     loop = asyncio.new_event_loop()
-    agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency).__aiter__()
+    agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency)
     try:
         while True:
             try:
@@ -312,7 +312,8 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
 
     async def delete(batch: list[str]) -> None:
         try:
-            failed = dict(await store.delete_many(batch)) if not dry_run else {}
+            writer = cast(Writer, store)  # checked below, before the first batch
+            failed = dict(await writer.delete_many(batch)) if not dry_run else {}
         finally:
             window.release()
         for key in batch:

@@ -40,7 +40,7 @@ class HashCache:
             except sqlite3.Error:
                 db = False  # an unusable cache only costs rereads
             self._local.db = db
-        return db or None
+        return db if isinstance(db, sqlite3.Connection) else None  # False: unusable
 
     def etag(self, path: str, part_size: int = 0) -> str:
         """The S3-style ETag of the file's bytes (multipart form when part_size > 0 and the file is larger)."""

@@ -242,11 +242,12 @@ class _Conn(asyncio.BufferedProtocol):
         self.data_received(self.scratch[:nbytes])
 
     def _body_done(self) -> None:
-        body = self.body
+        body: bytes | bytearray | memoryview | None = self.body
+        assert body is not None  # set when the head announced a body
         self.view = None
         if isinstance(body, bytearray) and self.need < _COPY_BELOW:
             body = bytes(body)
-        self._finish(body)  # type: ignore[arg-type]
+        self._finish(body)
 
     def data_received(self, data: bytes | bytearray) -> None:
         if self.waiter is None:
@@ -481,11 +482,13 @@ class HttpClient:
             conn.transport.close()
             raise ProxyError(f"the proxy {self.proxy[0]}:{self.proxy[1]} refused CONNECT {authority} "  # type: ignore[index]
                              f"({resp.status})", status=resp.status)
+        plain = conn.transport
+        assert plain is not None  # connected above
         try:
-            conn.transport = await loop.start_tls(conn.transport, conn, self.tls,  # type: ignore[arg-type]
+            conn.transport = await loop.start_tls(plain, conn, self.tls,  # type: ignore[arg-type]
                                                   server_hostname=self.host)
         except BaseException:
-            conn.transport.close()
+            plain.close()
             raise
 
     async def request(self, method: str, target: str, headers: dict[str, str] | None = None,

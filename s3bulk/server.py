@@ -436,7 +436,8 @@ class _Handler(asyncio.Protocol):
             if rng is None:
                 status, start, end, extra = 200, 0, size, b"Accept-Ranges: bytes\r\n"
             else:
-                start, end = rng  # type: ignore[misc]
+                assert not isinstance(rng, str)  # "unsatisfiable" was answered above
+                start, end = rng
                 status, extra = 206, b"Content-Range: bytes %d-%d/%d\r\n" % (start, end - 1, size)
             n = end - start
             if not head_only and n <= SMALL_BODY:
@@ -464,6 +465,7 @@ class _Handler(asyncio.Protocol):
 
 
 def _serve_forever(sock: socket.socket, catalog: Catalog, page_size: int, parent: int | None = None) -> None:
+    loop: asyncio.AbstractEventLoop
     try:
         import uvloop
 

@@ -11,6 +11,8 @@ command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
 # start (CLI runs, spawned workers) would compile botocore from source again (~2 s of CPU each)
 uv sync --frozen -q --compile-bytecode --extra dask  # tests/test_cluster.py needs distributed
 uv run --frozen --extra dask python -m compileall -q s3bulk tests >/dev/null
+# types first (a few seconds; [tool.mypy] in pyproject.toml): an error fails the run before any test
+uv run --frozen --extra dask mypy
 bash localstack/start.sh --install
 
 started=""

@@ -40,7 +40,7 @@ class _Command(TyperCommand):
             if isinstance(param, TyperArgument):
                 shown = param.display_name_raw if param.required else f"[{param.display_name_raw}]"
                 param.display_type_rich = lambda ctx: ""  # type: ignore[method-assign]
-                param._usage_display_name = lambda shown=shown: shown  # type: ignore[method-assign]
+                param._usage_display_name = lambda shown=shown: shown  # type: ignore[method-assign, misc]
 
 
 def _version(value: bool) -> None:
@@ -181,11 +181,11 @@ def sync(
     common = dict(locals())
     for name in ("delete", "dry_run", "size_only", "exact_timestamps", "checksum", "hash_cache"):
         del common[name]
-    from ..engine.sync import SyncOptions
+    from ..engine.sync import Compare, SyncOptions
 
     if sum((size_only, exact_timestamps, checksum)) > 1:
         raise UsageError("choose one of --size-only, --exact-timestamps, --checksum")
-    compare = "size-only" if size_only else "exact-timestamps" if exact_timestamps else \
+    compare: Compare = "size-only" if size_only else "exact-timestamps" if exact_timestamps else \
         "checksum" if checksum else "default"
     options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare, hash_cache=hash_cache)
     _execute("sync", sync_options=options, **common)
@@ -433,6 +433,7 @@ def ls_command(
                 else:
                     when = stamps.get(obj.mtime)
                     if when is None:
+                        assert obj.mtime is not None  # stamps maps None to "-"
                         if len(stamps) > 4096:
                             stamps = {None: "-"}
                         when = stamps[obj.mtime] = datetime.fromtimestamp(obj.mtime, timezone.utc).strftime(
@@ -557,7 +558,7 @@ def serve(
     if directory is not None:
         if not os.path.isdir(directory):
             raise UsageError(f"{directory!r} is not a directory")
-        catalog = DirectoryCatalog(directory)
+        catalog: DirectoryCatalog | SyntheticCatalog = DirectoryCatalog(directory)
     else:
         catalog = SyntheticCatalog(synthetic or 0, parse_size(size, "--size"))
     try:

@@ -403,9 +403,8 @@ class ClusterHandle:
                     fut = self._done_q.get(timeout=0.1 if self.lister is None else 0.01)
                 except queue.Empty:
                     continue
-                batch = inflight.pop(fut, None)
-                if batch is not None:
-                    self._report(fut, batch)
+                if fut in inflight:
+                    self._report(fut, inflight.pop(fut))
         except Exception as exc:  # a bug or a lost scheduler: say so rather than hang the run
             self.events_q.put(Fatal(0, f"cluster: {type(exc).__name__}: {exc}", 3))
         finally:

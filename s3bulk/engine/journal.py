@@ -331,7 +331,7 @@ class Journal:
         ak = _akey(after)
         left_ak = self._by_until.get(_akey(after)) if after is not None else None
         right = self._by_after.get((1, until)) if until is not None else None
-        row = [after, until, objects, nbytes]
+        row: list[Any] = [after, until, objects, nbytes]
         if left_ak is not None:
             left = self._by_after.pop(left_ak)
             del self._by_until[_ukey(left[1])]

@@ -67,7 +67,7 @@ class TransferOptions:
         workers = self.resolved_workers()
         connections = self.concurrency + self.part_concurrency
         resilience = ResilienceOptions(retries=self.retries, concurrency=connections, adaptive=self.adaptive,
-                                       max_rps=self.max_rps, max_bandwidth=self.max_bandwidth, workers=workers)
+                                       max_rps=self.max_rps, max_bandwidth=float(self.max_bandwidth), workers=workers)
         return StoreOptions(max_connections=connections, copy_threshold=self.copy_threshold,
                             copy_part_size=self.copy_part_size, timeout=self.request_timeout,
                             resilience=resilience, flush_writes=self.flush_writes)

@@ -72,9 +72,9 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             journal.stale_uploads = []
         from .journal import object_log_dir
 
-        log_dir = object_log_dir(journal.path)
+        log_dir: str | None = object_log_dir(journal.path)
         try:
-            os.makedirs(log_dir, exist_ok=True)
+            os.makedirs(object_log_dir(journal.path), exist_ok=True)
         except OSError:
             log_dir = None  # resume then works page by page only
         if journal.resumed:
@@ -116,7 +116,7 @@ def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, body_b
 
         from .worker import worker_process
 
-        ctx = mp.get_context(_start_method())
+        ctx: Any = mp.get_context(_start_method())  # typeshed's BaseContext lacks Process
         handles = []
         # Workers ignore SIGINT once started; until then (imports take a second) a Ctrl-C reaching
         # the process group would kill them mid-import, and so would an early SIGUSR1 (graceful

@@ -238,6 +238,7 @@ class _StopAware:
 
     def __init__(self, upload: Any, stopped: Callable[[], bool], keep_open: bool) -> None:
         self.upload, self.stopped, self.keep_open = upload, stopped, keep_open
+        self.upload_id: str | None = upload.upload_id
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         await self.upload.put_part(number, offset, data)

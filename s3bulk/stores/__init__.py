@@ -67,14 +67,14 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
         store = await S3Store(location, max_connections=options.max_connections,
                               copy_threshold=options.copy_threshold, copy_part_size=options.copy_part_size,
                               lean=options.lean, timeout=options.timeout).open()
-        return wrap(store, res)  # type: ignore[return-value]
+        return wrap(store, res)
     if location.kind == "http":
         from .listget import ListGetStore
 
         return wrap(ListGetStore(location, max_connections=options.max_connections,
-                                 timeout=options.timeout), res)  # type: ignore[return-value]
+                                 timeout=options.timeout), res)
     if location.kind == "memory":
         from .memory import MemoryStore
 
-        return wrap(MemoryStore(location), res)  # type: ignore[return-value]
+        return wrap(MemoryStore(location), res)
     raise UsageError(f"unknown store kind {location.kind!r}")

@@ -121,7 +121,8 @@ class Multipart(Protocol):
     `upload_id` names the upload for ResumableUploads (None where the upload dies with the
     process, e.g. a local temporary file): the journal records it so a later run can resume."""
 
-    upload_id: str | None
+    @property
+    def upload_id(self) -> str | None: ...
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None: ...
 
@@ -135,6 +136,8 @@ class Multipart(Protocol):
 @runtime_checkable
 class Writer(Protocol):
     """features.write: whole objects, multipart objects, deletes."""
+
+    features: Features  # a Writer is a Store too
 
     async def prepare(self) -> None:
         """Check (and where it makes sense create) the destination before any object is written."""

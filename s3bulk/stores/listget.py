@@ -101,14 +101,17 @@ class ListGetStore:
                           url=self.location.url_for(key), key=key) from None
 
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
-        headers = {"Range": f"bytes={start}-{end - 1}"} if start is not None else None
-        if start is not None and end <= start:
-            return b""
+        headers = None
+        if start is not None:
+            assert end is not None  # a range has both ends
+            if end <= start:
+                return b""
+            headers = {"Range": f"bytes={start}-{end - 1}"}
         resp = await self._request("GET", self._target(key), "get", key, headers)
         if resp.status not in (200, 206):
             raise _status_error(resp.status, "get", self.location.url_for(key), key=key)
         body = resp.body
-        if start is not None:
+        if start is not None and end is not None:
             if resp.status == 200:  # the server ignored the Range: cut it ourselves
                 body = body[start:end]
             if len(body) != end - start:

@@ -22,7 +22,7 @@ import os
 import stat as stat_mod
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from typing import Iterator, Sequence
+from typing import Generator, Sequence
 
 from ..errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt, DestinationUnusable
 from ..model import ObjectInfo, Page, WorkUnit
@@ -153,7 +153,7 @@ class LocalStore:
                 self._cached_entries -= len(self._dirs.pop(name)[0])
         return cached
 
-    def _walk(self, rel_dir: str, prefix: bytes, after: bytes | None) -> Iterator[tuple[str, bool]]:
+    def _walk(self, rel_dir: str, prefix: bytes, after: bytes | None) -> Generator[tuple[str, bool], None, None]:
         """Yield (key, is_dir=False) for files under rel_dir with key > after and key starting with prefix."""
         keys, names, dirs = self._sorted_dir(rel_dir)
         base = os.fsencode(rel_dir)
@@ -270,6 +270,7 @@ class LocalStore:
                 data = os.read(fd, size) if size else b""
                 want = size
             else:
+                assert end is not None  # a range has both ends
                 want = end - start
                 data = os.pread(fd, want, start)
             while len(data) < want:  # short reads happen on some filesystems
@@ -286,7 +287,7 @@ class LocalStore:
 
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         path = self._src_path(key)
-        if start is not None and end - start > _BIG:
+        if start is not None and end is not None and end - start > _BIG:
             return await asyncio.to_thread(self._read_sync, path, key, start, end)
         return self._read_sync(path, key, start, end)
 

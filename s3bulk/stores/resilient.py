@@ -124,7 +124,7 @@ class _SharedLimit:
     def get(self) -> tuple[float, float]:
         if self._mm is None:
             return self._local[0], self._local[1]
-        return struct.unpack_from("dd", self._mm, 0)  # type: ignore[return-value]
+        return struct.unpack_from("dd", self._mm, 0)
 
     def set(self, limit: float, last: float | None = None) -> None:
         if self._mm is None:
@@ -320,7 +320,7 @@ class ResilientStore:
     async def first_part_size(self, key: str) -> int | None:
         if not self.features.part_sizes:
             raise self._unsupported("part sizes", key)
-        return await self._call(lambda: self.inner.first_part_size(key))  # type: ignore[attr-defined]
+        return await self._call(lambda: self.inner.first_part_size(key))
 
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         if start is not None and end is not None:
@@ -346,12 +346,12 @@ class ResilientStore:
         self.limiter.close()
         await self.inner.close()
 
+    def _unsupported(self, what: str, key: str = "") -> Unsupported:
+        return Unsupported(f"this store cannot {what}", op=what, url=self.location.url_for(key), key=key)
+
 
 class ResilientWriter(ResilientStore):
     """A wrapped store that can also be written to (and maybe resume uploads, copy server-side)."""
-
-    def _unsupported(self, what: str, key: str = "") -> Unsupported:
-        return Unsupported(f"this store cannot {what}", op=what, url=self.location.url_for(key), key=key)
 
     async def prepare(self) -> None:
         await self._call(self.inner.prepare)

@@ -303,7 +303,7 @@ class S3Store:
 
         now = time.monotonic()
         if self._frozen is None or now - self._frozen_at > 60:
-            self._frozen = await self._cred_source()  # type: ignore[misc]
+            self._frozen = await self._cred_source()
             self._frozen_at = now
         return self._frozen
 
@@ -404,12 +404,13 @@ class S3Store:
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         if start is not None:
+            assert end is not None  # a range has both ends
             if end <= start:
                 return b""
         data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key)))
         if data is not _NO_WIRE:
             return data
-        if start is not None:
+        if start is not None and end is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
         try:
             resp = await (await self._control()).get_object(**params)
@@ -420,7 +421,7 @@ class S3Store:
         want = resp.get("ContentLength")
         if want is not None and len(data) != want:
             raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
-        if start is not None and len(data) != end - start:
+        if start is not None and end is not None and len(data) != end - start:
             raise Corrupt(f"range returned {len(data)} bytes, expected {end - start}",
                           op="get", url=self._url(key), key=key)
         return data
@@ -445,7 +446,7 @@ class S3Store:
     async def prepare(self) -> None:
         """HeadBucket: the bucket is there and ours to write (lean path when it is on: an upload of
         one object then needs no botocore client at all)."""
-        async def lean(wire: Any) -> None:
+        async def lean(wire: Any) -> bool:
             url = self._url()
             # HEAD of the listing address is HeadBucket, in either addressing style
             resp = await wire._send("HEAD", wire.list_path, None, {}, None, "check bucket", url, "")
@@ -453,6 +454,7 @@ class S3Store:
                 raise BucketMissing("bucket does not exist", op="check bucket", url=url)
             if resp.status != 200:
                 raise wire._error(resp, "check bucket", url, "")
+            return True
 
         if await self._on_wire(lean) is not _NO_WIRE:
             return
@@ -587,7 +589,7 @@ def _refuse_redirects(client: Any) -> None:
     itself, so the HTTP layer must hand that answer back instead of following it."""
     http = getattr(getattr(client, "_endpoint", None), "http_session", None)
     get_session = getattr(http, "_get_session", None)
-    if get_session is None:
+    if http is None or get_session is None:
         return
 
     async def session_without_redirects(*args: Any, **kwargs: Any) -> Any:

@@ -128,7 +128,7 @@ def lookup(key: str) -> Resolved | None:
     if not isinstance(raw, dict):
         return None
     try:
-        hit = Resolved(**{k: raw[k] for k in Resolved.__slots__})  # type: ignore[attr-defined]
+        hit = Resolved(**{k: raw[k] for k in Resolved.__slots__})
     except (KeyError, TypeError):
         return None
     _MEMO[key] = hit

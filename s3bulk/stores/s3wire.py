@@ -94,7 +94,7 @@ def _fast_entries(body: bytes, encoded: bool) -> list[tuple[str, int, float, str
     rows = _ENTRY.findall(body)
     if len(rows) != body.count(b"<Contents>"):
         return None
-    out = []
+    out: list[tuple[str, int, float, str | None]] = []
     append = out.append
     for k, lm, et, size in rows:
         key = k.decode("utf-8")
@@ -220,8 +220,8 @@ class S3Wire:
             except (KeyError, ValueError) as exc:
                 raise Transient(f"listing answer malformed ({exc})", op="list", url=url) from exc
         truncated = _TRUNCATED.search(body) is not None
-        m = _NEXT_TOKEN.search(body)
-        return entries, truncated, (_unescape(m.group(1).decode()) if m else None)
+        next_token = _NEXT_TOKEN.search(body)
+        return entries, truncated, (_unescape(next_token.group(1).decode()) if next_token else None)
 
     async def head(self, key: str, url: str) -> ObjectInfo:
         resp = await self._send("HEAD", self._object_path(key), None, {}, None, "head", url, key)
