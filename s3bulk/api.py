@@ -40,7 +40,8 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     "local" / "local:N" (a LocalCluster of N worker processes), or a distributed.Client (left open).
     Needs `pip install 's3bulk[dask]'` (UsageError otherwise).
     on_event(kind, payload): "progress" (engine.pool.Progress: counters, listing_done, elapsed),
-    "failure" (model.Failure), "stopping".
+    "failure" (model.Failure), "stopping"; for sync(dry_run=True) also "dryrun"
+    (engine.events.DryRunAction) per key.
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
     Inside a running event loop (Jupyter, an async app) use `acopy`."""
     return _run("mv" if move else "copy", src, dst, None, options=options, src_s3=src_s3, dst_s3=dst_s3, on_event=on_event,

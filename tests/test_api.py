@@ -25,15 +25,23 @@ def two_buckets():
         memory.drop(n)
 
 
-def test_sync_with_filters_delete_and_dry_run(two_buckets):
+def test_sync_with_filters_delete_and_dry_run(two_buckets, capfd):
     s, sb, d, db = two_buckets
     for k in ("a.txt", "b.txt", "c.tmp", "sub/d.txt"):
         sb.put(f"src/{k}", k.encode())
     db.put("dst/old.txt", b"old")
     db.put("dst/keep.tmp", b"excluded from the sync, so not deleted")
+    seen: list = []
     dry = s3bulk.sync(f"memory://{s}/src/", f"memory://{d}/dst/", delete=True, dry_run=True, exclude=["*.tmp"],
-                      options=ONE)
+                      options=ONE, on_event=lambda kind, payload: seen.append((kind, payload)))
     assert dry.ok and dry.dry_run
+    # what it would do, as typed events for the caller and as lines on stdout
+    planned = {(e.action, e.dst) for kind, e in seen if kind == "dryrun"}
+    assert planned == {("copy", f"memory://{d}/dst/{k}") for k in ("a.txt", "b.txt", "sub/d.txt")} \
+        | {("delete", f"memory://{d}/dst/old.txt")}
+    out = capfd.readouterr().out.splitlines()
+    assert f"(dryrun) delete: memory://{d}/dst/old.txt" in out
+    assert f"(dryrun) copy: memory://{s}/src/a.txt -> memory://{d}/dst/a.txt" in out
     assert set(db.keys_after("dst/", None)) == {"dst/old.txt", "dst/keep.tmp"}, "a dry run changes nothing"
     summary = s3bulk.sync(f"memory://{s}/src/", f"memory://{d}/dst/", delete=True, exclude=["*.tmp"], options=ONE)
     assert summary.ok, summary
