@@ -18,6 +18,9 @@ Messages to the coordinator (tuples, cheap to pickle):
     ("upload", wid, dst_key, upload_id, size, part_size, src_size, src_mtime, src_etag)
     ("upload_end", wid, dst_key, upload_id)   an S3 multipart upload began / was completed or aborted
     ("progress", wid, Counters, [Failure, ...])
+    ("objects", wid, [note, ...])          with plan.report_objects only, since the last flush: each
+                                           object copied ("copied", src_url, dst_url, size) or deleted
+                                           ("deleted", url, "src" | "dst", 0)
     ("fatal", wid, message, exit_code)
     ("exit", wid, peak_rss_bytes, cpu_seconds)
 """
@@ -100,6 +103,7 @@ class Worker:
         self.budget = ByteBudget(budget_bytes)
         self.counters = Counters()
         self.failures: list[Failure] = []
+        self.objects: list[tuple[str, str, str, int]] = []  # plan.report_objects: sent with each flush
         self.fatal: tuple[str, int] | None = None
         # set in run(), once the stores are open in this process
         self.transfer: Transfer
@@ -145,6 +149,9 @@ class Worker:
         if self.counters or self.failures:
             self._send(("progress", self.wid, self.counters.take(), self.failures))
             self.failures = []
+        if self.objects:
+            self._send(("objects", self.wid, self.objects))
+            self.objects = []
 
     async def run(self) -> None:
         opts = self.plan.options
@@ -278,6 +285,7 @@ class Worker:
                     unit_bytes = sum(e.size or 0 for e in entries)
             c.listed += len(entries)
             c.listed_bytes += unit_bytes
+            entries, conflicting = await self._drop_conflicts(src, entries)
             if plan.sync is not None:
                 try:
                     entries = await self._compare(src, unit, rest, entries)
@@ -285,7 +293,7 @@ class Worker:
                     self._die(f"listing the destination failed: {exc}", exc.exit_code)
                     return
             state = _UnitState(len(entries), self._object_log())
-            state.failed = len(page.problems)
+            state.failed = len(page.problems) + conflicting
             if plan.move:
                 state.moved.extend(copied_before)
             for i, e in enumerate(entries):
@@ -310,6 +318,21 @@ class Worker:
                             state.failed, log.path if log is not None and log.used else None))
         finally:
             slots.release()
+
+    async def _drop_conflicts(self, src: Any, entries: list[ObjectInfo]) -> tuple[list[ObjectInfo], int]:
+        """Keys that are also a directory's name at a local DST (`a` beside `a/b`): reported, not
+        copied, whatever order the writes would come in (conflicts.py); returns the rest and the count."""
+        from . import conflicts
+
+        if not entries or not conflicts.applies(self.plan, src):
+            return entries, 0
+        found = await conflicts.find(src, entries)
+        plan = self.plan
+        for key, other in found.items():
+            self.counters.failed += 1
+            self.failures.append(Failure("copy", plan.src.url_for(key), plan.dst.url_for(plan.keymap(key)),
+                                         conflicts.message(key, other), "PathConflict"))
+        return ([e for e in entries if e.key not in found] if found else entries), len(found)
 
     def _object_log(self) -> ObjectLog | None:
         """A new per-page object log under the journal's directory (None without a journal)."""
@@ -392,6 +415,8 @@ class Worker:
             except S3BulkError as exc:
                 refused = [(k, str(exc)) for k in keys[i:i + 1000]]
             self.counters.deleted += len(keys[i:i + 1000]) - len(refused)
+            if self.plan.report_objects:
+                self._report_deleted(keys[i:i + 1000], refused, self.plan.src.url_for, "src")
             for key, why in refused:
                 failed += 1
                 self.counters.failed += 1
@@ -403,9 +428,16 @@ class Worker:
     async def _delete(self, dst: Any, keys: list[str]) -> None:
         failed = await dst.delete_many(keys)
         self.counters.deleted += len(keys) - len(failed)
+        if self.plan.report_objects:
+            self._report_deleted(keys, failed, self.plan.dst.url_for, "dst")
         for key, why in failed:
             self.counters.failed += 1
             self.failures.append(Failure("delete", self.plan.dst.url_for(key), "", why, "DeleteFailed"))
+
+    def _report_deleted(self, keys: list[str], refused: list[tuple[str, str]], url_for: Any, side: str) -> None:
+        """--json -v: one "deleted" note per key the store removed (side: "src" for mv, "dst" for sync)."""
+        gone = {k for k, _ in refused}
+        self.objects.extend(("deleted", url_for(k), side, 0) for k in keys if k not in gone)
 
     def _dry(self, to_copy: list[ObjectInfo], doomed: list[str], absent: set[str]) -> list[ObjectInfo]:
         """In a dry run, print what would happen (one write per line, straight to stdout) and do nothing.
@@ -462,6 +494,8 @@ class Worker:
                 if server_side:
                     c.server_side += 1
                 state.copied_bytes += size
+                if self.plan.report_objects:
+                    self._report_copied(info, size)
                 if state.log is not None:
                     state.log.add(info.key, size)
                 if self.plan.move:
@@ -483,6 +517,10 @@ class Worker:
                 self._record_failure(info, exc)
                 state.failed += 1
                 state.finished()
+
+    def _report_copied(self, info: ObjectInfo, size: int) -> None:
+        plan = self.plan
+        self.objects.append(("copied", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)), size))
 
     def _record_failure(self, info: ObjectInfo, exc: Exception) -> None:
         plan = self.plan
