@@ -109,11 +109,13 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
          max_memory: int | str | None, journal: str | None, resume: bool, filters: Filters,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
          files_from: str | None = None, files_from_format: str = "auto", default_journal: bool = False,
-         around_run: Callable[[], Any] | None = None, cluster: Any = None, move: bool = False) -> Summary:
+         around_run: Callable[[], Any] | None = None, cluster: Any = None, move: bool = False,
+         report_objects: bool = False) -> Summary:
     """The one orchestration path under the CLI, the API, the Lambda handler and the cluster
     driver: options fitted to a memory budget, the manifest (stdin spooled), the plan, the journal
     (`default_journal`: the per-run default path when `journal` is None, as the CLI keeps one),
-    the run. `around_run()` is a context entered just around the run itself (the CLI's display
+    the run. `report_objects`: on_event also sees "copied" and "deleted" per object (--json -v).
+    `around_run()` is a context entered just around the run itself (the CLI's display
     and signal handling). Raises S3BulkError for anything that stops the run from starting."""
     import contextlib
     import os
@@ -147,6 +149,10 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
                                       sync=sync_options, files_from=manifest or files_from,
                                       files_from_format=files_from_format,
                                       files_from_name="-" if spooled else None, move=move))
+        if report_objects:
+            import dataclasses
+
+            plan = dataclasses.replace(plan, report_objects=True)
         run_journal = None
         if not dry_run and (journal is not None or default_journal):
             from .engine.journal import Journal, default_path

@@ -97,7 +97,7 @@ DstRegion = Annotated[Optional[str], O(metavar="REGION", help="region for DST on
 DstNoSign = Annotated[Optional[bool], O("--dst-no-sign-request/--dst-sign-request", help="unsigned requests for DST only", rich_help_panel=_S3_HELP)]
 Json = Annotated[bool, O("--json", help="newline-delimited JSON events and summary on stdout")]
 Quiet = Annotated[bool, O("--quiet", "-q", help="no progress and no summary; errors only")]
-Verbose = Annotated[bool, O("--verbose", "-v", help="the summary adds CPU time and peak memory (always in --json)")]
+Verbose = Annotated[bool, O("--verbose", "-v", help="a line per object copied or deleted (with --json: `copied` and `deleted` events), and CPU time and peak memory in the summary (always in --json)")]
 ShowProgress = Annotated[Optional[bool], O("--progress/--no-progress", help="live display (default: when stderr is a terminal)")]
 CopyThreshold = Annotated[str, O(hidden=True, help="server-side: CopyObject up to here, UploadPartCopy above")]
 Resume = Annotated[bool, O("--resume", help="continue an interrupted run from its journal: skip what it finished, continue or abort its open multipart uploads")]
@@ -276,6 +276,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     dst_s3 = _side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request)
     renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress,
                              verbose=verbose)
+    global _RENDERER
+    _RENDERER = renderer
     first_signal = _FirstSignal()
 
     def on_event(kind, payload) -> None:
@@ -315,9 +317,9 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
                        journal=None if no_journal else journal, default_journal=not no_journal,
                        resume=resume, filters=_filters(_ARGV, include, exclude), files_from=files_from,
                        files_from_format=files_from_format, around_run=around_run, cluster=cluster,
-                       move=move)
+                       move=move, report_objects=verbose and not quiet)
     except S3BulkError as exc:
-        renderer.error(str(exc))
+        renderer.error(str(exc), exc.exit_code)
         raise typer.Exit(exc.exit_code)
     renderer.finish(summary)
     if summary.interrupted:
@@ -570,6 +572,25 @@ def _quiet_broken_pipe() -> None:
 
 
 _ARGV: list[str] = []
+_RENDERER: Any = None  # the run's renderer, once _execute made one
+_RUN_COMMANDS = ("copy", "sync", "mv", "check")
+
+
+def _json_error(message: str, code: int) -> bool:
+    """With --json, an error that ends the run is also a JSON `start` (if not yet written), `error`
+    and `summary`, so a script can rely on the stream's first and last lines; True when written
+    (the renderer then printed the stderr line too)."""
+    from .render import JsonRenderer
+
+    renderer = _RENDERER
+    if not isinstance(renderer, JsonRenderer):
+        if "--json" not in _ARGV or not _ARGV or _ARGV[0] not in _RUN_COMMANDS:
+            return False
+        renderer = JsonRenderer(_ARGV[0], None, None)  # the command line could not be read
+    if renderer.summarized:
+        return False
+    renderer.error(message, code)
+    return True
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -586,8 +607,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         rv = app(args=argv, standalone_mode=False, prog_name="s3bulk")
         code = rv if isinstance(rv, int) else 0
     except S3BulkError as exc:
-        print(f"s3bulk: error: {exc}", file=sys.stderr)
         code = exc.exit_code
+        if not _json_error(str(exc), code):
+            print(f"s3bulk: error: {exc}", file=sys.stderr)
     except Exit as exc:
         code = exc.exit_code
     except Abort:
@@ -600,8 +622,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         print(exc.format_message(), file=sys.stderr)
         code = exc.exit_code
     except TyperException as exc:
-        print(f"s3bulk: error: {exc.format_message()}", file=sys.stderr)
         code = exc.exit_code
+        if not _json_error(exc.format_message(), code):
+            print(f"s3bulk: error: {exc.format_message()}", file=sys.stderr)
     except Exception as exc:  # a bug: one line unless asked for the traceback
         if os.environ.get("S3BULK_DEBUG"):
             raise

@@ -60,7 +60,7 @@ class Renderer:
     def finish(self, summary: Summary) -> None:
         pass
 
-    def error(self, message: str) -> None:
+    def error(self, message: str, code: int = 3) -> None:
         print(f"s3bulk: error: {printable(message)}", file=sys.stderr, flush=True)
 
 
@@ -83,12 +83,15 @@ class QuietRenderer(Renderer):
 
 
 class JsonRenderer(Renderer):
-    """--json: newline-delimited JSON on stdout: start, progress (1/s), failure, summary."""
+    """--json: newline-delimited JSON on stdout: start, progress (1/s), failure, (with -v) copied and
+    deleted, summary. `start` and `summary` are always there, even when the run cannot start: a
+    script reading the stream can rely on its first and last lines."""
 
-    def __init__(self, command: str, src: str, dst: str, out: TextIO = sys.stdout) -> None:
-        super().__init__(command, src, dst)
+    def __init__(self, command: str, src: str | None, dst: str | None, out: TextIO = sys.stdout) -> None:
+        super().__init__(command, src, dst)  # type: ignore[arg-type]
         self.out = out
         self._last = 0.0
+        self.started = self.summarized = False
 
     def _write(self, obj: dict[str, Any]) -> None:
         obj["v"] = JSON_VERSION  # last, so every line still begins {"event": ...}
@@ -96,12 +99,21 @@ class JsonRenderer(Renderer):
         self.out.flush()
 
     def __enter__(self) -> "JsonRenderer":
-        self._write({"event": "start", "command": self.command, "src": self.src, "dst": self.dst})
+        self.start()
         return self
+
+    def start(self) -> None:
+        if not self.started:
+            self.started = True
+            self._write({"event": "start", "command": self.command, "src": self.src, "dst": self.dst})
 
     def on_event(self, kind: str, payload: Any) -> None:
         if kind == "failure":
             self._write({"event": "failure", **asdict(payload)})
+        elif kind == "copied":
+            self._write({"event": "copied", "action": "copy", **payload})
+        elif kind == "deleted":
+            self._write({"event": "deleted", "action": "delete", **payload})
         elif kind == "progress":
             now = time.monotonic()
             if now - self._last >= 1.0:
@@ -114,11 +126,17 @@ class JsonRenderer(Renderer):
                              "elapsed_seconds": round(payload.elapsed, 3)})
 
     def finish(self, summary: Summary) -> None:
+        self.start()
+        self.summarized = True
         self._write(summary_dict(summary, self.command, self.src, self.dst))
 
-    def error(self, message: str) -> None:
+    def error(self, message: str, code: int = 3) -> None:
+        """The run could not start or go on: start (if not yet), error, and a summary saying so."""
+        self.start()
         self._write({"event": "error", "error": message})
         super().error(message)
+        if not self.summarized:
+            self.finish(Summary(workers=0, fatal=message, fatal_code=code))
 
 
 class HumanRenderer(Renderer):
@@ -159,6 +177,10 @@ class HumanRenderer(Renderer):
             self._rate_window.append((payload.elapsed, c.done + c.skipped, c.moved_bytes))
             while len(self._rate_window) > 2 and payload.elapsed - self._rate_window[0][0] > 5:
                 self._rate_window.pop(0)
+        elif kind in ("copied", "deleted") and self.verbose:  # -v: a line per object, as aws-cli prints
+            line = (f"copy: {payload['src']} -> {payload['dst']}" if kind == "copied"
+                    else f"delete: {payload.get('dst') or payload.get('src')}")
+            self.out.print(printable(line), markup=False, soft_wrap=True)
         elif kind == "failure":
             self._failures_shown += 1
             if self._failures_shown <= MAX_FAILURE_LINES:

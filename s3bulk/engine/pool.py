@@ -176,6 +176,8 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             for f in failures:
                 _keep_failure(summary, f)
                 emit("failure", f)
+        elif kind == "objects":
+            _emit_objects(emit, msg[2])
         elif kind == "listed":
             pieces = msg[3]
             unlisted -= 1
@@ -320,6 +322,16 @@ class _Signals:
         for sig, old in self._old.items():
             signal.signal(sig, old)
         self._old = {}
+
+
+def _emit_objects(emit: EventSink, notes: list[tuple[str, str, str, int]]) -> None:
+    """Per-object notes (plan.report_objects) as events: ("copied", {"src", "dst", "size"}) and
+    ("deleted", {"src": url} for mv's sources or {"dst": url} for sync --delete)."""
+    for kind, url, other, size in notes:
+        if kind == "copied":
+            emit("copied", {"src": url, "dst": other, "size": size})
+        else:
+            emit("deleted", {other: url})
 
 
 def _request_stop(p: Any) -> None:
