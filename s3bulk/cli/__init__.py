@@ -101,7 +101,8 @@ Verbose = Annotated[bool, O("--verbose", "-v", help="a line per object copied or
 ShowProgress = Annotated[Optional[bool], O("--progress/--no-progress", help="live display (default: when stderr is a terminal)")]
 CopyThreshold = Annotated[str, O(hidden=True, help="server-side: CopyObject up to here, UploadPartCopy above")]
 Resume = Annotated[bool, O("--resume", help="continue an interrupted run from its journal: skip what it finished, continue or abort its open multipart uploads")]
-JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the resume journal file (default $XDG_STATE_HOME/s3bulk/journals/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
+JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the resume journal file (default <journal dir>/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
+JournalDir = Annotated[Optional[str], O("--journal-dir", metavar="DIR", help="keep the default journals in DIR instead of $XDG_STATE_HOME/s3bulk/journals; journals there untouched for 30 days are removed")]
 NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 CopyPartSize = Annotated[str, O(hidden=True)]
 FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
@@ -130,7 +131,8 @@ def copy(
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
-    resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
+    resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
+    no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
@@ -170,7 +172,8 @@ def sync(
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
-    resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
+    resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
+    no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
@@ -254,6 +257,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request,
              json_out: bool, quiet: bool, progress, copy_threshold: str, copy_part_size: str,
              resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
+             journal_dir: Optional[str] = None,
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
              files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False) -> None:
@@ -301,6 +305,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             yield
 
     try:
+        if journal is not None and journal_dir is not None:
+            raise UsageError("give --journal PATH or --journal-dir DIR, not both")
         options = TransferOptions(
             workers=workers, concurrency=concurrency, page_size=page_size,
             part_size=parse_size(part_size, "--part-size"),
@@ -317,7 +323,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
                        journal=None if no_journal else journal, default_journal=not no_journal,
                        resume=resume, filters=_filters(_ARGV, include, exclude), files_from=files_from,
                        files_from_format=files_from_format, around_run=around_run, cluster=cluster,
-                       move=move, report_objects=verbose and not quiet)
+                       move=move, report_objects=verbose and not quiet, journal_dir=journal_dir)
     except S3BulkError as exc:
         renderer.error(str(exc), exc.exit_code)
         raise typer.Exit(exc.exit_code)

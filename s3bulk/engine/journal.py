@@ -80,13 +80,56 @@ def identity_of(plan: Any, mode: str) -> dict[str, Any]:
     return ident
 
 
-def default_path(plan: Any, mode: str) -> str:
-    """$XDG_STATE_HOME/s3bulk/journals/<hash of src, dst and mode>.sqlite (~/.local/state/...)."""
+def journal_dir(directory: str | None = None) -> str:
+    """Where default journals live: `directory` (--journal-dir), else $XDG_STATE_HOME/s3bulk/journals
+    (~/.local/state/s3bulk/journals)."""
+    if directory:
+        return os.path.abspath(os.path.expanduser(directory))
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "s3bulk", "journals")
+
+
+def default_path(plan: Any, mode: str, directory: str | None = None) -> str:
+    """<journal_dir>/<hash of src, dst and mode>.sqlite: the same command line finds its journal again."""
     ident = identity_of(plan, mode)
     key = json.dumps({k: ident[k] for k in ("mode", "src", "dst", "single_key", "dst_key")}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "s3bulk", "journals", f"{digest}.sqlite")
+    return os.path.join(journal_dir(directory), f"{digest}.sqlite")
+
+
+STALE_DAYS = 30  # a default journal untouched this long is removed by the next run that opens one
+
+
+def prune_stale(directory: str, keep: str, max_age_days: float = STALE_DAYS) -> list[str]:
+    """Remove the journals under `directory` not written for `max_age_days` (their -wal/-shm files and
+    per-page object logs too), except `keep`; returns the journals removed.
+
+    Why: a run that completes removes its journal, but one interrupted and never resumed, or one
+    with failures nobody retried, would otherwise stay forever. A journal in use is committed to
+    many times a second, so its age is the time since its run stopped. The S3 multipart uploads such
+    a journal had open are left to the bucket's AbortIncompleteMultipartUpload lifecycle rule."""
+    cutoff = time.time() - max_age_days * 86400
+    removed: list[str] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.endswith(".sqlite"):
+            continue
+        path = os.path.join(directory, name)
+        if path == keep:
+            continue
+        try:
+            newest = max(os.stat(p).st_mtime for p in (path, path + "-wal", object_log_dir(path))
+                         if os.path.exists(p))
+        except (OSError, ValueError):
+            continue
+        if newest < cutoff:
+            remove_files(path)
+            remove_object_logs(path)
+            removed.append(path)
+    return removed
 
 
 def _describe(ident: dict[str, Any]) -> str:
