@@ -23,7 +23,7 @@ from ..errors import S3BulkError, UsageError
 from ..urls import S3Options
 from ..sizes import parse_size
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
                   help="Copy and mirror very large numbers of objects between S3-compatible stores "
                        "and local disk, fast and in bounded memory.")

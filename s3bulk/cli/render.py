@@ -150,13 +150,17 @@ class HumanRenderer(Renderer):
         self.out = Console(highlight=False)
         self.err = Console(stderr=True, highlight=False)
         self.live_enabled = live
+        # --progress with stderr not a terminal (a log file, a CI job): a plain status line about
+        # once a second, which a log keeps readable, instead of a display redrawn in place
+        self.plain_progress = live and not self.err.is_terminal
+        self._last_line = 0.0
         self._live: Any = None
         self._progress: Progress | None = None
         self._failures_shown = 0
         self._rate_window: list[tuple[float, int, int]] = []
 
     def __enter__(self) -> "HumanRenderer":
-        if self.live_enabled:
+        if self.live_enabled and not self.plain_progress:
             from rich.live import Live
 
             self._live = Live(self._render(), console=self.err, refresh_per_second=4, transient=True,
@@ -177,6 +181,9 @@ class HumanRenderer(Renderer):
             self._rate_window.append((payload.elapsed, c.done + c.skipped, c.moved_bytes))
             while len(self._rate_window) > 2 and payload.elapsed - self._rate_window[0][0] > 5:
                 self._rate_window.pop(0)
+            if self.plain_progress and (not self._last_line or time.monotonic() - self._last_line >= 1.0):
+                self._last_line = time.monotonic()
+                self.err.print(self._status_line(), markup=False, soft_wrap=True, highlight=False)
         elif kind in ("copied", "deleted") and self.verbose:  # -v: a line per object, as aws-cli prints
             line = (f"copy: {payload['src']} -> {payload['dst']}" if kind == "copied"
                     else f"delete: {payload.get('dst') or payload.get('src')}")
@@ -194,6 +201,18 @@ class HumanRenderer(Renderer):
         (t0, n0, b0), (t1, n1, b1) = self._rate_window[0], self._rate_window[-1]
         dt = t1 - t0
         return ((n1 - n0) / dt, (b1 - b0) / dt) if dt > 0 else (0.0, 0.0)
+
+    def _status_line(self) -> str:
+        """The live display's figures on one line: 'progress: 120 / 3,000 objects, ...'."""
+        p = self._progress
+        assert p is not None
+        c = p.counters
+        objs, rate_b = self._rates()
+        more = "" if p.listing_done else "+"
+        return (f"progress: {c.done + c.skipped:,} / {c.listed:,}{more} objects, "
+                f"{human_bytes(c.moved_bytes + c.skipped_bytes)} / {human_bytes(c.listed_bytes)}{more}, "
+                f"{objs:,.0f} objects/s, {human_bytes(rate_b)}/s"
+                + (f", {c.failed:,} failed" if c.failed else "") + f", elapsed {human_duration(p.elapsed)}")
 
     def _render(self) -> Any:
         from rich.table import Table
@@ -230,6 +249,8 @@ class HumanRenderer(Renderer):
 
     def finish(self, summary: Summary) -> None:
         self.__exit__(None, None, None)
+        if self.plain_progress and self._progress is not None:
+            self.err.print(self._status_line(), markup=False, soft_wrap=True, highlight=False)  # the final figures
         from rich.table import Table
 
         d = summary_dict(summary, self.command, self.src, self.dst)
