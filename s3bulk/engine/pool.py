@@ -243,7 +243,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
                 break
             if not stopping and should_stop is not None and should_stop():
                 stopping = True
-                _take_back(units_q, frontier)  # what no worker has claimed yet
+                _stop_taking_work(handles, units_q, frontier)
             if stopping and pending == len(frontier):
                 break  # nothing in flight any more
             while frontier and not stopping:
@@ -343,6 +343,16 @@ def _request_stop(p: Any) -> None:
             os.kill(p.pid, signal.SIGUSR1)
         except ProcessLookupError:
             pass
+
+
+def _stop_taking_work(handles: list[Any], units_q: Any, frontier: deque) -> None:
+    """should_stop() turned true (a Lambda near its deadline): workers start no new object, even
+    inside a page they are copying (a page is up to 1,000 objects: finishing it could outlast the
+    deadline); the transfers in flight finish, and units no worker claimed come back. What was
+    copied of an unfinished page is in its object log, so a journaled run resumes per object."""
+    for p in handles:
+        _request_stop(p)
+    _take_back(units_q, frontier)
 
 
 def _take_back(units_q: Any, frontier: deque) -> None:
