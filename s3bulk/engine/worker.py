@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import os
 import resource
@@ -41,6 +42,7 @@ from ..filters import CompiledFilters
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from ..stores import Writer, open_store
+from ..stores.local import LandingRefused, allow_landing, stop_landing, writes_in_threads
 from .journal import ObjectLog, page_skipped
 from .plan import Plan
 from .transfer import ByteBudget, Stopped, Transfer
@@ -112,6 +114,7 @@ class Worker:
         self._stores: tuple[Any, ...] = ()
         self._reported_concurrency = 0
         self._logs = 0  # per-page object logs opened by this worker (for their names)
+        self._terminating = False  # a forced stop: see terminate()
 
     def _send(self, msg: tuple) -> None:
         self.events_q.put(msg)
@@ -120,6 +123,25 @@ class Worker:
         """Graceful stop (the coordinator's first Ctrl-C): transfers in flight finish (multipart
         uploads finish the parts in flight and stay open for a resume), the rest is handed back."""
         self.stopping = True
+
+    def terminate(self, then: Any) -> None:
+        """A forced stop (a second Ctrl-C), on the worker's loop: no file may land any more, the
+        writes running in threads come back (bounded wait), every object that landed is counted and
+        reported, then `then()` ends the worker. Without this, objects landed in the last quarter
+        second before the kill were on disk but not in the summary."""
+        if self._terminating:
+            return
+        self._terminating = self.stopping = True
+        stop_landing()
+        asyncio.ensure_future(self._report_landed_then(then))
+
+    async def _report_landed_then(self, then: Any) -> None:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 5.0
+        while writes_in_threads() and loop.time() < until:
+            await asyncio.sleep(0.01)
+        self._flush()
+        then()
 
     def _part_bytes(self, n: int) -> None:
         self.counters.part_bytes += n
@@ -156,9 +178,15 @@ class Worker:
     async def run(self) -> None:
         opts = self.plan.options
         src = dst = None
+        allow_landing()
         if self.parent_pid is not None:  # a worker process: wake the loop at once on SIGUSR1
             try:
-                asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, self.request_stop)
+                loop = asyncio.get_running_loop()
+                loop.add_signal_handler(signal.SIGUSR1, self.request_stop)
+                # SIGTERM (the coordinator's forced stop) on the loop too: between two steps of the
+                # transfers, so each file that landed is counted before the worker exits
+                loop.add_signal_handler(signal.SIGTERM, self.terminate,
+                                        functools.partial(_exit_terminated, self.wid, self.events_q))
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
         try:
@@ -503,9 +531,12 @@ class Worker:
                 state.finished()
             except asyncio.CancelledError:
                 raise
-            except Stopped:
+            except (Stopped, LandingRefused):
                 state.drop()
             except Exception as exc:
+                if self._terminating:  # cut short by the forced stop: not copied, not a failure
+                    state.drop()
+                    continue
                 if isinstance(exc, RUN_STOPPERS):
                     # reported once, as the reason the run stops (not as a failure per object); this
                     # object and the rest count as not attempted and are left for --resume
@@ -562,6 +593,20 @@ def _install_loop_policy() -> None:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     except ImportError:
         pass
+
+
+def _exit_terminated(wid: int, events_q: Any) -> None:
+    """The end of a forced stop in a worker process, once its last counts are queued: temporary
+    files go, the coordinator gets the exit note, the process ends as SIGTERM would end it."""
+    from ..stores.local import remove_open_temps
+
+    threading.Timer(5.0, os._exit, (128 + signal.SIGTERM,)).start()  # if the queue cannot be flushed
+    remove_open_temps()
+    rss, cpu = _usage()
+    events_q.put(("exit", wid, rss, cpu))
+    events_q.close()
+    events_q.join_thread()
+    os._exit(128 + signal.SIGTERM)
 
 
 def _stop_now(signum: int, frame: Any = None) -> None:
@@ -632,11 +677,12 @@ class ThreadHandle:
                 pass
 
     def terminate(self) -> None:
-        """Cancel everything the worker is doing (second Ctrl-C in single-process mode)."""
+        """Cancel everything the worker is doing (second Ctrl-C in single-process mode), once
+        what landed is counted (Worker.terminate)."""
         loop, task = self._loop, self._task
         if loop is not None and task is not None and not loop.is_closed():
             try:
-                loop.call_soon_threadsafe(task.cancel)
+                loop.call_soon_threadsafe(self.worker.terminate, task.cancel)
             except RuntimeError:
                 pass  # the loop closed meanwhile
 
@@ -647,7 +693,12 @@ class ThreadHandle:
         self.thread.join(timeout)
 
     def kill(self) -> None:
-        self.terminate()
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:
+                pass
 
     @property
     def exitcode(self) -> int | None:
