@@ -52,8 +52,9 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     "stopping" (None) when a first Ctrl-C or SIGTERM begins a graceful stop.
 
     `start` continues an earlier run from the unit it stopped at. When `should_stop()` turns true
-    the run takes no new units, lets those in flight finish, and returns with `summary.resume`
-    set to the unit a later run should start from (None when everything was done).
+    the run starts no new object (even inside a listed page), lets the transfers in flight finish,
+    and returns with `summary.resume` set to the unit a later run should start from (None when
+    everything was done); with a journal, what was copied of that unit is recorded per object.
 
     `journal` (an open journal.Journal) records finished units and open uploads; when it was opened
     to resume, the run starts from the units it has not finished and skips the rest.
