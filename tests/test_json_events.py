@@ -111,3 +111,25 @@ def test_start_and_summary_even_when_the_run_cannot_start(cli, tmp_path, args, c
     summary = events[-1]
     assert summary["ok"] is False and summary["fatal"] == events[1]["error"] and summary["copied"] == 0
     assert "Traceback" not in run.err and len(run.err.strip().splitlines()) == 1, run.err
+
+
+def test_a_run_that_has_to_stop_still_ends_with_error_and_summary(cli, s3, bucket, tmp_path):
+    """Disk full mid-run (a 1 MiB tmpfs): the stream is start ... error, summary, exit 3."""
+    import subprocess
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        put_tree(s3, bucket, {f"f{i:03d}": bytes(20_000) for i in range(100)})  # 2 MB: about half fits
+        run = cli("copy", f"s3://{bucket}/", str(mnt / "d"), "--json", "-w", "1", "-c", "2", "--no-journal")
+        assert run.code == 3, run
+        events = run.events
+        _check_stream(events, _documented())
+        assert [e["event"] for e in events][-2:] == ["error", "summary"]
+        assert "no space left on device" in events[-2]["error"] and events[-1]["fatal"] == events[-2]["error"]
+        assert events[-1]["ok"] is False and events[-1]["copied"] > 0
+        assert len([ln for ln in run.err.splitlines() if ln.strip()]) == 1, run.err
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)

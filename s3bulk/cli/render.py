@@ -91,7 +91,7 @@ class JsonRenderer(Renderer):
         super().__init__(command, src, dst)  # type: ignore[arg-type]
         self.out = out
         self._last = 0.0
-        self.started = self.summarized = False
+        self.started = self.summarized = self._errored = False
 
     def _write(self, obj: dict[str, Any]) -> None:
         obj["v"] = JSON_VERSION  # last, so every line still begins {"event": ...}
@@ -127,12 +127,17 @@ class JsonRenderer(Renderer):
 
     def finish(self, summary: Summary) -> None:
         self.start()
+        if summary.fatal and not self._errored:  # the run had to stop (disk full, bucket gone, ...)
+            self._errored = True
+            self._write({"event": "error", "error": summary.fatal})
+            super().error(summary.fatal)
         self.summarized = True
         self._write(summary_dict(summary, self.command, self.src, self.dst))
 
     def error(self, message: str, code: int = 3) -> None:
         """The run could not start or go on: start (if not yet), error, and a summary saying so."""
         self.start()
+        self._errored = True
         self._write({"event": "error", "error": message})
         super().error(message)
         if not self.summarized:
