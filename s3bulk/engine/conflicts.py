@@ -21,9 +21,10 @@ from ..model import ObjectInfo, WorkUnit
 
 
 def applies(plan: Any, src: Any) -> bool:
-    """Only a listed, ordered source copied into a local directory can meet the conflict."""
-    return (plan.dst.kind == "local" and plan.single_key is None and plan.manifest is None
-            and getattr(src, "ordered", False))
+    """Only a listed, ordered source copied into a local directory can meet the conflict (not a
+    local source: a directory cannot hold a file and a directory of one name)."""
+    return (plan.dst.kind == "local" and plan.src.kind != "local" and plan.single_key is None
+            and plan.manifest is None and getattr(src, "ordered", False))
 
 
 async def find(src: Any, entries: list[ObjectInfo]) -> dict[str, str]:
