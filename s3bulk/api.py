@@ -117,11 +117,14 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
          max_memory: int | str | None, journal: str | None, resume: bool, filters: Filters,
          start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
          files_from: str | None = None, files_from_format: str = "auto", default_journal: bool = False,
-         around_run: Callable[[], Any] | None = None, cluster: Any = None, move: bool = False) -> Summary:
+         around_run: Callable[[], Any] | None = None, cluster: Any = None, move: bool = False,
+         report_objects: bool = False, journal_dir: str | None = None) -> Summary:
     """The one orchestration path under the CLI, the API, the Lambda handler and the cluster
     driver: options fitted to a memory budget, the manifest (stdin spooled), the plan, the journal
     (`default_journal`: the per-run default path when `journal` is None, as the CLI keeps one),
-    the run. `around_run()` is a context entered just around the run itself (the CLI's display
+    the run. `journal_dir`: where default journals live (stale ones there are pruned: journal.py
+    prune_stale). `report_objects`: on_event also sees "copied" and "deleted" per object (--json -v).
+    `around_run()` is a context entered just around the run itself (the CLI's display
     and signal handling). Raises S3BulkError for anything that stops the run from starting."""
     import contextlib
     import os
@@ -155,12 +158,19 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
                                       sync=sync_options, files_from=manifest or files_from,
                                       files_from_format=files_from_format,
                                       files_from_name="-" if spooled else None, move=move))
+        if report_objects:
+            import dataclasses
+
+            plan = dataclasses.replace(plan, report_objects=True)
         run_journal = None
         if not dry_run and (journal is not None or default_journal):
-            from .engine.journal import Journal, default_path
+            from .engine.journal import Journal, default_path, prune_stale
 
-            path = os.path.abspath(os.path.expanduser(journal)) if journal else default_path(plan, command)
+            path = os.path.abspath(os.path.expanduser(journal)) if journal else \
+                default_path(plan, command, journal_dir)
             run_journal = Journal.open(path, plan, command, resume=resume)
+            if not journal:
+                prune_stale(os.path.dirname(path), keep=path)
             if run_journal.nothing_to_resume and on_event is not None:
                 on_event("notice", f"nothing to resume (no journal at {path}): starting from the beginning")
         with around_run() if around_run is not None else contextlib.nullcontext():

@@ -8,9 +8,15 @@ Event (JSON):
      "endpoint_url": null, "src_endpoint_url": null, "dst_endpoint_url": null,
      "continue": {...}}                                              # what an earlier call returned
 
-Returns counts, the first failures, and "continue": null when everything was copied, or the work
-unit the next invocation should pass back as "continue" (the run stops taking new work
-`stop_before_deadline_ms` before the function's deadline and finishes what it has in flight).
+Returns counts, the first failures, "done": true when everything was copied, else "done": false
+and "continue": the resume token the next invocation passes back as "continue". The deadline is
+checked while transfers run: once the remaining time falls under `stop_before_deadline_ms`, no
+new object starts (even inside a listed page), the transfers in flight finish, and the token
+records what is done object by object (the run's journal, kept in /tmp for the invocation and
+returned as JSON: finished key ranges, objects finished in unfinished pages, open multipart
+uploads), so the next invocation copies only what is left, continuing open uploads. A token
+from another source/destination is refused. ("complete" is "done", kept for older callers; a
+token of the older form, a work unit, is still accepted.)
 
 Lambda has no /dev/shm, so multiprocessing queues cannot work there: the copy always runs in this
 one process, with one event loop and a bounded number of transfers. Imports stay light: rich,
@@ -28,7 +34,11 @@ _OPTION_SIZES = {"part_size", "multipart_threshold", "max_bytes_in_flight", "cop
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    import os
+    import tempfile
+
     from .api import copy
+    from .engine.journal import export_token, import_token
     from .sizes import parse_size
     from .engine.budget import lambda_budget
     from .engine.plan import TransferOptions
@@ -55,7 +65,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         budget = event.get("max_memory")
         budget = parse_size(str(budget), "max_memory") if budget is not None else lambda_budget()
         margin = int(event.get("stop_before_deadline_ms", DEFAULT_MARGIN_MS))
-        start = WorkUnit(**event["continue"]) if event.get("continue") else None
+        cont = event.get("continue") or None
+        token = cont.get("journal") if isinstance(cont, dict) else None
+        start = WorkUnit(**cont) if cont and token is None else None
         base = event.get("endpoint_url")
         src_s3 = S3Options(endpoint_url=event.get("src_endpoint_url", base))
         dst_s3 = S3Options(endpoint_url=event.get("dst_endpoint_url", base))
@@ -63,8 +75,14 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         def should_stop() -> bool:
             return context is not None and context.get_remaining_time_in_millis() < margin
 
-        summary = copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, max_memory=budget,
-                       start=start, should_stop=should_stop)
+        with tempfile.TemporaryDirectory(prefix="s3bulk-lambda-") as tmp:
+            path = os.path.join(tmp, "journal.sqlite")
+            if token is not None:
+                import_token(path, token)
+            summary = copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, max_memory=budget,
+                           start=start, should_stop=should_stop, journal=path, resume=token is not None)
+            done = summary.resume is None and summary.fatal is None
+            after = None if done or not os.path.exists(path) else {"journal": export_token(path)}
     except S3BulkError as exc:
         return {"ok": False, "error": str(exc)}
     except (TypeError, ValueError) as exc:  # a value of the wrong kind in the event
@@ -72,11 +90,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     c = summary.counters
     return {
         "ok": summary.ok,
-        "complete": summary.resume is None and summary.fatal is None,
+        "done": done,
+        "complete": done,
         "copied": c.done, "copied_bytes": c.done_bytes, "failed": c.failed, "listed": c.listed,
         "failures": [asdict(f) for f in summary.failures[:20]],
         "error": summary.fatal,
         "elapsed_seconds": round(summary.elapsed, 3),
         "peak_rss_bytes": summary.peak_rss_bytes,
-        "continue": asdict(summary.resume) if summary.resume is not None else None,
+        "resumed_skipped": summary.resumed_skipped,
+        "continue": after,
     }

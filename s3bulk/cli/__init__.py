@@ -23,7 +23,7 @@ from ..errors import S3BulkError, UsageError
 from ..urls import S3Options
 from ..sizes import parse_size
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
                   help="Copy and mirror very large numbers of objects between S3-compatible stores "
                        "and local disk, fast and in bounded memory.")
@@ -97,11 +97,12 @@ DstRegion = Annotated[Optional[str], O(metavar="REGION", help="region for DST on
 DstNoSign = Annotated[Optional[bool], O("--dst-no-sign-request/--dst-sign-request", help="unsigned requests for DST only", rich_help_panel=_S3_HELP)]
 Json = Annotated[bool, O("--json", help="newline-delimited JSON events and summary on stdout")]
 Quiet = Annotated[bool, O("--quiet", "-q", help="no progress and no summary; errors only")]
-Verbose = Annotated[bool, O("--verbose", "-v", help="the summary adds CPU time and peak memory (always in --json)")]
+Verbose = Annotated[bool, O("--verbose", "-v", help="a line per object copied or deleted (with --json: `copied` and `deleted` events), and CPU time and peak memory in the summary (always in --json)")]
 ShowProgress = Annotated[Optional[bool], O("--progress/--no-progress", help="live display (default: when stderr is a terminal)")]
 CopyThreshold = Annotated[str, O(hidden=True, help="server-side: CopyObject up to here, UploadPartCopy above")]
 Resume = Annotated[bool, O("--resume", help="continue an interrupted run from its journal: skip what it finished, continue or abort its open multipart uploads")]
-JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the resume journal file (default $XDG_STATE_HOME/s3bulk/journals/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
+JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the resume journal file (default <journal dir>/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
+JournalDir = Annotated[Optional[str], O("--journal-dir", metavar="DIR", help="keep the default journals in DIR instead of $XDG_STATE_HOME/s3bulk/journals; journals there untouched for 30 days are removed")]
 NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 CopyPartSize = Annotated[str, O(hidden=True)]
 FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
@@ -130,7 +131,8 @@ def copy(
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
-    resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
+    resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
+    no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
@@ -170,7 +172,8 @@ def sync(
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
-    resume: Resume = False, journal: JournalPath = None, no_journal: NoJournal = False,
+    resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
+    no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
@@ -253,6 +256,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request,
              json_out: bool, quiet: bool, progress, copy_threshold: str, copy_part_size: str,
              resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
+             journal_dir: Optional[str] = None,
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
              files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False) -> None:
@@ -275,6 +279,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     dst_s3 = _side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request)
     renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress,
                              verbose=verbose)
+    global _RENDERER
+    _RENDERER = renderer
     first_signal = _FirstSignal()
 
     def on_event(kind, payload) -> None:
@@ -303,6 +309,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             yield
 
     try:
+        if journal is not None and journal_dir is not None:
+            raise UsageError("give --journal PATH or --journal-dir DIR, not both")
         options = TransferOptions(
             workers=workers, concurrency=concurrency, page_size=page_size,
             part_size=parse_size(part_size, "--part-size"),
@@ -319,9 +327,9 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
                        journal=None if no_journal else journal, default_journal=not no_journal,
                        resume=resume, filters=_filters(_ARGV, include, exclude), files_from=files_from,
                        files_from_format=files_from_format, around_run=around_run, cluster=cluster,
-                       move=move)
+                       move=move, report_objects=verbose and not quiet, journal_dir=journal_dir)
     except S3BulkError as exc:
-        renderer.error(str(exc))
+        renderer.error(str(exc), exc.exit_code)
         raise typer.Exit(exc.exit_code)
     renderer.finish(summary)
     if summary.interrupted:
@@ -575,6 +583,25 @@ def _quiet_broken_pipe() -> None:
 
 
 _ARGV: list[str] = []
+_RENDERER: Any = None  # the run's renderer, once _execute made one
+_RUN_COMMANDS = ("copy", "sync", "mv", "check")
+
+
+def _json_error(message: str, code: int) -> bool:
+    """With --json, an error that ends the run is also a JSON `start` (if not yet written), `error`
+    and `summary`, so a script can rely on the stream's first and last lines; True when written
+    (the renderer then printed the stderr line too)."""
+    from .render import JsonRenderer
+
+    renderer = _RENDERER
+    if not isinstance(renderer, JsonRenderer):
+        if "--json" not in _ARGV or not _ARGV or _ARGV[0] not in _RUN_COMMANDS:
+            return False
+        renderer = JsonRenderer(_ARGV[0], None, None)  # the command line could not be read
+    if renderer.summarized:
+        return False
+    renderer.error(message, code)
+    return True
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -591,8 +618,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         rv = app(args=argv, standalone_mode=False, prog_name="s3bulk")
         code = rv if isinstance(rv, int) else 0
     except S3BulkError as exc:
-        print(f"s3bulk: error: {exc}", file=sys.stderr)
         code = exc.exit_code
+        if not _json_error(str(exc), code):
+            print(f"s3bulk: error: {exc}", file=sys.stderr)
     except Exit as exc:
         code = exc.exit_code
     except Abort:
@@ -605,8 +633,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         print(exc.format_message(), file=sys.stderr)
         code = exc.exit_code
     except TyperException as exc:
-        print(f"s3bulk: error: {exc.format_message()}", file=sys.stderr)
         code = exc.exit_code
+        if not _json_error(exc.format_message(), code):
+            print(f"s3bulk: error: {exc.format_message()}", file=sys.stderr)
     except Exception as exc:  # a bug: one line unless asked for the traceback
         if os.environ.get("S3BULK_DEBUG"):
             raise

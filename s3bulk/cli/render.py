@@ -67,7 +67,7 @@ class Renderer:
     def finish(self, summary: Summary) -> None:
         pass
 
-    def error(self, message: str) -> None:
+    def error(self, message: str, code: int = 3) -> None:
         print(f"s3bulk: error: {printable(message)}", file=sys.stderr, flush=True)
 
 
@@ -90,12 +90,15 @@ class QuietRenderer(Renderer):
 
 
 class JsonRenderer(Renderer):
-    """--json: newline-delimited JSON on stdout: start, progress (1/s), failure, summary."""
+    """--json: newline-delimited JSON on stdout: start, progress (1/s), failure, (with -v) copied and
+    deleted, summary. `start` and `summary` are always there, even when the run cannot start: a
+    script reading the stream can rely on its first and last lines."""
 
-    def __init__(self, command: str, src: str, dst: str, out: TextIO = sys.stdout) -> None:
-        super().__init__(command, src, dst)
+    def __init__(self, command: str, src: str | None, dst: str | None, out: TextIO = sys.stdout) -> None:
+        super().__init__(command, src, dst)  # type: ignore[arg-type]
         self.out = out
         self._last = 0.0
+        self.started = self.summarized = self._errored = False
 
     def _write(self, obj: dict[str, Any]) -> None:
         obj["v"] = JSON_VERSION  # last, so every line still begins {"event": ...}
@@ -103,12 +106,21 @@ class JsonRenderer(Renderer):
         self.out.flush()
 
     def __enter__(self) -> "JsonRenderer":
-        self._write({"event": "start", "command": self.command, "src": self.src, "dst": self.dst})
+        self.start()
         return self
+
+    def start(self) -> None:
+        if not self.started:
+            self.started = True
+            self._write({"event": "start", "command": self.command, "src": self.src, "dst": self.dst})
 
     def on_event(self, kind: str, payload: Any) -> None:
         if kind == "failure":
             self._write({"event": "failure", **asdict(payload)})
+        elif kind == "copied":
+            self._write({"event": "copied", "action": "copy", **payload})
+        elif kind == "deleted":
+            self._write({"event": "deleted", "action": "delete", **payload})
         elif kind == "progress":
             now = time.monotonic()
             if now - self._last >= 1.0:
@@ -126,11 +138,22 @@ class JsonRenderer(Renderer):
         write_line(self.out, json.dumps(fields, ensure_ascii=False))
 
     def finish(self, summary: Summary) -> None:
+        self.start()
+        if summary.fatal and not self._errored:  # the run had to stop (disk full, bucket gone, ...)
+            self._errored = True
+            self._write({"event": "error", "error": summary.fatal})
+            super().error(summary.fatal)
+        self.summarized = True
         self._write(summary_dict(summary, self.command, self.src, self.dst))
 
-    def error(self, message: str) -> None:
+    def error(self, message: str, code: int = 3) -> None:
+        """The run could not start or go on: start (if not yet), error, and a summary saying so."""
+        self.start()
+        self._errored = True
         self._write({"event": "error", "error": message})
         super().error(message)
+        if not self.summarized:
+            self.finish(Summary(workers=0, fatal=message, fatal_code=code))
 
 
 class HumanRenderer(Renderer):
@@ -144,13 +167,17 @@ class HumanRenderer(Renderer):
         self.out = Console(highlight=False)
         self.err = Console(stderr=True, highlight=False)
         self.live_enabled = live
+        # --progress with stderr not a terminal (a log file, a CI job): a plain status line about
+        # once a second, which a log keeps readable, instead of a display redrawn in place
+        self.plain_progress = live and not self.err.is_terminal
+        self._last_line = 0.0
         self._live: Any = None
         self._progress: Progress | None = None
         self._failures_shown = 0
         self._rate_window: list[tuple[float, int, int]] = []
 
     def __enter__(self) -> "HumanRenderer":
-        if self.live_enabled:
+        if self.live_enabled and not self.plain_progress:
             from rich.live import Live
 
             self._live = Live(self._render(), console=self.err, refresh_per_second=4, transient=True,
@@ -171,6 +198,13 @@ class HumanRenderer(Renderer):
             self._rate_window.append((payload.elapsed, c.done + c.skipped, c.moved_bytes))
             while len(self._rate_window) > 2 and payload.elapsed - self._rate_window[0][0] > 5:
                 self._rate_window.pop(0)
+            if self.plain_progress and (not self._last_line or time.monotonic() - self._last_line >= 1.0):
+                self._last_line = time.monotonic()
+                self.err.print(self._status_line(), markup=False, soft_wrap=True, highlight=False)
+        elif kind in ("copied", "deleted") and self.verbose:  # -v: a line per object, as aws-cli prints
+            line = (f"copy: {payload['src']} -> {payload['dst']}" if kind == "copied"
+                    else f"delete: {payload.get('dst') or payload.get('src')}")
+            self.out.print(printable(line), markup=False, soft_wrap=True)
         elif kind == "failure":
             self._failures_shown += 1
             if self._failures_shown <= MAX_FAILURE_LINES:
@@ -184,6 +218,18 @@ class HumanRenderer(Renderer):
         (t0, n0, b0), (t1, n1, b1) = self._rate_window[0], self._rate_window[-1]
         dt = t1 - t0
         return ((n1 - n0) / dt, (b1 - b0) / dt) if dt > 0 else (0.0, 0.0)
+
+    def _status_line(self) -> str:
+        """The live display's figures on one line: 'progress: 120 / 3,000 objects, ...'."""
+        p = self._progress
+        assert p is not None
+        c = p.counters
+        objs, rate_b = self._rates()
+        more = "" if p.listing_done else "+"
+        return (f"progress: {c.done + c.skipped:,} / {c.listed:,}{more} objects, "
+                f"{human_bytes(c.moved_bytes + c.skipped_bytes)} / {human_bytes(c.listed_bytes)}{more}, "
+                f"{objs:,.0f} objects/s, {human_bytes(rate_b)}/s"
+                + (f", {c.failed:,} failed" if c.failed else "") + f", elapsed {human_duration(p.elapsed)}")
 
     def _render(self) -> Any:
         from rich.table import Table
@@ -220,6 +266,8 @@ class HumanRenderer(Renderer):
 
     def finish(self, summary: Summary) -> None:
         self.__exit__(None, None, None)
+        if self.plain_progress and self._progress is not None:
+            self.err.print(self._status_line(), markup=False, soft_wrap=True, highlight=False)  # the final figures
         from rich.table import Table
 
         d = summary_dict(summary, self.command, self.src, self.dst)

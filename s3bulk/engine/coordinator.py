@@ -10,7 +10,8 @@ A run goes through these phases (`Phase`):
     LISTING   units are handed out and some are not listed yet
     COPYING   everything is listed; the last pages are being copied
     STOPPING  `should_stop()` turned true (the Lambda handler's deadline): no new units are handed
-              out, those in flight finish, the rest is handed back as `summary.resume`
+              out and workers start no new object; transfers in flight finish, the rest is handed
+              back as `summary.resume`
     DRAINING  a first Ctrl-C or SIGTERM: workers get SIGUSR1 and take no new objects; transfers in
               flight finish (a multipart upload finishes its parts in flight and stays open for the
               resume); units not finished come back; the summary says `interrupted`
@@ -37,7 +38,7 @@ from typing import Any, Callable
 
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, Summary, WorkUnit
-from .messages import (Abandoned, Exited, Fatal, Listed, Planned, ProgressReport, UnitDone, UploadEnded,
+from .messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone, UploadEnded,
                        UploadStarted, WorkerMessage)
 from .plan import Plan
 from .units import join_units
@@ -127,6 +128,8 @@ class Coordinator:
         elif isinstance(msg, Planned):
             for event in msg.events:
                 self.emit(event.event, event)
+        elif isinstance(msg, ObjectsReported):
+            _emit_objects(self.emit, msg.notes)
         elif isinstance(msg, Listed):
             pieces = msg.pieces
             self.unlisted -= 1
@@ -194,8 +197,13 @@ class Coordinator:
                 break
 
     def _begin_stopping(self) -> None:
-        """should_stop() turned true: no new units; what no worker has claimed yet comes back."""
+        """should_stop() turned true (a Lambda near its deadline): workers start no new object, even
+        inside a page they are copying (a page is up to 1,000 objects: finishing it could outlast the
+        deadline); the transfers in flight finish, and units no worker claimed come back. What was
+        copied of an unfinished page is in its object log, so a journaled run resumes per object."""
         self.phase = Phase.STOPPING
+        for p in self.handles:
+            _request_stop(p)
         _take_back(self.units_q, self.frontier)
 
     @property
@@ -331,6 +339,16 @@ class Coordinator:
             if p.is_alive():
                 p.kill()
                 p.join(timeout=5)
+
+
+def _emit_objects(emit: Callable[[str, Any], None], notes: list[tuple[str, str, str, int]]) -> None:
+    """Per-object notes (plan.report_objects) as events: ("copied", {"src", "dst", "size"}) and
+    ("deleted", {"src": url} for mv's sources or {"dst": url} for sync --delete)."""
+    for kind, url, other, size in notes:
+        if kind == "copied":
+            emit("copied", {"src": url, "dst": other, "size": size})
+        else:
+            emit("deleted", {other: url})
 
 
 def _request_stop(p: Any) -> None:

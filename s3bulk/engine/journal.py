@@ -50,6 +50,18 @@ from ..model import WorkUnit
 VERSION = "1"
 COMMIT_SECONDS = 0.02  # at most 50 commits a second; each is one WAL append (no fsync), ~50 us
 
+_SCHEMA = """
+    CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
+    CREATE TABLE IF NOT EXISTS ranges (after TEXT, until TEXT, objects INTEGER, bytes INTEGER);
+    CREATE TABLE IF NOT EXISTS pages (first INTEGER PRIMARY KEY, last INTEGER, next_token TEXT,
+                                      objects INTEGER, bytes INTEGER);
+    CREATE TABLE IF NOT EXISTS done_keys (key TEXT PRIMARY KEY, size INTEGER);
+    CREATE TABLE IF NOT EXISTS uploads (dst_key TEXT PRIMARY KEY, upload_id TEXT, size INTEGER,
+                                        part_size INTEGER, src_size INTEGER, src_mtime REAL,
+                                        src_etag TEXT, started REAL);
+"""
+_TABLES = ("meta", "ranges", "pages", "done_keys", "uploads")
+
 _LO = (0, "")   # sort key of "from the start"
 _HI = (2, "")   # sort key of "to the end"
 
@@ -80,13 +92,56 @@ def identity_of(plan: Any, mode: str) -> dict[str, Any]:
     return ident
 
 
-def default_path(plan: Any, mode: str) -> str:
-    """$XDG_STATE_HOME/s3bulk/journals/<hash of src, dst and mode>.sqlite (~/.local/state/...)."""
+def journal_dir(directory: str | None = None) -> str:
+    """Where default journals live: `directory` (--journal-dir), else $XDG_STATE_HOME/s3bulk/journals
+    (~/.local/state/s3bulk/journals)."""
+    if directory:
+        return os.path.abspath(os.path.expanduser(directory))
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "s3bulk", "journals")
+
+
+def default_path(plan: Any, mode: str, directory: str | None = None) -> str:
+    """<journal_dir>/<hash of src, dst and mode>.sqlite: the same command line finds its journal again."""
     ident = identity_of(plan, mode)
     key = json.dumps({k: ident[k] for k in ("mode", "src", "dst", "single_key", "dst_key")}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "s3bulk", "journals", f"{digest}.sqlite")
+    return os.path.join(journal_dir(directory), f"{digest}.sqlite")
+
+
+STALE_DAYS = 30  # a default journal untouched this long is removed by the next run that opens one
+
+
+def prune_stale(directory: str, keep: str, max_age_days: float = STALE_DAYS) -> list[str]:
+    """Remove the journals under `directory` not written for `max_age_days` (their -wal/-shm files and
+    per-page object logs too), except `keep`; returns the journals removed.
+
+    Why: a run that completes removes its journal, but one interrupted and never resumed, or one
+    with failures nobody retried, would otherwise stay forever. A journal in use is committed to
+    many times a second, so its age is the time since its run stopped. The S3 multipart uploads such
+    a journal had open are left to the bucket's AbortIncompleteMultipartUpload lifecycle rule."""
+    cutoff = time.time() - max_age_days * 86400
+    removed: list[str] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.endswith(".sqlite"):
+            continue
+        path = os.path.join(directory, name)
+        if path == keep:
+            continue
+        try:
+            newest = max(os.stat(p).st_mtime for p in (path, path + "-wal", object_log_dir(path))
+                         if os.path.exists(p))
+        except (OSError, ValueError):
+            continue
+        if newest < cutoff:
+            remove_files(path)
+            remove_object_logs(path)
+            removed.append(path)
+    return removed
 
 
 def _describe(ident: dict[str, Any]) -> str:
@@ -261,16 +316,7 @@ class Journal:
 
     def _create(self) -> None:
         db = self.db = self._connect()
-        db.executescript("""
-            CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
-            CREATE TABLE IF NOT EXISTS ranges (after TEXT, until TEXT, objects INTEGER, bytes INTEGER);
-            CREATE TABLE IF NOT EXISTS pages (first INTEGER PRIMARY KEY, last INTEGER, next_token TEXT,
-                                              objects INTEGER, bytes INTEGER);
-            CREATE TABLE IF NOT EXISTS done_keys (key TEXT PRIMARY KEY, size INTEGER);
-            CREATE TABLE IF NOT EXISTS uploads (dst_key TEXT PRIMARY KEY, upload_id TEXT, size INTEGER,
-                                                part_size INTEGER, src_size INTEGER, src_mtime REAL,
-                                                src_etag TEXT, started REAL);
-        """)
+        db.executescript(_SCHEMA)
         meta = {"version": VERSION, "identity": json.dumps(self.ident, sort_keys=True),
                 "run": _describe(self.ident), "state": "running", "created": str(time.time())}
         db.execute("BEGIN")
@@ -515,6 +561,48 @@ class Journal:
     def skip_pages(self) -> tuple[tuple[int, int], ...]:
         """Token-paged sources: (first, last) runs of pages already done beyond the first gap."""
         return tuple(sorted((r[0], r[1]) for r in self._by_first.values() if r[0] != 0))
+
+
+def export_token(path: str) -> dict[str, list[list[Any]]]:
+    """A stopped run's journal as plain JSON (its tables' rows), the per-page object logs folded
+    into done_keys: what a process with no lasting disk (AWS Lambda) hands to the next one, which
+    rebuilds the file with import_token and resumes from it. Its size is that of the journal:
+    a few ranges, the open uploads, and the objects finished in unfinished pages."""
+    db = sqlite3.connect(path)
+    try:
+        out = {t: [list(r) for r in db.execute(f"SELECT * FROM {t}").fetchall()] for t in _TABLES}
+    finally:
+        db.close()
+    done = {k: n for k, n in out["done_keys"]}
+    d = object_log_dir(path)
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        for key, size in read_object_log(os.path.join(d, name)):
+            done.setdefault(key, size)
+    out["done_keys"] = [[k, n] for k, n in sorted(done.items())]
+    return out
+
+
+def import_token(path: str, token: dict[str, Any]) -> None:
+    """Write `token` (export_token's) as the journal file at `path`, replacing what is there;
+    opening it with resume=True then checks it belongs to the same run, as for any journal."""
+    remove_files(path)
+    remove_object_logs(path)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    try:
+        db = sqlite3.connect(path)
+        try:
+            db.executescript(_SCHEMA)
+            for table in _TABLES:
+                rows = [tuple(r) for r in token.get(table) or []]
+                if rows:
+                    marks = ", ".join("?" * len(rows[0]))
+                    db.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
+            db.commit()
+        finally:
+            db.close()
+    except (sqlite3.Error, TypeError, ValueError, AttributeError) as exc:
+        remove_files(path)
+        raise UsageError(f"not a resume token of s3bulk: {exc}") from None
 
 
 def page_skipped(runs: tuple[tuple[int, int], ...], seq: int) -> bool:

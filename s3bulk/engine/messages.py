@@ -89,6 +89,15 @@ class Planned:
 
 
 @dataclass(frozen=True, slots=True)
+class ObjectsReported:
+    """With plan.report_objects (`--json -v`) only, since the last flush: each object copied
+    ("copied", src_url, dst_url, size) or deleted ("deleted", url, "src" | "dst", 0)."""
+
+    wid: int
+    notes: list[tuple[str, str, str, int]]
+
+
+@dataclass(frozen=True, slots=True)
 class Fatal:
     """The run cannot go on (the first one wins; its exit code is the run's)."""
 
@@ -106,8 +115,8 @@ class Exited:
     cpu_seconds: float
 
 
-WorkerMessage = (Listed | UnitDone | Abandoned | UploadStarted | UploadEnded | ProgressReport | Planned | Fatal
-                 | Exited)
+WorkerMessage = (Listed | UnitDone | Abandoned | UploadStarted | UploadEnded | ProgressReport | Planned
+                 | ObjectsReported | Fatal | Exited)
 
 
 def upload_message(wid: int, note: tuple) -> UploadStarted | UploadEnded:

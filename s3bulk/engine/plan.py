@@ -113,3 +113,4 @@ class Plan:
     move: bool = False               # `mv`: each source object is deleted once its copy has landed
     manifest_format: str = "lines"   # lines | csv
     manifest_name: str | None = None  # what the user named it ("-" for stdin): the journal's identity
+    report_objects: bool = False     # workers report each object copied or deleted (--json -v)

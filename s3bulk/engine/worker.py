@@ -8,7 +8,7 @@ depend on how many objects the source has. What leaves the worker: the rest of
 each unit, "unit done" notes, and counters aggregated over a quarter second.
 
 Messages to the coordinator are the typed records of messages.py (Listed, UnitDone, Abandoned,
-UploadStarted/UploadEnded, ProgressReport, Planned, Fatal, Exited). A worker never writes to
+UploadStarted/UploadEnded, ProgressReport, Planned, ObjectsReported, Fatal, Exited). A worker never writes to
 stdout: a dry run's lines travel as events (events.py) for the coordinator's subscribers.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import os
 import resource
 import signal
@@ -27,10 +28,11 @@ from ..filters import CompiledFilters
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from ..stores import Writer, open_store
+from ..stores.local import LandingRefused, allow_landing, stop_landing, writes_in_threads
 from .journal import ObjectLog, page_skipped
 from .events import Difference, DryRunAction, PlannedEvent
-from .messages import (Abandoned, Exited, Fatal, Listed, Planned, ProgressReport, UnitDone, WorkerMessage,
-                       upload_message)
+from .messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone,
+                       WorkerMessage, upload_message)
 from .plan import Plan
 from .transfer import ByteBudget, Stopped, Transfer
 from .units import split_unit
@@ -92,6 +94,7 @@ class Worker:
         self.bodies = ByteBudget(body_bytes)  # bytes of object bodies held at once (not RSS: --max-memory is budget.py's)
         self.counters = Counters()
         self.failures: list[Failure] = []
+        self.objects: list[tuple[str, str, str, int]] = []  # plan.report_objects: sent with each flush
         self.fatal: tuple[str, int] | None = None
         # set in run(), once the stores are open in this process
         self.transfer: Transfer
@@ -100,6 +103,7 @@ class Worker:
         self._stores: tuple[Any, ...] = ()
         self._reported_concurrency = 0
         self._logs = 0  # per-page object logs opened by this worker (for their names)
+        self._terminating = False  # a forced stop: see terminate()
 
     def _send(self, msg: WorkerMessage) -> None:
         self.events_q.put(msg)
@@ -108,6 +112,25 @@ class Worker:
         """Graceful stop (the coordinator's first Ctrl-C): transfers in flight finish (multipart
         uploads finish the parts in flight and stay open for a resume), the rest is handed back."""
         self.stopping = True
+
+    def terminate(self, then: Any) -> None:
+        """A forced stop (a second Ctrl-C), on the worker's loop: no file may land any more, the
+        writes running in threads come back (bounded wait), every object that landed is counted and
+        reported, then `then()` ends the worker. Without this, objects landed in the last quarter
+        second before the kill were on disk but not in the summary."""
+        if self._terminating:
+            return
+        self._terminating = self.stopping = True
+        stop_landing()
+        asyncio.ensure_future(self._report_landed_then(then))
+
+    async def _report_landed_then(self, then: Any) -> None:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 5.0
+        while writes_in_threads() and loop.time() < until:
+            await asyncio.sleep(0.01)
+        self._flush()
+        then()
 
     def _part_bytes(self, n: int) -> None:
         self.counters.part_bytes += n
@@ -137,13 +160,22 @@ class Worker:
         if self.counters or self.failures:
             self._send(ProgressReport(self.wid, self.counters.take(), self.failures))
             self.failures = []
+        if self.objects:
+            self._send(ObjectsReported(self.wid, self.objects))
+            self.objects = []
 
     async def run(self) -> None:
         opts = self.plan.options
         src = dst = None
+        allow_landing()
         if self.parent_pid is not None:  # a worker process: wake the loop at once on SIGUSR1
             try:
-                asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, self.request_stop)
+                loop = asyncio.get_running_loop()
+                loop.add_signal_handler(signal.SIGUSR1, self.request_stop)
+                # SIGTERM (the coordinator's forced stop) on the loop too: between two steps of the
+                # transfers, so each file that landed is counted before the worker exits
+                loop.add_signal_handler(signal.SIGTERM, self.terminate,
+                                        functools.partial(_exit_terminated, self.wid, self.events_q))
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
         try:
@@ -270,6 +302,7 @@ class Worker:
                     unit_bytes = sum(e.size or 0 for e in entries)
             c.listed += len(entries)
             c.listed_bytes += unit_bytes
+            entries, conflicting = await self._drop_conflicts(src, entries)
             if plan.sync is not None:
                 try:
                     entries = await self._compare(src, unit, rest, entries)
@@ -277,7 +310,7 @@ class Worker:
                     self._die(f"listing the destination failed: {exc}", exc.exit_code)
                     return
             state = _UnitState(len(entries), self._object_log())
-            state.failed = len(page.problems)
+            state.failed = len(page.problems) + conflicting
             if plan.move:
                 state.moved.extend(copied_before)
             for i, e in enumerate(entries):
@@ -302,6 +335,21 @@ class Worker:
                                     state.failed, log.path if log is not None and log.used else None))
         finally:
             slots.release()
+
+    async def _drop_conflicts(self, src: Any, entries: list[ObjectInfo]) -> tuple[list[ObjectInfo], int]:
+        """Keys that are also a directory's name at a local DST (`a` beside `a/b`): reported, not
+        copied, whatever order the writes would come in (conflicts.py); returns the rest and the count."""
+        from . import conflicts
+
+        if not entries or not conflicts.applies(self.plan, src):
+            return entries, 0
+        found = await conflicts.find(src, entries)
+        plan = self.plan
+        for key, other in found.items():
+            self.counters.failed += 1
+            self.failures.append(Failure("copy", plan.src.url_for(key), plan.dst.url_for(plan.keymap(key)),
+                                         conflicts.message(key, other), "PathConflict"))
+        return ([e for e in entries if e.key not in found] if found else entries), len(found)
 
     def _object_log(self) -> ObjectLog | None:
         """A new per-page object log under the journal's directory (None without a journal)."""
@@ -394,6 +442,8 @@ class Worker:
             except S3BulkError as exc:
                 refused = [(k, str(exc)) for k in keys[i:i + 1000]]
             self.counters.deleted += len(keys[i:i + 1000]) - len(refused)
+            if self.plan.report_objects:
+                self._report_deleted(keys[i:i + 1000], refused, self.plan.src.url_for, "src")
             for key, why in refused:
                 failed += 1
                 self.counters.failed += 1
@@ -405,9 +455,16 @@ class Worker:
     async def _delete(self, dst: Any, keys: list[str]) -> None:
         failed = await dst.delete_many(keys)
         self.counters.deleted += len(keys) - len(failed)
+        if self.plan.report_objects:
+            self._report_deleted(keys, failed, self.plan.dst.url_for, "dst")
         for key, why in failed:
             self.counters.failed += 1
             self.failures.append(Failure("delete", self.plan.dst.url_for(key), "", why, "DeleteFailed"))
+
+    def _report_deleted(self, keys: list[str], refused: list[tuple[str, str]], url_for: Any, side: str) -> None:
+        """--json -v: one "deleted" note per key the store removed (side: "src" for mv, "dst" for sync)."""
+        gone = {k for k, _ in refused}
+        self.objects.extend(("deleted", url_for(k), side, 0) for k in keys if k not in gone)
 
     def _dry(self, to_copy: list[ObjectInfo], doomed: list[str], absent: set[str]) -> list[ObjectInfo]:
         """In a dry run, tell the coordinator what would happen (events.py; its subscribers print it)
@@ -451,6 +508,8 @@ class Worker:
                 if server_side:
                     c.server_side += 1
                 state.copied_bytes += size
+                if self.plan.report_objects:
+                    self._report_copied(info, size)
                 if state.log is not None:
                     state.log.add(info.key, size)
                 if self.plan.move:
@@ -458,9 +517,12 @@ class Worker:
                 state.finished()
             except asyncio.CancelledError:
                 raise
-            except Stopped:
+            except (Stopped, LandingRefused):
                 state.drop()
             except Exception as exc:
+                if self._terminating:  # cut short by the forced stop: not copied, not a failure
+                    state.drop()
+                    continue
                 if isinstance(exc, RUN_STOPPERS):
                     # reported once, as the reason the run stops (not as a failure per object); this
                     # object and the rest count as not attempted and are left for --resume
@@ -472,6 +534,10 @@ class Worker:
                 self._record_failure(info, exc)
                 state.failed += 1
                 state.finished()
+
+    def _report_copied(self, info: ObjectInfo, size: int) -> None:
+        plan = self.plan
+        self.objects.append(("copied", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)), size))
 
     def _record_failure(self, info: ObjectInfo, exc: Exception) -> None:
         plan = self.plan
@@ -508,6 +574,20 @@ def _install_loop_policy() -> None:
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     except ImportError:
         pass
+
+
+def _exit_terminated(wid: int, events_q: Any) -> None:
+    """The end of a forced stop in a worker process, once its last counts are queued: temporary
+    files go, the coordinator gets the exit note, the process ends as SIGTERM would end it."""
+    from ..stores.local import remove_open_temps
+
+    threading.Timer(5.0, os._exit, (128 + signal.SIGTERM,)).start()  # if the queue cannot be flushed
+    remove_open_temps()
+    rss, cpu = _usage()
+    events_q.put(Exited(wid, rss, cpu))
+    events_q.close()
+    events_q.join_thread()
+    os._exit(128 + signal.SIGTERM)
 
 
 def _stop_now(signum: int, frame: Any = None) -> None:
@@ -578,11 +658,12 @@ class ThreadHandle:
                 pass
 
     def terminate(self) -> None:
-        """Cancel everything the worker is doing (second Ctrl-C in single-process mode)."""
+        """Cancel everything the worker is doing (second Ctrl-C in single-process mode), once
+        what landed is counted (Worker.terminate)."""
         loop, task = self._loop, self._task
         if loop is not None and task is not None and not loop.is_closed():
             try:
-                loop.call_soon_threadsafe(task.cancel)
+                loop.call_soon_threadsafe(self.worker.terminate, task.cancel)
             except RuntimeError:
                 pass  # the loop closed meanwhile
 
@@ -593,7 +674,12 @@ class ThreadHandle:
         self.thread.join(timeout)
 
     def kill(self) -> None:
-        self.terminate()
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:
+                pass
 
     @property
     def exitcode(self) -> int | None:

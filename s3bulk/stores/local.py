@@ -20,6 +20,7 @@ import hashlib
 import itertools
 import os
 import stat as stat_mod
+import threading
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from typing import Generator, Sequence
@@ -41,6 +42,46 @@ def remove_open_temps() -> None:
         _unlink_quietly(path)
     OPEN_TEMPS.clear()
 TMP_SUFFIX = ".s3bulk.part"
+
+# A forced stop (a second Ctrl-C) must leave the summary's count equal to the files on disk. A file
+# lands with the rename into place; the worker counts it when the write returns. stop_landing()
+# refuses every rename from then on (under the same lock the renames take), and writes_in_threads()
+# tells when the writes running in threads have come back, so each file that landed is counted
+# before the worker reports its last counts and exits (engine/worker.py, Worker.terminate).
+_LANDING = threading.Lock()
+_landing_refused = False
+_writes_in_threads = 0  # changed on the event loop's thread only
+
+
+class LandingRefused(Exception):
+    """A rename into place refused because the process is stopping at once: the object was not
+    copied (its temporary file is removed), and it is not a failure either."""
+
+
+def stop_landing() -> None:
+    global _landing_refused
+    with _LANDING:
+        _landing_refused = True
+
+
+def allow_landing() -> None:
+    """A new run in this process (the in-process worker, the API called again) lands files again."""
+    global _landing_refused
+    with _LANDING:
+        _landing_refused = False
+
+
+def writes_in_threads() -> int:
+    return _writes_in_threads
+
+
+async def _write_in_thread(fn: Any, *args: Any) -> None:
+    global _writes_in_threads
+    _writes_in_threads += 1
+    try:
+        await asyncio.to_thread(fn, *args)
+    finally:
+        _writes_in_threads -= 1
 _BIG = 1 << 20  # reads and writes above this go to a thread so the event loop keeps moving
 
 # One cached directory: parallel lists of sort keys (bytes, "/" appended for dirs), names, is-dir flags.
@@ -412,7 +453,7 @@ class LocalStore:
                 self._dst_path(key + "x")  # checks the key like any other and creates the directory
             return
         if len(data) > _BIG:
-            await asyncio.to_thread(self._put_sync, key, data, mtime)
+            await _write_in_thread(self._put_sync, key, data, mtime)
         else:
             self._put_sync(key, data, mtime)
 
@@ -453,7 +494,7 @@ class LocalStore:
 
     async def copy_from(self, src: "LocalStore", src_key: str, dst_key: str, size: int,
                         mtime: float | None = None) -> None:
-        await asyncio.to_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
+        await _write_in_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
 
     def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:
         try:
@@ -519,7 +560,10 @@ def _rename(tmp: str, final: str) -> None:
     if ino is not None and os.lstat(tmp).st_ino != ino:
         _TEMP_INODES[tmp] = -1  # not ours any more: never unlink it either
         raise FileExistsError(errno.EEXIST, "another process is writing the same file", tmp)
-    os.rename(tmp, final)
+    with _LANDING:
+        if _landing_refused:
+            raise LandingRefused(final)
+        os.rename(tmp, final)
     _TEMP_INODES.pop(tmp, None)
     OPEN_TEMPS.discard(tmp)
 
