@@ -255,14 +255,19 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0,
 
 
 class RmResult:
-    """What `rm` did: keys deleted, and (url, why) for each key that could not be."""
+    """What `rm` did: keys deleted, and (url, why) for each key that could not be.
+    resumed_deleted: keys an interrupted run had deleted (from its journal, with resume=True);
+    nothing_left: resume=True found the prefix already empty (a completed run, run again)."""
 
-    __slots__ = ("deleted", "failures", "dry_run")
+    __slots__ = ("deleted", "failures", "dry_run", "resumed_deleted", "nothing_left", "journal")
 
     def __init__(self, dry_run: bool) -> None:
         self.deleted = 0
         self.failures: list[tuple[str, str]] = []
         self.dry_run = dry_run
+        self.resumed_deleted = 0
+        self.nothing_left = False
+        self.journal: str | None = None  # the journal kept for resuming (None once a run completed)
 
     @property
     def ok(self) -> bool:
@@ -274,38 +279,78 @@ class RmResult:
 
 def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
        filters: FilterRules | None = None, dry_run: bool = False, all_objects: bool = False,
-       on_key: Callable[[str, str | None], None] | None = None, concurrency: int = 8) -> RmResult:
+       on_key: Callable[[str, str | None], None] | None = None, concurrency: int = 8,
+       journal: str | None = None, resume: bool = False, default_journal: bool = False,
+       on_notice: Callable[[str], None] | None = None) -> RmResult:
     """Delete every object URL names (read as `copy` reads SRC: one object, or everything under a
     prefix), listing in parallel and deleting in batches of 1,000 keys (S3 DeleteObjects), `concurrency`
     batches at once. A key the server refuses (an error inside DeleteObjects' 200 answer) is reported,
     not counted as deleted. Emptying a whole bucket needs all_objects=True, so a typo cannot do it.
     on_key(url, None) for each key deleted (or, in a dry run, to be deleted); on_key(url, why) for
-    each failure."""
-    return asyncio.run(_rm(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key, concurrency))
+    each failure.
+    journal / resume: record the deleted key ranges in this file (engine/rmjournal.py; the CLI keeps
+    one by default: default_journal=True); resume=True lists only what the interrupted run it
+    records had not deleted. With resume=True and no journal the run starts from the beginning, and
+    a prefix already empty is no error (the same line run again after it completed): on_notice(line)
+    says so. A complete run removes its journal."""
+    from .errors import UsageError
+
+    if resume and (dry_run or (journal is None and not default_journal)):
+        raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
+                         "in the API: journal=PATH)")
+    return asyncio.run(_rm(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key, concurrency,
+                           None if dry_run else journal, resume, default_journal and not dry_run,
+                           on_notice or (lambda line: None)))
 
 
 async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
-              on_key: Callable[[str, str | None], None] | None, concurrency: int) -> RmResult:
+              on_key: Callable[[str, str | None], None] | None, concurrency: int, journal_path: str | None,
+              resume: bool, default_journal: bool, notice: Callable[[str], None]) -> RmResult:
     from .engine.listing import list_in_order
     from .engine.planner import resolve_source
-    from .errors import UsageError
+    from .errors import NotFound, UsageError
     from .stores import Writer, open_store
 
-    src, single = await resolve_source(url, s3)
+    result = RmResult(dry_run)
+    keep_journal = journal_path is not None or default_journal
+    try:
+        src, single = await resolve_source(url, s3)
+    except NotFound as exc:
+        if not (resume and str(exc).startswith("no such key or prefix")):
+            raise
+        # the same `rm ... --resume` line run again after it completed: nothing is left, which is done
+        from .engine.planner import _as_dir
+        from .engine.rmjournal import open_rm_journal
+
+        loc = parse_location(url, s3)
+        j = open_rm_journal(loc.with_prefix(_as_dir(loc.prefix)), rules, journal_path, resume=True)
+        j.finish(complete=True)
+        notice(f"nothing left to delete under {url}")
+        result.nothing_left = True
+        return result
     if src.kind == "http":
         raise UsageError("a list/get server is read-only: nothing can be deleted there")
     if single is None and not src.prefix and not all_objects:
         raise UsageError(f"{url} is a whole bucket: add --all to delete every object in it")
+    run_journal = None
+    if keep_journal and single is None:
+        from .engine.rmjournal import open_rm_journal
+
+        run_journal = open_rm_journal(src, rules, journal_path, resume=resume)
+        result.journal = run_journal.path
+        if run_journal.nothing_to_resume:
+            notice(f"nothing to resume (no journal at {run_journal.path}): starting from the beginning")
+        elif run_journal.resumed:
+            result.resumed_deleted = run_journal.done_totals()[0]
     store = await open_store(src)
-    result = RmResult(dry_run)
     note = on_key or (lambda u, why: None)
     allowed = rules.compiled().allows if rules else None
     window = asyncio.Semaphore(concurrency)
     tasks: set[asyncio.Task[None]] = set()
 
-    async def delete(batch: list[str]) -> None:
+    async def delete(batch: list[str], after: str | None, until: str | None) -> None:
         try:
-            failed = dict(await store.delete_many(batch)) if not dry_run else {}
+            failed = dict(await store.delete_many(batch)) if not dry_run and batch else {}
         finally:
             window.release()
         for key in batch:
@@ -315,31 +360,48 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
             else:
                 result.failures.append((src.url_for(key), why))
             note(src.url_for(key), why)
+        if run_journal is not None and not failed:
+            # every key of (after, until] is gone: a resume need not list it again
+            run_journal.unit_done(WorkUnit(after=after, until=until), None, len(batch), 0)
+            run_journal.commit()
 
+    async def launch(batch: list[str], after: str | None, until: str | None) -> None:
+        await window.acquire()
+        tasks.add(asyncio.ensure_future(delete(batch, after, until)))
+
+    complete = False
     try:
         if not isinstance(store, Writer):
             raise UsageError(f"{url} cannot be written to")
-        pages = (_one(single, store) if single is not None
-                 else list_in_order(store, src.prefix, page_size=1000, concurrency=16))
-        batch: list[str] = []
+        units = run_journal.resume_units() if run_journal is not None and run_journal.resumed else [WorkUnit()]
         cut = len(src.prefix)
-        async for page in pages:
-            for obj in page:
-                if allowed is None or allowed(obj.key[cut:]):
-                    batch.append(obj.key)
-                if len(batch) == 1000:
-                    await window.acquire()
-                    tasks.add(asyncio.ensure_future(delete(batch)))
-                    batch = []
-        if batch:
-            await window.acquire()
-            tasks.add(asyncio.ensure_future(delete(batch)))
+        for unit in units:
+            pages = (_one(single, store) if single is not None
+                     else list_in_order(store, src.prefix, page_size=1000, concurrency=16, start=unit))
+            batch: list[str] = []
+            after = unit.after  # the batch being filled covers (after, its last listed key]
+            last = after
+            async for page in pages:
+                for obj in page:
+                    last = obj.key
+                    if allowed is None or allowed(obj.key[cut:]):
+                        batch.append(obj.key)
+                    if len(batch) == 1000:
+                        await launch(batch, after, last)
+                        batch, after = [], last
+            if batch or after != unit.until:
+                await launch(batch, after, unit.until)
         if tasks:
             await asyncio.gather(*tasks)
+        complete = not result.failures
     finally:
         for t in tasks:
             t.cancel()
         await store.close()
+        if run_journal is not None:
+            run_journal.finish(complete=complete)
+            if complete:
+                result.journal = None
     return result
 
 
