@@ -80,6 +80,57 @@ def move(src: str, dst: str, **kwargs: Any) -> Summary:
     return copy(src, dst, move=True, **kwargs)
 
 
+def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, json_lines: bool = False,
+          hash_cache: str | None = None, options: TransferOptions | None = None,
+          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
+          on_event: Callable[[str, Any], None] | None = None, include: Sequence[str] = (),
+          exclude: Sequence[str] = (), filters: FilterRules | None = None) -> "CheckResult":
+    """`s3bulk check`: compare SRC with DST as `sync` would, changing nothing (a sync dry run that
+    names each difference). By size, or with checksum=True by content too; one_way=True leaves out
+    keys only in DST. Each difference is printed on stdout as the command line prints it (one line,
+    or a JSON `difference` event with json_lines=True: the workers write them straight to fd 1, so
+    memory stays flat however many there are); the counts come back in a CheckResult."""
+    from .engine.sync import SyncOptions
+
+    rules = _filters(include, exclude, filters)
+    opts = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",
+                       json_lines=json_lines, hash_cache=hash_cache, filters=rules, check=True)
+    summary = _run("check", src, dst, opts, options=options, src_s3=src_s3, dst_s3=dst_s3, on_event=on_event,
+                   max_memory=None, journal=None, resume=False, filters=rules)
+    return CheckResult(summary)
+
+
+class CheckResult:
+    """What `check` found: `identical` (no difference and no failure), the counts of keys
+    `identical_objects`, `only_in_src_or_differs`, `only_in_dst`, and the run's Summary."""
+
+    __slots__ = ("summary",)
+
+    def __init__(self, summary: Summary) -> None:
+        self.summary = summary
+
+    @property
+    def identical_objects(self) -> int:
+        return self.summary.counters.skipped
+
+    @property
+    def only_in_src_or_differs(self) -> int:
+        return self.summary.counters.done
+
+    @property
+    def only_in_dst(self) -> int:
+        return self.summary.counters.deleted
+
+    @property
+    def identical(self) -> bool:
+        c = self.summary.counters
+        return not (c.done or c.deleted or c.failed) and not self.summary.fatal
+
+    def __repr__(self) -> str:
+        return (f"CheckResult(identical={self.identical}, identical_objects={self.identical_objects}, "
+                f"only_in_src_or_differs={self.only_in_src_or_differs}, only_in_dst={self.only_in_dst})")
+
+
 async def acopy(src: str, dst: str, **kwargs: Any) -> Summary:
     """`copy` for use inside a running event loop: the run goes on in a thread of its own (its
     workers are processes or that thread's own event loop), so the caller's loop stays free."""
@@ -252,6 +303,33 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0,
     if group is not None:
         yield group, group_o, group_b
     yield None, total_o, total_b
+
+
+class DuResult:
+    """What `du` counted: `objects` and `bytes` under the URL, and with depth > 0 `groups`, a list of
+    (prefix, objects, bytes) in key order."""
+
+    __slots__ = ("objects", "bytes", "groups")
+
+    def __init__(self, objects: int, nbytes: int, groups: list[tuple[str, int, int]]) -> None:
+        self.objects = objects
+        self.bytes = nbytes
+        self.groups = groups
+
+    def __repr__(self) -> str:
+        return f"DuResult(objects={self.objects}, bytes={self.bytes}, groups={len(self.groups)})"
+
+
+def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16) -> DuResult:
+    """`s3bulk du`: the objects and bytes under URL (read as `copy` reads SRC), from the parallel
+    listing; with depth=N also per prefix N '/'-separated levels below URL (kept in a list: use
+    `du_groups` to stream them when there are very many)."""
+    groups: list[tuple[str, int, int]] = []
+    for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, concurrency=concurrency):
+        if prefix is None:
+            return DuResult(objects, nbytes, groups)
+        groups.append((prefix, objects, nbytes))
+    raise AssertionError("du_groups ends with the total")
 
 
 class RmResult:
