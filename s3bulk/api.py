@@ -171,7 +171,7 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
 
     from .engine.planner import build_plan
     from .engine.pool import run_plan
-    from .errors import UsageError
+    from .errors import NotFound, UsageError
 
     options = options or TransferOptions()
     if cluster is not None:
@@ -194,10 +194,18 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
 
         manifest = spooled = spool_stdin()
     try:
-        plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
-                                      sync=sync_options, files_from=manifest or files_from,
-                                      files_from_format=files_from_format,
-                                      files_from_name="-" if spooled else None, move=move))
+        try:
+            plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
+                                          sync=sync_options, files_from=manifest or files_from,
+                                          files_from_format=files_from_format,
+                                          files_from_name="-" if spooled else None, move=move))
+        except NotFound as exc:
+            if not (move and resume and _names_nothing(exc)):
+                raise
+            # `mv ... --resume` run again after it completed: the sources are gone, which is done
+            if on_event is not None:
+                on_event("notice", f"nothing left to move under {src}")
+            return Summary()
         run_journal = None
         if not dry_run and (journal is not None or default_journal):
             from .engine.journal import Journal, default_path
@@ -214,6 +222,12 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
             os.unlink(spooled)
     summary.dry_run = dry_run
     return summary
+
+
+def _names_nothing(exc: Exception) -> bool:
+    """Whether a NotFound says an S3 prefix holds nothing (not that the bucket is missing, nor a
+    local directory: a typo there must not pass for a finished run)."""
+    return getattr(exc, "message", "").startswith("no such key or prefix")
 
 
 async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
@@ -394,7 +408,7 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
     try:
         src, single = await resolve_source(url, s3)
     except NotFound as exc:
-        if not (resume and str(exc).startswith("no such key or prefix")):
+        if not (resume and _names_nothing(exc)):
             raise
         # the same `rm ... --resume` line run again after it completed: nothing is left, which is done
         from .engine.planner import _as_dir

@@ -87,6 +87,22 @@ def test_mv_killed_then_resumed_ends_with_everything_at_dst_and_nothing_at_src(c
         assert landed & left, "some copies landed whose sources the killed run had not deleted yet"
         assert landed | left == set(tree), "the killed run lost nothing"
         r = cli(*args, "--resume")
-    assert r.code == 0, r
-    assert bucket_tree(s3, bucket) == tree
-    assert read_tree(tmp_path / "src") == {}, "the resumed run deleted every source, those copied before the kill too"
+        assert r.code == 0, r
+        assert bucket_tree(s3, bucket) == tree
+        assert read_tree(tmp_path / "src") == {}, "the resumed run deleted every source, those copied before the kill too"
+        r = cli(*args, "--resume")
+        assert r.code == 0, r  # the same line again, after completion: nothing left to move
+
+
+def test_mv_resume_after_completion_on_an_emptied_prefix_exits_0(cli, s3, bucket, make_bucket):
+    """The scheduler's line `mv s3://A/p/ s3://B/ --resume` run again after it completed: the source
+    prefix is gone, which means done (exit 0, one line), not "no such key or prefix" (exit 3)."""
+    put_tree(s3, bucket, {f"p/{i}": b"x" for i in range(5)})
+    dst = make_bucket()
+    args = ["mv", f"s3://{bucket}/p/", f"s3://{dst}/", "--resume"]
+    assert cli(*args).code == 0
+    r = cli(*args)
+    assert r.code == 0 and "nothing left to move" in r.err, r
+    assert bucket_tree(s3, dst) == {f"p/{i}"[2:]: b"x" for i in range(5)} and bucket_tree(s3, bucket) == {}
+    r = cli("mv", f"s3://{bucket}/p/", f"s3://{dst}/")
+    assert r.code == 3 and "no such key or prefix" in r.err, "without --resume an empty SRC is still an error"
