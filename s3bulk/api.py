@@ -373,7 +373,7 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
        filters: FilterRules | None = None, dry_run: bool = False, all_objects: bool = False,
        on_key: Callable[[str, str | None], None] | None = None, concurrency: int = 8,
        journal: str | None = None, resume: bool = False, default_journal: bool = False,
-       on_notice: Callable[[str], None] | None = None) -> RmResult:
+       on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0, retries: int = 5) -> RmResult:
     """Delete every object URL names (read as `copy` reads SRC: one object, or everything under a
     prefix), listing in parallel and deleting in batches of 1,000 keys (S3 DeleteObjects), `concurrency`
     batches at once. A key the server refuses (an error inside DeleteObjects' 200 answer) is reported,
@@ -384,7 +384,9 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     one by default: default_journal=True); resume=True lists only what the interrupted run it
     records had not deleted. With resume=True and no journal the run starts from the beginning, and
     a prefix already empty is no error (the same line run again after it completed): on_notice(line)
-    says so. A complete run removes its journal."""
+    says so. A complete run removes its journal.
+    max_rps / retries: as `--max-rps` / `--retries` (requests per second, listing included; retries of
+    a throttled or failed request, with AIMD on SlowDown as for copy)."""
     from .errors import UsageError
 
     if resume and (dry_run or (journal is None and not default_journal)):
@@ -392,12 +394,13 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
                          "in the API: journal=PATH)")
     return asyncio.run(_rm(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key, concurrency,
                            None if dry_run else journal, resume, default_journal and not dry_run,
-                           on_notice or (lambda line: None)))
+                           on_notice or (lambda line: None), max_rps, retries))
 
 
 async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
               on_key: Callable[[str, str | None], None] | None, concurrency: int, journal_path: str | None,
-              resume: bool, default_journal: bool, notice: Callable[[str], None]) -> RmResult:
+              resume: bool, default_journal: bool, notice: Callable[[str], None], max_rps: float = 0.0,
+              retries: int = 5) -> RmResult:
     from .engine.listing import list_in_order
     from .engine.planner import resolve_source
     from .errors import NotFound, UsageError
@@ -434,7 +437,10 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
             notice(f"nothing to resume (no journal at {run_journal.path}): starting from the beginning")
         elif run_journal.resumed:
             result.resumed_deleted = run_journal.done_totals()[0]
-    store = await open_store(src)
+    from .stores import StoreOptions
+    from .stores.resilient import ResilienceOptions
+
+    store = await open_store(src, StoreOptions(resilience=ResilienceOptions(retries=retries, max_rps=max_rps)))
     note = on_key or (lambda u, why: None)
     allowed = rules.compiled().allows if rules else None
     window = asyncio.Semaphore(concurrency)

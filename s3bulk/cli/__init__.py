@@ -456,6 +456,7 @@ def rm_command(
     concurrency: int = typer.Option(8, "--concurrency", "-c", metavar="N", min=1, help="DeleteObjects requests (1,000 keys each) in flight"),
     resume: bool = typer.Option(False, "--resume", help="continue an interrupted rm from its journal: list only what it had not deleted (no journal, or nothing left: runs as usual, exit 0)"),
     journal: JournalPath = None, no_journal: NoJournal = False,
+    retries: Retries = 5, max_rps: MaxRps = 0.0,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
@@ -487,7 +488,8 @@ def rm_command(
                                                    _filters(_ARGV, include, exclude).rules)],
                     dry_run=dry_run, all_objects=all_objects, on_key=on_key, concurrency=concurrency,
                     journal=None if no_journal else journal, default_journal=not no_journal, resume=resume,
-                    on_notice=lambda line: print(f"s3bulk: {line}", file=sys.stderr, flush=True))
+                    on_notice=lambda line: print(f"s3bulk: {line}", file=sys.stderr, flush=True),
+                    max_rps=max_rps, retries=retries)
     except KeyboardInterrupt:
         argv = [a for a in (_ARGV or ["rm", url]) if a != "--resume"]
         how = ("resume with: " + shlex.join(["s3bulk", *argv, "--resume"])) if not no_journal and not dry_run \
