@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from urllib.parse import parse_qs, urlsplit
 
 from conftest import ROOT, put_tree
 
@@ -79,15 +80,17 @@ def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, s3, bucket, t
 
 def test_rm_killed_then_resumed_deletes_the_rest(cli, s3, bucket, tmp_path, endpoint, state_home):
     """SIGKILL while the third DeleteObjects is held at a proxy (one request at a time: two batches,
-    2,000 keys, are deleted and journaled), then the same line with --resume: it lists only what is
-    left, deletes it, exits 0 and removes its journal; run once more, it finds nothing left, exit 0."""
-    keys = [f"k{i:05d}" for i in range(4000)]
+    2,000 keys, are deleted and journaled), then the same line with --resume: it lists only after the
+    journaled range (start-after, seen at the proxy), deletes the rest, exits 0 and removes its journal; run once more, it finds nothing left, exit 0."""
+    keys = [f"k{i:05d}" for i in range(3000)]
     upload_tiny(cli, tmp_path, f"s3://{bucket}/p/", keys)
     journal = tmp_path / "rm.sqlite"
     held, release = threading.Event(), threading.Event()
-    posts = []
+    posts, lists = [], []
 
     def hold_third(method, target, headers):
+        if method == "GET" and "list-type=2" in target and "max-keys=1000" in target:
+            lists.append(parse_qs(urlsplit(target).query))
         if method == "POST" and "delete" in target:
             posts.append(target)
             if len(posts) == 3:
@@ -109,12 +112,15 @@ def test_rm_killed_then_resumed_deletes_the_rest(cli, s3, bucket, tmp_path, endp
             proc.wait()
             release.set()
         left = keys_of(s3, bucket)
-        assert len(left) == 2000, len(left)
+        assert len(left) == 1000, len(left)
         with sqlite3.connect(journal) as db:
             assert db.execute("SELECT sum(objects) FROM ranges").fetchone()[0] == 2000, "two batches journaled"
+        lists.clear()
         r = cli(*args, "--resume")
         assert r.code == 0, r
-        assert r.summary["deleted"] == 2000 and r.summary["resumed_deleted"] == 2000, r.summary
+        assert r.summary["deleted"] == 1000 and r.summary["resumed_deleted"] == 2000, r.summary
+        assert lists and all(q.get("start-after", [""])[0] >= "p/k01999" for q in lists), \
+            "the resumed run lists only what the journal does not record as deleted"
         assert keys_of(s3, bucket) == set() and not journal.exists()
         r = cli(*args, "--resume")
         assert r.code == 0 and "nothing left to delete" in r.err, r
