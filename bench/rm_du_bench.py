@@ -3,6 +3,7 @@
     uv run --extra dask python bench/rm_du_bench.py                       # rm 30,000 keys, du 100,000 keys
     uv run --extra dask python bench/rm_du_bench.py --rm-keys 100000      # the 100,000-object rm
     uv run --extra dask python bench/rm_du_bench.py --update-readme       # also rewrite the README table
+    uv run --extra dask python bench/rm_du_bench.py --ops rm --rm-keys 100000 --tools s3bulk,s5cmd
 
 Why: emptying a prefix and sizing a bucket are both a listing plus (for rm) one request per 1,000 keys
 (DeleteObjects) or per key (DeleteObject); on real S3 each request waits 20-300 ms, so what decides the
@@ -114,13 +115,15 @@ def one(op: str, tool: str, srv: slow_s3.ProcessServer, keys: int, args, work: P
 
 def bench(args, work: Path) -> list[dict]:
     records = []
-    for tool in args.tools:  # rm consumes the bucket: a fresh server per tool
+    for tool in args.tools if "rm" in args.ops else ():  # rm consumes the bucket: a fresh server per tool
         srv = slow_s3.start_process("flat", keys=args.rm_keys, size=args.size, delay_ms=args.delay_ms,
                                     python=sys.executable)
         try:
             records.append(one("rm", tool, srv, args.rm_keys, args, work))
         finally:
             srv.stop()
+    if "du" not in args.ops:
+        return records
     srv = slow_s3.start_process("flat", keys=args.du_keys, size=args.size, delay_ms=args.delay_ms,
                                 python=sys.executable)
     try:
@@ -162,10 +165,12 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--delay-ms", type=float, default=50.0)
     ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--ops", default="rm,du", help="rm, du or both (comma-separated)")
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--update-readme", action="store_true")
     args = ap.parse_args()
     args.tools = [t for t in args.tools.split(",") if t]
+    args.ops = [o for o in args.ops.split(",") if o]
     ensure_s3bulk()
     ensure_peers()
     ensure_bytecode()
