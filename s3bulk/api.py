@@ -88,6 +88,80 @@ def move(src: str, dst: str, **kwargs: Any) -> Summary:
     return copy(src, dst, move=True, **kwargs)
 
 
+def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, json_lines: bool = False,
+          hash_cache: str | None = None, options: TransferOptions | None = None,
+          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
+          on_event: Callable[[str, Any], None] | None = None, include: Sequence[str] = (),
+          exclude: Sequence[str] = (), filters: FilterRules | None = None) -> "CheckResult":
+    """`s3bulk check`: compare SRC with DST as `sync` would, changing nothing (a sync dry run that
+    names each difference). By size, or with checksum=True by content too; one_way=True leaves out
+    keys only in DST. Each difference is printed on stdout as the command line prints it (one line,
+    or a JSON `difference` event with json_lines=True; on_event gets each as ("difference",
+    engine.events.Difference)), as it comes, so memory stays flat however many there are; the counts
+    come back in a CheckResult."""
+    import sys
+
+    from .engine.events import printing_lines
+    from .engine.sync import SyncOptions
+
+    rules = _filters(include, exclude, filters)
+    opts = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",
+                       hash_cache=hash_cache, check=True)
+    on_event = _json_lines(on_event, sys.stdout) if json_lines else printing_lines(on_event, sys.stdout)
+    summary = _run("check", src, dst, opts, options=options, src_s3=src_s3, dst_s3=dst_s3, on_event=on_event,
+                   max_memory=None, journal=None, resume=False, filters=rules)
+    return CheckResult(summary)
+
+
+def _json_lines(on_event: Callable[[str, Any], None] | None, out: Any) -> Callable[[str, Any], None]:
+    """An event sink that prints each dry-run / check event as a JSON line (schema v1) on `out`,
+    then passes every event on to `on_event`."""
+    import json
+
+    from .engine.events import Difference, DryRunAction
+
+    def sink(kind: str, payload: Any) -> None:
+        if kind in (DryRunAction.event, Difference.event):
+            out.write(json.dumps({"v": 1, **payload.json_fields()}, ensure_ascii=False) + "\n")
+        elif kind == "progress":
+            out.flush()
+        if on_event is not None:
+            on_event(kind, payload)
+
+    return sink
+
+
+class CheckResult:
+    """What `check` found: `identical` (no difference and no failure), the counts of keys
+    `identical_objects`, `only_in_src_or_differs`, `only_in_dst`, and the run's Summary."""
+
+    __slots__ = ("summary",)
+
+    def __init__(self, summary: Summary) -> None:
+        self.summary = summary
+
+    @property
+    def identical_objects(self) -> int:
+        return self.summary.counters.skipped
+
+    @property
+    def only_in_src_or_differs(self) -> int:
+        return self.summary.counters.done
+
+    @property
+    def only_in_dst(self) -> int:
+        return self.summary.counters.deleted
+
+    @property
+    def identical(self) -> bool:
+        c = self.summary.counters
+        return not (c.done or c.deleted or c.failed) and not self.summary.fatal
+
+    def __repr__(self) -> str:
+        return (f"CheckResult(identical={self.identical}, identical_objects={self.identical_objects}, "
+                f"only_in_src_or_differs={self.only_in_src_or_differs}, only_in_dst={self.only_in_dst})")
+
+
 async def acopy(src: str, dst: str, **kwargs: Any) -> Summary:
     """`copy` for use inside a running event loop: the run goes on in a thread of its own (its
     workers are processes or that thread's own event loop), so the caller's loop stays free."""
@@ -131,7 +205,7 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
 
     from .engine.planner import build_plan
     from .engine.pool import run_plan
-    from .errors import UsageError
+    from .errors import NotFound, UsageError
 
     options = options or TransferOptions()
     if cluster is not None:
@@ -154,10 +228,18 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
 
         manifest = spooled = spool_stdin()
     try:
-        plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
-                                      sync=sync_options, files_from=manifest or files_from,
-                                      files_from_format=files_from_format,
-                                      files_from_name="-" if spooled else None, move=move))
+        try:
+            plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
+                                          sync=sync_options, files_from=manifest or files_from,
+                                          files_from_format=files_from_format,
+                                          files_from_name="-" if spooled else None, move=move))
+        except NotFound as exc:
+            if not (move and resume and _names_nothing(exc)):
+                raise
+            # `mv ... --resume` run again after it completed: the sources are gone, which is done
+            if on_event is not None:
+                on_event("notice", f"nothing left to move under {src}")
+            return Summary()
         if report_objects:
             import dataclasses
 
@@ -181,6 +263,12 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
             os.unlink(spooled)
     summary.dry_run = dry_run
     return summary
+
+
+def _names_nothing(exc: Exception) -> bool:
+    """Whether a NotFound says an S3 prefix holds nothing (not that the bucket is missing, nor a
+    local directory: a typo there must not pass for a finished run)."""
+    return getattr(exc, "message", "").startswith("no such key or prefix")
 
 
 async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
@@ -272,15 +360,47 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0,
     yield None, total_o, total_b
 
 
-class RmResult:
-    """What `rm` did: keys deleted, and (url, why) for each key that could not be."""
+class DuResult:
+    """What `du` counted: `objects` and `bytes` under the URL, and with depth > 0 `groups`, a list of
+    (prefix, objects, bytes) in key order."""
 
-    __slots__ = ("deleted", "failures", "dry_run")
+    __slots__ = ("objects", "bytes", "groups")
+
+    def __init__(self, objects: int, nbytes: int, groups: list[tuple[str, int, int]]) -> None:
+        self.objects = objects
+        self.bytes = nbytes
+        self.groups = groups
+
+    def __repr__(self) -> str:
+        return f"DuResult(objects={self.objects}, bytes={self.bytes}, groups={len(self.groups)})"
+
+
+def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16) -> DuResult:
+    """`s3bulk du`: the objects and bytes under URL (read as `copy` reads SRC), from the parallel
+    listing; with depth=N also per prefix N '/'-separated levels below URL (kept in a list: use
+    `du_groups` to stream them when there are very many)."""
+    groups: list[tuple[str, int, int]] = []
+    for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, concurrency=concurrency):
+        if prefix is None:
+            return DuResult(objects, nbytes, groups)
+        groups.append((prefix, objects, nbytes))
+    raise AssertionError("du_groups ends with the total")
+
+
+class RmResult:
+    """What `rm` did: keys deleted, and (url, why) for each key that could not be.
+    resumed_deleted: keys an interrupted run had deleted (from its journal, with resume=True);
+    nothing_left: resume=True found the prefix already empty (a completed run, run again)."""
+
+    __slots__ = ("deleted", "failures", "dry_run", "resumed_deleted", "nothing_left", "journal")
 
     def __init__(self, dry_run: bool) -> None:
         self.deleted = 0
         self.failures: list[tuple[str, str]] = []
         self.dry_run = dry_run
+        self.resumed_deleted = 0
+        self.nothing_left = False
+        self.journal: str | None = None  # the journal kept for resuming (None once a run completed)
 
     @property
     def ok(self) -> bool:
@@ -292,39 +412,85 @@ class RmResult:
 
 def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
        filters: FilterRules | None = None, dry_run: bool = False, all_objects: bool = False,
-       on_key: Callable[[str, str | None], None] | None = None, concurrency: int = 8) -> RmResult:
+       on_key: Callable[[str, str | None], None] | None = None, concurrency: int = 8,
+       journal: str | None = None, resume: bool = False, default_journal: bool = False,
+       on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0, retries: int = 5) -> RmResult:
     """Delete every object URL names (read as `copy` reads SRC: one object, or everything under a
     prefix), listing in parallel and deleting in batches of 1,000 keys (S3 DeleteObjects), `concurrency`
     batches at once. A key the server refuses (an error inside DeleteObjects' 200 answer) is reported,
     not counted as deleted. Emptying a whole bucket needs all_objects=True, so a typo cannot do it.
     on_key(url, None) for each key deleted (or, in a dry run, to be deleted); on_key(url, why) for
-    each failure."""
-    return asyncio.run(_rm(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key, concurrency))
+    each failure.
+    journal / resume: record the deleted key ranges in this file (engine/rmjournal.py; the CLI keeps
+    one by default: default_journal=True); resume=True lists only what the interrupted run it
+    records had not deleted. With resume=True and no journal the run starts from the beginning, and
+    a prefix already empty is no error (the same line run again after it completed): on_notice(line)
+    says so. A complete run removes its journal.
+    max_rps / retries: as `--max-rps` / `--retries` (requests per second, listing included; retries of
+    a throttled or failed request, with AIMD on SlowDown as for copy)."""
+    from .errors import UsageError
+
+    if resume and (dry_run or (journal is None and not default_journal)):
+        raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
+                         "in the API: journal=PATH)")
+    return asyncio.run(_rm(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key, concurrency,
+                           None if dry_run else journal, resume, default_journal and not dry_run,
+                           on_notice or (lambda line: None), max_rps, retries))
 
 
 async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
-              on_key: Callable[[str, str | None], None] | None, concurrency: int) -> RmResult:
+              on_key: Callable[[str, str | None], None] | None, concurrency: int, journal_path: str | None,
+              resume: bool, default_journal: bool, notice: Callable[[str], None], max_rps: float = 0.0,
+              retries: int = 5) -> RmResult:
     from .engine.listing import list_in_order
     from .engine.planner import resolve_source
-    from .errors import UsageError
+    from .errors import NotFound, UsageError
     from .stores import Writer, open_store
 
-    src, single = await resolve_source(url, s3)
+    result = RmResult(dry_run)
+    keep_journal = journal_path is not None or default_journal
+    try:
+        src, single = await resolve_source(url, s3)
+    except NotFound as exc:
+        if not (resume and _names_nothing(exc)):
+            raise
+        # the same `rm ... --resume` line run again after it completed: nothing is left, which is done
+        from .engine.planner import _as_dir
+        from .engine.rmjournal import open_rm_journal
+
+        loc = parse_location(url, s3)
+        j = open_rm_journal(loc.with_prefix(_as_dir(loc.prefix)), rules, journal_path, resume=True)
+        j.finish(complete=True)
+        notice(f"nothing left to delete under {url}")
+        result.nothing_left = True
+        return result
     if src.kind == "http":
         raise UsageError("a list/get server is read-only: nothing can be deleted there")
     if single is None and not src.prefix and not all_objects:
         raise UsageError(f"{url} is a whole bucket: add --all to delete every object in it")
-    store = await open_store(src)
-    result = RmResult(dry_run)
+    run_journal = None
+    if keep_journal and single is None:
+        from .engine.rmjournal import open_rm_journal
+
+        run_journal = open_rm_journal(src, rules, journal_path, resume=resume)
+        result.journal = run_journal.path
+        if run_journal.nothing_to_resume:
+            notice(f"nothing to resume (no journal at {run_journal.path}): starting from the beginning")
+        elif run_journal.resumed:
+            result.resumed_deleted = run_journal.done_totals()[0]
+    from .stores import StoreOptions
+    from .stores.resilient import ResilienceOptions
+
+    store = await open_store(src, StoreOptions(resilience=ResilienceOptions(retries=retries, max_rps=max_rps)))
     note = on_key or (lambda u, why: None)
     allowed = rules.compiled().allows if rules else None
     window = asyncio.Semaphore(concurrency)
     tasks: set[asyncio.Task[None]] = set()
 
-    async def delete(batch: list[str]) -> None:
+    async def delete(batch: list[str], after: str | None, until: str | None) -> None:
         try:
             writer = cast(Writer, store)  # checked below, before the first batch
-            failed = dict(await writer.delete_many(batch)) if not dry_run else {}
+            failed = dict(await writer.delete_many(batch)) if not dry_run and batch else {}
         finally:
             window.release()
         for key in batch:
@@ -334,31 +500,48 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
             else:
                 result.failures.append((src.url_for(key), why))
             note(src.url_for(key), why)
+        if run_journal is not None and not failed:
+            # every key of (after, until] is gone: a resume need not list it again
+            run_journal.unit_done(WorkUnit(after=after, until=until), None, len(batch), 0)
+            run_journal.commit()
 
+    async def launch(batch: list[str], after: str | None, until: str | None) -> None:
+        await window.acquire()
+        tasks.add(asyncio.ensure_future(delete(batch, after, until)))
+
+    complete = False
     try:
         if not isinstance(store, Writer):
             raise UsageError(f"{url} cannot be written to")
-        pages = (_one(single, store) if single is not None
-                 else list_in_order(store, src.prefix, page_size=1000, concurrency=16))
-        batch: list[str] = []
+        units = run_journal.resume_units() if run_journal is not None and run_journal.resumed else [WorkUnit()]
         cut = len(src.prefix)
-        async for page in pages:
-            for obj in page:
-                if allowed is None or allowed(obj.key[cut:]):
-                    batch.append(obj.key)
-                if len(batch) == 1000:
-                    await window.acquire()
-                    tasks.add(asyncio.ensure_future(delete(batch)))
-                    batch = []
-        if batch:
-            await window.acquire()
-            tasks.add(asyncio.ensure_future(delete(batch)))
+        for unit in units:
+            pages = (_one(single, store) if single is not None
+                     else list_in_order(store, src.prefix, page_size=1000, concurrency=16, start=unit))
+            batch: list[str] = []
+            after = unit.after  # the batch being filled covers (after, its last listed key]
+            last = after
+            async for page in pages:
+                for obj in page:
+                    last = obj.key
+                    if allowed is None or allowed(obj.key[cut:]):
+                        batch.append(obj.key)
+                    if len(batch) == 1000:
+                        await launch(batch, after, last)
+                        batch, after = [], last
+            if batch or after != unit.until:
+                await launch(batch, after, unit.until)
         if tasks:
             await asyncio.gather(*tasks)
+        complete = not result.failures
     finally:
         for t in tasks:
             t.cancel()
         await store.close()
+        if run_journal is not None:
+            run_journal.finish(complete=complete)
+            if complete:
+                result.journal = None
     return result
 
 

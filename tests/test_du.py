@@ -1,7 +1,13 @@
 """`s3bulk du`: objects and bytes under a prefix, in total and per prefix to a depth, listed in
-parallel, through the real CLI against LocalStack; the numbers are checked against the bucket."""
+parallel, through the real CLI against LocalStack; the numbers are checked against the bucket and
+against `aws s3 ls --summarize --recursive`."""
 
 from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
 
 from conftest import put_tree
 
@@ -29,3 +35,33 @@ def test_du_totals_and_groups(cli, s3, bucket):
     assert r.code == 0 and "(total)" in r.out and f"{len(objects):,} objects" in r.out, r
     r = cli("du", f"s3://{bucket}/nothing-here")
     assert r.code == 3 and "no such key or prefix" in r.err, r
+
+
+def test_du_equals_aws_s3_ls_summarize(cli, s3, bucket, endpoint):
+    """`du` of a prefix gives what `aws s3 ls --summarize --recursive` gives (Total Objects, Total Size),
+    with keys that are awkward for either (spaces, unicode, a key that is the prefix's own "folder"
+    marker, sizes from 0 to 3 MiB). aws-cli is not a dependency of the test environment: without it on
+    PATH the comparison is with the bucket's own listing summed (botocore), and bench/rm_du_bench.py
+    makes the aws-cli comparison."""
+    objects = {f"data/{i % 7}/obj {i:03d}": b"z" * (i * 37) for i in range(140)}
+    objects |= {"data/": b"", "data/ü/é": b"u" * 5, "data/big": b"b" * (3 << 20), "data2/x": b"no", "datax": b"n"}
+    put_tree(s3, bucket, objects)
+    r = cli("du", f"s3://{bucket}/data/", "--json")
+    assert r.code == 0, r
+    total = r.events[-1]
+    expect = {k: v for k, v in objects.items() if k.startswith("data/")}
+    listed = [c for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="data/")
+              for c in page.get("Contents", [])]
+    assert (total["objects"], total["bytes"]) == (len(listed), sum(c["Size"] for c in listed)) \
+        == (len(expect), sum(map(len, expect.values())))
+    aws = shutil.which("aws")
+    if aws is None:
+        return
+    out = subprocess.run([aws, "--endpoint-url", endpoint, "s3", "ls", "--summarize", "--recursive",
+                          f"s3://{bucket}/data/"], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
+                                  AWS_DEFAULT_REGION="us-east-1"))
+    assert out.returncode == 0, out.stderr
+    objects_aws = int(re.search(r"Total Objects: (\d+)", out.stdout).group(1))
+    bytes_aws = int(re.search(r"Total Size: (\d+)", out.stdout).group(1))
+    assert (total["objects"], total["bytes"]) == (objects_aws, bytes_aws), out.stdout[-500:]

@@ -1,14 +1,22 @@
-"""`s3bulk rm`: everything under a prefix deleted in batches of 1,000 keys (counted at a proxy), filters
-and dry runs delete nothing they should not, a whole bucket needs --all, and a key the server refuses
-inside DeleteObjects' 200 answer is reported and exits 1. Through the real CLI against LocalStack."""
+"""`s3bulk rm`: everything under a prefix deleted in batches of 1,000 keys (10,000 objects in ~10
+requests, counted at a proxy), filters and dry runs delete nothing they should not, a whole bucket needs
+--all, a key the server refuses inside DeleteObjects' 200 answer is reported and exits 1, and a killed
+rm resumed with --resume deletes the rest. Through the real CLI against LocalStack."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from urllib.parse import parse_qs, urlsplit
 
-from conftest import put_tree
+from conftest import ROOT, put_tree
 
-from faultproxy import FaultProxy
+from faultproxy import FaultProxy, s3_error
 
 
 def keys_of(s3, bucket: str) -> set[str]:
@@ -21,12 +29,39 @@ def keys_of(s3, bucket: str) -> set[str]:
             return keys
 
 
-def test_rm_prefix_in_batches_with_filters_and_dry_run(cli, s3, bucket, endpoint):
-    objects = {f"p/{i:05d}.{'log' if i % 10 else 'keep'}": b"x" for i in range(2500)} | {"q/other": b"y", "p-not/x": b"z"}
+def upload_tiny(cli, tmp_path, url: str, keys: list[str]) -> None:
+    """Many 1-byte objects, fast: written as local files, then one `s3bulk copy`."""
+    root = tmp_path / "tiny"
+    for key in keys:
+        p = root / key
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"x")
+    r = cli("copy", str(root), url, "--no-journal", "-w", "2")
+    assert r.code == 0, r
+
+
+def test_rm_filters_and_dry_run_delete_nothing_they_should_not(cli, s3, bucket):
+    objects = {f"p/{i:03d}.{'log' if i % 10 else 'keep'}": b"x" for i in range(50)} | {"q/other": b"y", "p-not/x": b"z"}
     put_tree(s3, bucket, objects)
     r = cli("rm", f"s3://{bucket}/p/", "--dry-run")
     assert r.code == 0, r
-    assert r.out.count("(dryrun) delete: ") == 2500 and keys_of(s3, bucket) == set(objects), "a dry run deletes nothing"
+    assert r.out.count("(dryrun) delete: ") == 50 and keys_of(s3, bucket) == set(objects), "a dry run deletes nothing"
+    r = cli("rm", f"s3://{bucket}/p/", "--exclude", "*.keep", "--json")
+    assert r.code == 0, r
+    assert r.summary["deleted"] == 45 and r.summary["failed"] == 0, r.summary
+    assert keys_of(s3, bucket) == {k for k in objects if not k.startswith("p/") or k.endswith(".keep")}
+
+
+def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, s3, bucket, tmp_path, endpoint):
+    """10,000 objects under a prefix go in ~10 DeleteObjects requests of up to 1,000 keys: batches fill
+    across listing pages and split key ranges, so requests stay ~ keys / 1000.
+
+    Counted at a proxy in front of LocalStack, not in LocalStack's own log: the test LocalStack is
+    shared by every test (and may be one we did not start), so its log is not ours to read or parse;
+    the proxy sees exactly the requests this rm sends, which is what the count is about."""
+    keys = [f"d{i % 10}/f{i:05d}" for i in range(10_000)]
+    upload_tiny(cli, tmp_path, f"s3://{bucket}/p/", keys)
+    put_tree(s3, bucket, {"q/stays": b"y"})
     posts = []
 
     def count(method, target, headers):
@@ -36,11 +71,59 @@ def test_rm_prefix_in_batches_with_filters_and_dry_run(cli, s3, bucket, endpoint
 
     host, port = re.match(r"http://([^:]+):(\d+)", endpoint).groups()
     with FaultProxy(host, int(port), [count]) as proxy:
-        r = cli("rm", f"s3://{bucket}/p/", "--exclude", "*.keep", "--json", "--endpoint-url", proxy.url)
+        r = cli("rm", f"s3://{bucket}/p/", "--json", "--no-journal", "--endpoint-url", proxy.url)
     assert r.code == 0, r
-    assert r.summary["deleted"] == 2250 and r.summary["failed"] == 0, r.summary
-    assert keys_of(s3, bucket) == {k for k in objects if not k.startswith("p/") or k.endswith(".keep")}
-    assert 3 <= len(posts) <= 8, posts  # 2,250 keys in batches of up to 1,000 (split listing ranges may cut more)
+    assert r.summary["deleted"] == 10_000 and r.summary["failed"] == 0, r.summary
+    assert keys_of(s3, bucket) == {"q/stays"}
+    assert 10 <= len(posts) <= 12, f"{len(posts)} DeleteObjects requests for 10,000 keys"
+
+
+def test_rm_killed_then_resumed_deletes_the_rest(cli, s3, bucket, tmp_path, endpoint, state_home):
+    """SIGKILL while the third DeleteObjects is held at a proxy (one request at a time: two batches,
+    2,000 keys, are deleted and journaled), then the same line with --resume: it lists only after the
+    journaled range (start-after, seen at the proxy), deletes the rest, exits 0 and removes its journal; run once more, it finds nothing left, exit 0."""
+    keys = [f"k{i:05d}" for i in range(3000)]
+    upload_tiny(cli, tmp_path, f"s3://{bucket}/p/", keys)
+    journal = tmp_path / "rm.sqlite"
+    held, release = threading.Event(), threading.Event()
+    posts, lists = [], []
+
+    def hold_third(method, target, headers):
+        if method == "GET" and "list-type=2" in target and "max-keys=1000" in target:
+            lists.append(parse_qs(urlsplit(target).query))
+        if method == "POST" and "delete" in target:
+            posts.append(target)
+            if len(posts) == 3:
+                held.set()
+                release.wait(300)
+                return s3_error(503, "Service Unavailable", "SlowDown", "held by the test")
+        return None
+
+    host, port = re.match(r"http://([^:]+):(\d+)", endpoint).groups()
+    with FaultProxy(host, int(port), [hold_third]) as proxy:  # the journal is the endpoint's: one proxy throughout
+        args = ["rm", f"s3://{bucket}/p/", "--journal", str(journal), "-c", "1", "--json", "--endpoint-url", proxy.url]
+        proc = subprocess.Popen([sys.executable, "-m", "s3bulk", *args], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, cwd=ROOT, env=dict(os.environ, XDG_STATE_HOME=state_home),
+                                start_new_session=True)
+        try:
+            assert held.wait(300), "the third DeleteObjects never came"
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            release.set()
+        left = keys_of(s3, bucket)
+        assert len(left) == 1000, len(left)
+        with sqlite3.connect(journal) as db:
+            assert db.execute("SELECT sum(objects) FROM ranges").fetchone()[0] == 2000, "two batches journaled"
+        lists.clear()
+        r = cli(*args, "--resume")
+        assert r.code == 0, r
+        assert r.summary["deleted"] == 1000 and r.summary["resumed_deleted"] == 2000, r.summary
+        assert lists and all(q.get("start-after", [""])[0] >= "p/k01999" for q in lists), \
+            "the resumed run lists only what the journal does not record as deleted"
+        assert keys_of(s3, bucket) == set() and not journal.exists()
+        r = cli(*args, "--resume")
+        assert r.code == 0 and "nothing left to delete" in r.err, r
 
 
 def test_rm_whole_bucket_needs_all(cli, s3, bucket):

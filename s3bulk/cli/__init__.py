@@ -466,12 +466,17 @@ def rm_command(
     include: Include = None, exclude: Exclude = None,
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="one line per deleted key"),
+    concurrency: int = typer.Option(8, "--concurrency", "-c", metavar="N", min=1, help="DeleteObjects requests (1,000 keys each) in flight"),
+    resume: bool = typer.Option(False, "--resume", help="continue an interrupted rm from its journal: list only what it had not deleted (no journal, or nothing left: runs as usual, exit 0)"),
+    journal: JournalPath = None, no_journal: NoJournal = False,
+    retries: Retries = 5, max_rps: MaxRps = 0.0,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
     """Delete every object under URL (or the one object it names), in batches of 1,000 keys.
 
-    Keys the server refuses inside a DeleteObjects answer are reported one by one (exit 1)."""
+    Keys the server refuses inside a DeleteObjects answer are reported one by one (exit 1). The
+    deleted key ranges are journaled: an interrupted rm run again with --resume lists only the rest."""
     from ..api import rm
     from .render import plural, printable
 
@@ -494,7 +499,16 @@ def rm_command(
     try:
         result = rm(url, s3=s3, filters=[r for r in (("include" if keep else "exclude", g) for keep, g in
                                                    _filters(_ARGV, include, exclude).rules)],
-                    dry_run=dry_run, all_objects=all_objects, on_key=on_key)
+                    dry_run=dry_run, all_objects=all_objects, on_key=on_key, concurrency=concurrency,
+                    journal=None if no_journal else journal, default_journal=not no_journal, resume=resume,
+                    on_notice=lambda line: print(f"s3bulk: {line}", file=sys.stderr, flush=True),
+                    max_rps=max_rps, retries=retries)
+    except KeyboardInterrupt:
+        argv = [a for a in (_ARGV or ["rm", url]) if a != "--resume"]
+        how = ("resume with: " + shlex.join(["s3bulk", *argv, "--resume"])) if not no_journal and not dry_run \
+            else "no journal was kept, so a new run lists everything again"
+        print(f"s3bulk: interrupted; {how}", file=sys.stderr, flush=True)
+        raise typer.Exit(EXIT_INTERRUPTED)
     except S3BulkError as exc:
         if json_out:
             print(dumps({"event": "error", "error": str(exc), "v": 1}))
@@ -505,10 +519,15 @@ def rm_command(
         return
     if json_out:
         print(dumps({"event": "summary", "command": "rm", "ok": result.ok, "deleted": result.deleted,
-                     "failed": len(result.failures), "dry_run": dry_run, "v": 1}))
+                     "failed": len(result.failures), "dry_run": dry_run,
+                     "resumed_deleted": result.resumed_deleted, "v": 1}))
     else:
         verb = "would delete" if dry_run else "deleted"
         tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
+        if result.resumed_deleted:
+            tail += f" ({result.resumed_deleted:,} deleted before the interruption)"
+        if result.journal and result.failures:
+            tail += "; after fixing the cause, the same command with --resume retries the rest"
         print(f"{verb} {plural(result.deleted, 'object')}{tail}", file=sys.stderr)
     if result.failures:
         raise typer.Exit(EXIT_FAILED)

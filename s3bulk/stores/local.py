@@ -23,7 +23,7 @@ import stat as stat_mod
 import threading
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from typing import Generator, Sequence
+from typing import Any, Generator, Sequence
 
 from ..errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt, DestinationUnusable
 from ..model import ObjectInfo, Page, WorkUnit
