@@ -168,3 +168,87 @@ def test_what_a_pipe_cannot_do_is_refused_in_one_line(args, says):
                          timeout=60, stdin=subprocess.DEVNULL, env=dict(os.environ, AWS_ENDPOINT_URL="http://127.0.0.1:9"))
     assert run.returncode == 2, run
     assert len(run.stderr.splitlines()) == 1 and says in run.stderr, run.stderr
+
+
+# ---------------------------------------------------------------- the engine on the in-memory store
+
+
+def _memory_options():
+    from s3bulk.engine.plan import TransferOptions
+
+    return TransferOptions(part_size="5MiB", part_concurrency=3, retries=2)
+
+
+def test_api_streams_round_trip_in_parts_on_the_memory_store():
+    import io
+
+    from s3bulk import api
+    from s3bulk.errors import Transient
+    from s3bulk.stores.memory import bucket, drop
+
+    data = random.Random(11).randbytes(12 * MiB + 7)
+    b = bucket("pipes-api")
+    try:
+        b.inject("get", error=Transient, times=2)
+        up = api.upload_stream(io.BytesIO(data), "memory://pipes-api/k.bin", options=_memory_options())
+        assert (up.bytes, up.parts) == (len(data), 3)
+        assert b.objects["k.bin"].etag.endswith("-3") and not b.uploads
+        out = io.BytesIO()
+        down = api.download_stream("memory://pipes-api/k.bin", out, options=_memory_options())
+        assert out.getvalue() == data and down.parts == 3  # in order, though two GETs were retried
+    finally:
+        drop("pipes-api")
+
+
+@pytest.mark.parametrize("failure", ["stream breaks", "part refused"])
+def test_a_failed_upload_leaves_no_object_and_no_open_upload(failure):
+    import io
+
+    from s3bulk import api
+    from s3bulk.errors import AccessDenied, S3BulkError
+    from s3bulk.stores.memory import bucket, drop
+
+    class Breaks(io.RawIOBase):
+        """Two parts' worth of bytes, then a read error (a producer that died)."""
+        left = 10 * MiB + 1
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, view) -> int:
+            if self.left <= 0:
+                raise OSError("the producer went away")
+            n = min(len(view), self.left)
+            view[:n] = b"x" * n
+            self.left -= n
+            return n
+
+    b = bucket("pipes-fail")
+    try:
+        if failure == "part refused":
+            b.inject("upload part", error=AccessDenied, times=-1)
+            stream = io.BytesIO(b"y" * (11 * MiB))
+        else:
+            stream = Breaks()
+        with pytest.raises(S3BulkError):  # one line for the CLI, never a traceback
+            api.upload_stream(stream, "memory://pipes-fail/k.bin", options=_memory_options())
+        assert "k.bin" not in b.objects and not b.uploads
+    finally:
+        drop("pipes-fail")
+
+
+def test_a_stream_longer_than_the_part_limit_is_refused_and_aborted(monkeypatch):
+    import io
+
+    from s3bulk import api
+    from s3bulk.engine import pipe
+    from s3bulk.stores.memory import bucket, drop
+
+    monkeypatch.setattr(pipe, "MAX_PARTS", 2)  # S3's 10,000, scaled down
+    b = bucket("pipes-long")
+    try:
+        with pytest.raises(pipe.StreamTooLong, match="--expected-size"):
+            api.upload_stream(io.BytesIO(b"z" * (10 * MiB + 1)), "memory://pipes-long/k", options=_memory_options())
+        assert "k" not in b.objects and not b.uploads
+    finally:
+        drop("pipes-long")

@@ -8,20 +8,19 @@ itself is engine/pipe.py.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
-from dataclasses import replace
 from typing import Annotated, Any, Optional
 
 import typer
 
-from ..engine.pipe import Interrupted, PipeResult, pipe_sizes, run_interruptible
+from ..engine.pipe import Interrupted, fd_reader, fd_writer, pipe_options
+from ..engine.pipe import run_pipe as engine_run_pipe
 from ..engine.plan import TransferOptions
 from ..errors import UsageError
 from ..sizes import human_bytes, parse_size
-from ..urls import S3Options, pipe_target
-from . import (EXIT_FAILED, Concurrency, Endpoint, MaxBandwidth, MaxMemory, NoSign, PartSize, PathStyle, Profile,
+from ..urls import S3Options
+from . import (Concurrency, Endpoint, MaxBandwidth, MaxMemory, NoSign, PartSize, PathStyle, Profile,
                Region, RequestTimeout, Retries, _Command, _quiet_broken_pipe, _s3_options, app)
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat big | head`
@@ -31,55 +30,15 @@ def _pipe_options(*, part_size: str, concurrency: int, max_buffer: str = "256MiB
                   request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
                   adaptive: bool = True, max_memory: Optional[str], expected_size: Optional[str],
                   src: str, dst: str, upload: bool) -> TransferOptions:
-    """TransferOptions for one pipe in this process: part size and parts in flight chosen so the
-    buffers fit --max-buffer, or --max-memory when given (engine/budget.py decides its share)."""
-    from ..engine.budget import fit_to_budget
-
+    """The command line's sizes and rates as TransferOptions for one pipe (engine/pipe.py)."""
     options = TransferOptions(workers=1, part_size=parse_size(part_size, "--part-size"),
                               part_concurrency=concurrency,
                               max_bytes_in_flight=parse_size(max_buffer, "--max-buffer"), retries=retries,
                               request_timeout=request_timeout, adaptive=adaptive, max_rps=max_rps,
                               max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"))
-    budget = parse_size(max_memory, "--max-memory") if max_memory is not None else None
-    if budget is not None:
-        options = replace(fit_to_budget(options, budget, src, dst), workers=1)
-    expected = parse_size(expected_size, "--expected-size") if expected_size is not None else None
-    part, inflight = pipe_sizes(options.part_size, options.part_concurrency, options.max_bytes_in_flight,
-                                expected, upload, budget is not None)
-    # the store's connections and AIMD ceiling are concurrency + part_concurrency: one transfer
-    return replace(options, part_size=part, part_concurrency=inflight, concurrency=1)
-
-
-def _run_pipe(text: str, s3: S3Options, options: TransferOptions, upload: bool) -> PipeResult:
-    """Open the one store and move the bytes between it and stdin or stdout."""
-    from ..engine.pipe import download_stream, fd_reader, fd_writer, not_an_object, upload_stream
-    from ..errors import BucketMissing, NotFound
-    from ..stores import open_store
-
-    loc, key = pipe_target(text, s3, writing=upload)
-    url = loc.url_for(key)
-
-    async def go() -> PipeResult:
-        store: Any = await open_store(loc, options.store_options())
-        try:
-            if upload:
-                if not store.features.write:
-                    raise UsageError(f"{text} cannot be written to (a list/get server is read-only)")
-                return await upload_stream(store, key, fd_reader(sys.stdin.fileno()), part_size=options.part_size,
-                                           concurrency=options.part_concurrency, url=url)
-            try:
-                return await download_stream(store, key, fd_writer(sys.stdout.fileno()),
-                                             part_size=options.part_size, concurrency=options.part_concurrency,
-                                             url=url)
-            except NotFound as exc:
-                if isinstance(exc, BucketMissing):
-                    raise
-                raise await not_an_object(store, loc, key) from None
-        finally:
-            await store.close()
-
-    what = f"the upload to {url} was aborted: nothing was written" if upload else f"stopped reading {url}"
-    return run_interruptible(go, what)
+    return pipe_options(options, max_memory=parse_size(max_memory, "--max-memory") if max_memory is not None else None,
+                        expected_size=parse_size(expected_size, "--expected-size") if expected_size is not None
+                        else None, upload=upload, src=src, dst=dst)
 
 
 def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *, upload: bool, json_out: bool,
@@ -90,7 +49,10 @@ def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *
 
     started = time.monotonic()
     try:
-        result = _run_pipe(text, s3, options, upload)
+        if upload:
+            result = engine_run_pipe(text, s3, options, read=fd_reader(sys.stdin.fileno()))
+        else:
+            result = engine_run_pipe(text, s3, options, write=fd_writer(sys.stdout.fileno()))
     except Interrupted as exc:
         print(printable(f"s3bulk: interrupted: {exc}"), file=sys.stderr, flush=True)
         raise typer.Exit(exc.exit_code)
@@ -152,4 +114,4 @@ def cat_command(
     run_pipe("cat", url, s3, options, upload=False, json_out=False, quiet=not verbose, summary=True)
 
 
-__all__ = ["copy_pipe", "cat_command", "EXIT_BROKEN_PIPE", "EXIT_FAILED"]
+__all__ = ["copy_pipe", "cat_command", "EXIT_BROKEN_PIPE"]

@@ -19,13 +19,14 @@ import os
 import signal
 import threading
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Coroutine, TypeVar, cast
 
 from ..errors import BucketMissing, NotFound, S3BulkError, UsageError
 from ..model import WorkUnit
 from ..stores.base import MAX_PARTS, IntoReader, Store, Writer, part_size_for
-from ..urls import Location
+from ..urls import Location, S3Options, pipe_target
+from .plan import TransferOptions
 
 T = TypeVar("T")
 
@@ -51,6 +52,21 @@ class Interrupted(S3BulkError):
         super().__init__(message)
         self.signum = signum
         self.exit_code = 128 + signum
+
+
+class StreamFailed(S3BulkError):
+    """Reading the input stream or writing the output stream failed (not a closed reader)."""
+
+
+async def _stream_io(fn: Callable[[memoryview], T], view: memoryview, what: str) -> T:
+    """fn(view) off the loop; an OSError of the stream becomes one line (a reader that went away
+    stays BrokenPipeError: the caller ends quietly on it)."""
+    try:
+        return await in_thread(fn, view)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StreamFailed(f"{what}: {exc.strerror or exc}") from None
 
 
 class StreamTooLong(UsageError):
@@ -99,6 +115,32 @@ def fd_writer(fd: int) -> WriteAll:
     return write
 
 
+def stream_reader(stream: Any) -> ReadInto:
+    """A ReadInto over a file descriptor (int) or a binary file object (readinto, else read)."""
+    if isinstance(stream, int):
+        return fd_reader(stream)
+    if hasattr(stream, "readinto"):
+        return lambda view: stream.readinto(view) or 0
+
+    def read(view: memoryview) -> int:
+        data = stream.read(len(view))
+        view[:len(data)] = data
+        return len(data)
+    return read
+
+
+def stream_writer(stream: Any) -> WriteAll:
+    """A WriteAll over a file descriptor (int) or a binary file object (partial writes carried on)."""
+    if isinstance(stream, int):
+        return fd_writer(stream)
+
+    def write(view: memoryview) -> None:
+        while view:
+            n = stream.write(view)
+            view = view[len(view) if n is None else n:]
+    return write
+
+
 def _fill(read: ReadInto, view: memoryview) -> int:
     """Read until the view is full or the stream ends; how many bytes came."""
     got = 0
@@ -131,10 +173,13 @@ async def upload_stream(store: Writer, key: str, read: ReadInto, *, part_size: i
         spare.append(buf)
         slots.release()
 
+    async def fill(buf: memoryview) -> int:
+        return await _stream_io(lambda view: _fill(read, view), buf, "cannot read the input")
+
     first = await take()
-    n_first = await in_thread(_fill, read, first)
+    n_first = await fill(first)
     second = await take() if n_first == part_size else None
-    n_second = await in_thread(_fill, read, second) if second is not None else 0
+    n_second = await fill(second) if second is not None else 0
     if n_second == 0:  # the whole stream fits one part: a single PUT
         await store.put(key, bytes(first[:n_first]))
         return PipeResult(url, n_first, 0)
@@ -164,7 +209,7 @@ async def upload_stream(store: Writer, key: str, read: ReadInto, *, part_size: i
                     if n < part_size:
                         break
                     cur = await take()
-                    n = await in_thread(_fill, read, cur)
+                    n = await fill(cur)
                 if n == 0:
                     give(cur)
                     break
@@ -189,7 +234,7 @@ async def download_stream(store: Store, key: str, write: WriteAll, *, part_size:
     size = (await store.head(key)).size or 0
     if size <= part_size:
         data = await store.read(key, 0, size) if size else b""
-        await in_thread(write, memoryview(data))
+        await _stream_io(write, memoryview(data), "cannot write the output")
         return PipeResult(url, size, 0)
     into = store.features.read_into
     spare: list[memoryview] = []
@@ -218,7 +263,8 @@ async def download_stream(store: Store, key: str, write: WriteAll, *, part_size:
         while pending:
             task, buf = pending.popleft()
             data = await task
-            await in_thread(write, data if isinstance(data, memoryview) else memoryview(data))
+            await _stream_io(write, data if isinstance(data, memoryview) else memoryview(data),
+                             "cannot write the output")
             parts += 1
             if buf is not None:
                 spare.append(buf)
@@ -299,3 +345,54 @@ def pipe_sizes(part_size: int, concurrency: int, bytes_in_flight: int, expected_
                              "give more memory")
         return part, 1
     return part, max(1, min(concurrency, buffers - extra))
+
+
+# ------------------------------------------------------------------ one pipe, from a URL
+
+
+def pipe_options(options: TransferOptions, *, max_memory: int | None, expected_size: int | None,
+                 upload: bool, src: str, dst: str) -> TransferOptions:
+    """Options for one pipe in this process: part size and parts in flight chosen so the buffers
+    fit `options.max_bytes_in_flight`, or `max_memory` when given (budget.py decides the share)."""
+    from .budget import fit_to_budget
+
+    options = replace(options, workers=1)
+    if max_memory is not None:
+        options = replace(fit_to_budget(options, max_memory, src, dst), workers=1)
+    part, inflight = pipe_sizes(options.part_size, options.part_concurrency, options.max_bytes_in_flight,
+                                expected_size, upload, max_memory is not None)
+    # the store's connections and AIMD ceiling are concurrency + part_concurrency: one transfer
+    return replace(options, part_size=part, part_concurrency=inflight, concurrency=1)
+
+
+def run_pipe(url: str, s3: S3Options | None, options: TransferOptions, *, read: ReadInto | None = None,
+             write: WriteAll | None = None) -> PipeResult:
+    """Upload from `read` to the object `url` names, or download it to `write` (exactly one of
+    them), in a new event loop; Ctrl-C or SIGTERM raise Interrupted after an upload is aborted."""
+    from ..stores import open_store
+
+    upload = read is not None
+    loc, key = pipe_target(url, s3, writing=upload)
+    shown = loc.url_for(key)
+
+    async def go() -> PipeResult:
+        store: Any = await open_store(loc, options.store_options())
+        try:
+            if read is not None:
+                if not store.features.write:
+                    raise UsageError(f"{url} cannot be written to")
+                return await upload_stream(store, key, read, part_size=options.part_size,
+                                           concurrency=options.part_concurrency, url=shown)
+            assert write is not None
+            try:
+                return await download_stream(store, key, write, part_size=options.part_size,
+                                             concurrency=options.part_concurrency, url=shown)
+            except NotFound as exc:
+                if isinstance(exc, BucketMissing):
+                    raise
+                raise await not_an_object(store, loc, key) from None
+        finally:
+            await store.close()
+
+    what = f"the upload to {shown} was aborted: nothing was written" if upload else f"stopped reading {shown}"
+    return run_interruptible(go, what)
