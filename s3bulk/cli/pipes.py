@@ -20,7 +20,7 @@ from ..engine.plan import TransferOptions
 from ..errors import UsageError
 from ..sizes import human_bytes, parse_size
 from ..urls import S3Options
-from . import (Concurrency, Endpoint, MaxBandwidth, MaxMemory, NoSign, PartSize, PathStyle, Profile,
+from . import (Endpoint, MaxBandwidth, MaxMemory, NoSign, PartSize, PathStyle, Profile,
                Region, RequestTimeout, Retries, _Command, _quiet_broken_pipe, _s3_options, app)
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat big | head`
@@ -99,7 +99,10 @@ def copy_pipe(command: str, src: str, dst: str, *, refused: dict[str, bool], src
 @app.command("cat", cls=_Command)
 def cat_command(
     url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET/KEY, a local file, or http://HOST:PORT/get/NAME"),
-    part_size: PartSize = "8MiB", concurrency: Concurrency = 8, max_memory: MaxMemory = None,
+    part_size: PartSize = "8MiB",
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", metavar="N", min=1,
+                                             help="ranged GETs in flight (each holds one part)")] = 8,
+    max_memory: MaxMemory = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_bandwidth: MaxBandwidth = "0",
