@@ -10,18 +10,18 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from ..engine.pipe import Interrupted, fd_reader, fd_writer, pipe_options
-from ..engine.pipe import run_pipe as engine_run_pipe
-from ..engine.plan import TransferOptions
 from ..errors import UsageError
 from ..sizes import human_bytes, parse_size
 from ..urls import S3Options
 from . import (Endpoint, MaxBandwidth, MaxMemory, NoSign, PartSize, PathStyle, Profile,
                Region, RequestTimeout, Retries, _Command, _quiet_broken_pipe, _s3_options, app)
+
+if TYPE_CHECKING:  # the engine is imported when a pipe runs, not for every command's start-up
+    from ..engine.plan import TransferOptions
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat big | head`
 
@@ -31,6 +31,9 @@ def _pipe_options(*, part_size: str, concurrency: int, max_buffer: str = "256MiB
                   adaptive: bool = True, max_memory: Optional[str], expected_size: Optional[str],
                   src: str, dst: str, upload: bool) -> TransferOptions:
     """The command line's sizes and rates as TransferOptions for one pipe (engine/pipe.py)."""
+    from ..engine.pipe import pipe_options
+    from ..engine.plan import TransferOptions
+
     options = TransferOptions(workers=1, part_size=parse_size(part_size, "--part-size"),
                               part_concurrency=concurrency,
                               max_bytes_in_flight=parse_size(max_buffer, "--max-buffer"), retries=retries,
@@ -45,6 +48,8 @@ def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *
              quiet: bool, summary: bool) -> None:
     """Run one pipe and report it: exit 0, the error's code, 130/143 when interrupted, 141 when
     the reader of stdout went away (silently, as `cat` does)."""
+    from ..engine.pipe import Interrupted, fd_reader, fd_writer
+    from ..engine.pipe import run_pipe as engine_run_pipe
     from .render import printable
 
     started = time.monotonic()
