@@ -547,3 +547,32 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
 
 async def _one(key: str, store: Any) -> AsyncIterator[list[ObjectInfo]]:
     yield [await store.head(key)]
+
+
+def upload_stream(stream: Any, dst: str, *, s3: S3Options | None = None, options: TransferOptions | None = None,
+                  max_memory: int | str | None = None, expected_size: int | str | None = None) -> Any:
+    """`s3bulk copy - DST`: everything `stream` yields (a binary file object, or a file descriptor)
+    becomes the one object DST names; one PUT when it fits a part, else a multipart upload that is
+    aborted on any failure or Ctrl-C. Returns engine.pipe.PipeResult (url, bytes, parts)."""
+    from .engine.pipe import pipe_options, run_pipe, stream_reader
+
+    opts = pipe_options(options or TransferOptions(), max_memory=_size(max_memory, "max_memory"),
+                        expected_size=_size(expected_size, "expected_size"), upload=True, src="-", dst=dst)
+    return run_pipe(dst, s3, opts, read=stream_reader(stream))
+
+
+def download_stream(src: str, stream: Any, *, s3: S3Options | None = None, options: TransferOptions | None = None,
+                    max_memory: int | str | None = None) -> Any:
+    """`s3bulk copy SRC -`: the one object SRC names, written to `stream` (a binary file object, or
+    a file descriptor) in order, its parts fetched in parallel. Returns engine.pipe.PipeResult."""
+    from .engine.pipe import pipe_options, run_pipe, stream_writer
+
+    opts = pipe_options(options or TransferOptions(), max_memory=_size(max_memory, "max_memory"),
+                        expected_size=None, upload=False, src=src, dst="-")
+    return run_pipe(src, s3, opts, write=stream_writer(stream))
+
+
+def _size(value: int | str | None, what: str) -> int | None:
+    from .sizes import parse_size
+
+    return parse_size(value, what) if isinstance(value, str) else value

@@ -119,3 +119,27 @@ def _local(path: str, raw: str) -> Location:
     if not path:
         raise UsageError(f"malformed local path {raw!r}")
     return Location("local", os.path.abspath(os.path.expanduser(path)), "", raw)
+
+
+def pipe_target(text: str, s3: S3Options | None = None, *, writing: bool) -> tuple[Location, str]:
+    """The store and the one key a pipe (`copy - DST`, `copy SRC -`, `cat URL`) reads or writes:
+    an S3 key, a local file (its directory is the store), or a list/get server's
+    http://HOST:PORT/get/NAME. A prefix, a directory or a bare server is a UsageError."""
+    loc = parse_location(text, s3)
+    if loc.kind in ("s3", "memory"):
+        if not loc.prefix or loc.prefix.endswith("/"):
+            if writing:
+                raise UsageError(f"{text} names a prefix; stdin has no name, so give the object's full key")
+            raise UsageError(f"{text} names a prefix, not one object: give the full key of one object")
+        return loc, loc.prefix
+    if loc.kind == "local":
+        if os.path.isdir(loc.bucket) or text.endswith(("/", os.sep)):
+            raise UsageError(f"{text} is a directory: give a file name"
+                             + ("; stdin has no name of its own" if writing else ""))
+        return Location("local", os.path.dirname(loc.bucket), "", text), os.path.basename(loc.bucket)
+    if writing:
+        raise UsageError(f"{text} cannot be written to (a list/get server is read-only)")
+    base, sep, name = loc.bucket.partition("/get/")
+    if not sep or not name:
+        raise UsageError(f"{text} names no file: give http://HOST:PORT/get/NAME")
+    return Location("http", base, "", text), unquote(name)

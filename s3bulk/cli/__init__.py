@@ -114,6 +114,7 @@ RequestTimeout = Annotated[float, O("--request-timeout", metavar="SECONDS", help
 MaxRps = Annotated[float, O("--max-rps", metavar="N", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
 MaxBandwidth = Annotated[str, O("--max-bandwidth", metavar="SIZE", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=_NET_HELP)]
 Adaptive = Annotated[bool, O("--adaptive/--no-adaptive", help="halve requests in flight on SlowDown, raise them again as answers succeed (AIMD, shared by all workers)", rich_help_panel=_NET_HELP)]
+ExpectedSize = Annotated[Optional[str], O("--expected-size", metavar="SIZE", help="with SRC '-': about how big the stream from stdin will be, so the part size lets 10,000 parts hold it")]
 
 
 @app.command(cls=_Command)
@@ -136,8 +137,11 @@ def copy(
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
+    expected_size: ExpectedSize = None,
 ) -> None:
-    """Copy every object under SRC to DST, mirroring the key layout (or one object)."""
+    """Copy every object under SRC to DST, mirroring the key layout (or one object).
+
+    SRC '-' reads stdin into one object; DST '-' writes one object to stdout (see `s3bulk cat`)."""
     _execute("copy", **locals())
 
 
@@ -259,9 +263,22 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              journal_dir: Optional[str] = None,
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
-             files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False) -> None:
+             files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False,
+             expected_size: Optional[str] = None) -> None:
     """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
     with the documented code. Everything but parsing and rendering lives in the API."""
+    if "-" in (src, dst) or expected_size is not None:  # one object from stdin or to stdout: cli/pipes.py
+        from .pipes import copy_pipe
+
+        base = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
+        copy_pipe(command, src, dst, src_s3=_side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request),
+                  dst_s3=_side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request),
+                  json_out=json_out, quiet=quiet, expected_size=expected_size, part_size=part_size,
+                  concurrency=concurrency, max_buffer=max_buffer, max_memory=max_memory, retries=retries,
+                  request_timeout=request_timeout, max_rps=max_rps, max_bandwidth=max_bandwidth, adaptive=adaptive,
+                  refused={"--resume": resume, "--files-from": files_from is not None, "--cluster": cluster is not None,
+                           "--include/--exclude": bool(include or exclude), "--journal": journal is not None})
+        return
     import contextlib
     import signal
     import threading
@@ -621,6 +638,8 @@ def _json_error(message: str, code: int) -> bool:
         return False
     renderer.error(message, code)
     return True
+
+from . import pipes as _pipes  # noqa: E402,F401  (registers `cat`; it needs `app` and the options above)
 
 
 def main(argv: Optional[list[str]] = None) -> None:
