@@ -262,17 +262,21 @@ class S3Wire:
         return data
 
     async def put(self, key: str, data: bytes | bytearray | memoryview, url: str,
-                  content_type: str | None = None) -> None:
+                  content_type: str | None = None, extra: dict[str, str] | None = None) -> None:
         headers = {"x-amz-checksum-crc32": crc32_b64(data)}
         if content_type:
             headers["content-type"] = content_type
+        if extra:
+            headers.update(extra)  # the object's properties (s3props.headers)
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
         if resp.status != 200:
             raise self._error(resp, "put", url, key)
 
     async def upload_part(self, key: str, upload_id: str, number: int, data: bytes | bytearray | memoryview,
-                          url: str, checksum: bool) -> dict[str, Any]:
+                          url: str, checksum: bool, extra: dict[str, str] | None = None) -> dict[str, Any]:
         headers = {"x-amz-checksum-crc32": crc32_b64(data)} if checksum else {}
+        if extra:
+            headers.update(extra)  # SSE-C: every part carries the key
         resp = await self._send("PUT", self._object_path(key), {"partNumber": str(number), "uploadId": upload_id},
                                 headers, data, "upload part", url, key)
         if resp.status != 200:
@@ -282,9 +286,32 @@ class S3Wire:
             part["ChecksumCRC32"] = resp.headers.get("x-amz-checksum-crc32") or headers["x-amz-checksum-crc32"]
         return part
 
-    async def copy(self, src_bucket: str, src_key: str, key: str, url: str) -> None:
+    async def copy(self, src_bucket: str, src_key: str, key: str, url: str,
+                   extra: dict[str, str] | None = None) -> None:
         headers = {"x-amz-copy-source": f"{src_bucket}/{uri_encode(src_key, keep_slash=True)}"}
+        if extra:
+            headers.update(extra)  # directives and the new properties (s3props.headers)
         resp = await self._send("PUT", self._object_path(key), None, headers, None, "copy", url, key)
         # CopyObject can fail after answering 200: the error is then in the body
         if resp.status != 200 or b"<Error>" in resp.body[:512]:
             raise self._error(resp if resp.status != 200 else resp._replace(status=500), "copy", url, key)
+
+    # ------------------------------------------------------------ with the object's properties
+
+    async def head_headers(self, key: str, url: str) -> dict[str, str]:
+        """A HEAD's answer headers (lower-case names): the object's properties (s3props.from_headers)."""
+        resp = await self._send("HEAD", self._object_path(key), None, {}, None, "head", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "head", url, key)
+        return dict(resp.headers)
+
+    async def get_with_headers(self, key: str, url: str) -> tuple[bytes | bytearray | memoryview, dict[str, str]]:
+        """The whole object and its answer's headers, in the one GET a streamed copy makes anyway."""
+        resp = await self._send("GET", self._object_path(key), None, {"x-amz-checksum-mode": "ENABLED"},
+                                None, "get", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "get", url, key)
+        want = resp.headers.get("x-amz-checksum-crc32")
+        if want and "-" not in want and crc32_b64(resp.body) != want:
+            raise Corrupt("CRC32 of the body does not match the server's", op="get", url=url, key=key)
+        return resp.body, dict(resp.headers)
