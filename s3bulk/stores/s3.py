@@ -423,9 +423,14 @@ class S3Store:
         return data, s3props.from_botocore(resp, tag_count_known=True)
 
     async def read_tagging(self, key: str) -> str:
-        """GetObjectTagging (control plane: asked only of objects that have tags)."""
+        """GetObjectTagging (asked only of objects that have tags)."""
+        from urllib.parse import urlencode
+
         from . import s3props
 
+        tags = await self._on_wire(lambda wire: wire.get_tagging(key, self._url(key)))
+        if tags is not _NO_WIRE:
+            return urlencode(tags)
         try:
             resp = await (await self._control()).get_object_tagging(Bucket=self.bucket, Key=key)
         except Exception as exc:

@@ -44,6 +44,7 @@ _NEXT_TOKEN = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToke
 # field by field.
 _ENTRY = re.compile(rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</LastModified>\s*"
                     rb"<ETag>([^<]*)</ETag>(?:(?!</Contents>).)*?<Size>(\d+)</Size>", re.S)
+_TAG = re.compile(rb"<Tag>\s*<Key>([^<]*)</Key>\s*<Value>([^<]*)</Value>\s*</Tag>")
 _XML_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
@@ -315,3 +316,14 @@ class S3Wire:
         if want and "-" not in want and crc32_b64(resp.body) != want:
             raise Corrupt("CRC32 of the body does not match the server's", op="get", url=url, key=key)
         return resp.body, dict(resp.headers)
+
+    async def get_tagging(self, key: str, url: str) -> list[tuple[str, str]]:
+        """GetObjectTagging's (key, value) pairs: asked only of objects whose answer counted tags,
+        on this path so that carrying them needs no botocore client in the worker."""
+        resp = await self._send("GET", self._object_path(key), {"tagging": ""}, {}, None, "get tagging", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "get tagging", url, key)
+        body = bytes(resp.body)
+        if b"<Tagging" not in body[:512]:
+            raise Transient("tagging answer is not S3 XML", op="get tagging", url=url, key=key)
+        return [(_unescape(k.decode()), _unescape(v.decode())) for k, v in _TAG.findall(body)]
