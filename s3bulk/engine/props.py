@@ -42,6 +42,29 @@ def for_destination(write: WriteProps, key: str, src: ObjectProps | None, src_ki
                        sse_c_key=given.sse_c_key, request_payer=given.request_payer)
 
 
+class Resolver:
+    """for_destination for one run's options and stores, remembered where only the name's guessed
+    Content-Type varies (uploads, --copy-props none): building and mapping properties costs more
+    than the rest of a small object's upload, so each distinct answer is made once."""
+
+    def __init__(self, write: WriteProps, src_kind: str | None, dst_kind: str | None) -> None:
+        self.write, self.src_kind, self.dst_kind = write, src_kind, dst_kind
+        self._guess = write.set.content_type is None and write.guess_mime_type and dst_kind == "s3"
+        self._by_type: dict[str | None, ObjectProps | None] = {}
+
+    def __call__(self, key: str, src: ObjectProps | None) -> ObjectProps | None:
+        if src is not None:
+            return for_destination(self.write, key, src, self.src_kind, self.dst_kind)
+        kind = guess_content_type(key) if self._guess else None
+        try:
+            return self._by_type[kind]
+        except KeyError:
+            if len(self._by_type) > 1024:
+                self._by_type.clear()
+            props = self._by_type[kind] = for_destination(self.write, key, None, self.src_kind, self.dst_kind)
+            return props
+
+
 def _carried(write: WriteProps, src: ObjectProps | None, s3_to_s3: bool) -> ObjectProps:
     """What of the source's properties is kept. Between two S3 stores --copy-props and
     --metadata-directive decide; from a local file's xattrs (or to one) all that was read."""

@@ -99,6 +99,7 @@ class Transfer:
         self.write_props = options.write_props
         self.src_kind, self.dst_kind = src.features.props, dst.features.props
         self.wants_src_props = object_props.wants_source(self.write_props, self.src_kind, self.dst_kind)
+        self._dst_props = object_props.Resolver(self.write_props, self.src_kind, self.dst_kind)
 
     async def copy(self, info: ObjectInfo) -> tuple[int, bool]:
         """Copy one object; returns (bytes, whether it was copied server-side)."""
@@ -168,9 +169,6 @@ class Transfer:
         if object_props.needs_tags(self.write_props, props, s3_to_s3):
             props = props.with_(tagging=await reader.read_tagging(src_key) or None)
         return props
-
-    def _dst_props(self, dst_key: str, src: ObjectProps | None) -> ObjectProps | None:
-        return object_props.for_destination(self.write_props, dst_key, src, self.src_kind, self.dst_kind)
 
     async def _props_for(self, src_key: str, dst_key: str) -> ObjectProps | None:
         """The properties to write dst_key with (a HEAD of the source when they are carried)."""

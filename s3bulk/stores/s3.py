@@ -622,7 +622,7 @@ class S3Store:
             extra = s3props.headers(props, write_only=not replace)
             kwargs = s3props.params(props, write_only=not replace)
             if replace:
-                extra |= {"x-amz-metadata-directive": "REPLACE", "x-amz-tagging-directive": "REPLACE"}
+                extra = extra | {"x-amz-metadata-directive": "REPLACE", "x-amz-tagging-directive": "REPLACE"}
                 kwargs |= {"MetadataDirective": "REPLACE", "TaggingDirective": "REPLACE"}
             if await self._on_wire(lambda wire: wire.copy(src.bucket, src_key, dst_key,
                                                           self._url(dst_key), extra)) is not _NO_WIRE:

@@ -34,10 +34,23 @@ _WRITE_ONLY = ("storage_class", "acl", "sse", "sse_kms_key_id", "request_payer")
 _META = "x-amz-meta-"
 
 
+_CACHE: dict[tuple[ObjectProps, bool], dict[str, str]] = {}
+
+
 def headers(props: ObjectProps | None, *, write_only: bool = False) -> dict[str, str]:
-    """Request headers for a PUT, CreateMultipartUpload or CopyObject with these properties."""
+    """Request headers for a PUT, CreateMultipartUpload or CopyObject with these properties
+    (read-only: the same dict is handed out again for equal properties, as most uploads share them)."""
     if props is None:
         return {}
+    hit = _CACHE.get((props, write_only))
+    if hit is None:
+        if len(_CACHE) > 1024:
+            _CACHE.clear()
+        hit = _CACHE[(props, write_only)] = _headers(props, write_only)
+    return hit
+
+
+def _headers(props: ObjectProps, write_only: bool) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, header, _ in _FIELDS:
         value = getattr(props, name)
