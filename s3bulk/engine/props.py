@@ -51,10 +51,11 @@ class Resolver:
         self.write, self.src_kind, self.dst_kind = write, src_kind, dst_kind
         self._guess = write.set.content_type is None and write.guess_mime_type and dst_kind == "s3"
         self._by_type: dict[str | None, ObjectProps | None] = {}
+        self._by_src: dict[ObjectProps, ObjectProps] = {}
 
     def __call__(self, key: str, src: ObjectProps | None) -> ObjectProps | None:
         if src is not None:
-            return for_destination(self.write, key, src, self.src_kind, self.dst_kind)
+            return self._from_source(key, src)
         kind = guess_content_type(key) if self._guess else None
         try:
             return self._by_type[kind]
@@ -63,6 +64,20 @@ class Resolver:
                 self._by_type.clear()
             props = self._by_type[kind] = for_destination(self.write, key, None, self.src_kind, self.dst_kind)
             return props
+
+    def _from_source(self, key: str, src: ObjectProps) -> ObjectProps | None:
+        """Objects of one source mostly share their properties: the answer for equal source
+        properties is reused unless it took its Content-Type from this key's name."""
+        hit = self._by_src.get(src)
+        if hit is not None:
+            return hit
+        props = for_destination(self.write, "", src, self.src_kind, self.dst_kind)
+        if props is None or props.content_type is not None or not self._guess:
+            if len(self._by_src) > 1024:
+                self._by_src.clear()
+            self._by_src[src] = props  # type: ignore[assignment]
+            return props
+        return for_destination(self.write, key, src, self.src_kind, self.dst_kind)
 
 
 def _carried(write: WriteProps, src: ObjectProps | None, s3_to_s3: bool) -> ObjectProps:

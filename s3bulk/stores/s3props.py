@@ -96,9 +96,28 @@ def sse_c_params(props: ObjectProps | None) -> dict[str, Any]:
     return {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": props.sse_c_key}
 
 
+_READ = frozenset(header for _, header, _ in _FIELDS[:6]) | {"x-amz-storage-class", "x-amz-tagging-count"}
+_PARSED: dict[tuple, ObjectProps] = {}
+
+
 def from_headers(h: Mapping[str, str], *, tag_count_known: bool = False) -> ObjectProps:
     """An answer's headers (lower-case names) as ObjectProps. A GET that names no
-    x-amz-tagging-count has no tags (`tag_count_known`); a HEAD may simply not say."""
+    x-amz-tagging-count has no tags (`tag_count_known`); a HEAD may simply not say. Objects
+    mostly share their properties: equal headers give the same (cached) ObjectProps."""
+    parts: list = [tag_count_known]
+    for k, v in h.items():
+        if k in _READ or k[:11] == _META:
+            parts += (k, v)
+    key = tuple(parts)
+    hit = _PARSED.get(key)
+    if hit is None:
+        if len(_PARSED) > 1024:
+            _PARSED.clear()
+        hit = _PARSED[key] = _from_headers(h, tag_count_known)
+    return hit
+
+
+def _from_headers(h: Mapping[str, str], tag_count_known: bool) -> ObjectProps:
     values = {name: h.get(header) for name, header, _ in _FIELDS[:6]}
     meta = tuple(sorted((k[len(_META):], v) for k, v in h.items() if k.startswith(_META)))
     count = h.get("x-amz-tagging-count")
