@@ -267,7 +267,9 @@ class Transfer:
             try:
                 kept = [p for p in await dst.list_parts(dst_key, upload_id)
                         if p.size == min(part, size - (p.number - 1) * part)]
-                return await dst.resume_multipart(dst_key, upload_id, kept), {p.number for p in kept}
+                # the write-only settings (an SSE-C key) go on every further part again
+                return await dst.resume_multipart(dst_key, upload_id, kept, props=self.write_props.set), \
+                    {p.number for p in kept}
             except StoreError:
                 pass  # gone (completed or aborted meanwhile) or unreadable: start over
         try:

@@ -183,8 +183,10 @@ class ResumableUploads(Protocol):
         """The parts the upload holds, by number; NotFound when the upload is gone."""
         ...
 
-    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> Multipart:
-        """The upload, continuing with `parts` (from list_parts) already in place."""
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
+                               props: ObjectProps | None = None) -> Multipart:
+        """The upload, continuing with `parts` (from list_parts) already in place; `props` gives
+        what every further part must carry again (an SSE-C key, requester pays)."""
         ...
 
     async def abort_multipart(self, key: str, upload_id: str) -> None:

@@ -232,7 +232,8 @@ class MemoryStore:
         up = self._upload("list parts", key, upload_id)
         return [PartInfo(n, len(d), (("ETag", hashlib.md5(d).hexdigest()),)) for n, d in sorted(up.parts.items())]
 
-    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> "MemoryMultipart":
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
+                               props: object = None) -> "MemoryMultipart":
         up = self._upload("resume multipart upload", key, upload_id)
         keep = {p.number for p in parts}
         for n in [n for n in up.parts if n not in keep]:  # the caller redoes these

@@ -395,10 +395,11 @@ class ResilientWriter(ResilientStore):
             raise self._unsupported("list parts", key)
         return await self._call(lambda: self.inner.list_parts(key, upload_id))
 
-    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> "RetriedUpload":
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
+                               props: ObjectProps | None = None) -> "RetriedUpload":
         if not self.features.resumable_uploads:
             raise self._unsupported("resume multipart upload", key)
-        upload = await self._call(lambda: self.inner.resume_multipart(key, upload_id, parts))
+        upload = await self._call(lambda: self.inner.resume_multipart(key, upload_id, parts, props=props))
         return RetriedUpload(self, upload)
 
     async def abort_multipart(self, key: str, upload_id: str) -> None:

@@ -574,8 +574,9 @@ class S3Store:
                 return parts
             marker = int(resp.get("NextPartNumberMarker") or 0)
 
-    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> "S3Multipart":
-        upload = S3Multipart(self, key, upload_id)
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
+                               props: ObjectProps | None = None) -> "S3Multipart":
+        upload = S3Multipart(self, key, upload_id, props=props)
         for p in parts:
             upload.parts[p.number] = dict(p.extra) | {"PartNumber": p.number}
         return upload
