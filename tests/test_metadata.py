@@ -249,3 +249,36 @@ def test_preserve_xattrs_round_trip(cli, s3, make_bucket, tmp_path):
         got = _props(s3, b, name)
         assert got["type"] == "application/x-thing" and got["cache"] == "max-age=300"
         assert got["meta"] == {"owner": "ana", "run": "7"}
+
+
+def test_request_payer_goes_on_every_request(data_path, cli, s3, bucket, endpoint, tmp_path):
+    """--request-payer requester is sent (and signed) on reads as well as writes, as aws-cli
+    sends it: listing, GET, PUT, and a multipart upload's create, parts and completion."""
+    from urllib.parse import urlsplit
+
+    from faultproxy import FaultProxy
+
+    s3.put_object(Bucket=bucket, Key="in/k", Body=b"v")
+    src = tmp_path / "up"
+    src.mkdir()
+    (src / "small").write_bytes(b"s")
+    (src / "big").write_bytes(os.urandom(BIG))
+    seen: list[tuple[str, str, dict]] = []
+
+    def record(method, target, headers):
+        seen.append((method, target, headers))
+        return None
+
+    up = urlsplit(endpoint)
+    with FaultProxy(up.hostname, up.port, [record]) as proxy:
+        down = cli("copy", f"s3://{bucket}/in/", str(tmp_path / "down"), "--endpoint-url", proxy.url,
+                   "--request-payer", "requester", "--no-journal")
+        assert down.code == 0, down
+        upload = cli("copy", str(src), f"s3://{bucket}/out/", "--endpoint-url", proxy.url, *SMALL_PARTS,
+                     "--request-payer", "requester", "--no-journal")
+        assert upload.code == 0, upload
+    methods = {m for m, _, _ in seen}
+    assert {"GET", "PUT", "POST"} <= methods, methods
+    missing = [(m, t) for m, t, h in seen if h.get("x-amz-request-payer") != "requester"]
+    assert not missing, missing
+    assert (tmp_path / "down" / "k").read_bytes() == b"v"

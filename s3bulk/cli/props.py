@@ -28,7 +28,7 @@ Sse = Annotated[Optional[str], O("--sse", metavar="AES256|aws:kms", help="server
 SseKmsKeyId = Annotated[Optional[str], O("--sse-kms-key-id", metavar="KEY", help="KMS key for --sse aws:kms", rich_help_panel=_P)]
 SseC = Annotated[Optional[str], O("--sse-c", metavar="AES256", help="encrypt with a key of your own (--sse-c-key)", rich_help_panel=_P)]
 SseCKey = Annotated[Optional[str], O("--sse-c-key", metavar="KEY", help="the 32-byte key for --sse-c, or fileb://PATH", rich_help_panel=_P)]
-RequestPayer = Annotated[Optional[str], O("--request-payer", metavar="requester", help="accept requester-pays charges on the requests that write", rich_help_panel=_P)]
+RequestPayer = Annotated[Optional[str], O("--request-payer", metavar="requester", help="accept requester-pays charges (sent on every S3 request, reads too)", rich_help_panel=_P)]
 CopyProps = Annotated[str, O("--copy-props", metavar="MODE", help="S3-to-S3: what is carried from the source: none, metadata-directive (system and user metadata), default (also tags and storage class)", rich_help_panel=_P)]
 MetadataDirective = Annotated[Optional[str], O("--metadata-directive", metavar="COPY|REPLACE", help="S3-to-S3: REPLACE writes only the metadata given here, not the source's", rich_help_panel=_P)]
 PreserveXattrs = Annotated[bool, O("--preserve-xattrs", help="local disk: keep Content-Type and user metadata in user.* extended attributes on download, restore them on upload", rich_help_panel=_P)]

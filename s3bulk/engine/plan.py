@@ -73,7 +73,8 @@ class TransferOptions:
                                        max_rps=self.max_rps, max_bandwidth=self.max_bandwidth, workers=workers)
         return StoreOptions(max_connections=connections, copy_threshold=self.copy_threshold,
                             copy_part_size=self.copy_part_size, timeout=self.request_timeout,
-                            resilience=resilience, flush_writes=self.flush_writes)
+                            resilience=resilience, flush_writes=self.flush_writes,
+                            request_payer=self.write_props.set.request_payer)
 
 
 _SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_threshold", "copy_part_size",

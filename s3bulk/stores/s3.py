@@ -130,7 +130,8 @@ class S3Store:
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
-                 copy_concurrency: int = 8, lean: bool = True, timeout: float = 60.0) -> None:
+                 copy_concurrency: int = 8, lean: bool = True, timeout: float = 60.0,
+                 request_payer: str | None = None) -> None:
         self.location = location
         self.bucket = location.bucket
         self._max_connections = max_connections
@@ -141,6 +142,7 @@ class S3Store:
         self._client: Any = None
         self._lean = lean
         self._timeout = timeout
+        self._request_payer = request_payer  # x-amz-request-payer on every request, both data paths
         self._wire: Any = None  # s3wire.S3Wire once open, unless the lean path is off or cannot serve
         self._client_lock: asyncio.Lock | None = None
         self._cred_source: Any = None  # async () -> sigv4.Credentials | None; None: unsigned
@@ -202,7 +204,8 @@ class S3Store:
             self._wire = S3Wire(resolved.wire_url(), resolved.region,
                                 self._credentials if self._cred_source is not None else _no_credentials,
                                 bucket=self.bucket, max_connections=self._max_connections,
-                                timeout=self._timeout, verify=resolved.ca_bundle or True)
+                                timeout=self._timeout, verify=resolved.ca_bundle or True,
+                                request_payer=self._request_payer)
         except UseBotocore:
             s3setup.forget(key)
             client = await self._control()  # every request goes through botocore: have it ready, as before
@@ -291,6 +294,8 @@ class S3Store:
         client.meta.events.unregister("before-parameter-build.s3.ListObjectsV2",
                                       set_list_objects_encoding_type_url)
         _refuse_redirects(client)
+        if self._request_payer:
+            _add_request_payer(client, self._request_payer)
         if self._cred_source is None and not opts.no_sign_request:
             creds = await session.get_credentials()
             if creds is not None:
@@ -695,6 +700,14 @@ def _refuse_redirects(client: Any) -> None:
         return session
 
     http._get_session = session_without_redirects
+
+
+def _add_request_payer(client: Any, payer: str) -> None:
+    """--request-payer on every botocore request (ListObjectsV2, HEAD, GET too, as aws-cli sends it)."""
+    def add(request: Any, **kwargs: Any) -> None:
+        request.headers["x-amz-request-payer"] = payer
+
+    client.meta.events.register("before-sign.s3", add)
 
 
 def _page(entries: list[ObjectInfo], until: str | None, truncated: bool, token: str | None) -> Page:

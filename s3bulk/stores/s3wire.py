@@ -120,7 +120,7 @@ class S3Wire:
 
     def __init__(self, presigned_url: str, region: str | None, credentials: CredentialSource, *,
                  bucket: str, max_connections: int = 64, timeout: float = 60.0,
-                 verify: bool | str = True) -> None:
+                 verify: bool | str = True, request_payer: str | None = None) -> None:
         parts = urlsplit(presigned_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UseBotocore(f"unexpected endpoint {parts.scheme}")
@@ -146,6 +146,7 @@ class S3Wire:
         self.host = self.client.host_header
         self.bucket = bucket
         self._credentials = credentials
+        self.request_payer = request_payer  # --request-payer: sent (and signed) on every request
 
     async def close(self) -> None:
         await self.client.close()
@@ -156,6 +157,8 @@ class S3Wire:
                     body: bytes | bytearray | memoryview | None, op: str, url: str, key: str,
                     into: memoryview | None = None) -> Response:
         query = canonical_query(params) if params else ""
+        if self.request_payer:
+            headers["x-amz-request-payer"] = self.request_payer
         creds = await self._credentials()
         if creds is not None:
             self.signer.sign(creds, method, self.host, path, query, headers)
