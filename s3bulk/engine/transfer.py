@@ -8,6 +8,10 @@ The three ways, checked in this order:
 3. multipart: parts read as byte ranges and written at their offsets, several in
    flight, each holding its bytes against the worker's byte budget.
 
+Each way writes the object with the properties engine/props.py decides (the user's options over
+what the source carries): the streamed whole copy takes the source's from its one GET, a copy in
+parts from one HEAD.
+
 Stores are used only through the contract in stores/base.py: what a store can do is
 asked of its declared `features`, never of its type or private attributes, so the
 retry wrapper and every backend (the in-memory one included) behave alike here.
