@@ -174,3 +174,92 @@ class Summary:
                 "failures_not_shown": self.failures_dropped,
                 "resume": None if self.resume is None else {"after": self.resume.after, "until": self.resume.until,
                                                             "token": self.resume.token, "seq": self.resume.seq}}
+
+
+# What an object carries besides its bytes. The system metadata S3 keeps as HTTP headers, in the
+# order aws-cli names them; CopyObject with the COPY directive keeps exactly these plus user metadata.
+SYSTEM_METADATA = ("content_type", "cache_control", "content_disposition", "content_encoding",
+                   "content_language", "expires")
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectProps:
+    """The properties one object is written with (or was read with): system and user metadata,
+    tags, storage class, and the write-only settings (ACL, encryption, requester pays).
+
+    None means "not set": the store's default. Read from a source, `tag_count` says how many tags
+    it has (None: the answer did not say), so tags are fetched (GetObjectTagging) only when some
+    exist. Frozen and small: one is made per object on the streamed path and pickles with the options.
+    """
+
+    content_type: str | None = None
+    cache_control: str | None = None
+    content_disposition: str | None = None
+    content_encoding: str | None = None
+    content_language: str | None = None
+    expires: str | None = None                 # an HTTP-date, as the Expires header carries it
+    metadata: tuple[tuple[str, str], ...] | None = None   # x-amz-meta-*; None: not set, () : none
+    tagging: str | None = None                 # URL-encoded k=v&k2=v2, as x-amz-tagging takes it
+    storage_class: str | None = None
+    acl: str | None = None                     # canned ACL
+    sse: str | None = None                     # AES256 | aws:kms
+    sse_kms_key_id: str | None = None
+    sse_c_key: bytes | None = field(default=None, repr=False)  # 32 raw bytes; never printed
+    request_payer: str | None = None           # requester
+    tag_count: int | None = None               # read side only
+
+    def with_(self, **changes: object) -> "ObjectProps":
+        from dataclasses import replace
+
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+COPY_PROPS = ("none", "metadata-directive", "default")
+
+
+@dataclass(frozen=True, slots=True)
+class WriteProps:
+    """What the user asked of the properties of every object written (aws-cli's options).
+
+    `set` holds the values given on the command line (each wins over what a source carries);
+    `copy_props` and `metadata_directive` say what an S3-to-S3 copy carries from the source
+    object, as aws-cli's --copy-props and --metadata-directive; `guess_mime_type` is aws-cli's
+    default Content-Type from the file name; `preserve_xattrs` keeps Content-Type and user
+    metadata in extended attributes on local disk (rclone's user.* names) and restores them on upload.
+    """
+
+    set: ObjectProps = ObjectProps()
+    guess_mime_type: bool = True
+    copy_props: str = "default"            # none | metadata-directive | default
+    metadata_directive: str | None = None  # COPY | REPLACE (None: COPY)
+    preserve_xattrs: bool = False
+
+    def __post_init__(self) -> None:
+        from .errors import UsageError
+
+        if self.copy_props not in COPY_PROPS:
+            raise UsageError(f"--copy-props must be one of {', '.join(COPY_PROPS)}, not {self.copy_props!r}")
+        if self.metadata_directive not in (None, "COPY", "REPLACE"):
+            raise UsageError(f"--metadata-directive must be COPY or REPLACE, not {self.metadata_directive!r}")
+
+    @property
+    def carries_metadata(self) -> bool:
+        """An S3-to-S3 copy keeps the source's system and user metadata."""
+        return self.copy_props != "none" and self.metadata_directive != "REPLACE"
+
+    @property
+    def carries_tags(self) -> bool:
+        """An S3-to-S3 copy keeps the source's tags and storage class (aws-cli's default)."""
+        return self.copy_props == "default"
+
+    @property
+    def overrides(self) -> bool:
+        """Some metadata or tags given on the command line (what a plain CopyObject cannot apply)."""
+        s = self.set
+        return any(getattr(s, name) is not None for name in SYSTEM_METADATA) or \
+            s.metadata is not None or s.tagging is not None
+
+    @property
+    def plain_copy(self) -> bool:
+        """A server-side CopyObject as it is, which keeps metadata and tags by itself."""
+        return self.carries_metadata and self.carries_tags and not self.overrides

@@ -22,6 +22,7 @@ from typer.core import TyperArgument, TyperCommand
 from ..errors import S3BulkError, UsageError
 from ..urls import S3Options
 from ..sizes import parse_size
+from . import props as P
 
 app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                   rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
@@ -138,6 +139,13 @@ def copy(
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
     expected_size: ExpectedSize = None,
+    content_type: P.ContentType = None, no_guess_mime_type: P.NoGuess = False, metadata: P.Metadata = None,
+    cache_control: P.CacheControl = None, content_disposition: P.ContentDisposition = None,
+    content_encoding: P.ContentEncoding = None, content_language: P.ContentLanguage = None,
+    expires: P.Expires = None, storage_class: P.StorageClass = None, acl: P.Acl = None, tagging: P.Tagging = None,
+    sse: P.Sse = None, sse_kms_key_id: P.SseKmsKeyId = None, sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
+    request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
+    metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object).
 
@@ -181,6 +189,13 @@ def sync(
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
+    content_type: P.ContentType = None, no_guess_mime_type: P.NoGuess = False, metadata: P.Metadata = None,
+    cache_control: P.CacheControl = None, content_disposition: P.ContentDisposition = None,
+    content_encoding: P.ContentEncoding = None, content_language: P.ContentLanguage = None,
+    expires: P.Expires = None, storage_class: P.StorageClass = None, acl: P.Acl = None, tagging: P.Tagging = None,
+    sse: P.Sse = None, sse_kms_key_id: P.SseKmsKeyId = None, sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
+    request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
+    metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
@@ -264,7 +279,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
              files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False,
-             expected_size: Optional[str] = None) -> None:
+             expected_size: Optional[str] = None, **props: Any) -> None:
     """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
     with the documented code. Everything but parsing and rendering lives in the API."""
     if "-" in (src, dst) or expected_size is not None:  # one object from stdin or to stdout: cli/pipes.py
@@ -337,6 +352,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             copy_part_size=parse_size(copy_part_size, "--copy-part-size"),
             retries=retries, request_timeout=request_timeout, adaptive=adaptive, max_rps=max_rps,
             max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"),
+            write_props=P.write_props(**props),  # the object-property options (cli/props.py)
         )
         summary = _run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                        on_event=on_event, max_memory=parse_size(max_memory, "--max-memory")

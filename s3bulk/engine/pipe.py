@@ -354,11 +354,11 @@ def pipe_options(options: TransferOptions, *, max_memory: int | None, expected_s
                  upload: bool, src: str, dst: str) -> TransferOptions:
     """Options for one pipe in this process: part size and parts in flight chosen so the buffers
     fit `options.max_bytes_in_flight`, or `max_memory` when given (budget.py decides the share)."""
-    from .budget import fit_to_budget
+    from .budget import fit_to_memory
 
     options = replace(options, workers=1)
     if max_memory is not None:
-        options = replace(fit_to_budget(options, max_memory, src, dst), workers=1)
+        options = replace(fit_to_memory(options, max_memory, src, dst), workers=1)
     part, inflight = pipe_sizes(options.part_size, options.part_concurrency, options.max_bytes_in_flight,
                                 expected_size, upload, max_memory is not None)
     # the store's connections and AIMD ceiling are concurrency + part_concurrency: one transfer

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..filters import Filters
+from ..model import WriteProps
 from ..stores import ResilienceOptions, StoreOptions
 from .sync import SyncOptions
 from ..urls import Location
@@ -36,6 +37,8 @@ class TransferOptions:
     # local files written in parts are flushed and dropped from the page cache part by part: under a
     # memory cap (--max-memory sets it) dirty pages count against the same cgroup as the process
     flush_writes: bool = False
+    # the properties objects are written with (aws-cli's --metadata, --acl, --copy-props...): engine/props.py
+    write_props: WriteProps = field(default_factory=WriteProps)
 
     def __post_init__(self) -> None:
         """Sizes may be given as numbers or strings ("8MiB"); anything out of range is a UsageError
@@ -70,7 +73,8 @@ class TransferOptions:
                                        max_rps=self.max_rps, max_bandwidth=float(self.max_bandwidth), workers=workers)
         return StoreOptions(max_connections=connections, copy_threshold=self.copy_threshold,
                             copy_part_size=self.copy_part_size, timeout=self.request_timeout,
-                            resilience=resilience, flush_writes=self.flush_writes)
+                            resilience=resilience, flush_writes=self.flush_writes,
+                            request_payer=self.write_props.set.request_payer)
 
 
 _SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_threshold", "copy_part_size",

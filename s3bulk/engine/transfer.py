@@ -8,6 +8,10 @@ The three ways, checked in this order:
 3. multipart: parts read as byte ranges and written at their offsets, several in
    flight, each holding its bytes against the worker's byte budget.
 
+Each way writes the object with the properties engine/props.py decides (the user's options over
+what the source carries): the streamed whole copy takes the source's from its one GET, a copy in
+parts from one HEAD.
+
 Stores are used only through the contract in stores/base.py: what a store can do is
 asked of its declared `features`, never of its type or private attributes, so the
 retry wrapper and every backend (the in-memory one included) behave alike here.
@@ -20,9 +24,10 @@ from collections import deque
 from typing import Any, Callable, cast
 
 from ..errors import Corrupt, StoreError
-from ..model import ObjectInfo
+from ..model import ObjectInfo, ObjectProps
 from ..stores import Store, Writer, part_size_for
-from ..stores.base import IntoReader, Multipart, ResumableUploads, ServerSideCopier, upload_in_parts
+from ..stores.base import IntoReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, upload_in_parts
+from . import props as object_props
 from .plan import KeyMap, TransferOptions
 
 
@@ -95,6 +100,10 @@ class Transfer:
         # bytes of parts as they land (+n), taken back when their object ends (-sum): progress
         # moves during a big object, and the object's size still counts once, when it is done
         self.on_part_bytes = on_part_bytes or (lambda n: None)
+        self.write_props = options.write_props
+        self.src_kind, self.dst_kind = src.features.props, dst.features.props
+        self.wants_src_props = object_props.wants_source(self.write_props, self.src_kind, self.dst_kind)
+        self._dst_props = object_props.Resolver(self.write_props, self.src_kind, self.dst_kind)
 
     async def copy(self, info: ObjectInfo) -> tuple[int, bool]:
         """Copy one object; returns (bytes, whether it was copied server-side)."""
@@ -103,12 +112,15 @@ class Transfer:
             return await self._copy_unsized(info.key, dst_key)
         size = info.size
         if self.server_side:
-            await _copier(self.dst).copy_from(self.src, info.key, dst_key, size, info.mtime)
+            props, replace = await self._server_side_props(info.key, dst_key)
+            await _copier(self.dst).copy_from(self.src, info.key, dst_key, size, info.mtime,
+                                              props=props, replace=replace)
             return size, True
         if size <= self.options.multipart_threshold:
             await self.budget.acquire(size)
             try:
-                await self._put_checked(info.key, dst_key, await self.src.read(info.key), size, info.mtime)
+                data, props = await self._read_with_props(info.key, dst_key)
+                await self._put_checked(info.key, dst_key, data, size, info.mtime, props)
             finally:
                 self.budget.release(size)
             return size, False
@@ -128,11 +140,13 @@ class Transfer:
                     await self.budget.acquire(extra)
                     try:
                         data += await self.src.read(src_key, len(data), size)
-                        await self._put_checked(src_key, dst_key, data, size)
+                        await self._put_checked(src_key, dst_key, data, size,
+                                                props=await self._props_for(src_key, dst_key))
                     finally:
                         self.budget.release(extra)
                 else:
-                    await self._put_checked(src_key, dst_key, data, size)
+                    await self._put_checked(src_key, dst_key, data, size,
+                                            props=await self._props_for(src_key, dst_key))
                 return size, False
         finally:
             self.budget.release(probe)
@@ -140,18 +154,54 @@ class Transfer:
         return size, False
 
     async def _put_checked(self, src_key: str, dst_key: str, data: bytes, size: int,
-                           mtime: float | None = None) -> None:
+                           mtime: float | None = None, props: ObjectProps | None = None) -> None:
         if len(data) != size:
             raise Corrupt(f"read {len(data)} bytes, expected {size}", op="get",
                           url=self.src.location.url_for(src_key), key=src_key)
-        await self.dst.put(dst_key, data, mtime)
+        await self.dst.put(dst_key, data, mtime, props=props)
+
+    # ------------------------------------------------------------ object properties (engine/props.py)
+
+    async def _source_props(self, src_key: str, read: ObjectProps | None = None) -> ObjectProps | None:
+        """The source's properties when they are carried: `read` from the GET already made, else
+        one HEAD; tags with GetObjectTagging only when the source has some and they are kept."""
+        if not self.wants_src_props:
+            return None
+        reader = cast(PropsReader, self.src)  # declared by its features
+        props = read if read is not None else await reader.read_props(src_key)
+        s3_to_s3 = self.src_kind == "s3" and self.dst_kind == "s3"
+        if object_props.needs_tags(self.write_props, props, s3_to_s3):
+            props = props.with_(tagging=await reader.read_tagging(src_key) or None)
+        return props
+
+    async def _props_for(self, src_key: str, dst_key: str) -> ObjectProps | None:
+        """The properties to write dst_key with (a HEAD of the source when they are carried)."""
+        return self._dst_props(dst_key, await self._source_props(src_key))
+
+    async def _read_with_props(self, src_key: str, dst_key: str) -> tuple[bytes, ObjectProps | None]:
+        """The whole object, and the properties to write it with, from the one GET."""
+        if not self.wants_src_props:
+            return await self.src.read(src_key), self._dst_props(dst_key, None)
+        data, read = await cast(PropsReader, self.src).read_with_props(src_key)
+        return data, self._dst_props(dst_key, await self._source_props(src_key, read))
+
+    async def _server_side_props(self, src_key: str, dst_key: str) -> tuple[ObjectProps | None, bool]:
+        """(props, replace) for copy_from: a plain copy keeps what the source has by itself (only
+        ACL, encryption and storage class are sent); anything else asks the source once and
+        replaces metadata and tags with what engine/props.py decides."""
+        if self.dst_kind != "s3":
+            return None, False
+        if self.write_props.plain_copy:
+            return self.write_props.set, False
+        return self._dst_props(dst_key, await self._source_props(src_key)), True
 
     async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None,
                          info: ObjectInfo | None = None) -> None:
         part = part_size_for(size, self.options.part_size)
         upload, have = await self._resume_upload(dst_key, size, part, info)
         if upload is None:
-            upload = await self.dst.start_multipart(dst_key, size, part, mtime)
+            upload = await self.dst.start_multipart(dst_key, size, part, mtime,
+                                                    props=await self._props_for(src_key, dst_key))
         upload_id = upload.upload_id  # None where the upload dies with us (a local temporary file is redone)
         if upload_id is not None:
             self.on_upload(("upload", dst_key, upload_id, size, part, info and info.size,
@@ -221,7 +271,9 @@ class Transfer:
             try:
                 kept = [p for p in await dst.list_parts(dst_key, upload_id)
                         if p.size == min(part, size - (p.number - 1) * part)]
-                return await dst.resume_multipart(dst_key, upload_id, kept), {p.number for p in kept}
+                # the write-only settings (an SSE-C key) go on every further part again
+                return await dst.resume_multipart(dst_key, upload_id, kept, props=self.write_props.set), \
+                    {p.number for p in kept}
             except StoreError:
                 pass  # gone (completed or aborted meanwhile) or unreadable: start over
         try:

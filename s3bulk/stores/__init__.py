@@ -31,6 +31,7 @@ class StoreOptions:
     lean: bool = field(default_factory=_lean_default)
     resilience: ResilienceOptions = field(default_factory=ResilienceOptions)
     flush_writes: bool = False       # local parts written through and dropped from the page cache
+    request_payer: str | None = None  # --request-payer: S3 requests (reads too) accept requester-pays charges
 
 
 def _run_key() -> str:
@@ -66,7 +67,8 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
 
         store = await S3Store(location, max_connections=options.max_connections,
                               copy_threshold=options.copy_threshold, copy_part_size=options.copy_part_size,
-                              lean=options.lean, timeout=options.timeout).open()
+                              lean=options.lean, timeout=options.timeout,
+                              request_payer=options.request_payer).open()
         return wrap(store, res)
     if location.kind == "http":
         from .listget import ListGetStore

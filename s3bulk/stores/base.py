@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 from ..errors import StoreError
-from ..model import ObjectInfo, Page, WorkUnit
+from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
 
 
@@ -49,6 +49,9 @@ class Features:
     server_side_copy: bool = False   # ServerSideCopier (still ask can_copy_from for a given source)
     keeps_mtime: bool = False        # put(mtime=...) is what head/list report afterwards
     part_sizes: bool = False         # PartSizeReader: the size of part 1 of a multipart object
+    # PropsReader, and what put/start_multipart/copy_from do with `props`: "s3" (headers, tags),
+    # "xattrs" (a local file's extended attributes), None (the store keeps no properties)
+    props: str | None = None
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
 
@@ -70,6 +73,23 @@ class PartInfo(NamedTuple):
     number: int
     size: int
     extra: tuple[tuple[str, str], ...] = ()
+
+
+@runtime_checkable
+class PropsReader(Protocol):
+    """features.props: an object's properties (ObjectProps), so a copy can carry them. A streamed
+    copy asks them with the GET it makes anyway (read_with_props); a multipart or server-side one
+    asks with one HEAD (read_props); tags only when the answer says there are some."""
+
+    async def read_props(self, key: str) -> ObjectProps: ...
+
+    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
+        """The whole object and its properties, in one request."""
+        ...
+
+    async def read_tagging(self, key: str) -> str:
+        """The object's tags, URL-encoded as x-amz-tagging takes them ("" when none)."""
+        ...
 
 
 @runtime_checkable
@@ -143,14 +163,15 @@ class Writer(Protocol):
         """Check (and where it makes sense create) the destination before any object is written."""
         ...
 
-    async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
+    async def put(self, key: str, data: bytes, mtime: float | None = None, *,
+                  props: ObjectProps | None = None) -> None:
         """Write a whole object; it appears under `key` only once complete. Stores that keep a
         modification time (features.keeps_mtime) set it to `mtime`, so a later sync sees the two
-        sides as equal."""
+        sides as equal. Stores with features.props write it with `props` (None: their defaults)."""
         ...
 
     async def start_multipart(self, key: str, size: int, part_size: int,
-                              mtime: float | None = None) -> Multipart: ...
+                              mtime: float | None = None, *, props: ObjectProps | None = None) -> Multipart: ...
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         """Delete keys (a missing key is no failure); returns (key, why) for those that could not be."""
@@ -165,8 +186,10 @@ class ResumableUploads(Protocol):
         """The parts the upload holds, by number; NotFound when the upload is gone."""
         ...
 
-    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> Multipart:
-        """The upload, continuing with `parts` (from list_parts) already in place."""
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
+                               props: ObjectProps | None = None) -> Multipart:
+        """The upload, continuing with `parts` (from list_parts) already in place; `props` gives
+        what every further part must carry again (an SSE-C key, requester pays)."""
         ...
 
     async def abort_multipart(self, key: str, upload_id: str) -> None:
@@ -183,7 +206,12 @@ class ServerSideCopier(Protocol):
         ...
 
     async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
-                        mtime: float | None = None) -> None: ...
+                        mtime: float | None = None, *, props: ObjectProps | None = None,
+                        replace: bool = False) -> None:
+        """Copy src_key to dst_key. The copy keeps the source's properties, as CopyObject does,
+        with `props`' write-only settings (ACL, encryption, storage class) applied; with
+        `replace` the copy gets exactly `props` (metadata and tags) instead."""
+        ...
 
 
 def unwrap(store: object) -> object:

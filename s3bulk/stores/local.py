@@ -26,8 +26,9 @@ from collections import OrderedDict
 from typing import Any, Generator, Sequence
 
 from ..errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt, DestinationUnusable
-from ..model import ObjectInfo, Page, WorkUnit
+from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
+from . import xattrs
 from .base import Features
 
 _tmp_counter = itertools.count()
@@ -143,7 +144,7 @@ class LocalStore:
     # a temporary file dies with its run, so uploads are not resumable; mtimes are float seconds
     # (a microsecond is what a float keeps of today's nanosecond stat times); no hashes in listings
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=False,
-                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6)
+                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs")
 
     def __init__(self, location: Location, *, dir_cache_entries: int = 20_000, flush_writes: bool = False) -> None:
         self.location = location
@@ -358,6 +359,20 @@ class LocalStore:
             return await asyncio.to_thread(self._read_into_sync, path, key, start, end, buf)
         return self._read_into_sync(path, key, start, end, buf)
 
+    async def read_props(self, key: str) -> ObjectProps:
+        """The file's properties from its user.* extended attributes (--preserve-xattrs)."""
+        path = self._src_path(key)
+        try:
+            return xattrs.read(path)
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+
+    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
+        return await self.read(key), await self.read_props(key)
+
+    async def read_tagging(self, key: str) -> str:
+        return ""  # a file has no tags
+
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         info = await self.head(key)
         size = info.size or 0
@@ -424,10 +439,12 @@ class LocalStore:
         OPEN_TEMPS.add(tmp)
         return fd, tmp, final
 
-    def _put_sync(self, key: str, data: bytes, mtime: float | None = None) -> None:
+    def _put_sync(self, key: str, data: bytes, mtime: float | None = None,
+                  props: ObjectProps | None = None) -> None:
         fd, tmp, final = self._open_tmp(key)
         try:
             try:
+                xattrs.write(fd, props)
                 n = os.write(fd, data)
                 if n < len(data):  # a short write: finish it
                     view = memoryview(data)[n:]
@@ -445,7 +462,9 @@ class LocalStore:
             _unlink_quietly(tmp)
             raise
 
-    async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
+    async def put(self, key: str, data: bytes, mtime: float | None = None, *,
+                  props: ObjectProps | None = None) -> None:
+        """Write the file; `props` (given with --preserve-xattrs) go to its extended attributes."""
         if (not key or key.endswith("/")) and not data:
             # a zero-byte "folder marker" (the AWS console's folders): the directory itself is the
             # faithful copy, as aws-cli makes it; "" is the marker of the prefix copied, the root
@@ -453,14 +472,15 @@ class LocalStore:
                 self._dst_path(key + "x")  # checks the key like any other and creates the directory
             return
         if len(data) > _BIG:
-            await _write_in_thread(self._put_sync, key, data, mtime)
+            await _write_in_thread(self._put_sync, key, data, mtime, props)
         else:
-            self._put_sync(key, data, mtime)
+            self._put_sync(key, data, mtime, props)
 
     async def start_multipart(self, key: str, size: int, part_size: int,
-                              mtime: float | None = None) -> "LocalMultipart":
+                              mtime: float | None = None, *, props: ObjectProps | None = None) -> "LocalMultipart":
         fd, tmp, final = self._open_tmp(key)
         try:
+            xattrs.write(fd, props)
             if size:
                 try:
                     os.posix_fallocate(fd, 0, size)  # fail early on a full disk
@@ -493,7 +513,9 @@ class LocalStore:
         return isinstance(src, LocalStore)
 
     async def copy_from(self, src: "LocalStore", src_key: str, dst_key: str, size: int,
-                        mtime: float | None = None) -> None:
+                        mtime: float | None = None, *, props: ObjectProps | None = None,
+                        replace: bool = False) -> None:
+        """Copy the bytes (a local copy keeps no properties: `props` is not used)."""
         await _write_in_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
 
     def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:

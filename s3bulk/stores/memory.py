@@ -208,12 +208,14 @@ class MemoryStore:
         if not key:
             raise UnsafeKey("empty key", op=op, url=self.location.url_for(key), key=key)
 
-    async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
+    async def put(self, key: str, data: bytes, mtime: float | None = None, *,
+                  props: object = None) -> None:
+        """`props` is ignored: this store keeps none (features.props is None)."""
         self._valid("put", key)
         self._bucket("put", key).put(key, data, mtime)
 
     async def start_multipart(self, key: str, size: int, part_size: int,
-                              mtime: float | None = None) -> "MemoryMultipart":
+                              mtime: float | None = None, *, props: object = None) -> "MemoryMultipart":
         self._valid("put", key)
         b = self._bucket("create multipart upload", key)
         upload_id = uuid.uuid4().hex
@@ -230,7 +232,8 @@ class MemoryStore:
         up = self._upload("list parts", key, upload_id)
         return [PartInfo(n, len(d), (("ETag", hashlib.md5(d).hexdigest()),)) for n, d in sorted(up.parts.items())]
 
-    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> "MemoryMultipart":
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
+                               props: object = None) -> "MemoryMultipart":
         up = self._upload("resume multipart upload", key, upload_id)
         keep = {p.number for p in parts}
         for n in [n for n in up.parts if n not in keep]:  # the caller redoes these
@@ -258,7 +261,7 @@ class MemoryStore:
         return isinstance(src, MemoryStore) and src.name == self.name
 
     async def copy_from(self, src: object, src_key: str, dst_key: str, size: int,
-                        mtime: float | None = None) -> None:
+                        mtime: float | None = None, *, props: object = None, replace: bool = False) -> None:
         assert isinstance(src, MemoryStore)
         self._valid("copy", dst_key)
         o = src._object("get", src_key)

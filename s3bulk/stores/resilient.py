@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from ..errors import NotFound, StoreError, Throttled
-from ..model import ObjectInfo, Page, WorkUnit
+from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
 from .base import Features, Multipart, PartInfo, Unsupported, unwrap
 
@@ -342,6 +342,27 @@ class ResilientStore:
         await self.limiter.pace_bytes(len(data))
         return data, size
 
+    def _no_props(self, key: str) -> Unsupported:
+        return Unsupported("this store keeps no object properties", op="head",
+                           url=self.location.url_for(key), key=key)
+
+    async def read_props(self, key: str) -> ObjectProps:
+        if not self.features.props:
+            raise self._no_props(key)
+        return await self._call(lambda: self.inner.read_props(key))
+
+    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
+        if not self.features.props:
+            raise self._no_props(key)
+        data, props = await self._call(lambda: self.inner.read_with_props(key))
+        await self.limiter.pace_bytes(len(data))
+        return data, props
+
+    async def read_tagging(self, key: str) -> str:
+        if not self.features.props:
+            raise self._no_props(key)
+        return await self._call(lambda: self.inner.read_tagging(key))
+
     async def close(self) -> None:
         self.limiter.close()
         await self.inner.close()
@@ -356,13 +377,14 @@ class ResilientWriter(ResilientStore):
     async def prepare(self) -> None:
         await self._call(self.inner.prepare)
 
-    async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
+    async def put(self, key: str, data: bytes, mtime: float | None = None, *,
+                  props: ObjectProps | None = None) -> None:
         await self.limiter.pace_bytes(len(data))
-        await self._call(lambda: self.inner.put(key, data, mtime))
+        await self._call(lambda: self.inner.put(key, data, mtime, props=props))
 
     async def start_multipart(self, key: str, size: int, part_size: int,
-                              mtime: float | None = None) -> "RetriedUpload":
-        upload = await self._call(lambda: self.inner.start_multipart(key, size, part_size, mtime))
+                              mtime: float | None = None, *, props: ObjectProps | None = None) -> "RetriedUpload":
+        upload = await self._call(lambda: self.inner.start_multipart(key, size, part_size, mtime, props=props))
         return RetriedUpload(self, upload)
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
@@ -373,10 +395,11 @@ class ResilientWriter(ResilientStore):
             raise self._unsupported("list parts", key)
         return await self._call(lambda: self.inner.list_parts(key, upload_id))
 
-    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> "RetriedUpload":
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
+                               props: ObjectProps | None = None) -> "RetriedUpload":
         if not self.features.resumable_uploads:
             raise self._unsupported("resume multipart upload", key)
-        upload = await self._call(lambda: self.inner.resume_multipart(key, upload_id, parts))
+        upload = await self._call(lambda: self.inner.resume_multipart(key, upload_id, parts, props=props))
         return RetriedUpload(self, upload)
 
     async def abort_multipart(self, key: str, upload_id: str) -> None:
@@ -388,11 +411,13 @@ class ResilientWriter(ResilientStore):
     def can_copy_from(self, src: Any) -> bool:
         return self.features.server_side_copy and bool(self.inner.can_copy_from(unwrap(src)))
 
-    async def copy_from(self, src: Any, src_key: str, dst_key: str, size: int, mtime: float | None = None) -> None:
+    async def copy_from(self, src: Any, src_key: str, dst_key: str, size: int, mtime: float | None = None, *,
+                        props: ObjectProps | None = None, replace: bool = False) -> None:
         if not self.features.server_side_copy:
             raise self._unsupported("copy", dst_key)
         inner_src = unwrap(src)
-        await self._call(lambda: self.inner.copy_from(inner_src, src_key, dst_key, size, mtime))
+        await self._call(lambda: self.inner.copy_from(inner_src, src_key, dst_key, size, mtime,
+                                                      props=props, replace=replace))
 
 
 class RetriedUpload:

@@ -18,7 +18,7 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFound, S3BulkError, StoreError,
                       Throttled, Transient, UsageError)
-from ..model import ObjectInfo, Page, WorkUnit
+from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
 from .base import Features, PartInfo, Store, part_size_for, upload_in_parts
 from .s3wire import UseBotocore
@@ -126,11 +126,12 @@ class S3Store:
     # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
-                        hashes=frozenset({"s3-etag"}), part_sizes=True)
+                        hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3")
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
-                 copy_concurrency: int = 8, lean: bool = True, timeout: float = 60.0) -> None:
+                 copy_concurrency: int = 8, lean: bool = True, timeout: float = 60.0,
+                 request_payer: str | None = None) -> None:
         self.location = location
         self.bucket = location.bucket
         self._max_connections = max_connections
@@ -141,6 +142,7 @@ class S3Store:
         self._client: Any = None
         self._lean = lean
         self._timeout = timeout
+        self._request_payer = request_payer  # x-amz-request-payer on every request, both data paths
         self._wire: Any = None  # s3wire.S3Wire once open, unless the lean path is off or cannot serve
         self._client_lock: asyncio.Lock | None = None
         self._cred_source: Any = None  # async () -> sigv4.Credentials | None; None: unsigned
@@ -202,7 +204,8 @@ class S3Store:
             self._wire = S3Wire(resolved.wire_url(), resolved.region,
                                 self._credentials if self._cred_source is not None else _no_credentials,
                                 bucket=self.bucket, max_connections=self._max_connections,
-                                timeout=self._timeout, verify=resolved.ca_bundle or True)
+                                timeout=self._timeout, verify=resolved.ca_bundle or True,
+                                request_payer=self._request_payer)
         except UseBotocore:
             s3setup.forget(key)
             client = await self._control()  # every request goes through botocore: have it ready, as before
@@ -291,6 +294,8 @@ class S3Store:
         client.meta.events.unregister("before-parameter-build.s3.ListObjectsV2",
                                       set_list_objects_encoding_type_url)
         _refuse_redirects(client)
+        if self._request_payer:
+            _add_request_payer(client, self._request_payer)
         if self._cred_source is None and not opts.no_sign_request:
             creds = await session.get_credentials()
             if creds is not None:
@@ -390,6 +395,65 @@ class S3Store:
         return ObjectInfo(key, resp["ContentLength"], resp["LastModified"].timestamp(),
                           etag.strip('"') if etag else None)
 
+    async def read_props(self, key: str) -> ObjectProps:
+        """HEAD: the object's properties (tags only counted)."""
+        from . import s3props
+
+        h = await self._on_wire(lambda wire: wire.head_headers(key, self._url(key)))
+        if h is not _NO_WIRE:
+            return s3props.from_headers(h)
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key)
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        return s3props.from_botocore(resp)
+
+    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
+        """The whole object and its properties from the one GET (a GET names a tag count when
+        there are tags, so none named is none)."""
+        from . import s3props
+
+        got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key)))
+        if got is not _NO_WIRE:
+            return got[0], s3props.from_headers(got[1], tag_count_known=True)
+        try:
+            resp = await (await self._control()).get_object(Bucket=self.bucket, Key=key)
+            async with resp["Body"] as body:
+                data = await body.read()
+        except Exception as exc:
+            raise translate(exc, "get", self._url(key), key) from exc
+        want = resp.get("ContentLength")
+        if want is not None and len(data) != want:
+            raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
+        return data, s3props.from_botocore(resp, tag_count_known=True)
+
+    async def read_tagging(self, key: str) -> str:
+        """GetObjectTagging (asked only of objects that have tags)."""
+        from urllib.parse import urlencode
+
+        from . import s3props
+
+        tags = await self._on_wire(lambda wire: wire.get_tagging(key, self._url(key)))
+        if tags is not _NO_WIRE:
+            return urlencode(tags)
+        try:
+            resp = await (await self._control()).get_object_tagging(Bucket=self.bucket, Key=key)
+        except Exception as exc:
+            raise translate(exc, "get tagging", self._url(key), key) from exc
+        return s3props.tagging_from_botocore(resp)
+
+    async def _source_props_for_copy(self, src: "S3Store", key: str, given: ObjectProps | None) -> ObjectProps:
+        """What CopyObject would keep, for a copy in parts: the source's metadata, tags and
+        storage class, with the write-only settings of `given` (ACL, encryption, storage class)."""
+        props = await src.read_props(key)
+        if props.tag_count != 0:
+            props = props.with_(tagging=await src.read_tagging(key) or None)
+        if given is not None:
+            props = props.with_(acl=given.acl, sse=given.sse, sse_kms_key_id=given.sse_kms_key_id,
+                                sse_c_key=given.sse_c_key, request_payer=given.request_payer,
+                                storage_class=given.storage_class or props.storage_class)
+        return props
+
     async def first_part_size(self, key: str) -> int | None:
         """HEAD with partNumber=1: Content-Length is the first part's size (rare: sync --checksum
         of multipart objects only, so the control plane serves it)."""
@@ -463,22 +527,33 @@ class S3Store:
         except Exception as exc:
             raise translate(exc, "check bucket", self._url()) from exc
 
-    async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
-        kind = content_type_for(key)
-        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind)) is not _NO_WIRE:
+    async def put(self, key: str, data: bytes, mtime: float | None = None, *,
+                  props: ObjectProps | None = None) -> None:
+        """PutObject; with `props` the object gets exactly those properties (the engine resolved
+        them, Content-Type guess included), without it the Content-Type guessed from the name."""
+        from . import s3props
+
+        kind = content_type_for(key) if props is None else None
+        extra = s3props.headers(props)
+        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra)) is not _NO_WIRE:
             return
         try:
             await (await self._control()).put_object(Bucket=self.bucket, Key=key, Body=data,
-                                          **({"ContentType": kind} if kind else {}))
+                                                     **({"ContentType": kind} if kind else {}),
+                                                     **s3props.params(props))
         except Exception as exc:
             raise translate(exc, "put", self._url(key), key) from exc
 
     async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None, *,
-                              checksum: bool = True) -> "S3Multipart":
+                              checksum: bool = True, props: ObjectProps | None = None) -> "S3Multipart":
+        """CreateMultipartUpload: the object's properties are given here (and SSE-C on every part)."""
+        from . import s3props
+
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
-        kind = content_type_for(key)
+        kind = content_type_for(key) if props is None else None
         if kind:
             params["ContentType"] = kind
+        params.update(s3props.params(props))
         if checksum:
             # CRC32 on every part, as botocore computes it by default; the upload must say so up
             # front or servers refuse the part checksums at completion.
@@ -487,7 +562,7 @@ class S3Store:
             resp = await (await self._control()).create_multipart_upload(**params)
         except Exception as exc:
             raise translate(exc, "create multipart upload", self._url(key), key) from exc
-        return S3Multipart(self, key, resp["UploadId"], checksum)
+        return S3Multipart(self, key, resp["UploadId"], checksum, props)
 
     async def list_parts(self, key: str, upload_id: str) -> list[PartInfo]:
         """ListParts, every page (control plane: botocore)."""
@@ -506,8 +581,9 @@ class S3Store:
                 return parts
             marker = int(resp.get("NextPartNumberMarker") or 0)
 
-    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> "S3Multipart":
-        upload = S3Multipart(self, key, upload_id)
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
+                               props: ObjectProps | None = None) -> "S3Multipart":
+        upload = S3Multipart(self, key, upload_id, props=props)
         for p in parts:
             upload.parts[p.number] = dict(p.extra) | {"PartNumber": p.number}
         return upload
@@ -541,26 +617,41 @@ class S3Store:
                 and src.identity == self.identity)
 
     async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
-                        mtime: float | None = None) -> None:
+                        mtime: float | None = None, *, props: ObjectProps | None = None,
+                        replace: bool = False) -> None:
+        """CopyObject up to the copy threshold (it keeps metadata and tags by itself; `replace`
+        sends the REPLACE directives with `props`), UploadPartCopy above, whose
+        CreateMultipartUpload carries the source's properties (one HEAD, tags only if any)."""
+        from . import s3props
+
         assert isinstance(src, S3Store)
         source = {"Bucket": src.bucket, "Key": src_key}
         if size <= self._copy_threshold:
+            extra = s3props.headers(props, write_only=not replace)
+            kwargs = s3props.params(props, write_only=not replace)
+            if replace:
+                extra = extra | {"x-amz-metadata-directive": "REPLACE", "x-amz-tagging-directive": "REPLACE"}
+                kwargs |= {"MetadataDirective": "REPLACE", "TaggingDirective": "REPLACE"}
             if await self._on_wire(lambda wire: wire.copy(src.bucket, src_key, dst_key,
-                                                          self._url(dst_key))) is not _NO_WIRE:
+                                                          self._url(dst_key), extra)) is not _NO_WIRE:
                 return
             try:
-                await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source)
+                await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source,
+                                                          **kwargs)
             except Exception as exc:
                 raise translate(exc, "copy", self._url(dst_key), dst_key) from exc
             return
         part = part_size_for(size, self._copy_part_size)
-        upload = await self.start_multipart(dst_key, size, part, checksum=False)
+        if not replace:
+            props = await self._source_props_for_copy(src, src_key, props)
+        upload = await self.start_multipart(dst_key, size, part, checksum=False, props=props)
 
         async def one(number: int, start: int, end: int) -> None:
             try:
                 resp = await (await self._control()).upload_part_copy(
                     Bucket=self.bucket, Key=dst_key, UploadId=upload.upload_id, PartNumber=number,
-                    CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}")
+                    CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}",
+                    **s3props.sse_c_params(props))
             except Exception as exc:
                 raise translate(exc, "upload part copy", self._url(dst_key), dst_key) from exc
             upload.parts[number] = {"PartNumber": number, "ETag": resp["CopyPartResult"]["ETag"]}
@@ -613,6 +704,14 @@ def _refuse_redirects(client: Any) -> None:
     http._get_session = session_without_redirects
 
 
+def _add_request_payer(client: Any, payer: str) -> None:
+    """--request-payer on every botocore request (ListObjectsV2, HEAD, GET too, as aws-cli sends it)."""
+    def add(request: Any, **kwargs: Any) -> None:
+        request.headers["x-amz-request-payer"] = payer
+
+    client.meta.events.register("before-sign.s3", add)
+
+
 def _page(entries: list[ObjectInfo], until: str | None, truncated: bool, token: str | None) -> Page:
     """A listed page cut at the unit's upper bound, with where the next one starts."""
     if until is not None and entries and entries[-1].key > until:
@@ -658,22 +757,30 @@ def _open_error(exc: BaseException, profile: str | None, url: str) -> S3BulkErro
 class S3Multipart:
     """An open multipart upload; parts may arrive in any order."""
 
-    def __init__(self, store: S3Store, key: str, upload_id: str, checksum: bool = True) -> None:
+    def __init__(self, store: S3Store, key: str, upload_id: str, checksum: bool = True,
+                 props: ObjectProps | None = None) -> None:
         self.store, self.key, self.upload_id = store, key, upload_id
         self.checksum = checksum
+        self.props = props  # SSE-C and requester-pays go on every part and the completion
         self.parts: dict[int, dict[str, Any]] = {}
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         s = self.store
+        from . import s3props
+
+        extra = s3props.sse_c_headers(self.props)
+        payer = self.props.request_payer if self.props is not None else None
+        if payer:
+            extra["x-amz-request-payer"] = payer
         part = await s._on_wire(lambda wire: wire.upload_part(self.key, self.upload_id, number, data,
-                                                              s._url(self.key), self.checksum))
+                                                              s._url(self.key), self.checksum, extra))
         if part is not _NO_WIRE:
             self.parts[number] = part
             return
         try:
             resp = await (await s._control()).upload_part(
                 Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number,
-                Body=bytes(data) if isinstance(data, memoryview) else data)
+                Body=bytes(data) if isinstance(data, memoryview) else data, **self._part_params())
         except Exception as exc:
             raise translate(exc, "upload part", s._url(self.key), self.key) from exc
         part = {"PartNumber": number, "ETag": resp["ETag"]}
@@ -687,9 +794,19 @@ class S3Multipart:
         parts = [self.parts[n] for n in sorted(self.parts)]
         try:
             await (await s._control()).complete_multipart_upload(
-                Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts})
+                Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts},
+                **self._payer())
         except Exception as exc:
             raise translate(exc, "complete multipart upload", s._url(self.key), self.key) from exc
+
+    def _payer(self) -> dict[str, Any]:
+        payer = self.props.request_payer if self.props is not None else None
+        return {"RequestPayer": payer} if payer else {}
+
+    def _part_params(self) -> dict[str, Any]:
+        from . import s3props
+
+        return s3props.sse_c_params(self.props) | self._payer()
 
     async def abort(self) -> None:
         s = self.store

@@ -44,6 +44,7 @@ _NEXT_TOKEN = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToke
 # field by field.
 _ENTRY = re.compile(rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</LastModified>\s*"
                     rb"<ETag>([^<]*)</ETag>(?:(?!</Contents>).)*?<Size>(\d+)</Size>", re.S)
+_TAG = re.compile(rb"<Tag>\s*<Key>([^<]*)</Key>\s*<Value>([^<]*)</Value>\s*</Tag>")
 _XML_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
@@ -119,7 +120,7 @@ class S3Wire:
 
     def __init__(self, presigned_url: str, region: str | None, credentials: CredentialSource, *,
                  bucket: str, max_connections: int = 64, timeout: float = 60.0,
-                 verify: bool | str = True) -> None:
+                 verify: bool | str = True, request_payer: str | None = None) -> None:
         parts = urlsplit(presigned_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UseBotocore(f"unexpected endpoint {parts.scheme}")
@@ -145,6 +146,7 @@ class S3Wire:
         self.host = self.client.host_header
         self.bucket = bucket
         self._credentials = credentials
+        self.request_payer = request_payer  # --request-payer: sent (and signed) on every request
 
     async def close(self) -> None:
         await self.client.close()
@@ -155,6 +157,8 @@ class S3Wire:
                     body: bytes | bytearray | memoryview | None, op: str, url: str, key: str,
                     into: memoryview | None = None) -> Response:
         query = canonical_query(params) if params else ""
+        if self.request_payer:
+            headers["x-amz-request-payer"] = self.request_payer
         creds = await self._credentials()
         if creds is not None:
             self.signer.sign(creds, method, self.host, path, query, headers)
@@ -262,17 +266,21 @@ class S3Wire:
         return data
 
     async def put(self, key: str, data: bytes | bytearray | memoryview, url: str,
-                  content_type: str | None = None) -> None:
+                  content_type: str | None = None, extra: dict[str, str] | None = None) -> None:
         headers = {"x-amz-checksum-crc32": crc32_b64(data)}
         if content_type:
             headers["content-type"] = content_type
+        if extra:
+            headers.update(extra)  # the object's properties (s3props.headers)
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
         if resp.status != 200:
             raise self._error(resp, "put", url, key)
 
     async def upload_part(self, key: str, upload_id: str, number: int, data: bytes | bytearray | memoryview,
-                          url: str, checksum: bool) -> dict[str, Any]:
+                          url: str, checksum: bool, extra: dict[str, str] | None = None) -> dict[str, Any]:
         headers = {"x-amz-checksum-crc32": crc32_b64(data)} if checksum else {}
+        if extra:
+            headers.update(extra)  # SSE-C: every part carries the key
         resp = await self._send("PUT", self._object_path(key), {"partNumber": str(number), "uploadId": upload_id},
                                 headers, data, "upload part", url, key)
         if resp.status != 200:
@@ -282,9 +290,43 @@ class S3Wire:
             part["ChecksumCRC32"] = resp.headers.get("x-amz-checksum-crc32") or headers["x-amz-checksum-crc32"]
         return part
 
-    async def copy(self, src_bucket: str, src_key: str, key: str, url: str) -> None:
+    async def copy(self, src_bucket: str, src_key: str, key: str, url: str,
+                   extra: dict[str, str] | None = None) -> None:
         headers = {"x-amz-copy-source": f"{src_bucket}/{uri_encode(src_key, keep_slash=True)}"}
+        if extra:
+            headers.update(extra)  # directives and the new properties (s3props.headers)
         resp = await self._send("PUT", self._object_path(key), None, headers, None, "copy", url, key)
         # CopyObject can fail after answering 200: the error is then in the body
         if resp.status != 200 or b"<Error>" in resp.body[:512]:
             raise self._error(resp if resp.status != 200 else resp._replace(status=500), "copy", url, key)
+
+    # ------------------------------------------------------------ with the object's properties
+
+    async def head_headers(self, key: str, url: str) -> dict[str, str]:
+        """A HEAD's answer headers (lower-case names): the object's properties (s3props.from_headers)."""
+        resp = await self._send("HEAD", self._object_path(key), None, {}, None, "head", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "head", url, key)
+        return dict(resp.headers)
+
+    async def get_with_headers(self, key: str, url: str) -> tuple[bytes | bytearray | memoryview, dict[str, str]]:
+        """The whole object and its answer's headers, in the one GET a streamed copy makes anyway."""
+        resp = await self._send("GET", self._object_path(key), None, {"x-amz-checksum-mode": "ENABLED"},
+                                None, "get", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "get", url, key)
+        want = resp.headers.get("x-amz-checksum-crc32")
+        if want and "-" not in want and crc32_b64(resp.body) != want:
+            raise Corrupt("CRC32 of the body does not match the server's", op="get", url=url, key=key)
+        return resp.body, dict(resp.headers)
+
+    async def get_tagging(self, key: str, url: str) -> list[tuple[str, str]]:
+        """GetObjectTagging's (key, value) pairs: asked only of objects whose answer counted tags,
+        on this path so that carrying them needs no botocore client in the worker."""
+        resp = await self._send("GET", self._object_path(key), {"tagging": ""}, {}, None, "get tagging", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "get tagging", url, key)
+        body = bytes(resp.body)
+        if b"<Tagging" not in body[:512]:
+            raise Transient("tagging answer is not S3 XML", op="get tagging", url=url, key=key)
+        return [(_unescape(k.decode()), _unescape(v.decode())) for k, v in _TAG.findall(body)]
