@@ -112,6 +112,7 @@ Retries = Annotated[int, O("--retries", metavar="N", help="further attempts of a
 RequestTimeout = Annotated[float, O("--request-timeout", metavar="SECONDS", help="seconds of silence (no byte received, no request byte taken) before a request is retried; a transfer that keeps moving is never cut off", min=0.1, rich_help_panel=_NET_HELP)]
 MaxRps = Annotated[float, O("--max-rps", metavar="N", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
 MaxBandwidth = Annotated[str, O("--max-bandwidth", metavar="SIZE", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=_NET_HELP)]
+ChecksumAlgorithm = Annotated[Optional[str], O("--checksum-algorithm", metavar="ALGORITHM", help="S3 uploads carry this checksum, checked by the server on every PUT and part and kept with the object: CRC32, CRC32C, CRC64NVME (full-object), SHA1 or SHA256 (CRC32C/CRC64NVME need pip install 's3bulk[crc]')")]
 Adaptive = Annotated[bool, O("--adaptive/--no-adaptive", help="halve requests in flight on SlowDown, raise them again as answers succeed (AIMD, shared by all workers)", rich_help_panel=_NET_HELP)]
 
 
@@ -134,6 +135,7 @@ def copy(
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
+    checksum_algorithm: ChecksumAlgorithm = None,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object)."""
     _execute("copy", **locals())
@@ -174,6 +176,7 @@ def sync(
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
+    checksum_algorithm: ChecksumAlgorithm = None,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
@@ -256,7 +259,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
-             files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False) -> None:
+             files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False,
+             checksum_algorithm: Optional[str] = None) -> None:
     """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
     with the documented code. Everything but parsing and rendering lives in the API."""
     import contextlib
@@ -308,6 +312,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             copy_part_size=parse_size(copy_part_size, "--copy-part-size"),
             retries=retries, request_timeout=request_timeout, adaptive=adaptive, max_rps=max_rps,
             max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"),
+            checksum_algorithm=checksum_algorithm,
         )
         summary = _run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                        on_event=on_event, max_memory=parse_size(max_memory, "--max-memory")

@@ -31,6 +31,7 @@ class StoreOptions:
     lean: bool = field(default_factory=_lean_default)
     resilience: ResilienceOptions = field(default_factory=ResilienceOptions)
     flush_writes: bool = False       # local parts written through and dropped from the page cache
+    checksum_algorithm: str | None = None  # --checksum-algorithm: S3 uploads carry it (checksums.py)
 
 
 def _run_key() -> str:
@@ -66,7 +67,8 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
 
         store = await S3Store(location, max_connections=options.max_connections,
                               copy_threshold=options.copy_threshold, copy_part_size=options.copy_part_size,
-                              lean=options.lean, timeout=options.timeout).open()
+                              lean=options.lean, timeout=options.timeout,
+                              checksum_algorithm=options.checksum_algorithm).open()
         return wrap(store, res)  # type: ignore[return-value]
     if location.kind == "http":
         from .listget import ListGetStore

@@ -49,6 +49,7 @@ class Features:
     server_side_copy: bool = False   # ServerSideCopier (still ask can_copy_from for a given source)
     keeps_mtime: bool = False        # put(mtime=...) is what head/list report afterwards
     part_sizes: bool = False         # PartSizeReader: the size of part 1 of a multipart object
+    checksums: bool = False          # ChecksumReader: the object's additional checksum (CRC64NVME, SHA256...)
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
 
@@ -60,6 +61,25 @@ class PartSizeReader(Protocol):
 
     async def first_part_size(self, key: str) -> int | None:
         """Size of part 1 (None when the object was not uploaded in parts)."""
+        ...
+
+
+class ObjectChecksum(NamedTuple):
+    """An object's additional checksum as S3 keeps it: algorithm (checksums.ALGORITHMS), the base64
+    value, and FULL_OBJECT (of all its bytes) or COMPOSITE (of its parts' checksums, value "...-N")."""
+
+    algorithm: str
+    value: str
+    kind: str
+
+
+@runtime_checkable
+class ChecksumReader(Protocol):
+    """features.checksums: the checksum the object carries, which (unlike its ETag) does not depend on
+    its encryption and, when FULL_OBJECT, not on the part size it was uploaded with either."""
+
+    async def object_checksum(self, key: str) -> ObjectChecksum | None:
+        """The object's checksum, None when it carries none; NotFound if absent."""
         ...
 
 

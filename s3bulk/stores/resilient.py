@@ -322,6 +322,10 @@ class ResilientStore:
             raise self._unsupported("part sizes", key)
         return await self._call(lambda: self.inner.first_part_size(key))  # type: ignore[attr-defined]
 
+    async def object_checksum(self, key: str) -> Any:
+        """features.checksums (forwarded, retried like head)."""
+        return await self._call(lambda: self.inner.object_checksum(key))  # type: ignore[attr-defined]
+
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         if start is not None and end is not None:
             await self.limiter.pace_bytes(end - start)

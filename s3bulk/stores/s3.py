@@ -20,7 +20,7 @@ from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFo
                       Throttled, Transient, UsageError)
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
-from .base import Features, PartInfo, Store, part_size_for, upload_in_parts
+from .base import Features, ObjectChecksum, PartInfo, Store, part_size_for, upload_in_parts
 from .s3wire import UseBotocore
 
 T = TypeVar("T")
@@ -126,12 +126,14 @@ class S3Store:
     # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
-                        hashes=frozenset({"s3-etag"}), part_sizes=True)
+                        hashes=frozenset({"s3-etag"}), part_sizes=True, checksums=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
-                 copy_concurrency: int = 8, lean: bool = True, timeout: float = 60.0) -> None:
+                 copy_concurrency: int = 8, lean: bool = True, timeout: float = 60.0,
+                 checksum_algorithm: str | None = None) -> None:
         self.location = location
+        self.checksum_algorithm = checksum_algorithm  # --checksum-algorithm: on every PUT and part
         self.bucket = location.bucket
         self._max_connections = max_connections
         self._copy_threshold = copy_threshold
@@ -401,6 +403,17 @@ class S3Store:
             return None
         return int(resp["ContentLength"])
 
+    async def object_checksum(self, key: str) -> ObjectChecksum | None:
+        """HEAD with x-amz-checksum-mode: ENABLED (sync --checksum only, so the control plane serves it)."""
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        from ..checksums import from_fields
+
+        found = from_fields(resp)
+        return ObjectChecksum(*found) if found is not None else None
+
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         if start is not None:
@@ -411,6 +424,8 @@ class S3Store:
             return data
         if start is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
+        else:
+            params["ChecksumMode"] = "ENABLED"  # botocore then checks the body against a full-object checksum
         try:
             resp = await (await self._control()).get_object(**params)
             async with resp["Body"] as body:
@@ -463,11 +478,12 @@ class S3Store:
 
     async def put(self, key: str, data: bytes, mtime: float | None = None) -> None:
         kind = content_type_for(key)
-        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind)) is not _NO_WIRE:
+        algorithm = self.checksum_algorithm
+        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, algorithm)) is not _NO_WIRE:
             return
         try:
             await (await self._control()).put_object(Bucket=self.bucket, Key=key, Body=data,
-                                          **({"ContentType": kind} if kind else {}))
+                                          **({"ContentType": kind} if kind else {}), **self._put_checksum())
         except Exception as exc:
             raise translate(exc, "put", self._url(key), key) from exc
 
@@ -480,12 +496,28 @@ class S3Store:
         if checksum:
             # CRC32 on every part, as botocore computes it by default; the upload must say so up
             # front or servers refuse the part checksums at completion.
-            params["ChecksumAlgorithm"] = "CRC32"
+            params.update(self._multipart_checksum())
         try:
             resp = await (await self._control()).create_multipart_upload(**params)
         except Exception as exc:
             raise translate(exc, "create multipart upload", self._url(key), key) from exc
-        return S3Multipart(self, key, resp["UploadId"], checksum)
+        return S3Multipart(self, key, resp["UploadId"], (self.checksum_algorithm or "CRC32") if checksum else None)
+
+    def _put_checksum(self) -> dict[str, str]:
+        """PutObject's parameters for --checksum-algorithm on the botocore path (it computes the value)."""
+        return {"ChecksumAlgorithm": self.checksum_algorithm} if self.checksum_algorithm else {}
+
+    def _multipart_checksum(self) -> dict[str, str]:
+        """CreateMultipartUpload's checksum parameters: CRC32 (composite, the servers' default) unless
+        --checksum-algorithm names one; a CRC is then kept FULL_OBJECT (S3 combines the part CRCs, so
+        the object's checksum does not depend on the part size and a download or a sync can check
+        it against the whole file), SHA1/SHA256 can only be COMPOSITE."""
+        algorithm = self.checksum_algorithm
+        if algorithm is None:
+            return {"ChecksumAlgorithm": "CRC32"}
+        from ..checksums import CRCS
+
+        return {"ChecksumAlgorithm": algorithm, "ChecksumType": "FULL_OBJECT" if algorithm in CRCS else "COMPOSITE"}
 
     async def list_parts(self, key: str, upload_id: str) -> list[PartInfo]:
         """ListParts, every page (control plane: botocore)."""
@@ -505,7 +537,7 @@ class S3Store:
             marker = int(resp.get("NextPartNumberMarker") or 0)
 
     async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo]) -> "S3Multipart":
-        upload = S3Multipart(self, key, upload_id)
+        upload = S3Multipart(self, key, upload_id, self.checksum_algorithm or "CRC32")
         for p in parts:
             upload.parts[p.number] = dict(p.extra) | {"PartNumber": p.number}
         return upload
@@ -656,9 +688,9 @@ def _open_error(exc: BaseException, profile: str | None, url: str) -> S3BulkErro
 class S3Multipart:
     """An open multipart upload; parts may arrive in any order."""
 
-    def __init__(self, store: S3Store, key: str, upload_id: str, checksum: bool = True) -> None:
+    def __init__(self, store: S3Store, key: str, upload_id: str, checksum: str | None = "CRC32") -> None:
         self.store, self.key, self.upload_id = store, key, upload_id
-        self.checksum = checksum
+        self.checksum = checksum  # the algorithm every part carries (the upload was created with it), or None
         self.parts: dict[int, dict[str, Any]] = {}
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
@@ -671,7 +703,8 @@ class S3Multipart:
         try:
             resp = await (await s._control()).upload_part(
                 Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number,
-                Body=bytes(data) if isinstance(data, memoryview) else data)
+                Body=bytes(data) if isinstance(data, memoryview) else data,
+                **({"ChecksumAlgorithm": self.checksum} if self.checksum else {}))
         except Exception as exc:
             raise translate(exc, "upload part", s._url(self.key), self.key) from exc
         part = {"PartNumber": number, "ETag": resp["ETag"]}
