@@ -20,7 +20,8 @@ from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFo
                       Throttled, Transient, UsageError)
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
-from .base import Features, ObjectChecksum, PartInfo, Store, part_size_for, upload_in_parts
+from .base import (Features, ObjectChecksum, ObjectVersion, PartInfo, Store, VersionPage, part_size_for,
+                   upload_in_parts)
 from .s3wire import UseBotocore
 
 T = TypeVar("T")
@@ -99,6 +100,8 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
         return ConnectFailed(f"cannot connect to the endpoint ({_short(exc)})", op=op, url=url, key=key)
     if isinstance(exc, (bexc.ReadTimeoutError, bexc.ConnectTimeoutError)):
         return Transient(f"timed out ({_short(exc)})", op=op, url=url, key=key)
+    if type(exc).__name__ == "FlexibleChecksumError":  # ChecksumMode=ENABLED: botocore checked the body
+        return Corrupt(f"the body does not match the server's checksum ({_short(exc)})", op=op, url=url, key=key)
     if isinstance(exc, bexc.IncompleteReadError) or type(exc).__name__ in (
             "ResponseStreamingError", "FlexibleChecksumError"):
         return Corrupt(f"body did not arrive whole: {_short(exc)}", op=op, url=url, key=key)
@@ -126,7 +129,7 @@ class S3Store:
     # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
-                        hashes=frozenset({"s3-etag"}), part_sizes=True, checksums=True)
+                        hashes=frozenset({"s3-etag"}), part_sizes=True, checksums=True, versions=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
@@ -561,6 +564,83 @@ class S3Store:
                 continue
             for e in resp.get("Errors", ()):
                 failed.append((e.get("Key", ""), f"{e.get('Code')}: {e.get('Message')}"))
+        return failed
+
+    # ---------------------------------------------------------------- versions (control plane: botocore)
+
+    async def list_versions_page(self, prefix: str, key_marker: str | None, version_marker: str | None,
+                                 limit: int) -> VersionPage:
+        """ListObjectVersions: versions and delete markers merged in S3's order (key, newest first)."""
+        params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit}
+        if prefix:
+            params["Prefix"] = prefix
+        if key_marker is not None:
+            params["KeyMarker"] = key_marker
+            if version_marker is not None:
+                params["VersionIdMarker"] = version_marker
+        try:
+            resp = await (await self._control()).list_object_versions(**params)
+        except Exception as exc:
+            raise translate(exc, "list versions", self._url(prefix)) from exc
+        rows: list[tuple[str, int, ObjectVersion]] = []
+        for i, v in enumerate(resp.get("Versions", ())):
+            etag = v.get("ETag")
+            rows.append((v["Key"], i, ObjectVersion(v["Key"], str(v.get("VersionId") or "null"), int(v.get("Size") or 0),
+                                                    v["LastModified"].timestamp(), etag.strip('"') if etag else None,
+                                                    bool(v.get("IsLatest")))))
+        for i, m in enumerate(resp.get("DeleteMarkers", ())):
+            rows.append((m["Key"], i, ObjectVersion(m["Key"], str(m.get("VersionId") or "null"), None,
+                                                    m["LastModified"].timestamp(), None, bool(m.get("IsLatest")), True)))
+        # the two lists come apart: per key, newest first (by time; S3's own order within each list kept)
+        rows.sort(key=lambda r: (r[0].encode("utf-8", "surrogatepass"), -(r[2].mtime or 0.0)))
+        entries = [r[2] for r in rows]
+        if not resp.get("IsTruncated"):
+            return VersionPage(entries)
+        return VersionPage(entries, resp.get("NextKeyMarker"), resp.get("NextVersionIdMarker"))
+
+    async def head_version(self, key: str, version_id: str) -> ObjectVersion:
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, VersionId=version_id)
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        etag = resp.get("ETag")
+        return ObjectVersion(key, version_id, int(resp["ContentLength"]), resp["LastModified"].timestamp(),
+                             etag.strip('"') if etag else None, False)
+
+    async def read_version(self, key: str, version_id: str, start: int | None = None,
+                           end: int | None = None) -> bytes:
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "VersionId": version_id}
+        if start is not None:
+            if end is None or end <= start:
+                return b""
+            params["Range"] = f"bytes={start}-{end - 1}"
+        else:
+            params["ChecksumMode"] = "ENABLED"
+        try:
+            resp = await (await self._control()).get_object(**params)
+            async with resp["Body"] as body:
+                data = await body.read()
+        except Exception as exc:
+            raise translate(exc, "get", self._url(key), key) from exc
+        want = resp.get("ContentLength")
+        if want is not None and len(data) != want:
+            raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
+        return data
+
+    async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
+        failed: list[tuple[str, str, str]] = []
+        for i in range(0, len(pairs), 1000):
+            batch = pairs[i:i + 1000]
+            try:
+                resp = await (await self._control()).delete_objects(
+                    Bucket=self.bucket, Delete={"Objects": [{"Key": k, "VersionId": v} for k, v in batch],
+                                                "Quiet": True})
+            except Exception as exc:
+                err = translate(exc, "delete", self._url())
+                failed.extend((k, v, str(err)) for k, v in batch)
+                continue
+            for e in resp.get("Errors", ()):
+                failed.append((e.get("Key", ""), e.get("VersionId", ""), f"{e.get('Code')}: {e.get('Message')}"))
         return failed
 
     # ---------------------------------------------------------------- server-side copy
