@@ -274,14 +274,43 @@ class RmResult:
 
 def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
        filters: FilterRules | None = None, dry_run: bool = False, all_objects: bool = False,
-       on_key: Callable[[str, str | None], None] | None = None, concurrency: int = 8) -> RmResult:
+       on_key: Callable[[str, str | None], None] | None = None, concurrency: int = 8,
+       all_versions: bool = False) -> RmResult:
     """Delete every object URL names (read as `copy` reads SRC: one object, or everything under a
     prefix), listing in parallel and deleting in batches of 1,000 keys (S3 DeleteObjects), `concurrency`
     batches at once. A key the server refuses (an error inside DeleteObjects' 200 answer) is reported,
     not counted as deleted. Emptying a whole bucket needs all_objects=True, so a typo cannot do it.
     on_key(url, None) for each key deleted (or, in a dry run, to be deleted); on_key(url, why) for
     each failure."""
+    if all_versions:
+        return _rm_versions(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key)
     return asyncio.run(_rm(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key, concurrency))
+
+
+def _rm_versions(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
+                 on_key: Callable[[str, str | None], None] | None) -> RmResult:
+    """rm(all_versions=True): every version and delete marker for good (versions.py); on_key gets
+    each one's URL with ?versionId=."""
+    from .versions import rm_versions
+
+    done = asyncio.run(rm_versions(url, s3=s3, filters=rules, dry_run=dry_run, all_objects=all_objects,
+                                   on_key=on_key))
+    result = RmResult(dry_run)
+    result.deleted, result.failures = done.versions + done.markers, done.failures
+    return result
+
+
+def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_delete_markers: bool = False,
+                  options: TransferOptions | None = None, src_s3: S3Options | None = None,
+                  dst_s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
+                  filters: FilterRules | None = None,
+                  on_version: Callable[[str, str, str | None], None] | None = None) -> Any:
+    """`copy --version-id` (SRC names one key) or `copy --all-versions`: see versions.copy_versions."""
+    from .versions import copy_versions as run
+
+    return asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
+                           include_delete_markers=include_delete_markers,
+                           filters=_filters(include, exclude, filters), on_version=on_version))
 
 
 async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,

@@ -113,6 +113,10 @@ RequestTimeout = Annotated[float, O("--request-timeout", metavar="SECONDS", help
 MaxRps = Annotated[float, O("--max-rps", metavar="N", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
 MaxBandwidth = Annotated[str, O("--max-bandwidth", metavar="SIZE", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=_NET_HELP)]
 ChecksumAlgorithm = Annotated[Optional[str], O("--checksum-algorithm", metavar="ALGORITHM", help="S3 uploads carry this checksum, checked by the server on every PUT and part and kept with the object: CRC32, CRC32C, CRC64NVME (full-object), SHA1 or SHA256 (CRC32C/CRC64NVME need pip install 's3bulk[crc]')")]
+_VERSIONS_HELP = "Versions"
+VersionId = Annotated[Optional[str], O("--version-id", metavar="ID", help="copy this version of the one key SRC names", rich_help_panel=_VERSIONS_HELP)]
+AllVersions = Annotated[bool, O("--all-versions", help="copy every version under SRC, oldest first per key, so a versioned DST gets the same history", rich_help_panel=_VERSIONS_HELP)]
+IncludeDeleteMarkers = Annotated[bool, O("--include-delete-markers", help="with --all-versions: replay delete markers as deletes at DST", rich_help_panel=_VERSIONS_HELP)]
 Adaptive = Annotated[bool, O("--adaptive/--no-adaptive", help="halve requests in flight on SlowDown, raise them again as answers succeed (AIMD, shared by all workers)", rich_help_panel=_NET_HELP)]
 
 
@@ -136,6 +140,7 @@ def copy(
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
     checksum_algorithm: ChecksumAlgorithm = None,
+    version_id: VersionId = None, all_versions: AllVersions = False, include_delete_markers: IncludeDeleteMarkers = False,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object)."""
     _execute("copy", **locals())
@@ -260,7 +265,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
              files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False,
-             checksum_algorithm: Optional[str] = None) -> None:
+             checksum_algorithm: Optional[str] = None, version_id: Optional[str] = None,
+             all_versions: bool = False, include_delete_markers: bool = False) -> None:
     """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
     with the documented code. Everything but parsing and rendering lives in the API."""
     import contextlib
@@ -314,6 +320,15 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"),
             checksum_algorithm=checksum_algorithm,
         )
+        if version_id is not None or all_versions or include_delete_markers:
+            if command != "copy":
+                raise UsageError("--version-id and --all-versions go with copy")
+            from .versions import copy_versions
+
+            return copy_versions(src, dst, version_id=version_id, all_versions=all_versions,
+                                 include_delete_markers=include_delete_markers, src_s3=src_s3, dst_s3=dst_s3,
+                                 options=options, filters=_filters(_ARGV, include, exclude), json_out=json_out,
+                                 quiet=quiet, verbose=verbose)
         summary = _run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                        on_event=on_event, max_memory=parse_size(max_memory, "--max-memory")
                        if max_memory is not None else None,
@@ -411,6 +426,7 @@ def ls_command(
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
+    all_versions: bool = typer.Option(False, "--all-versions", help="every version and delete marker, with its version id and whether it is the latest"),
 ) -> None:
     """List every object under URL with its size, in key order.
 
@@ -419,6 +435,13 @@ def ls_command(
     from ..api import ls_pages
 
     s3 = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
+    if all_versions:
+        from .versions import ls_versions
+
+        try:
+            return ls_versions(url, s3, json_out)
+        except BrokenPipeError:
+            return _quiet_broken_pipe()
     out = sys.stdout
     count = total = 0
     dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -458,6 +481,7 @@ def rm_command(
     include: Include = None, exclude: Exclude = None,
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="one line per deleted key"),
+    all_versions: bool = typer.Option(False, "--all-versions", help="delete every version and delete marker for good (without it a versioned bucket keeps them and gets delete markers, as S3 does)"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
@@ -486,7 +510,7 @@ def rm_command(
     try:
         result = rm(url, s3=s3, filters=[r for r in (("include" if keep else "exclude", g) for keep, g in
                                                    _filters(_ARGV, include, exclude).rules)],
-                    dry_run=dry_run, all_objects=all_objects, on_key=on_key)
+                    dry_run=dry_run, all_objects=all_objects, on_key=on_key, all_versions=all_versions)
     except S3BulkError as exc:
         if json_out:
             print(dumps({"event": "error", "error": str(exc), "v": 1}))

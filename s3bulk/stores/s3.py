@@ -591,8 +591,11 @@ class S3Store:
         for i, m in enumerate(resp.get("DeleteMarkers", ())):
             rows.append((m["Key"], i, ObjectVersion(m["Key"], str(m.get("VersionId") or "null"), None,
                                                     m["LastModified"].timestamp(), None, bool(m.get("IsLatest")), True)))
-        # the two lists come apart: per key, newest first (by time; S3's own order within each list kept)
-        rows.sort(key=lambda r: (r[0].encode("utf-8", "surrogatepass"), -(r[2].mtime or 0.0)))
+        # the two lists come apart: per key, the latest first, then newest first by time, S3's own
+        # order kept within each list (LastModified has whole seconds: between a version and a delete
+        # marker of the same second the order is unknown, and the version is taken as the newer)
+        rows.sort(key=lambda r: (r[0].encode("utf-8", "surrogatepass"), not r[2].latest, -(r[2].mtime or 0.0),
+                                 r[2].delete_marker, r[1]))
         entries = [r[2] for r in rows]
         if not resp.get("IsTruncated"):
             return VersionPage(entries)
