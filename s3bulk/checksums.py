@@ -66,6 +66,37 @@ def require(algorithm: str | None) -> None:
         raise UsageError(f"{algorithm} needs awscrt: pip install 's3bulk[crc]' (or pip install awscrt)")
 
 
+def combinable(algorithm: str) -> bool:
+    """Whether part CRCs of `algorithm` can be combined into the whole object's here (awscrt)."""
+    return algorithm in CRCS and _crt() is not None
+
+
+class PartCrcs:
+    """A FULL_OBJECT CRC checked from parts read in any order: each part's CRC as it arrives, then
+    combined in part order (awscrt's combine_*), so a multipart download is verified without
+    reading the object twice or in sequence."""
+
+    def __init__(self, algorithm: str, want: str) -> None:
+        native: Any = _crt()
+        self.algorithm, self.want = algorithm, want
+        name = algorithm.lower()
+        self._crc = getattr(native, name) if algorithm != "CRC32" else (lambda data, crc=0: zlib.crc32(data, crc))
+        self._combine = getattr(native, f"combine_{name}")
+        self.parts: dict[int, tuple[int, int]] = {}
+
+    def add(self, number: int, data: Buffer) -> None:
+        self.parts[number] = (self._crc(data, 0), len(data))
+
+    def matches(self) -> bool:
+        crc = None
+        for number in sorted(self.parts):
+            part, size = self.parts[number]
+            crc = part if crc is None else self._combine(crc, part, size)
+        width = 8 if self.algorithm == "CRC64NVME" else 4
+        got = base64.b64encode((crc or 0).to_bytes(width, "big")).decode()
+        return got == self.want
+
+
 class Hasher:
     """One checksum computed over data fed in order (update may be called many times)."""
 

@@ -153,3 +153,49 @@ def test_sync_checksum_is_idempotent_for_any_part_size(cli, s3, bucket, tmp_path
     assert r.code == 0, r
     r = cli("sync", f"s3://{bucket}/p16MiB/", str(tmp_path / "back"), "--checksum", "--json")
     assert r.code == 0 and r.summary["copied"] == 0, r
+
+
+def _flipping_range_rule(bucket: str, key: str, body: bytes, start: int, times: int):
+    """The first `times` ranged GETs of bytes [start, ...) of the object answer the right range with
+    one byte flipped: a multipart download's part arriving corrupted."""
+    seen = {"n": 0}
+
+    def rule(method: str, target: str, headers: dict[str, str]) -> bytes | None:
+        rng = headers.get("range", "")
+        if method == "GET" and target.split("?", 1)[0] == f"/{bucket}/{key}" and \
+                rng.startswith(f"bytes={start}-") and seen["n"] < times:
+            seen["n"] += 1
+            end = int(rng.split("-", 1)[1])
+            bad = bytearray(body[start:end + 1])
+            bad[1] ^= 0x01
+            return (f"HTTP/1.1 206 Partial Content\r\nContent-Length: {len(bad)}\r\n"
+                    f"Content-Range: bytes {start}-{end}/{len(body)}\r\nETag: \"x\"\r\n"
+                    f"Last-Modified: Mon, 23 Nov 2026 00:00:00 GMT\r\nConnection: close\r\n\r\n").encode() + bytes(bad)
+        return None
+    return rule, seen
+
+
+@pytest.mark.parametrize("times, ok", [(1, True), (100, False)])
+def test_corrupted_part_of_a_multipart_download_is_caught(cli, s3, bucket, tmp_path, make_fault_proxy, endpoint,
+                                                          times, ok):
+    """An object with a full-object CRC64NVME downloaded in 5 MiB parts: the part CRCs, combined,
+    must give the object's; a corrupted part fails the object (retried once as a whole), and no file
+    is left."""
+    body = _body(6 * MiB, 7)
+    write_tree(tmp_path / "src", {"obj": body})
+    r = cli("copy", str(tmp_path / "src"), f"s3://{bucket}/d/", "--checksum-algorithm", "CRC64NVME",
+            "--multipart-threshold", "5MiB", "--part-size", "5MiB")
+    assert r.code == 0, r
+    rule, seen = _flipping_range_rule(bucket, "d/obj", body, 5 * MiB, times)
+    proxy = make_fault_proxy(endpoint, [rule])
+    r = cli("copy", f"s3://{bucket}/d/", str(tmp_path / "out"), "--endpoint-url", proxy.url, "--path-style",
+            "--multipart-threshold", "5MiB", "--part-size", "5MiB", "--json", "--no-journal")
+    assert seen["n"] >= 1, "the proxy never saw the ranged GET"
+    if ok:
+        assert r.code == 0, r
+        assert (tmp_path / "out" / "obj").read_bytes() == body
+    else:
+        assert r.code == 1, r
+        assert [e for e in r.events if e["event"] == "failure" and "does not match" in e["error"]], r
+        assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+        assert seen["n"] == 2, "tried twice, then reported"
