@@ -407,7 +407,10 @@ class S3Store:
         return int(resp["ContentLength"])
 
     async def object_checksum(self, key: str) -> ObjectChecksum | None:
-        """HEAD with x-amz-checksum-mode: ENABLED (sync --checksum only, so the control plane serves it)."""
+        """HEAD with x-amz-checksum-mode: ENABLED (sync --checksum, and before a multipart download)."""
+        found = await self._on_wire(lambda wire: wire.checksum(key, self._url(key)))
+        if found is not _NO_WIRE:
+            return ObjectChecksum(*found) if found is not None else None
         try:
             resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
         except Exception as exc:

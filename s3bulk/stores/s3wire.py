@@ -260,6 +260,14 @@ class S3Wire:
         etag = h.get("etag")
         return ObjectInfo(key, size, mtime, etag.strip('"') if etag else None)
 
+    async def checksum(self, key: str, url: str) -> tuple[str, str, str] | None:
+        """HEAD with x-amz-checksum-mode: ENABLED: (algorithm, value, type) of the object's checksum."""
+        resp = await self._send("HEAD", self._object_path(key), None, {"x-amz-checksum-mode": "ENABLED"}, None,
+                                "head", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "head", url, key)
+        return checksums.from_headers(resp.headers)
+
     async def get(self, key: str, start: int | None, end: int | None, url: str,
                   into: memoryview | None = None) -> bytes | bytearray | memoryview:
         """The object or bytes [start, end) of it; a range is received straight into `into` when given."""
