@@ -661,11 +661,12 @@ class S3Store:
         assert isinstance(src, S3Store)
         source = {"Bucket": src.bucket, "Key": src_key}
         if size <= self._copy_threshold:
-            if await self._on_wire(lambda wire: wire.copy(src.bucket, src_key, dst_key,
-                                                          self._url(dst_key))) is not _NO_WIRE:
+            if await self._on_wire(lambda wire: wire.copy(src.bucket, src_key, dst_key, self._url(dst_key),
+                                                          self.checksum_algorithm)) is not _NO_WIRE:
                 return
             try:
-                await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source)
+                await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source,
+                                                           **self._put_checksum())
             except Exception as exc:
                 raise translate(exc, "copy", self._url(dst_key), dst_key) from exc
             return

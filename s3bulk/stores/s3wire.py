@@ -315,8 +315,10 @@ class S3Wire:
             part[checksums.field(algorithm)] = resp.headers.get(name) or headers[name]
         return part
 
-    async def copy(self, src_bucket: str, src_key: str, key: str, url: str) -> None:
+    async def copy(self, src_bucket: str, src_key: str, key: str, url: str, checksum: str | None = None) -> None:
         headers = {"x-amz-copy-source": f"{src_bucket}/{uri_encode(src_key, keep_slash=True)}"}
+        if checksum:  # the server computes the copy's checksum with this algorithm
+            headers["x-amz-checksum-algorithm"] = checksum
         resp = await self._send("PUT", self._object_path(key), None, headers, None, "copy", url, key)
         # CopyObject can fail after answering 200: the error is then in the body
         if resp.status != 200 or b"<Error>" in resp.body[:512]:
