@@ -304,13 +304,15 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
                   options: TransferOptions | None = None, src_s3: S3Options | None = None,
                   dst_s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
                   filters: FilterRules | None = None,
-                  on_version: Callable[[str, str, str | None], None] | None = None) -> Any:
-    """`copy --version-id` (SRC names one key) or `copy --all-versions`: see versions.copy_versions."""
+                  on_version: Callable[[str, str, str | None], None] | None = None,
+                  as_of: float | None = None) -> Any:
+    """`copy --version-id` (SRC names one key), `copy --all-versions` or `copy --as-of` (epoch
+    seconds): see versions.copy_versions."""
     from .versions import copy_versions as run
 
     return asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
                            include_delete_markers=include_delete_markers,
-                           filters=_filters(include, exclude, filters), on_version=on_version))
+                           filters=_filters(include, exclude, filters), on_version=on_version, as_of=as_of))
 
 
 async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,

@@ -122,11 +122,12 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
                         dst_s3: S3Options | None = None, options: Any = None, version_id: str | None = None,
                         include_delete_markers: bool = False, filters: Filters = Filters(),
                         on_version: Callable[[str, str, str | None], None] | None = None,
-                        concurrency: int = 16) -> VersionsResult:
+                        concurrency: int = 16, as_of: float | None = None) -> VersionsResult:
     """Copy one version (`version_id`, SRC naming one key) or every version under SRC, oldest first
     per key, to DST (which keeps them as versions when it is a versioned bucket). Delete markers are
-    replayed as deletes only with include_delete_markers. on_version(src url, dst url, why) after
-    each version (why None when it landed)."""
+    replayed as deletes only with include_delete_markers. as_of (epoch seconds): instead, each key
+    as it was then, its newest version not after that time (none when that was a delete marker).
+    on_version(src url, dst url, why) after each version (why None when it landed)."""
     from .engine.plan import KeyMap, TransferOptions
     from .engine.transfer import ByteBudget, Transfer
     from .stores import Writer, open_store
@@ -179,6 +180,8 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
 
         async def history(versions: list[ObjectVersion]) -> None:
             try:
+                if as_of is not None:
+                    versions = at(versions, as_of)
                 for v in versions:
                     if v.delete_marker and not include_delete_markers:
                         continue
@@ -214,6 +217,14 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
         if dst is not None:
             await dst.close()
     return result
+
+
+def at(history: list[ObjectVersion], when: float) -> list[ObjectVersion]:
+    """The version a key showed at `when` (its history oldest first), as a one-element list; empty
+    when it did not exist yet or had been deleted (S3 times have whole seconds: a version written in
+    the second of `when` counts as there)."""
+    before = [v for v in history if v.mtime is not None and v.mtime <= when]
+    return [] if not before or before[-1].delete_marker else [before[-1]]
 
 
 def _one_destination(dst: Location, dst_text: str, name: str) -> tuple[Location, str]:

@@ -84,3 +84,30 @@ def test_rm_all_versions_removes_history_plain_rm_adds_a_marker(cli, s3, history
     assert r.code == 0 and r.summary["deleted"] == 6, r
     resp = s3.list_object_versions(Bucket=name, Prefix="h/")
     assert not resp.get("Versions") and not resp.get("DeleteMarkers"), resp
+
+
+def test_copy_as_of_a_time(cli, s3, make_bucket, tmp_path):
+    """--as-of: each key as it was then: the version current at that time, nothing for a key not
+    yet written or already deleted."""
+    import time
+
+    name = _versioned(s3, make_bucket)
+    s3.put_object(Bucket=name, Key="t/a", Body=b"a1")
+    s3.put_object(Bucket=name, Key="t/gone", Body=b"g1")
+    first = s3.head_object(Bucket=name, Key="t/a")["LastModified"].timestamp()
+    deadline = time.monotonic() + 60
+    while time.time() < first + 1.05:  # S3 times have whole seconds: the next writes must be later ones
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    s3.put_object(Bucket=name, Key="t/a", Body=b"a2")
+    s3.put_object(Bucket=name, Key="t/new", Body=b"n1")
+    s3.delete_object(Bucket=name, Key="t/gone")
+    r = cli("copy", f"s3://{name}/t/", str(tmp_path / "then"), "--as-of", str(first))
+    assert r.code == 0, r
+    assert sorted(p.name for p in (tmp_path / "then").iterdir()) == ["a", "gone"]
+    assert (tmp_path / "then" / "a").read_bytes() == b"a1"
+    r = cli("copy", f"s3://{name}/t/", str(tmp_path / "now"), "--as-of", "2999-01-01T00:00:00Z")
+    assert r.code == 0, r
+    assert {p.name: p.read_bytes() for p in (tmp_path / "now").iterdir()} == {"a": b"a2", "new": b"n1"}
+    r = cli("copy", f"s3://{name}/t/", str(tmp_path / "x"), "--as-of", "yesterday")
+    assert r.code == 2 and "--as-of" in r.err and "Traceback" not in r.err, r

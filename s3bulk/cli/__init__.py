@@ -116,6 +116,7 @@ ChecksumAlgorithm = Annotated[Optional[str], O("--checksum-algorithm", metavar="
 _VERSIONS_HELP = "Versions"
 VersionId = Annotated[Optional[str], O("--version-id", metavar="ID", help="copy this version of the one key SRC names", rich_help_panel=_VERSIONS_HELP)]
 AllVersions = Annotated[bool, O("--all-versions", help="copy every version under SRC, oldest first per key, so a versioned DST gets the same history", rich_help_panel=_VERSIONS_HELP)]
+AsOf = Annotated[Optional[str], O("--as-of", metavar="TIME", help="copy each key under SRC as it was at TIME (ISO 8601, UTC unless a zone is given, or epoch seconds): its newest version not after it", rich_help_panel=_VERSIONS_HELP)]
 IncludeDeleteMarkers = Annotated[bool, O("--include-delete-markers", help="with --all-versions: replay delete markers as deletes at DST", rich_help_panel=_VERSIONS_HELP)]
 Adaptive = Annotated[bool, O("--adaptive/--no-adaptive", help="halve requests in flight on SlowDown, raise them again as answers succeed (AIMD, shared by all workers)", rich_help_panel=_NET_HELP)]
 
@@ -141,6 +142,7 @@ def copy(
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
     checksum_algorithm: ChecksumAlgorithm = None,
     version_id: VersionId = None, all_versions: AllVersions = False, include_delete_markers: IncludeDeleteMarkers = False,
+    as_of: AsOf = None,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object)."""
     _execute("copy", **locals())
@@ -266,7 +268,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
              files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False,
              checksum_algorithm: Optional[str] = None, version_id: Optional[str] = None,
-             all_versions: bool = False, include_delete_markers: bool = False) -> None:
+             all_versions: bool = False, include_delete_markers: bool = False,
+             as_of: Optional[str] = None) -> None:
     """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
     with the documented code. Everything but parsing and rendering lives in the API."""
     import contextlib
@@ -320,15 +323,15 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"),
             checksum_algorithm=checksum_algorithm,
         )
-        if version_id is not None or all_versions or include_delete_markers:
+        if version_id is not None or all_versions or include_delete_markers or as_of is not None:
             if command != "copy":
-                raise UsageError("--version-id and --all-versions go with copy")
+                raise UsageError("--version-id, --all-versions and --as-of go with copy")
             from .versions import copy_versions
 
             return copy_versions(src, dst, version_id=version_id, all_versions=all_versions,
                                  include_delete_markers=include_delete_markers, src_s3=src_s3, dst_s3=dst_s3,
                                  options=options, filters=_filters(_ARGV, include, exclude), json_out=json_out,
-                                 quiet=quiet, verbose=verbose)
+                                 quiet=quiet, verbose=verbose, as_of=as_of)
         summary = _run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                        on_event=on_event, max_memory=parse_size(max_memory, "--max-memory")
                        if max_memory is not None else None,

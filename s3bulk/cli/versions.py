@@ -44,7 +44,7 @@ def ls_versions(url: str, s3: S3Options, json_out: bool) -> None:
 
 def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions: bool,
                   include_delete_markers: bool, src_s3: S3Options, dst_s3: S3Options, options: Any,
-                  filters: Any, json_out: bool, quiet: bool, verbose: bool) -> None:
+                  filters: Any, json_out: bool, quiet: bool, verbose: bool, as_of: Optional[str] = None) -> None:
     """copy --version-id / --all-versions: run versions.copy_versions, one line per version with
     --verbose (or a JSON event each with --json), a summary, exit 1 when any version failed."""
     from ..versions import copy_versions as run
@@ -55,6 +55,9 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
         raise UsageError("give --version-id or --all-versions, not both")
     if include_delete_markers and not all_versions:
         raise UsageError("--include-delete-markers goes with --all-versions")
+    when = parse_time(as_of) if as_of is not None else None
+    if when is not None and version_id is not None:
+        raise UsageError("give --version-id or --as-of, not both")
     dumps = json.JSONEncoder(ensure_ascii=False).encode
 
     def on_version(src_url: str, dst_url: str, why: Optional[str]) -> None:
@@ -72,7 +75,7 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
     try:
         result = asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
                                  include_delete_markers=include_delete_markers, filters=filters,
-                                 on_version=on_version))
+                                 on_version=on_version, as_of=when))
     except S3BulkError as exc:
         if json_out:
             print(dumps({"event": "error", "error": str(exc), "v": 1}))
@@ -88,3 +91,18 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
               f"{plural(result.markers, 'delete marker')}{tail}", file=sys.stderr)
     if result.failures:
         raise typer.Exit(1)
+
+
+def parse_time(text: str) -> float:
+    """--as-of: ISO 8601 (2026-11-23T04:00:00Z; no zone means UTC) or seconds since the epoch."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--as-of {text!r}: expected a time such as 2026-11-23T04:00:00Z or epoch seconds") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
