@@ -14,6 +14,7 @@ instead of offered slowly.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import zlib
 from typing import Any, Callable
@@ -46,7 +47,9 @@ def field(algorithm: str) -> str:
     return f"Checksum{algorithm}"
 
 
+@functools.cache
 def _crt() -> object | None:
+    """awscrt's checksums module, once per process (None when it is not installed)."""
     try:
         from awscrt import checksums  # type: ignore[import-not-found]
     except ImportError:

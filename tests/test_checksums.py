@@ -210,3 +210,16 @@ def test_server_side_copy_gets_the_algorithm(cli, s3, make_bucket):
     assert r.code == 0 and r.summary["server_side_copies"] == 1, r
     head = s3.head_object(Bucket=b, Key="k", ChecksumMode="ENABLED")
     assert head.get("ChecksumSHA256") == checksums.b64("SHA256", b"server side"), head
+
+
+def test_crc64nvme_without_awscrt_is_one_line_usage_error(tmp_path):
+    """Without the optional awscrt, CRC32C/CRC64NVME are refused up front (exit 2, one line)."""
+    import sys
+
+    (tmp_path / "f").write_bytes(b"x")
+    code = ("import sys; sys.modules['awscrt'] = None\n"
+            "from s3bulk.cli import main\n"
+            f"main(['copy', {str(tmp_path / 'f')!r}, 's3://b/k', '--checksum-algorithm', 'CRC64NVME'])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc
+    assert proc.stderr.strip() == "s3bulk: error: CRC64NVME needs awscrt: pip install 's3bulk[crc]' (or pip install awscrt)"
