@@ -414,7 +414,8 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
        filters: FilterRules | None = None, dry_run: bool = False, all_objects: bool = False,
        on_key: Callable[[str, str | None], None] | None = None, concurrency: int = 8,
        journal: str | None = None, resume: bool = False, default_journal: bool = False,
-       on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0, retries: int = 5) -> RmResult:
+       on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0, retries: int = 5,
+       all_versions: bool = False) -> RmResult:
     """Delete every object URL names (read as `copy` reads SRC: one object, or everything under a
     prefix), listing in parallel and deleting in batches of 1,000 keys (S3 DeleteObjects), `concurrency`
     batches at once. A key the server refuses (an error inside DeleteObjects' 200 answer) is reported,
@@ -427,15 +428,48 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     a prefix already empty is no error (the same line run again after it completed): on_notice(line)
     says so. A complete run removes its journal.
     max_rps / retries: as `--max-rps` / `--retries` (requests per second, listing included; retries of
-    a throttled or failed request, with AIMD on SlowDown as for copy)."""
+    a throttled or failed request, with AIMD on SlowDown as for copy).
+    all_versions: delete every version and delete marker too (versions.py; no journal)."""
     from .errors import UsageError
 
+    if all_versions:
+        if resume:
+            raise UsageError("--all-versions keeps no journal: run it again instead of --resume")
+        return _rm_versions(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key)
     if resume and (dry_run or (journal is None and not default_journal)):
         raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
                          "in the API: journal=PATH)")
     return asyncio.run(_rm(url, s3, _filters(include, exclude, filters), dry_run, all_objects, on_key, concurrency,
                            None if dry_run else journal, resume, default_journal and not dry_run,
                            on_notice or (lambda line: None), max_rps, retries))
+
+
+def _rm_versions(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
+                 on_key: Callable[[str, str | None], None] | None) -> RmResult:
+    """rm(all_versions=True): every version and delete marker for good (versions.py); on_key gets
+    each one's URL with ?versionId=."""
+    from .versions import rm_versions
+
+    done = asyncio.run(rm_versions(url, s3=s3, filters=rules, dry_run=dry_run, all_objects=all_objects,
+                                   on_key=on_key))
+    result = RmResult(dry_run)
+    result.deleted, result.failures = done.versions + done.markers, done.failures
+    return result
+
+
+def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_delete_markers: bool = False,
+                  options: TransferOptions | None = None, src_s3: S3Options | None = None,
+                  dst_s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
+                  filters: FilterRules | None = None,
+                  on_version: Callable[[str, str, str | None], None] | None = None,
+                  as_of: float | None = None) -> Any:
+    """`copy --version-id` (SRC names one key), `copy --all-versions` or `copy --as-of` (epoch
+    seconds): see versions.copy_versions."""
+    from .versions import copy_versions as run
+
+    return asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
+                           include_delete_markers=include_delete_markers,
+                           filters=_filters(include, exclude, filters), on_version=on_version, as_of=as_of))
 
 
 async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,

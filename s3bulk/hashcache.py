@@ -18,6 +18,10 @@ _SCHEMA = ("CREATE TABLE IF NOT EXISTS hashes_v2 (path TEXT, ino INTEGER, size I
            "ctime_ns INTEGER, part_size INTEGER, etag TEXT, "
            "PRIMARY KEY (path, ino, size, mtime_ns, ctime_ns, part_size))")
 
+_SUMS_SCHEMA = ("CREATE TABLE IF NOT EXISTS sums_v1 (path TEXT, ino INTEGER, size INTEGER, mtime_ns INTEGER, "
+                "ctime_ns INTEGER, algorithm TEXT, part_size INTEGER, value TEXT, "
+                "PRIMARY KEY (path, ino, size, mtime_ns, ctime_ns, algorithm, part_size))")
+
 
 def default_path() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -56,6 +60,32 @@ class HashCache:
         if db is not None:
             try:
                 db.execute("INSERT OR REPLACE INTO hashes_v2 VALUES (?,?,?,?,?,?,?)", (*key, value))
+            except sqlite3.Error:
+                pass
+        return value
+
+
+    def checksum(self, path: str, algorithm: str, part_size: int = 0) -> str:
+        """The additional checksum S3 would show for the file's bytes (checksums.file_checksum),
+        cached under the same key as etag() with the algorithm."""
+        from .checksums import file_checksum
+
+        st = os.stat(path)
+        key = (os.path.abspath(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, algorithm, part_size)
+        db = self._db()
+        if db is not None:
+            try:
+                db.execute(_SUMS_SCHEMA)
+                row = db.execute("SELECT value FROM sums_v1 WHERE path=? AND ino=? AND size=? AND mtime_ns=? "
+                                 "AND ctime_ns=? AND algorithm=? AND part_size=?", key).fetchone()
+            except sqlite3.Error:
+                row, db = None, None
+            if row:
+                return row[0]
+        value = file_checksum(path, algorithm, part_size)
+        if db is not None:
+            try:
+                db.execute("INSERT OR REPLACE INTO sums_v1 VALUES (?,?,?,?,?,?,?,?)", (*key, value))
             except sqlite3.Error:
                 pass
         return value

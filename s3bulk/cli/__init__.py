@@ -114,6 +114,12 @@ Retries = Annotated[int, O("--retries", metavar="N", help="further attempts of a
 RequestTimeout = Annotated[float, O("--request-timeout", metavar="SECONDS", help="seconds of silence (no byte received, no request byte taken) before a request is retried; a transfer that keeps moving is never cut off", min=0.1, rich_help_panel=_NET_HELP)]
 MaxRps = Annotated[float, O("--max-rps", metavar="N", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
 MaxBandwidth = Annotated[str, O("--max-bandwidth", metavar="SIZE", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=_NET_HELP)]
+ChecksumAlgorithm = Annotated[Optional[str], O("--checksum-algorithm", metavar="ALGORITHM", help="S3 uploads carry this checksum, checked by the server on every PUT and part and kept with the object: CRC32, CRC32C, CRC64NVME (full-object), SHA1 or SHA256 (CRC32C/CRC64NVME need pip install 's3bulk[crc]')")]
+_VERSIONS_HELP = "Versions"
+VersionId = Annotated[Optional[str], O("--version-id", metavar="ID", help="copy this version of the one key SRC names", rich_help_panel=_VERSIONS_HELP)]
+AllVersions = Annotated[bool, O("--all-versions", help="copy every version under SRC, oldest first per key, so a versioned DST gets the same history", rich_help_panel=_VERSIONS_HELP)]
+AsOf = Annotated[Optional[str], O("--as-of", metavar="TIME", help="copy each key under SRC as it was at TIME (ISO 8601, UTC unless a zone is given, or epoch seconds): its newest version not after it", rich_help_panel=_VERSIONS_HELP)]
+IncludeDeleteMarkers = Annotated[bool, O("--include-delete-markers", help="with --all-versions: replay delete markers as deletes at DST", rich_help_panel=_VERSIONS_HELP)]
 Adaptive = Annotated[bool, O("--adaptive/--no-adaptive", help="halve requests in flight on SlowDown, raise them again as answers succeed (AIMD, shared by all workers)", rich_help_panel=_NET_HELP)]
 ExpectedSize = Annotated[Optional[str], O("--expected-size", metavar="SIZE", help="with SRC '-': about how big the stream from stdin will be, so the part size lets 10,000 parts hold it")]
 
@@ -146,6 +152,9 @@ def copy(
     sse: P.Sse = None, sse_kms_key_id: P.SseKmsKeyId = None, sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
+    checksum_algorithm: ChecksumAlgorithm = None,
+    version_id: VersionId = None, all_versions: AllVersions = False, include_delete_markers: IncludeDeleteMarkers = False,
+    as_of: AsOf = None,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object).
 
@@ -196,6 +205,7 @@ def sync(
     sse: P.Sse = None, sse_kms_key_id: P.SseKmsKeyId = None, sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
+    checksum_algorithm: ChecksumAlgorithm = None,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
@@ -279,7 +289,9 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
              files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False,
-             expected_size: Optional[str] = None, **props: Any) -> None:
+             expected_size: Optional[str] = None, checksum_algorithm: Optional[str] = None,
+             version_id: Optional[str] = None, all_versions: bool = False, include_delete_markers: bool = False,
+             as_of: Optional[str] = None, **props: Any) -> None:
     """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
     with the documented code. Everything but parsing and rendering lives in the API."""
     if "-" in (src, dst) or expected_size is not None:  # one object from stdin or to stdout: cli/pipes.py
@@ -353,7 +365,17 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             retries=retries, request_timeout=request_timeout, adaptive=adaptive, max_rps=max_rps,
             max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"),
             write_props=P.write_props(**props),  # the object-property options (cli/props.py)
+            checksum_algorithm=checksum_algorithm,
         )
+        if version_id is not None or all_versions or include_delete_markers or as_of is not None:
+            if command != "copy":
+                raise UsageError("--version-id, --all-versions and --as-of go with copy")
+            from .versions import copy_versions
+
+            return copy_versions(src, dst, version_id=version_id, all_versions=all_versions,
+                                 include_delete_markers=include_delete_markers, src_s3=src_s3, dst_s3=dst_s3,
+                                 options=options, filters=_filters(_ARGV, include, exclude), json_out=json_out,
+                                 quiet=quiet, verbose=verbose, as_of=as_of)
         summary = _run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                        on_event=on_event, max_memory=parse_size(max_memory, "--max-memory")
                        if max_memory is not None else None,
@@ -451,6 +473,7 @@ def ls_command(
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
+    all_versions: bool = typer.Option(False, "--all-versions", help="every version and delete marker, with its version id and whether it is the latest"),
 ) -> None:
     """List every object under URL with its size, in key order.
 
@@ -459,6 +482,13 @@ def ls_command(
     from ..api import ls_pages
 
     s3 = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
+    if all_versions:
+        from .versions import ls_versions
+
+        try:
+            return ls_versions(url, s3, json_out)
+        except BrokenPipeError:
+            return _quiet_broken_pipe()
     out = sys.stdout
     count = total = 0
     dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -503,6 +533,7 @@ def rm_command(
     resume: bool = typer.Option(False, "--resume", help="continue an interrupted rm from its journal: list only what it had not deleted (no journal, or nothing left: runs as usual, exit 0)"),
     journal: JournalPath = None, no_journal: NoJournal = False,
     retries: Retries = 5, max_rps: MaxRps = 0.0,
+    all_versions: bool = typer.Option(False, "--all-versions", help="delete every version and delete marker for good (without it a versioned bucket keeps them and gets delete markers, as S3 does)"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
@@ -535,7 +566,7 @@ def rm_command(
                     dry_run=dry_run, all_objects=all_objects, on_key=on_key, concurrency=concurrency,
                     journal=None if no_journal else journal, default_journal=not no_journal, resume=resume,
                     on_notice=lambda line: print(f"s3bulk: {line}", file=sys.stderr, flush=True),
-                    max_rps=max_rps, retries=retries)
+                    max_rps=max_rps, retries=retries, all_versions=all_versions)
     except KeyboardInterrupt:
         argv = [a for a in (_ARGV or ["rm", url]) if a != "--resume"]
         how = ("resume with: " + shlex.join(["s3bulk", *argv, "--resume"])) if not no_journal and not dry_run \

@@ -39,6 +39,7 @@ class TransferOptions:
     flush_writes: bool = False
     # the properties objects are written with (aws-cli's --metadata, --acl, --copy-props...): engine/props.py
     write_props: WriteProps = field(default_factory=WriteProps)
+    checksum_algorithm: str | None = None  # CRC32|CRC32C|CRC64NVME|SHA1|SHA256 on S3 uploads (checksums.py)
 
     def __post_init__(self) -> None:
         """Sizes may be given as numbers or strings ("8MiB"); anything out of range is a UsageError
@@ -62,6 +63,11 @@ class TransferOptions:
                 raise UsageError(f"{name} must be {bounds}, not {value!r}")
         if self.part_size < 5 * MiB:
             raise UsageError("part_size must be at least 5MiB (the S3 minimum)")
+        if self.checksum_algorithm is not None:
+            from ..checksums import parse_algorithm, require
+
+            object.__setattr__(self, "checksum_algorithm", parse_algorithm(self.checksum_algorithm))
+            require(self.checksum_algorithm)
 
     def resolved_workers(self) -> int:
         return self.workers if self.workers > 0 else max(1, os.cpu_count() or 1)
@@ -74,7 +80,8 @@ class TransferOptions:
         return StoreOptions(max_connections=connections, copy_threshold=self.copy_threshold,
                             copy_part_size=self.copy_part_size, timeout=self.request_timeout,
                             resilience=resilience, flush_writes=self.flush_writes,
-                            request_payer=self.write_props.set.request_payer)
+                            request_payer=self.write_props.set.request_payer,
+                            checksum_algorithm=self.checksum_algorithm)
 
 
 _SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_threshold", "copy_part_size",

@@ -179,11 +179,50 @@ class Comparator:
         return s.mtime - d.mtime >= (1.0 if _coarse(s, d) else 1e-6)
 
     async def _same_content(self, s: ObjectInfo, d: ObjectInfo) -> bool | None:
+        """Equal ETags mean equal bytes. Different ones need not (SSE-KMS ETags are no MD5, another
+        tool's part size gives another multipart ETag): then the objects' own additional checksums
+        decide when both sides can give one, else the ETags do."""
         a = await self._etag(self.src, s, self.dst, d)
         b = await self._etag(self.dst, d, self.src, s)
+        if a is not None and a == b:
+            return True
+        by_sum = await self._same_checksum(s, d)
+        if by_sum is not None:
+            return by_sum
         if a is None or b is None:
             return None
-        return a == b
+        return False
+
+    async def _same_checksum(self, s: ObjectInfo, d: ObjectInfo) -> bool | None:
+        """Compare by additional checksum (checksums.py): two stores that carry them when both objects
+        have a FULL_OBJECT one of the same algorithm; a local file against an object's checksum,
+        computed the same way (composite ones with the object's real part size). None: no verdict."""
+        from ..checksums import available
+
+        src_sum = await _object_checksum(self.src, s.key)
+        dst_sum = await _object_checksum(self.dst, d.key)
+        if src_sum is not None and dst_sum is not None:
+            if src_sum.algorithm == dst_sum.algorithm and src_sum.kind == dst_sum.kind == "FULL_OBJECT":
+                return src_sum.value == dst_sum.value
+            return None
+        for local, info, remote, other, remote_sum in ((self.src, s, self.dst, d, dst_sum),
+                                                       (self.dst, d, self.src, s, src_sum)):
+            root = getattr(local, "root", None)
+            if root is None or remote_sum is None or self._cache is None or not available(remote_sum.algorithm):
+                continue
+            part = 0
+            if remote_sum.kind == "COMPOSITE":
+                if not remote.features.part_sizes:
+                    return None
+                part = await remote.first_part_size(other.key) or 0
+                if not part:
+                    return None
+            import os
+
+            mine = await asyncio.to_thread(self._cache.checksum, os.path.join(root, info.key),
+                                           remote_sum.algorithm, part)
+            return mine == remote_sum.value
+        return None
 
     async def _etag(self, store, info: ObjectInfo, other_store, other: ObjectInfo) -> str | None:
         """The ETag of `info`, computed for a local file the way `other` (an S3 object) was made:
@@ -204,6 +243,13 @@ class Comparator:
         import os
 
         return await asyncio.to_thread(self._cache.etag, os.path.join(root, info.key), part)
+
+
+async def _object_checksum(store, key: str):
+    """The object's additional checksum where its store has them (features.checksums), else None."""
+    if not store.features.checksums:
+        return None
+    return await store.object_checksum(key)
 
 
 def _coarse(a: ObjectInfo, b: ObjectInfo) -> bool:

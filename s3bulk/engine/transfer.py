@@ -26,7 +26,8 @@ from typing import Any, Callable, cast
 from ..errors import Corrupt, StoreError
 from ..model import ObjectInfo, ObjectProps
 from ..stores import Store, Writer, part_size_for
-from ..stores.base import IntoReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, upload_in_parts
+from ..stores.base import (ChecksumReader, IntoReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier,
+                           upload_in_parts)
 from . import props as object_props
 from .plan import KeyMap, TransferOptions
 
@@ -124,7 +125,10 @@ class Transfer:
             finally:
                 self.budget.release(size)
             return size, False
-        await self._multipart(info.key, dst_key, size, info.mtime, info)
+        try:
+            await self._multipart(info.key, dst_key, size, info.mtime, info)
+        except ChecksumMismatch:
+            await self._multipart(info.key, dst_key, size, info.mtime, info)  # once more, then it is reported
         return size, False
 
     async def _copy_unsized(self, src_key: str, dst_key: str) -> tuple[int, bool]:
@@ -199,6 +203,8 @@ class Transfer:
                          info: ObjectInfo | None = None) -> None:
         part = part_size_for(size, self.options.part_size)
         upload, have = await self._resume_upload(dst_key, size, part, info)
+        # before any upload is opened (its HEAD may fail); parts a resumed upload holds are not read again
+        check = await _full_object_check(self.src, src_key) if not have else None
         if upload is None:
             upload = await self.dst.start_multipart(dst_key, size, part, mtime,
                                                     props=await self._props_for(src_key, dst_key))
@@ -228,7 +234,10 @@ class Transfer:
                 if buf is None or len(buf) < end - start:
                     buf = memoryview(bytearray(part))
                 try:
-                    await upload.put_part(number, start, await _read_range(self.src, src_key, start, end, buf))
+                    data = await _read_range(self.src, src_key, start, end, buf)
+                    if check is not None:
+                        check.add(number, data)
+                    await upload.put_part(number, start, data)
                 finally:
                     buffers.append(buf)
                 moved += end - start
@@ -238,8 +247,9 @@ class Transfer:
 
         keep_open = upload_id is not None
         try:
-            await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open), size, part,
-                                  self.options.part_concurrency, one)
+            await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open,
+                                             _verifier(check, self.src.location.url_for(src_key), src_key)),
+                                  size, part, self.options.part_concurrency, one)
         except Stopped:
             if not keep_open:
                 raise
@@ -288,9 +298,11 @@ class _StopAware:
     """The upload as upload_in_parts sees it: after a stop request it is neither completed (some
     parts were never sent) nor, when it can be resumed (S3), aborted."""
 
-    def __init__(self, upload: Any, stopped: Callable[[], bool], keep_open: bool) -> None:
+    def __init__(self, upload: Any, stopped: Callable[[], bool], keep_open: bool,
+                 verify: Callable[[], None] | None = None) -> None:
         self.upload, self.stopped, self.keep_open = upload, stopped, keep_open
         self.upload_id: str | None = upload.upload_id
+        self.verify = verify  # raises ChecksumMismatch before a corrupted copy is completed
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         await self.upload.put_part(number, offset, data)
@@ -298,6 +310,8 @@ class _StopAware:
     async def complete(self) -> None:
         if self.stopped():
             raise Stopped()
+        if self.verify is not None:
+            self.verify()
         await self.upload.complete()
 
     async def abort(self) -> None:
@@ -324,6 +338,34 @@ async def abort_uploads(location: Any, options: TransferOptions, rows: list[dict
                 pass  # already completed or aborted
     finally:
         await store.close()
+
+
+class ChecksumMismatch(Corrupt):
+    """The parts read of an object do not combine into the full-object checksum it carries."""
+
+
+async def _full_object_check(src: Store, key: str) -> Any:
+    """A checksums.PartCrcs for the source object when it carries a FULL_OBJECT CRC this process can
+    combine from parts (one HEAD with checksum mode per multipart object), else None."""
+    if not src.features.checksums:
+        return None
+    from ..checksums import PartCrcs, combinable
+
+    found = await cast(ChecksumReader, src).object_checksum(key)  # declared by its features
+    if found is None or found.kind != "FULL_OBJECT" or not combinable(found.algorithm):
+        return None
+    return PartCrcs(found.algorithm, found.value)
+
+
+def _verifier(check: Any, url: str, key: str) -> Callable[[], None] | None:
+    if check is None:
+        return None
+
+    def verify() -> None:
+        if not check.matches():
+            raise ChecksumMismatch(f"{check.algorithm} of the parts read does not match the object's",
+                                   op="get", url=url, key=key)
+    return verify
 
 
 def _copier(store: Writer) -> ServerSideCopier:

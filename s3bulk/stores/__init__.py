@@ -32,6 +32,7 @@ class StoreOptions:
     resilience: ResilienceOptions = field(default_factory=ResilienceOptions)
     flush_writes: bool = False       # local parts written through and dropped from the page cache
     request_payer: str | None = None  # --request-payer: S3 requests (reads too) accept requester-pays charges
+    checksum_algorithm: str | None = None  # --checksum-algorithm: S3 uploads carry it (checksums.py)
 
 
 def _run_key() -> str:
@@ -68,7 +69,8 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
         store = await S3Store(location, max_connections=options.max_connections,
                               copy_threshold=options.copy_threshold, copy_part_size=options.copy_part_size,
                               lean=options.lean, timeout=options.timeout,
-                              request_payer=options.request_payer).open()
+                              request_payer=options.request_payer,
+                              checksum_algorithm=options.checksum_algorithm).open()
         return wrap(store, res)
     if location.kind == "http":
         from .listget import ListGetStore

@@ -52,6 +52,8 @@ class Features:
     # PropsReader, and what put/start_multipart/copy_from do with `props`: "s3" (headers, tags),
     # "xattrs" (a local file's extended attributes), None (the store keeps no properties)
     props: str | None = None
+    checksums: bool = False          # ChecksumReader: the object's additional checksum (CRC64NVME, SHA256...)
+    versions: bool = False           # VersionedStore: list, read and delete every version of a key
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
 
@@ -63,6 +65,66 @@ class PartSizeReader(Protocol):
 
     async def first_part_size(self, key: str) -> int | None:
         """Size of part 1 (None when the object was not uploaded in parts)."""
+        ...
+
+
+class ObjectChecksum(NamedTuple):
+    """An object's additional checksum as S3 keeps it: algorithm (checksums.ALGORITHMS), the base64
+    value, and FULL_OBJECT (of all its bytes) or COMPOSITE (of its parts' checksums, value "...-N")."""
+
+    algorithm: str
+    value: str
+    kind: str
+
+
+@runtime_checkable
+class ChecksumReader(Protocol):
+    """features.checksums: the checksum the object carries, which (unlike its ETag) does not depend on
+    its encryption and, when FULL_OBJECT, not on the part size it was uploaded with either."""
+
+    async def object_checksum(self, key: str) -> ObjectChecksum | None:
+        """The object's checksum, None when it carries none; NotFound if absent."""
+        ...
+
+
+class ObjectVersion(NamedTuple):
+    """One version of a key (ListObjectVersions), or a delete marker (no size, no etag)."""
+
+    key: str
+    version_id: str
+    size: int | None
+    mtime: float | None
+    etag: str | None
+    latest: bool
+    delete_marker: bool = False
+
+
+class VersionPage(NamedTuple):
+    """One page of versions in key order, each key's newest first; the markers say where the next
+    page starts (both None: done)."""
+
+    entries: list[ObjectVersion]
+    next_key: str | None = None
+    next_version: str | None = None
+
+
+@runtime_checkable
+class VersionedStore(Protocol):
+    """features.versions: a store that keeps every version of a key (a versioned S3 bucket)."""
+
+    async def list_versions_page(self, prefix: str, key_marker: str | None, version_marker: str | None,
+                                 limit: int) -> VersionPage: ...
+
+    async def head_version(self, key: str, version_id: str) -> ObjectVersion:
+        """NotFound when there is no such version (a delete marker's id is one: it has no body)."""
+        ...
+
+    async def read_version(self, key: str, version_id: str, start: int | None = None,
+                           end: int | None = None) -> bytes: ...
+
+    async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
+        """Delete (key, version id) pairs, versions and delete markers alike, for good; returns
+        (key, version id, why) for those that could not be."""
         ...
 
 

@@ -322,6 +322,26 @@ class ResilientStore:
             raise self._unsupported("part sizes", key)
         return await self._call(lambda: self.inner.first_part_size(key))
 
+    async def object_checksum(self, key: str) -> Any:
+        """features.checksums (forwarded, retried like head)."""
+        return await self._call(lambda: self.inner.object_checksum(key))
+
+    async def list_versions_page(self, prefix: str, key_marker: str | None, version_marker: str | None,
+                                 limit: int) -> Any:
+        """features.versions (forwarded, retried)."""
+        return await self._call(lambda: self.inner.list_versions_page(prefix, key_marker, version_marker, limit))
+
+    async def head_version(self, key: str, version_id: str) -> Any:
+        return await self._call(lambda: self.inner.head_version(key, version_id))
+
+    async def read_version(self, key: str, version_id: str, start: int | None = None, end: int | None = None) -> bytes:
+        if start is not None and end is not None:
+            await self.limiter.pace_bytes(end - start)
+        return await self._call(lambda: self.inner.read_version(key, version_id, start, end))
+
+    async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> Any:
+        return await self._call(lambda: self.inner.delete_versions(pairs))
+
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         if start is not None and end is not None:
             await self.limiter.pace_bytes(end - start)

@@ -20,7 +20,8 @@ from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFo
                       Throttled, Transient, UsageError)
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
-from .base import Features, PartInfo, Store, part_size_for, upload_in_parts
+from .base import (Features, ObjectChecksum, ObjectVersion, PartInfo, Store, VersionPage, part_size_for,
+                   upload_in_parts)
 from .s3wire import UseBotocore
 
 T = TypeVar("T")
@@ -99,6 +100,8 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
         return ConnectFailed(f"cannot connect to the endpoint ({_short(exc)})", op=op, url=url, key=key)
     if isinstance(exc, (bexc.ReadTimeoutError, bexc.ConnectTimeoutError)):
         return Transient(f"timed out ({_short(exc)})", op=op, url=url, key=key)
+    if type(exc).__name__ == "FlexibleChecksumError":  # ChecksumMode=ENABLED: botocore checked the body
+        return Corrupt(f"the body does not match the server's checksum ({_short(exc)})", op=op, url=url, key=key)
     if isinstance(exc, bexc.IncompleteReadError) or type(exc).__name__ in (
             "ResponseStreamingError", "FlexibleChecksumError"):
         return Corrupt(f"body did not arrive whole: {_short(exc)}", op=op, url=url, key=key)
@@ -126,13 +129,15 @@ class S3Store:
     # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
-                        hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3")
+                        hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3", checksums=True,
+                        versions=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
                  copy_concurrency: int = 8, lean: bool = True, timeout: float = 60.0,
-                 request_payer: str | None = None) -> None:
+                 request_payer: str | None = None, checksum_algorithm: str | None = None) -> None:
         self.location = location
+        self.checksum_algorithm = checksum_algorithm  # --checksum-algorithm: on every PUT and part
         self.bucket = location.bucket
         self._max_connections = max_connections
         self._copy_threshold = copy_threshold
@@ -465,6 +470,20 @@ class S3Store:
             return None
         return int(resp["ContentLength"])
 
+    async def object_checksum(self, key: str) -> ObjectChecksum | None:
+        """HEAD with x-amz-checksum-mode: ENABLED (sync --checksum, and before a multipart download)."""
+        found = await self._on_wire(lambda wire: wire.checksum(key, self._url(key)))
+        if found is not _NO_WIRE:
+            return ObjectChecksum(*found) if found is not None else None
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        from ..checksums import from_fields
+
+        found = from_fields(resp)
+        return ObjectChecksum(*found) if found is not None else None
+
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         if start is not None:
@@ -476,6 +495,8 @@ class S3Store:
             return data
         if start is not None and end is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
+        else:
+            params["ChecksumMode"] = "ENABLED"  # botocore then checks the body against a full-object checksum
         try:
             resp = await (await self._control()).get_object(**params)
             async with resp["Body"] as body:
@@ -530,17 +551,20 @@ class S3Store:
     async def put(self, key: str, data: bytes, mtime: float | None = None, *,
                   props: ObjectProps | None = None) -> None:
         """PutObject; with `props` the object gets exactly those properties (the engine resolved
-        them, Content-Type guess included), without it the Content-Type guessed from the name."""
+        them, Content-Type guess included), without it the Content-Type guessed from the name.
+        --checksum-algorithm's header goes with it (CRC32 otherwise)."""
         from . import s3props
 
         kind = content_type_for(key) if props is None else None
         extra = s3props.headers(props)
-        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra)) is not _NO_WIRE:
+        algorithm = self.checksum_algorithm
+        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra,
+                                                     algorithm)) is not _NO_WIRE:
             return
         try:
             await (await self._control()).put_object(Bucket=self.bucket, Key=key, Body=data,
                                                      **({"ContentType": kind} if kind else {}),
-                                                     **s3props.params(props))
+                                                     **s3props.params(props), **self._put_checksum())
         except Exception as exc:
             raise translate(exc, "put", self._url(key), key) from exc
 
@@ -557,12 +581,28 @@ class S3Store:
         if checksum:
             # CRC32 on every part, as botocore computes it by default; the upload must say so up
             # front or servers refuse the part checksums at completion.
-            params["ChecksumAlgorithm"] = "CRC32"
+            params.update(self._multipart_checksum())
         try:
             resp = await (await self._control()).create_multipart_upload(**params)
         except Exception as exc:
             raise translate(exc, "create multipart upload", self._url(key), key) from exc
-        return S3Multipart(self, key, resp["UploadId"], checksum, props)
+        return S3Multipart(self, key, resp["UploadId"], (self.checksum_algorithm or "CRC32") if checksum else None, props)
+
+    def _put_checksum(self) -> dict[str, str]:
+        """PutObject's parameters for --checksum-algorithm on the botocore path (it computes the value)."""
+        return {"ChecksumAlgorithm": self.checksum_algorithm} if self.checksum_algorithm else {}
+
+    def _multipart_checksum(self) -> dict[str, str]:
+        """CreateMultipartUpload's checksum parameters: CRC32 (composite, the servers' default) unless
+        --checksum-algorithm names one; a CRC is then kept FULL_OBJECT (S3 combines the part CRCs, so
+        the object's checksum does not depend on the part size and a download or a sync can check
+        it against the whole file), SHA1/SHA256 can only be COMPOSITE."""
+        algorithm = self.checksum_algorithm
+        if algorithm is None:
+            return {"ChecksumAlgorithm": "CRC32"}
+        from ..checksums import CRCS
+
+        return {"ChecksumAlgorithm": algorithm, "ChecksumType": "FULL_OBJECT" if algorithm in CRCS else "COMPOSITE"}
 
     async def list_parts(self, key: str, upload_id: str) -> list[PartInfo]:
         """ListParts, every page (control plane: botocore)."""
@@ -583,7 +623,7 @@ class S3Store:
 
     async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
                                props: ObjectProps | None = None) -> "S3Multipart":
-        upload = S3Multipart(self, key, upload_id, props=props)
+        upload = S3Multipart(self, key, upload_id, self.checksum_algorithm or "CRC32", props=props)
         for p in parts:
             upload.parts[p.number] = dict(p.extra) | {"PartNumber": p.number}
         return upload
@@ -607,6 +647,86 @@ class S3Store:
                 continue
             for e in resp.get("Errors", ()):
                 failed.append((e.get("Key", ""), f"{e.get('Code')}: {e.get('Message')}"))
+        return failed
+
+    # ---------------------------------------------------------------- versions (control plane: botocore)
+
+    async def list_versions_page(self, prefix: str, key_marker: str | None, version_marker: str | None,
+                                 limit: int) -> VersionPage:
+        """ListObjectVersions: versions and delete markers merged in S3's order (key, newest first)."""
+        params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit}
+        if prefix:
+            params["Prefix"] = prefix
+        if key_marker is not None:
+            params["KeyMarker"] = key_marker
+            if version_marker is not None:
+                params["VersionIdMarker"] = version_marker
+        try:
+            resp = await (await self._control()).list_object_versions(**params)
+        except Exception as exc:
+            raise translate(exc, "list versions", self._url(prefix)) from exc
+        rows: list[tuple[str, int, ObjectVersion]] = []
+        for i, v in enumerate(resp.get("Versions", ())):
+            etag = v.get("ETag")
+            rows.append((v["Key"], i, ObjectVersion(v["Key"], str(v.get("VersionId") or "null"), int(v.get("Size") or 0),
+                                                    v["LastModified"].timestamp(), etag.strip('"') if etag else None,
+                                                    bool(v.get("IsLatest")))))
+        for i, m in enumerate(resp.get("DeleteMarkers", ())):
+            rows.append((m["Key"], i, ObjectVersion(m["Key"], str(m.get("VersionId") or "null"), None,
+                                                    m["LastModified"].timestamp(), None, bool(m.get("IsLatest")), True)))
+        # the two lists come apart: per key, the latest first, then newest first by time, S3's own
+        # order kept within each list (LastModified has whole seconds: between a version and a delete
+        # marker of the same second the order is unknown, and the version is taken as the newer)
+        rows.sort(key=lambda r: (r[0].encode("utf-8", "surrogatepass"), not r[2].latest, -(r[2].mtime or 0.0),
+                                 r[2].delete_marker, r[1]))
+        entries = [r[2] for r in rows]
+        if not resp.get("IsTruncated"):
+            return VersionPage(entries)
+        return VersionPage(entries, resp.get("NextKeyMarker"), resp.get("NextVersionIdMarker"))
+
+    async def head_version(self, key: str, version_id: str) -> ObjectVersion:
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, VersionId=version_id)
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        etag = resp.get("ETag")
+        return ObjectVersion(key, version_id, int(resp["ContentLength"]), resp["LastModified"].timestamp(),
+                             etag.strip('"') if etag else None, False)
+
+    async def read_version(self, key: str, version_id: str, start: int | None = None,
+                           end: int | None = None) -> bytes:
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "VersionId": version_id}
+        if start is not None:
+            if end is None or end <= start:
+                return b""
+            params["Range"] = f"bytes={start}-{end - 1}"
+        else:
+            params["ChecksumMode"] = "ENABLED"
+        try:
+            resp = await (await self._control()).get_object(**params)
+            async with resp["Body"] as body:
+                data = await body.read()
+        except Exception as exc:
+            raise translate(exc, "get", self._url(key), key) from exc
+        want = resp.get("ContentLength")
+        if want is not None and len(data) != want:
+            raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
+        return data
+
+    async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
+        failed: list[tuple[str, str, str]] = []
+        for i in range(0, len(pairs), 1000):
+            batch = pairs[i:i + 1000]
+            try:
+                resp = await (await self._control()).delete_objects(
+                    Bucket=self.bucket, Delete={"Objects": [{"Key": k, "VersionId": v} for k, v in batch],
+                                                "Quiet": True})
+            except Exception as exc:
+                err = translate(exc, "delete", self._url())
+                failed.extend((k, v, str(err)) for k, v in batch)
+                continue
+            for e in resp.get("Errors", ()):
+                failed.append((e.get("Key", ""), e.get("VersionId", ""), f"{e.get('Code')}: {e.get('Message')}"))
         return failed
 
     # ---------------------------------------------------------------- server-side copy
@@ -633,11 +753,12 @@ class S3Store:
                 extra = extra | {"x-amz-metadata-directive": "REPLACE", "x-amz-tagging-directive": "REPLACE"}
                 kwargs |= {"MetadataDirective": "REPLACE", "TaggingDirective": "REPLACE"}
             if await self._on_wire(lambda wire: wire.copy(src.bucket, src_key, dst_key,
-                                                          self._url(dst_key), extra)) is not _NO_WIRE:
+                                                          self._url(dst_key), extra,
+                                                          self.checksum_algorithm)) is not _NO_WIRE:
                 return
             try:
                 await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source,
-                                                          **kwargs)
+                                                          **kwargs, **self._put_checksum())
             except Exception as exc:
                 raise translate(exc, "copy", self._url(dst_key), dst_key) from exc
             return
@@ -757,10 +878,10 @@ def _open_error(exc: BaseException, profile: str | None, url: str) -> S3BulkErro
 class S3Multipart:
     """An open multipart upload; parts may arrive in any order."""
 
-    def __init__(self, store: S3Store, key: str, upload_id: str, checksum: bool = True,
+    def __init__(self, store: S3Store, key: str, upload_id: str, checksum: str | None = "CRC32",
                  props: ObjectProps | None = None) -> None:
         self.store, self.key, self.upload_id = store, key, upload_id
-        self.checksum = checksum
+        self.checksum = checksum  # the algorithm every part carries (the upload was created with it), or None
         self.props = props  # SSE-C and requester-pays go on every part and the completion
         self.parts: dict[int, dict[str, Any]] = {}
 
@@ -780,7 +901,8 @@ class S3Multipart:
         try:
             resp = await (await s._control()).upload_part(
                 Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number,
-                Body=bytes(data) if isinstance(data, memoryview) else data, **self._part_params())
+                Body=bytes(data) if isinstance(data, memoryview) else data, **self._part_params(),
+                **({"ChecksumAlgorithm": self.checksum} if self.checksum else {}))
         except Exception as exc:
             raise translate(exc, "upload part", s._url(self.key), self.key) from exc
         part = {"PartNumber": number, "ETag": resp["ETag"]}

@@ -1,0 +1,108 @@
+"""The command line's versions options: `ls --all-versions`, `copy --version-id`, `copy
+--all-versions [--include-delete-markers]` (rm --all-versions renders as rm does). Kept apart from
+cli/__init__.py: they run versions.py's own path, not the worker pool."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+import typer
+
+from ..errors import S3BulkError, UsageError
+from ..urls import S3Options
+
+
+def ls_versions(url: str, s3: S3Options, json_out: bool) -> None:
+    """One line per version or delete marker: time, size (DELETE for a marker), version id, whether
+    it is the latest, key."""
+    from ..versions import ls_version_pages
+    from .render import plural, printable
+
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    count = markers = 0
+    for page in ls_version_pages(url, s3=s3):
+        lines = []
+        for v in page:
+            count += 1
+            markers += v.delete_marker
+            if json_out:
+                lines.append(dumps({"key": v.key, "version_id": v.version_id, "size": v.size, "mtime": v.mtime,
+                                    "etag": v.etag, "latest": v.latest, "delete_marker": v.delete_marker}))
+            else:
+                when = datetime.fromtimestamp(v.mtime, timezone.utc).strftime("%Y-%m-%d %H:%M:%S") \
+                    if v.mtime is not None else "-"
+                size = "DELETE" if v.delete_marker else v.size
+                lines.append(printable(f"{when} {size:>12} {v.version_id} {'latest' if v.latest else '      '} {v.key}"))
+        if lines:
+            sys.stdout.write("\n".join(lines) + "\n")
+    if not json_out:
+        print(f"{plural(count - markers, 'version')}, {plural(markers, 'delete marker')}", file=sys.stderr)
+
+
+def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions: bool,
+                  include_delete_markers: bool, src_s3: S3Options, dst_s3: S3Options, options: Any,
+                  filters: Any, json_out: bool, quiet: bool, verbose: bool, as_of: Optional[str] = None) -> None:
+    """copy --version-id / --all-versions: run versions.copy_versions, one line per version with
+    --verbose (or a JSON event each with --json), a summary, exit 1 when any version failed."""
+    from ..versions import copy_versions as run
+    from .render import plural, printable
+    import asyncio
+
+    if version_id is not None and all_versions:
+        raise UsageError("give --version-id or --all-versions, not both")
+    if include_delete_markers and not all_versions:
+        raise UsageError("--include-delete-markers goes with --all-versions")
+    when = parse_time(as_of) if as_of is not None else None
+    if when is not None and version_id is not None:
+        raise UsageError("give --version-id or --as-of, not both")
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+    def on_version(src_url: str, dst_url: str, why: Optional[str]) -> None:
+        if why is not None:
+            if json_out:
+                print(dumps({"event": "failure", "op": "copy", "src": src_url, "dst": dst_url, "error": why, "v": 1}),
+                      flush=True)
+            else:
+                print(printable(f"ERROR copy {src_url} -> {dst_url}: {why}"), file=sys.stderr, flush=True)
+        elif json_out:
+            print(dumps({"event": "copied", "src": src_url, "dst": dst_url, "v": 1}), flush=True)
+        elif verbose:
+            print(printable(f"copy: {src_url} -> {dst_url}"), flush=True)
+
+    try:
+        result = asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
+                                 include_delete_markers=include_delete_markers, filters=filters,
+                                 on_version=on_version, as_of=when))
+    except S3BulkError as exc:
+        if json_out:
+            print(dumps({"event": "error", "error": str(exc), "v": 1}))
+        print(printable(f"s3bulk: error: {exc}"), file=sys.stderr)
+        raise typer.Exit(exc.exit_code)
+    if json_out:
+        print(dumps({"event": "summary", "command": "copy", "ok": result.ok, "versions": result.versions,
+                     "bytes": result.bytes, "delete_markers": result.markers, "failed": len(result.failures),
+                     "v": 1}))
+    elif not quiet:
+        tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
+        print(f"copied {plural(result.versions, 'version')} ({plural(result.bytes, 'byte')}), "
+              f"{plural(result.markers, 'delete marker')}{tail}", file=sys.stderr)
+    if result.failures:
+        raise typer.Exit(1)
+
+
+def parse_time(text: str) -> float:
+    """--as-of: ISO 8601 (2026-11-23T04:00:00Z; no zone means UTC) or seconds since the epoch."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--as-of {text!r}: expected a time such as 2026-11-23T04:00:00Z or epoch seconds") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
