@@ -166,11 +166,12 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
 
 
 async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                      concurrency: int = 16) -> AsyncIterator[list[ObjectInfo]]:
+                      concurrency: int = 16, ordered: bool = True) -> AsyncIterator[list[ObjectInfo]]:
     """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
-    (engine/listing.py); 1 lists through a single chain."""
+    (engine/listing.py); 1 lists through a single chain. `ordered=False` yields pages as they
+    arrive (each in key order within itself): faster, nothing held."""
     from .engine.listing import list_in_order
     from .engine.planner import resolve_source
     from .stores import open_store
@@ -181,25 +182,26 @@ async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int =
         if single is not None:
             yield [await store.head(single)]
             return
-        async for entries in list_in_order(store, src.prefix, page_size=page_size, concurrency=concurrency):
+        async for entries in list_in_order(store, src.prefix, page_size=page_size, concurrency=concurrency,
+                                           ordered=ordered):
             yield entries
     finally:
         await store.close()
 
 
 async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                concurrency: int = 16) -> AsyncIterator[ObjectInfo]:
-    """Every object URL names, in key order (see `alist_pages`)."""
-    async for entries in alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency):
+                concurrency: int = 16, ordered: bool = True) -> AsyncIterator[ObjectInfo]:
+    """Every object URL names, in key order unless `ordered=False` (see `alist_pages`)."""
+    async for entries in alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered):
         for entry in entries:
             yield entry
 
 
 def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-             concurrency: int = 16) -> Iterator[list[ObjectInfo]]:
+             concurrency: int = 16, ordered: bool = True) -> Iterator[list[ObjectInfo]]:
     """Synchronous form of `alist_pages`: runs its own event loop, one step per page."""
     loop = asyncio.new_event_loop()
-    agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency).__aiter__()
+    agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered).__aiter__()
     try:
         while True:
             try:
@@ -212,9 +214,9 @@ def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
 
 
 def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-       concurrency: int = 16) -> Iterator[ObjectInfo]:
+       concurrency: int = 16, ordered: bool = True) -> Iterator[ObjectInfo]:
     """Synchronous form of `alist`."""
-    for entries in ls_pages(url, s3=s3, page_size=page_size, concurrency=concurrency):
+    for entries in ls_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered):
         yield from entries
 
 

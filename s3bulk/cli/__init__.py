@@ -404,10 +404,12 @@ def _side(base: S3Options, endpoint: Optional[str], profile: Optional[str], regi
 def ls_command(
     url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/ or a local directory or file; lists recursively"),
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
+    unordered: bool = typer.Option(False, "--unordered",
+                                   help="print pages as they arrive instead of in key order: faster on big buckets"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
-    """List every object under URL with its size, in key order.
+    """List every object under URL with its size, in key order (unless --unordered).
 
     URL is read as copy reads SRC: s3://BUCKET/NAME is the object NAME if there is one, else
     everything under NAME/; a URL that matches nothing is an error."""
@@ -419,7 +421,7 @@ def ls_command(
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     stamps: dict[float | None, str] = {None: "-"}  # one strftime per second seen, not per key
     try:
-        for page in ls_pages(url, s3=s3):
+        for page in ls_pages(url, s3=s3, ordered=not unordered):
             lines = []
             for obj in page:
                 count += 1

@@ -7,6 +7,10 @@ order. Each stream holds the pages it has listed but not yet printed; listing st
 the stream being printed, so output always progresses) while `max_pages` pages are held, so memory
 is bounded whatever the bucket's size. A store that cannot list by key (a list/get server) is read
 through its single chain.
+
+`ordered=False` (`s3bulk ls --unordered`) hands each page on as soon as it arrives: no page waits
+for the range before it, so nothing is held and the listing runs as fast as `concurrency` requests
+allow; each page is still in key order within itself.
 """
 
 from __future__ import annotations
@@ -32,10 +36,10 @@ class _Stream:
 
 async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concurrency: int = 16,
                         max_streams: int = 64, max_pages: int = 32,
-                        start: WorkUnit | None = None) -> AsyncIterator[list[ObjectInfo]]:
+                        start: WorkUnit | None = None, ordered: bool = True) -> AsyncIterator[list[ObjectInfo]]:
     """Pages of every key under `prefix` (inside `start`, default everything), in key order.
     `concurrency` list requests in flight at most, `max_streams` ranges at once, about `max_pages`
-    listed pages held (plus those in flight)."""
+    listed pages held (plus those in flight). `ordered=False`: pages as they arrive."""
     unit: WorkUnit | None = start or WorkUnit()
     if not getattr(store, "ordered", False) or concurrency <= 1:
         while unit is not None:
@@ -43,6 +47,10 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
             if page.entries:
                 yield page.entries
             unit = unit.rest(page)
+        return
+    if not ordered:
+        async for entries in _list_as_listed(store, prefix, unit, page_size, concurrency, max_streams):
+            yield entries
         return
     streams: list[_Stream] = [_Stream(unit)]
     inflight: dict[asyncio.Task[Any], _Stream] = {}
@@ -82,6 +90,34 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
                     streams[at:at] = [_Stream(p) for p in pieces[1:]]
                 else:
                     s.unit = rest
+    finally:
+        for task in inflight:
+            task.cancel()
+        if inflight:
+            await asyncio.gather(*inflight, return_exceptions=True)
+
+
+async def _list_as_listed(store: Any, prefix: str, unit: WorkUnit, page_size: int, concurrency: int,
+                          max_streams: int) -> AsyncIterator[list[ObjectInfo]]:
+    """Every key in `unit`, a page at a time in the order pages arrive. Ranges waiting for a
+    request slot are at most `max_streams`; no listed page is held."""
+    waiting: deque[WorkUnit] = deque([unit])
+    inflight: dict[asyncio.Task[Any], WorkUnit] = {}
+    try:
+        while waiting or inflight:
+            while waiting and len(inflight) < concurrency:
+                u = waiting.popleft()
+                inflight[asyncio.ensure_future(store.list_page(prefix, u, page_size))] = u
+            done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                listed = inflight.pop(task)
+                page = task.result()  # a failure ends the listing (the finally cancels the others)
+                rest = listed.rest(page)
+                if rest is not None:
+                    room = max_streams - len(waiting) - len(inflight)
+                    waiting.extend(split_unit(rest, prefix, [e.key for e in page.entries], max_pieces=room))
+                if page.entries:
+                    yield page.entries
     finally:
         for task in inflight:
             task.cancel()
