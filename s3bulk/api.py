@@ -137,16 +137,15 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
     if resume and (dry_run or (journal is None and not default_journal)):
         raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
                          "in the API: journal=PATH)")
-    manifest = spooled = None
-    if files_from == "-":
-        from .engine.manifest import spool_stdin
-
-        manifest = spooled = spool_stdin()
+    manifest, manifest_name = _spool_manifest(files_from, files_from_format, src_s3)
+    spooled = manifest if manifest != files_from else None
+    if spooled:
+        files_from_format = "lines" if files_from == "-" else "csv"
     try:
         plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
-                                      sync=sync_options, files_from=manifest or files_from,
+                                      sync=sync_options, files_from=manifest,
                                       files_from_format=files_from_format,
-                                      files_from_name="-" if spooled else None, move=move))
+                                      files_from_name=manifest_name, move=move))
         run_journal = None
         if not dry_run and (journal is not None or default_journal):
             from .engine.journal import Journal, default_path
@@ -163,6 +162,26 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
             os.unlink(spooled)
     summary.dry_run = dry_run
     return summary
+
+
+def _spool_manifest(files_from: str | None, fmt: str, s3: S3Options | None) -> tuple[str | None, str | None]:
+    """(the file the run reads its keys from, the name its journal knows the manifest by): stdin
+    and S3 Inventory reports are spooled into a local file first (engine/manifest.py, inventory.py)."""
+    import os
+
+    if files_from is None:
+        return None, None
+    if files_from == "-":
+        from .engine.manifest import spool_stdin
+
+        return spool_stdin(), "-"
+    from .engine.inventory import is_inventory, spool_local, spool_s3
+
+    if not is_inventory(files_from, fmt):
+        return files_from, None
+    if files_from.lower().startswith("s3://"):
+        return asyncio.run(spool_s3(files_from, s3)), files_from
+    return spool_local(files_from), os.path.abspath(files_from)
 
 
 async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,

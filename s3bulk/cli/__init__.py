@@ -104,9 +104,9 @@ Resume = Annotated[bool, O("--resume", help="continue an interrupted run from it
 JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the resume journal file (default $XDG_STATE_HOME/s3bulk/journals/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
 NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 CopyPartSize = Annotated[str, O(hidden=True)]
-FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
+FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin; an S3 Inventory manifest.json, local or s3://) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
 Cluster = Annotated[Optional[str], O("--cluster", metavar="ADDRESS", help="run the work units as tasks on a Dask cluster: its scheduler (tcp://host:8786) or local[:N] (N worker processes here); needs pip install 's3bulk[dask]'")]
-FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv), lines, or csv: S3 Batch Operations rows bucket,key with URL-encoded keys")]
+FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv, inventory for manifest.json), lines, csv (S3 Batch Operations rows bucket,key with URL-encoded keys), or inventory (an S3 Inventory manifest.json, CSV format)")]
 _NET_HELP = "Retries and rate"
 Retries = Annotated[int, O("--retries", metavar="N", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=_NET_HELP)]
 RequestTimeout = Annotated[float, O("--request-timeout", metavar="SECONDS", help="seconds of silence (no byte received, no request byte taken) before a request is retried; a transfer that keeps moving is never cut off", min=0.1, rich_help_panel=_NET_HELP)]
