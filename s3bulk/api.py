@@ -191,6 +191,7 @@ async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int =
     neither exists). The key space is split into ranges listed `concurrency` at a time
     (engine/listing.py); 1 lists through a single chain. `ordered=False` yields pages as they
     arrive (each in key order within itself): faster, nothing held."""
+    from .engine import hints
     from .engine.listing import list_in_order
     from .engine.planner import resolve_source
     from .stores import open_store
@@ -201,9 +202,14 @@ async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int =
         if single is not None:
             yield [await store.head(single)]
             return
+        sample = starts = None
+        if getattr(store, "ordered", False) and concurrency > 1 and hints.enabled():
+            sample, starts = hints.BoundarySample(), hints.start_units(src, concurrency)
         async for entries in list_in_order(store, src.prefix, page_size=page_size, concurrency=concurrency,
-                                           ordered=ordered):
+                                           ordered=ordered, starts=starts, sample=sample):
             yield entries
+        if sample is not None:  # listed to the end: where its pages ended, for the next listing
+            hints.save(src, sample)
     finally:
         await store.close()
 

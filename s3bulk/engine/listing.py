@@ -20,6 +20,7 @@ from collections import deque
 from typing import Any, AsyncIterator
 
 from ..model import ObjectInfo, WorkUnit
+from .hints import BoundarySample
 from .units import split_unit
 
 
@@ -36,10 +37,14 @@ class _Stream:
 
 async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concurrency: int = 16,
                         max_streams: int = 64, max_pages: int = 32,
-                        start: WorkUnit | None = None, ordered: bool = True) -> AsyncIterator[list[ObjectInfo]]:
+                        start: WorkUnit | None = None, ordered: bool = True,
+                        starts: list[WorkUnit] | None = None,
+                        sample: BoundarySample | None = None) -> AsyncIterator[list[ObjectInfo]]:
     """Pages of every key under `prefix` (inside `start`, default everything), in key order.
     `concurrency` list requests in flight at most, `max_streams` ranges at once, about `max_pages`
-    listed pages held (plus those in flight). `ordered=False`: pages as they arrive."""
+    listed pages held (plus those in flight). `ordered=False`: pages as they arrive. `starts`:
+    contiguous units covering everything, to begin with (hints.py); `sample` collects where pages
+    ended, for the next listing of the same prefix."""
     unit: WorkUnit | None = start or WorkUnit()
     if not getattr(store, "ordered", False) or concurrency <= 1:
         while unit is not None:
@@ -48,11 +53,12 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
                 yield page.entries
             unit = unit.rest(page)
         return
+    first = starts if start is None and starts else [unit]
     if not ordered:
-        async for entries in _list_as_listed(store, prefix, unit, page_size, concurrency, max_streams):
+        async for entries in _list_as_listed(store, prefix, first, page_size, concurrency, max_streams, sample):
             yield entries
         return
-    streams: list[_Stream] = [_Stream(unit)]
+    streams: list[_Stream] = [_Stream(u) for u in first]
     inflight: dict[asyncio.Task[Any], _Stream] = {}
     held = 0
     try:
@@ -82,6 +88,8 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
                     s.pages.append(page.entries)
                     held += 1
                 rest = listed_unit.rest(page)
+                if sample is not None and rest is not None and rest.after is not None:
+                    sample.add(rest.after)
                 if rest is not None and len(streams) < max_streams:
                     pieces = split_unit(rest, prefix, [e.key for e in page.entries],
                                         max_pieces=max_streams - len(streams) + 1)
@@ -97,11 +105,11 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
             await asyncio.gather(*inflight, return_exceptions=True)
 
 
-async def _list_as_listed(store: Any, prefix: str, unit: WorkUnit, page_size: int, concurrency: int,
-                          max_streams: int) -> AsyncIterator[list[ObjectInfo]]:
-    """Every key in `unit`, a page at a time in the order pages arrive. Ranges waiting for a
+async def _list_as_listed(store: Any, prefix: str, units: list[WorkUnit], page_size: int, concurrency: int,
+                          max_streams: int, sample: BoundarySample | None) -> AsyncIterator[list[ObjectInfo]]:
+    """Every key in `units`, a page at a time in the order pages arrive. Ranges waiting for a
     request slot are at most `max_streams`; no listed page is held."""
-    waiting: deque[WorkUnit] = deque([unit])
+    waiting: deque[WorkUnit] = deque(units)
     inflight: dict[asyncio.Task[Any], WorkUnit] = {}
     try:
         while waiting or inflight:
@@ -113,6 +121,8 @@ async def _list_as_listed(store: Any, prefix: str, unit: WorkUnit, page_size: in
                 listed = inflight.pop(task)
                 page = task.result()  # a failure ends the listing (the finally cancels the others)
                 rest = listed.rest(page)
+                if sample is not None and rest is not None and rest.after is not None:
+                    sample.add(rest.after)
                 if rest is not None:
                     room = max_streams - len(waiting) - len(inflight)
                     waiting.extend(split_unit(rest, prefix, [e.key for e in page.entries], max_pieces=room))

@@ -28,6 +28,7 @@ from ..errors import S3BulkError
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, Summary, WorkUnit
 from .plan import Plan
+from . import hints
 from .units import join_units
 
 MAX_FAILURES_KEPT = 1000
@@ -155,6 +156,10 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     # A run that may be asked to stop and hand back one unit to continue from (should_stop, the Lambda
     # handler) lists through one chain.
     max_units = 1 if should_stop is not None else max(16, 8 * workers * opts.pages_ahead)
+    sample = None  # where pages ended, for the next run of this source (hints.py)
+    if start is None and should_stop is None and not (journal is not None and journal.resumed) and hints.applies(plan):
+        sample = hints.BoundarySample()
+        starts = hints.start_units(plan.src, max(2, max_units // 2)) or starts
     frontier: deque[WorkUnit] = deque(starts)
     stopping = False
     draining_since: float | None = None  # set by a first Ctrl-C / SIGTERM
@@ -179,6 +184,8 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         elif kind == "listed":
             pieces = msg[3]
             unlisted -= 1
+            if sample is not None and pieces and pieces[0].after is not None:
+                sample.add(pieces[0].after)
             if len(pieces) > 1 and pending + len(pieces) - 1 > max_units:
                 pieces = [join_units(pieces)]  # enough units already: this one stays a chain for now
             frontier.extend(pieces)
@@ -287,6 +294,9 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
             journal.finish(complete=complete)
             if complete:
                 summary.journal = None
+        if sample is not None and pending == 0 and unit_failures == 0 and summary.fatal is None \
+                and not summary.interrupted:
+            hints.save(plan.src, sample)
         signals.restore()  # only now: a further Ctrl-C cannot cut the journal's last commit short
         if dask is not None:
             dask.close()
