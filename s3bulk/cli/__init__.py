@@ -406,6 +406,8 @@ def ls_command(
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     unordered: bool = typer.Option(False, "--unordered",
                                    help="print pages as they arrive instead of in key order: faster on big buckets"),
+    concurrency: int = typer.Option(16, "--concurrency", "-c", metavar="N", min=1,
+                                    help="list requests in flight over split key ranges"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
@@ -421,7 +423,7 @@ def ls_command(
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     stamps: dict[float | None, str] = {None: "-"}  # one strftime per second seen, not per key
     try:
-        for page in ls_pages(url, s3=s3, ordered=not unordered):
+        for page in ls_pages(url, s3=s3, ordered=not unordered, concurrency=concurrency):
             lines = []
             for obj in page:
                 count += 1

@@ -3,9 +3,10 @@
 `s3bulk ls` (and the API's `ls`/`alist`) prints keys in key order, because people diff listings.
 A single chain of pages waits one round trip per page; here the range after each listed page is
 split (units.py) into streams that are listed concurrently, and the output walks the streams in key
-order. Each stream holds the pages it has listed but not yet printed; listing stops (except for
-the stream being printed, so output always progresses) while `max_pages` pages are held, so memory
-is bounded whatever the bucket's size. A store that cannot list by key (a list/get server) is read
+order. Each stream holds the pages it has listed but not yet printed; while `max_pages` pages are
+held, only the stream being printed and the next `concurrency` streams that hold no page yet list
+on (so output always progresses and the streams printed next are ready), so at most `max_pages +
+concurrency` pages are held whatever the bucket's size. A store that cannot list by key (a list/get server) is read
 through its single chain.
 
 `ordered=False` (`s3bulk ls --unordered`) hands each page on as soon as it arrives: no page waits
@@ -64,8 +65,12 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
     try:
         while streams:
             for i, s in enumerate(streams):  # start listings, earliest ranges first
-                if len(inflight) >= concurrency or (held >= max_pages and i > 0):
+                if len(inflight) >= concurrency or (held >= max_pages and i >= concurrency):
                     break
+                if held >= max_pages and i > 0 and s.pages:
+                    # pages held are at the limit: only the next ranges to print that hold nothing
+                    # yet list on (one page each at most), so the head never waits alone
+                    continue
                 if s.unit is not None and not s.listing:
                     s.listing = True
                     inflight[asyncio.ensure_future(store.list_page(prefix, s.unit, page_size))] = s
