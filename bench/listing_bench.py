@@ -59,6 +59,7 @@ import os
 import shlex
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,14 +73,16 @@ from peers_bench import (AWS, AWS_S3_CONFIG, ROOT, S3BULK, S5CMD, ensure_bytecod
                          machine_info, run_measured, tail, tool_version)
 from sync_peers import ensure_peers  # noqa: E402
 
-LS_TOOLS = ("s3bulk", "s5cmd", "aws-cli")
+LS_TOOLS = ("s3bulk", "s3bulk-unordered", "s3bulk-hinted", "s5cmd", "aws-cli")
 COPY_TOOLS = ("s3bulk", "s5cmd", "aws-cli")
 DEFAULTS = dict(keys=100_000, keys_copy=20_000, size=100, delay_ms=50.0, reps=1)
 
 
 def ls_argv(tool: str, url: str) -> list[str]:
-    if tool == "s3bulk":
+    if tool in ("s3bulk", "s3bulk-hinted"):
         return [str(S3BULK), "ls", "s3://b/", "--endpoint-url", url]
+    if tool == "s3bulk-unordered":
+        return [str(S3BULK), "ls", "s3://b/", "--endpoint-url", url, "--unordered"]
     if tool == "s5cmd":  # ls prints at log level info: no --log error
         return [str(S5CMD), "--endpoint-url", url, "ls", "s3://b/*"]
     if tool == "aws-cli":
@@ -119,6 +122,9 @@ def tool_env(tool: str, work: Path) -> dict:
                AWS_EC2_METADATA_DISABLED="true", AWS_CONFIG_FILE=str(cfg),
                AWS_SHARED_CREDENTIALS_FILE=str(work / "no-credentials"),
                XDG_STATE_HOME=str(work / "state"), XDG_CACHE_HOME=str(work / "cache"))
+    if tool.startswith("s3bulk"):  # s3bulk-hinted: starts from the split points of a previous listing
+        env["S3BULK_HINTS"] = "1" if tool == "s3bulk-hinted" else "0"
+        env["XDG_STATE_HOME"] = str(work / ("state-hinted" if tool == "s3bulk-hinted" else "state"))
     return env
 
 
@@ -173,6 +179,9 @@ def run_one(kind: str, tool: str, shape: str, rep: int, srv: slow_s3.ProcessServ
     else:
         dst.mkdir()
         argv = (copy_argv if kind == "copy" else sync_argv)(tool, srv.url, dst)
+    if tool == "s3bulk-hinted":  # an untimed listing first leaves the hints the timed one starts from
+        subprocess.run(argv, env=tool_env(tool, work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       cwd=work, timeout=args.timeout)
     load = os.getloadavg()[0]
     server_stats(srv.url, reset=True)
     r = run_measured(argv, tool_env(tool, work), out, err, args.timeout, srv.pid, cwd=work)

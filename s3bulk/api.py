@@ -222,17 +222,16 @@ def _run(command: str, src: str, dst: str, sync_options: Any, *, options: Transf
     if resume and (dry_run or (journal is None and not default_journal)):
         raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
                          "in the API: journal=PATH)")
-    manifest = spooled = None
-    if files_from == "-":
-        from .engine.manifest import spool_stdin
-
-        manifest = spooled = spool_stdin()
+    manifest, manifest_name = _spool_manifest(files_from, files_from_format, src_s3)
+    spooled = manifest if manifest != files_from else None
+    if spooled:
+        files_from_format = "lines" if files_from == "-" else "csv"
     try:
         try:
             plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
-                                          sync=sync_options, files_from=manifest or files_from,
+                                          sync=sync_options, files_from=manifest,
                                           files_from_format=files_from_format,
-                                          files_from_name="-" if spooled else None, move=move))
+                                          files_from_name=manifest_name, move=move))
         except NotFound as exc:
             if not (move and resume and _names_nothing(exc)):
                 raise
@@ -271,12 +270,34 @@ def _names_nothing(exc: Exception) -> bool:
     return getattr(exc, "message", "").startswith("no such key or prefix")
 
 
+def _spool_manifest(files_from: str | None, fmt: str, s3: S3Options | None) -> tuple[str | None, str | None]:
+    """(the file the run reads its keys from, the name its journal knows the manifest by): stdin
+    and S3 Inventory reports are spooled into a local file first (engine/manifest.py, inventory.py)."""
+    import os
+
+    if files_from is None:
+        return None, None
+    if files_from == "-":
+        from .engine.manifest import spool_stdin
+
+        return spool_stdin(), "-"
+    from .engine.inventory import is_inventory, spool_local, spool_s3
+
+    if not is_inventory(files_from, fmt):
+        return files_from, None
+    if files_from.lower().startswith("s3://"):
+        return asyncio.run(spool_s3(files_from, s3)), files_from
+    return spool_local(files_from), os.path.abspath(files_from)
+
+
 async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                      concurrency: int = 16) -> AsyncGenerator[list[ObjectInfo], None]:
+                      concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[list[ObjectInfo], None]:
     """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
-    (engine/listing.py); 1 lists through a single chain."""
+    (engine/listing.py); 1 lists through a single chain. `ordered=False` yields pages as they
+    arrive (each in key order within itself): faster, nothing held."""
+    from .engine import hints
     from .engine.listing import list_in_order
     from .engine.planner import resolve_source
     from .stores import open_store
@@ -287,25 +308,31 @@ async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int =
         if single is not None:
             yield [await store.head(single)]
             return
-        async for entries in list_in_order(store, src.prefix, page_size=page_size, concurrency=concurrency):
+        sample = starts = None
+        if getattr(store, "ordered", False) and concurrency > 1 and hints.enabled():
+            sample, starts = hints.BoundarySample(), hints.start_units(src, concurrency)
+        async for entries in list_in_order(store, src.prefix, page_size=page_size, concurrency=concurrency,
+                                           ordered=ordered, starts=starts, sample=sample):
             yield entries
+        if sample is not None:  # listed to the end: where its pages ended, for the next listing
+            hints.save(src, sample)
     finally:
         await store.close()
 
 
 async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                concurrency: int = 16) -> AsyncIterator[ObjectInfo]:
-    """Every object URL names, in key order (see `alist_pages`)."""
-    async for entries in alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency):
+                concurrency: int = 16, ordered: bool = True) -> AsyncIterator[ObjectInfo]:
+    """Every object URL names, in key order unless `ordered=False` (see `alist_pages`)."""
+    async for entries in alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered):
         for entry in entries:
             yield entry
 
 
 def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-             concurrency: int = 16) -> Iterator[list[ObjectInfo]]:
+             concurrency: int = 16, ordered: bool = True) -> Iterator[list[ObjectInfo]]:
     """Synchronous form of `alist_pages`: runs its own event loop, one step per page."""
     loop = asyncio.new_event_loop()
-    agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency)
+    agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered)
     try:
         while True:
             try:
@@ -318,9 +345,9 @@ def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
 
 
 def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-       concurrency: int = 16) -> Iterator[ObjectInfo]:
+       concurrency: int = 16, ordered: bool = True) -> Iterator[ObjectInfo]:
     """Synchronous form of `alist`."""
-    for entries in ls_pages(url, s3=s3, page_size=page_size, concurrency=concurrency):
+    for entries in ls_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered):
         yield from entries
 
 

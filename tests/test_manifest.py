@@ -64,3 +64,97 @@ def test_files_from_bad_input_is_one_line(cli, bucket, tmp_path):
     r = cli("copy", f"s3://{bucket}/", str(tmp_path / "o"), "--files-from", str(tmp_path / "k.csv"), "--json")
     assert r.code == 1, r
     assert "not SRC's bucket" in r.out, r
+
+
+def inventory_report(source_bucket: str, rows: list[list[str]], files: int = 2,
+                     md5_ok: bool = True) -> dict[str, bytes]:
+    """An S3 Inventory report as S3 writes it: gzip'd CSV data files under data/ and a manifest.json
+    naming them with their MD5, keyed as in the inventory's destination bucket."""
+    import csv
+    import gzip
+    import hashlib
+    import io
+    import json
+
+    base = f"inv/{source_bucket}/daily"
+    out: dict[str, bytes] = {}
+    entries = []
+    for i in range(files):
+        text = io.StringIO()
+        csv.writer(text, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows[i::files])
+        body = gzip.compress(text.getvalue().encode())
+        key = f"{base}/data/{i:02d}-{hashlib.md5(body).hexdigest()[:8]}.csv.gz"
+        out[key] = body
+        entries.append({"key": key, "size": len(body),
+                        "MD5checksum": hashlib.md5(body).hexdigest() if md5_ok else "0" * 32})
+    out[f"{base}/2026-11-22T01-00Z/manifest.json"] = json.dumps({
+        "sourceBucket": source_bucket, "destinationBucket": "arn:aws:s3:::inv", "version": "2016-11-30",
+        "fileFormat": "CSV", "fileSchema": "Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size",
+        "files": entries}).encode()
+    return out
+
+
+def inventory_rows(bucket: str, objects: dict[str, bytes], wanted: list[str]) -> list[list[str]]:
+    rows = [[bucket, quote_plus(k), "v1", "true", "false", str(len(objects[k]))] for k in wanted]
+    rows.append([bucket, quote_plus("data/old-version-only"), "v0", "false", "false", "5"])
+    rows.append([bucket, quote_plus("data/deleted"), "v2", "true", "true", ""])
+    rows.append([bucket, quote_plus("data/d1/gone since the report"), "v3", "true", "false", "7"])
+    return rows
+
+
+def test_files_from_s3_inventory_report(cli, s3, bucket, make_bucket, tmp_path):
+    """An S3 Inventory report, in S3 and as a local copy, names the keys: its current versions are
+    copied, old versions and delete markers are left out, a key deleted since is reported (exit 1)."""
+    objects = fill(s3, bucket)
+    wanted = sorted(objects)[::2]
+    report = inventory_report(bucket, inventory_rows(bucket, objects, wanted))
+    inv = make_bucket()
+    put_tree(s3, inv, report)
+    manifest_key = next(k for k in report if k.endswith("manifest.json"))
+    expect = {k[len("data/"):]: objects[k] for k in wanted}
+
+    out = tmp_path / "from-s3"
+    r = cli("copy", f"s3://{bucket}/data/", str(out), "--files-from", f"s3://{inv}/{manifest_key}",
+            "--page-size", "9", "--json", "--no-journal")
+    assert r.code == 1, r
+    assert read_tree(out) == expect
+    failures = [e["src"] for e in r.events if e.get("event") == "failure"]
+    assert failures == [f"s3://{bucket}/data/d1/gone since the report"], failures
+
+    local = tmp_path / "inventory-copy"  # the inventory's destination mirrored to disk
+    for key, body in report.items():
+        (local / key).parent.mkdir(parents=True, exist_ok=True)
+        (local / key).write_bytes(body)
+    out = tmp_path / "from-local"
+    r = cli("copy", f"s3://{bucket}/data/", str(out), "--files-from", str(local / manifest_key), "--json",
+            "--no-journal")
+    assert r.code == 1 and read_tree(out) == expect, r
+
+
+def test_files_from_inventory_refuses_what_it_cannot_read(cli, bucket, tmp_path):
+    """An ORC inventory, a data file that does not match the manifest's MD5, a missing data file:
+    one line each, exit 2, nothing written."""
+    import json
+
+    def write(report: dict[str, bytes], root: str) -> str:
+        for key, body in report.items():
+            (tmp_path / root / key).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / root / key).write_bytes(body)
+        return str(tmp_path / root / next(k for k in report if k.endswith("manifest.json")))
+
+    rows = [[bucket, "data%2Fx", "v", "true", "false", "1"]]
+    bad_md5 = write(inventory_report(bucket, rows, files=1, md5_ok=False), "md5")
+    report = inventory_report(bucket, rows, files=1)
+    manifest_key = next(k for k in report if k.endswith("manifest.json"))
+    orc = dict(report)
+    doc = json.loads(orc[manifest_key])
+    doc["fileFormat"] = "ORC"
+    orc[manifest_key] = json.dumps(doc).encode()
+    orc_path = write(orc, "orc")
+    missing = write({manifest_key: report[manifest_key]}, "missing")
+    for path, why in ((bad_md5, "MD5"), (orc_path, "only CSV"), (missing, "not found")):
+        out = tmp_path / "out"
+        r = cli("copy", f"s3://{bucket}/data/", str(out), "--files-from", path)
+        assert r.code == 2, r
+        assert why in r.err and len(r.err.strip().splitlines()) == 1, r.err
+        assert "Traceback" not in r.err and not out.exists()

@@ -106,9 +106,9 @@ JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the 
 JournalDir = Annotated[Optional[str], O("--journal-dir", metavar="DIR", help="keep the default journals in DIR instead of $XDG_STATE_HOME/s3bulk/journals; journals there untouched for 30 days are removed")]
 NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 CopyPartSize = Annotated[str, O(hidden=True)]
-FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
+FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin; an S3 Inventory manifest.json, local or s3://) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
 Cluster = Annotated[Optional[str], O("--cluster", metavar="ADDRESS", help="run the work units as tasks on a Dask cluster: its scheduler (tcp://host:8786) or local[:N] (N worker processes here); needs pip install 's3bulk[dask]'")]
-FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv), lines, or csv: S3 Batch Operations rows bucket,key with URL-encoded keys")]
+FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv, inventory for manifest.json), lines, csv (S3 Batch Operations rows bucket,key with URL-encoded keys), or inventory (an S3 Inventory manifest.json, CSV format)")]
 _NET_HELP = "Retries and rate"
 Retries = Annotated[int, O("--retries", metavar="N", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=_NET_HELP)]
 RequestTimeout = Annotated[float, O("--request-timeout", metavar="SECONDS", help="seconds of silence (no byte received, no request byte taken) before a request is retried; a transfer that keeps moving is never cut off", min=0.1, rich_help_panel=_NET_HELP)]
@@ -471,11 +471,15 @@ def _side(base: S3Options, endpoint: Optional[str], profile: Optional[str], regi
 def ls_command(
     url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/ or a local directory or file; lists recursively"),
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
+    unordered: bool = typer.Option(False, "--unordered",
+                                   help="print pages as they arrive instead of in key order: faster on big buckets"),
+    concurrency: int = typer.Option(16, "--concurrency", "-c", metavar="N", min=1,
+                                    help="list requests in flight over split key ranges"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     all_versions: bool = typer.Option(False, "--all-versions", help="every version and delete marker, with its version id and whether it is the latest"),
 ) -> None:
-    """List every object under URL with its size, in key order.
+    """List every object under URL with its size, in key order (unless --unordered).
 
     URL is read as copy reads SRC: s3://BUCKET/NAME is the object NAME if there is one, else
     everything under NAME/; a URL that matches nothing is an error."""
@@ -494,7 +498,7 @@ def ls_command(
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     stamps: dict[float | None, str] = {None: "-"}  # one strftime per second seen, not per key
     try:
-        for page in ls_pages(url, s3=s3):
+        for page in ls_pages(url, s3=s3, ordered=not unordered, concurrency=concurrency):
             lines = []
             for obj in page:
                 count += 1

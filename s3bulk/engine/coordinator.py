@@ -40,6 +40,7 @@ from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, Summary, WorkUnit
 from .messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone, UploadEnded,
                        UploadStarted, WorkerMessage)
+from . import hints
 from .plan import Plan
 from .units import join_units
 
@@ -107,6 +108,13 @@ class Coordinator:
         # flood of them. A run that may be asked to stop and hand back one unit to continue from
         # (should_stop, the Lambda handler) lists through one chain.
         self.max_units = 1 if should_stop is not None else max(16, 8 * self.workers * plan.options.pages_ahead)
+        # a fresh run of an ordered source starts from where the last run's pages ended (hints.py)
+        # and keeps where its own end, for the next run
+        self.sample: hints.BoundarySample | None = None
+        fresh = starts == [WorkUnit()] and should_stop is None and not (journal is not None and journal.resumed)
+        if fresh and hints.applies(plan):
+            self.sample = hints.BoundarySample()
+            starts = hints.start_units(plan.src, max(2, self.max_units // 2)) or starts
         self.frontier: deque[WorkUnit] = deque(starts)
         self.pending = len(starts)    # units handed out or waiting, not yet done
         self.unlisted = len(starts)   # units whose page has not been listed yet
@@ -133,6 +141,8 @@ class Coordinator:
         elif isinstance(msg, Listed):
             pieces = msg.pieces
             self.unlisted -= 1
+            if self.sample is not None and pieces and pieces[0].after is not None:
+                self.sample.add(pieces[0].after)  # where the listed page ended
             if len(pieces) > 1 and self.pending + len(pieces) - 1 > self.max_units:
                 pieces = [join_units(pieces)]  # enough units already: this one stays a chain for now
             self.frontier.extend(pieces)
@@ -299,6 +309,9 @@ class Coordinator:
             journal.finish(complete=complete)
             if complete:
                 summary.journal = None
+        if self.sample is not None and self.pending == 0 and self.unit_failures == 0 and summary.fatal is None \
+                and not summary.interrupted:
+            hints.save(self.plan.src, self.sample)
         self.signals.restore()  # only now: a further Ctrl-C cannot cut the journal's last commit short
         if self._close is not None:
             self._close()
