@@ -85,9 +85,15 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
         return exc
     if isinstance(exc, bexc.ClientError):
         err = exc.response.get("Error", {}) or {}
-        return error_for(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode"),
-                         str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
-                         op, url, key, fallback=str(exc))
+        meta = exc.response.get("ResponseMetadata", {}) or {}
+        status = meta.get("HTTPStatusCode")
+        mapped = error_for(status, str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
+                           op, url, key, fallback=str(exc))
+        if status in (429, 503):  # the wait the server asks for, as on the lean path (resilient.py honours it)
+            from ..httpclient import retry_after
+
+            mapped.retry_after = retry_after({k.lower(): v for k, v in (meta.get("HTTPHeaders") or {}).items()})
+        return mapped
     if isinstance(exc, bexc.NoCredentialsError):
         return AccessDenied(_NO_CREDENTIALS, op=op, url=url, key=key)
     if isinstance(exc, bexc.ProfileNotFound):
@@ -269,8 +275,10 @@ class S3Store:
         self._ca_bundle = session.get_config_variable("ca_bundle")
         kwargs: dict[str, Any] = dict(
             max_pool_connections=self._max_connections,
-            # retries are the engine's (stores/resilient.py), the same for both data paths
-            retries={"mode": "standard", "max_attempts": 1},
+            # retries are the engine's (stores/resilient.py), the same for both data paths: one
+            # attempt per call. (botocore's "max_attempts" counts retries, not attempts: 1 there
+            # was a second, uncounted try inside each of ours that ignored Retry-After.)
+            retries={"mode": "standard", "total_max_attempts": 1},
             connect_timeout=10,
             read_timeout=self._timeout,
             tcp_keepalive=True,
