@@ -590,3 +590,31 @@ def test_retry_max_time_ends_a_request_retried_without_end():
             assert "500" in str(info.value) and info.value.key == "k"
         assert 1 < len(answers) < 10_000
     run(main())
+
+
+def test_a_file_body_is_streamed_intact_to_a_slow_reader(tmp_path):
+    """A FileBody (a range of a local file) goes out chunk by chunk as the server takes it: the
+    server, reading 128 KiB at a time with pauses, gets exactly the range's bytes."""
+    from s3bulk.stores.bodies import FileBody
+
+    data = bytes(range(256)) * (24 * 1024)  # 6 MiB
+    path = tmp_path / "f"
+    path.write_bytes(b"head" + data + b"tail")
+    got = bytearray()
+
+    async def handler(reader, writer):
+        _, _ = await read_request(reader, body=False)
+        while len(got) < len(data):
+            got.extend(await reader.read(min(128 * 1024, len(data) - len(got))))
+            await asyncio.sleep(0.005)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        await reader.read()
+
+    async def main():
+        async with serving(handler) as (port, _):
+            body = FileBody(str(path), 4, 4 + len(data))
+            resp = await request(port, "PUT", "/x", body=body, timeout=5.0)
+            assert resp.status == 200
+        assert bytes(got) == data
+    run(main())

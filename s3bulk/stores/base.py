@@ -49,6 +49,8 @@ class Features:
     server_side_copy: bool = False   # ServerSideCopier (still ask can_copy_from for a given source)
     keeps_mtime: bool = False        # put(mtime=...) is what head/list report afterwards
     part_sizes: bool = False         # PartSizeReader: the size of part 1 of a multipart object
+    file_bodies: bool = False        # read_body(key, start, end): a FileBody streamed from a local file
+    streamed_puts: bool = False      # put_body(key, body, mtime): a FileBody sent chunk by chunk
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
 

@@ -396,6 +396,12 @@ class ResilientWriter(ResilientStore):
         await self.limiter.pace_bytes(len(data))
         await self._call(lambda: self.inner.put(key, data, mtime), op="put", key=key)
 
+    async def put_body(self, key: str, body: Any, mtime: float | None = None) -> None:
+        """put() of a FileBody (features.streamed_puts): the file is read as it is sent, retries
+        read it again."""
+        await self.limiter.pace_bytes(len(body))
+        await self._call(lambda: self.inner.put_body(key, body, mtime), op="put", key=key)
+
     async def start_multipart(self, key: str, size: int, part_size: int,
                               mtime: float | None = None) -> "RetriedUpload":
         upload = await self._call(lambda: self.inner.start_multipart(key, size, part_size, mtime))

@@ -21,6 +21,7 @@ from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFo
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
 from .base import Features, PartInfo, Store, part_size_for, upload_in_parts
+from .bodies import FileBody
 from .s3wire import UseBotocore
 
 T = TypeVar("T")
@@ -132,7 +133,7 @@ class S3Store:
     # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
-                        hashes=frozenset({"s3-etag"}), part_sizes=True)
+                        hashes=frozenset({"s3-etag"}), part_sizes=True, streamed_puts=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
@@ -478,6 +479,14 @@ class S3Store:
                                           **({"ContentType": kind} if kind else {}))
         except Exception as exc:
             raise translate(exc, "put", self._url(key), key) from exc
+
+    async def put_body(self, key: str, body: FileBody, mtime: float | None = None) -> None:
+        """put() of a body streamed from a local file (features.streamed_puts): the lean path sends
+        it chunk by chunk; botocore gets it read whole (its fallback is rare: a proxy over TLS...)."""
+        kind = content_type_for(key)
+        if await self._on_wire(lambda wire: wire.put(key, body, self._url(key), kind)) is not _NO_WIRE:
+            return
+        await self.put(key, await body.read_all(), mtime)
 
     async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None, *,
                               checksum: bool = True) -> "S3Multipart":

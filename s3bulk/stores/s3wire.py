@@ -27,8 +27,9 @@ from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..errors import Corrupt, StoreError, Transient, from_transport
-from ..httpclient import HttpClient, HttpError, Response, proxy_for, retry_after
+from ..httpclient import Body, HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo
+from .bodies import FileBody
 from .sigv4 import Credentials, Signer, canonical_query, uri_encode
 
 CredentialSource = Callable[[], Awaitable[Credentials | None]]
@@ -152,7 +153,7 @@ class S3Wire:
     # ------------------------------------------------------------ one request
 
     async def _send(self, method: str, path: str, params: dict[str, str] | None, headers: dict[str, str],
-                    body: bytes | bytearray | memoryview | None, op: str, url: str, key: str,
+                    body: Body | None, op: str, url: str, key: str,
                     into: memoryview | None = None) -> Response:
         query = canonical_query(params) if params else ""
         creds = await self._credentials()
@@ -261,9 +262,11 @@ class S3Wire:
             raise Corrupt("CRC32 of the body does not match the server's", op="get", url=url, key=key)
         return data
 
-    async def put(self, key: str, data: bytes | bytearray | memoryview, url: str,
+    async def put(self, key: str, data: bytes | bytearray | memoryview | FileBody, url: str,
                   content_type: str | None = None) -> None:
-        headers = {"x-amz-checksum-crc32": crc32_b64(data)}
+        """PutObject; a FileBody is streamed from its file (one pass for the CRC32, one to send)."""
+        crc = await data.crc32_b64() if isinstance(data, FileBody) else crc32_b64(data)
+        headers = {"x-amz-checksum-crc32": crc}
         if content_type:
             headers["content-type"] = content_type
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
