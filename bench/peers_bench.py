@@ -3,6 +3,8 @@
     uv run python bench/peers_bench.py                      # full default run (versitygw only)
     uv run python bench/peers_bench.py --servers versitygw,localstack --update-readme
     uv run python bench/peers_bench.py --small 500 --big-mib 32 --list 2000 --reps 1   # quick check
+    uv run python bench/peers_bench.py --scenarios dl-small,ul-small --tools s3bulk,s5cmd \
+        --s3bulk-base /tmp/base/.venv/bin/s3bulk    # a change against another build, interleaved
 
 Everything it needs is set up by the script itself:
 
