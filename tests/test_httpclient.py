@@ -520,3 +520,101 @@ def test_the_proxy_is_the_one_botocore_picks(env, monkeypatch):
                 "https://localhost:9000/b/k"):
         botocore_picks = ProxyConfiguration(proxies=get_environ_proxies(url)).proxy_url_for(url)
         assert proxy_for(url) == botocore_picks, (env, url)
+
+
+# ---------------------------------------------------------------- overall limits (--request-deadline, --retry-max-time)
+
+
+def _listget(port: int, **opts):
+    from s3bulk.stores.listget import ListGetStore
+    from s3bulk.stores.resilient import ResilienceOptions, wrap
+    from s3bulk.urls import parse_location
+
+    return wrap(ListGetStore(parse_location(f"http://127.0.0.1:{port}/"), timeout=30.0),
+                ResilienceOptions(backoff_base=0.001, adaptive=False, **opts))
+
+
+def test_a_request_deadline_cuts_off_a_trickle_that_never_ends():
+    """A byte every 0.05 s forever: never silent (the 30 s silence timeout cannot fire), so only the
+    0.3 s deadline ends each attempt; with one retry the read fails naming the option."""
+    attempts: list[int] = []
+
+    async def handler(reader, writer):
+        while True:
+            await read_request(reader)
+            attempts.append(1)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
+            while True:
+                writer.write(b"x")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+
+    async def main():
+        import s3bulk.errors as errors
+
+        async with serving(handler) as (port, _):
+            store = _listget(port, retries=1, request_deadline=0.3, retry_max_time=0)
+            try:
+                with pytest.raises(errors.Transient, match="--request-deadline") as info:
+                    await asyncio.wait_for(store.read("k"), DEADLINE)
+            finally:
+                await store.close()
+            assert info.value.op == "get" and info.value.key == "k"
+            assert store.stats.retries == 1
+        assert attempts  # (the retry's arrival at the server is not awaited: no count asserted)
+    run(main())
+
+
+def test_retry_max_time_ends_a_request_retried_without_end():
+    """A server that answers 500 forever, with retries unbounded in count (10,000): only
+    --retry-max-time ends it, with the last error's class and a reason saying why."""
+    answers: list[int] = []
+
+    async def handler(reader, writer):
+        while True:
+            await read_request(reader)
+            answers.append(1)
+            writer.write(b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+
+    async def main():
+        import s3bulk.errors as errors
+
+        async with serving(handler) as (port, _):
+            store = _listget(port, retries=10_000, retry_max_time=0.5)
+            try:
+                with pytest.raises(errors.Transient, match="gave up after .* --retry-max-time 0.5 s") as info:
+                    await asyncio.wait_for(store.read("k"), DEADLINE)
+            finally:
+                await store.close()
+            assert "500" in str(info.value) and info.value.key == "k"
+        assert 1 <= len(answers) < 10_000  # (how many fit in 0.5 s depends on the machine's load)
+    run(main())
+
+
+def test_a_file_body_is_streamed_intact_to_a_slow_reader(tmp_path):
+    """A FileBody (a range of a local file) goes out chunk by chunk as the server takes it: the
+    server, reading 128 KiB at a time with pauses, gets exactly the range's bytes."""
+    from s3bulk.stores.bodies import FileBody
+
+    data = bytes(range(256)) * (24 * 1024)  # 6 MiB
+    path = tmp_path / "f"
+    path.write_bytes(b"head" + data + b"tail")
+    got = bytearray()
+
+    async def handler(reader, writer):
+        _, _ = await read_request(reader, body=False)
+        while len(got) < len(data):
+            got.extend(await reader.read(min(128 * 1024, len(data) - len(got))))
+            await asyncio.sleep(0.005)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        await reader.read()
+
+    async def main():
+        async with serving(handler) as (port, _):
+            body = FileBody(str(path), 4, 4 + len(data))
+            resp = await request(port, "PUT", "/x", body=body, timeout=5.0)
+            assert resp.status == 200
+        assert bytes(got) == data
+    run(main())

@@ -112,6 +112,8 @@ FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help
 _NET_HELP = "Retries and rate"
 Retries = Annotated[int, O("--retries", metavar="N", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=_NET_HELP)]
 RequestTimeout = Annotated[float, O("--request-timeout", metavar="SECONDS", help="seconds of silence (no byte received, no request byte taken) before a request is retried; a transfer that keeps moving is never cut off", min=0.1, rich_help_panel=_NET_HELP)]
+RequestDeadline = Annotated[float, O("--request-deadline", metavar="SECONDS", help="seconds one attempt of a request may take from start to whole answer, however steadily it moves, before it is retried (0 = no deadline, the default)", min=0, rich_help_panel=_NET_HELP)]
+RetryMaxTime = Annotated[float, O("--retry-max-time", metavar="SECONDS", help="seconds one request may take over all its attempts and waits: no retry starts after that, the object fails saying so (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
 MaxRps = Annotated[float, O("--max-rps", metavar="N", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=_NET_HELP)]
 MaxBandwidth = Annotated[str, O("--max-bandwidth", metavar="SIZE", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=_NET_HELP)]
 ChecksumAlgorithm = Annotated[Optional[str], O("--checksum-algorithm", metavar="ALGORITHM", help="S3 uploads carry this checksum, checked by the server on every PUT and part and kept with the object: CRC32, CRC32C, CRC64NVME (full-object), SHA1 or SHA256 (CRC32C/CRC64NVME need pip install 's3bulk[crc]')")]
@@ -141,7 +143,8 @@ def copy(
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
     resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
     no_journal: NoJournal = False,
-    retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
+    retries: Retries = 5, request_timeout: RequestTimeout = 60.0, request_deadline: RequestDeadline = 0.0,
+    retry_max_time: RetryMaxTime = 600.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
     expected_size: ExpectedSize = None,
@@ -195,7 +198,8 @@ def sync(
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
     resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
     no_journal: NoJournal = False,
-    retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_rps: MaxRps = 0.0,
+    retries: Retries = 5, request_timeout: RequestTimeout = 60.0, request_deadline: RequestDeadline = 0.0,
+    retry_max_time: RetryMaxTime = 600.0, max_rps: MaxRps = 0.0,
     max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
     files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
     content_type: P.ContentType = None, no_guess_mime_type: P.NoGuess = False, metadata: P.Metadata = None,
@@ -286,7 +290,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
              json_out: bool, quiet: bool, progress, copy_threshold: str, copy_part_size: str,
              resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
              journal_dir: Optional[str] = None,
-             retries: int = 5, request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
+             retries: int = 5, request_timeout: float = 60.0, request_deadline: float = 0.0,
+             retry_max_time: float = 600.0, max_rps: float = 0.0, max_bandwidth: str = "0",
              adaptive: bool = True, verbose: bool = False, sync_options=None, files_from: Optional[str] = None,
              files_from_format: str = "auto", cluster: Optional[str] = None, move: bool = False,
              expected_size: Optional[str] = None, checksum_algorithm: Optional[str] = None,
@@ -362,7 +367,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             max_bytes_in_flight=parse_size(max_buffer, "--max-buffer"),
             copy_threshold=parse_size(copy_threshold, "--copy-threshold"),
             copy_part_size=parse_size(copy_part_size, "--copy-part-size"),
-            retries=retries, request_timeout=request_timeout, adaptive=adaptive, max_rps=max_rps,
+            retries=retries, request_timeout=request_timeout, request_deadline=request_deadline,
+            retry_max_time=retry_max_time, adaptive=adaptive, max_rps=max_rps,
             max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"),
             write_props=P.write_props(**props),  # the object-property options (cli/props.py)
             checksum_algorithm=checksum_algorithm,

@@ -144,6 +144,9 @@ class ManifestSource:
     async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
         return await self.inner.read_into(key, start, end, buf)
 
+    def read_body(self, key: str, start: int, end: int) -> Any:
+        return self.inner.read_body(key, start, end)  # features.file_bodies, as the inner store's
+
     async def close(self) -> None:
         await self.inner.close()
 

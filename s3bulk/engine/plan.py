@@ -31,6 +31,8 @@ class TransferOptions:
     split_listing: bool = True       # list ordered sources through many key ranges at once (units.py)
     retries: int = 5                 # further attempts of a failed request (backoff with full jitter)
     request_timeout: float = 60.0    # seconds without an answer before a request is retried
+    request_deadline: float = 0.0    # seconds one attempt of a request may take in all (0 = no deadline)
+    retry_max_time: float = 600.0    # seconds one request may take over all its attempts (0 = no cap)
     adaptive: bool = True            # lower concurrency on SlowDown (AIMD), raise it again after
     max_rps: float = 0.0             # requests per second, whole run (0 = no cap)
     max_bandwidth: float | str = 0.0  # bytes per second, whole run (0 = no cap)
@@ -76,7 +78,8 @@ class TransferOptions:
         workers = self.resolved_workers()
         connections = self.concurrency + self.part_concurrency
         resilience = ResilienceOptions(retries=self.retries, concurrency=connections, adaptive=self.adaptive,
-                                       max_rps=self.max_rps, max_bandwidth=float(self.max_bandwidth), workers=workers)
+                                       max_rps=self.max_rps, max_bandwidth=float(self.max_bandwidth), workers=workers,
+                                       request_deadline=self.request_deadline, retry_max_time=self.retry_max_time)
         return StoreOptions(max_connections=connections, copy_threshold=self.copy_threshold,
                             copy_part_size=self.copy_part_size, timeout=self.request_timeout,
                             resilience=resilience, flush_writes=self.flush_writes,
@@ -88,6 +91,7 @@ _SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_thres
           "max_bandwidth")
 _RANGES = (("workers", 0, 4096), ("concurrency", 1, 100_000), ("page_size", 1, 1000), ("part_concurrency", 1, 10_000),
            ("pages_ahead", 1, 1000), ("retries", 0, 1000), ("request_timeout", 0.1, None), ("max_rps", 0, None),
+           ("request_deadline", 0, None), ("retry_max_time", 0, None),
            ("max_bandwidth", 0, None), ("max_bytes_in_flight", 1, None), ("multipart_threshold", 0, None),
            ("copy_threshold", 0, None), ("copy_part_size", 5 * MiB, None))
 

@@ -4,7 +4,8 @@ The three ways, checked in this order:
 1. server-side copy, when the destination can copy from the source (same S3
    endpoint and credentials, or two local paths): no bytes pass through us;
 2. one read and one put, for objects up to the multipart threshold: the body is
-   held once in memory;
+   held once in memory (or, from a local file to a store that streams puts, read
+   chunk by chunk as the socket takes it: see stores/bodies.py);
 3. multipart: parts read as byte ranges and written at their offsets, several in
    flight, each holding its bytes against the worker's byte budget.
 
@@ -33,6 +34,7 @@ from .plan import KeyMap, TransferOptions
 
 
 UNSIZED_PROBE = 1024 * 1024  # first GET of an object of unknown size asks for this much
+STREAM_ABOVE = 1024 * 1024   # single PUTs from a local file bigger than this are streamed, not read whole
 
 
 class Stopped(Exception):
@@ -118,6 +120,10 @@ class Transfer:
                                               props=props, replace=replace)
             return size, True
         if size <= self.options.multipart_threshold:
+            if size > STREAM_ABOVE and self.src.features.file_bodies and self.dst.features.streamed_puts:
+                await self._put_streamed(info.key, dst_key, size, info.mtime,
+                                         await self._props_for(info.key, dst_key))
+                return size, False
             await self.budget.acquire(size)
             try:
                 data, props = await self._read_with_props(info.key, dst_key)
@@ -156,6 +162,20 @@ class Transfer:
             self.budget.release(probe)
         await self._multipart(src_key, dst_key, size)
         return size, False
+
+    async def _put_streamed(self, src_key: str, dst_key: str, size: int, mtime: float | None,
+                            props: ObjectProps | None) -> None:
+        """One PUT whose body is read from the local file as it is sent: a few chunks in memory,
+        not the object (held against the budget as such)."""
+        from ..stores.bodies import CHUNK
+
+        held = min(size, 2 * CHUNK)
+        await self.budget.acquire(held)
+        try:
+            body = self.src.read_body(src_key, 0, size)  # type: ignore[attr-defined]  # features.file_bodies
+            await self.dst.put_body(dst_key, body, mtime, props=props)  # type: ignore[attr-defined]  # features.streamed_puts
+        finally:
+            self.budget.release(held)
 
     async def _put_checked(self, src_key: str, dst_key: str, data: bytes, size: int,
                            mtime: float | None = None, props: ObjectProps | None = None) -> None:

@@ -54,6 +54,8 @@ class Features:
     props: str | None = None
     checksums: bool = False          # ChecksumReader: the object's additional checksum (CRC64NVME, SHA256...)
     versions: bool = False           # VersionedStore: list, read and delete every version of a key
+    file_bodies: bool = False        # read_body(key, start, end): a FileBody streamed from a local file
+    streamed_puts: bool = False      # put_body(key, body, mtime): a FileBody sent chunk by chunk
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
 

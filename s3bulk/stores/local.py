@@ -30,6 +30,7 @@ from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
 from . import xattrs
 from .base import Features
+from .bodies import FileBody
 
 _tmp_counter = itertools.count()
 # Temporary files this process has open, so a worker told to stop can remove them before it exits.
@@ -144,7 +145,8 @@ class LocalStore:
     # a temporary file dies with its run, so uploads are not resumable; mtimes are float seconds
     # (a microsecond is what a float keeps of today's nanosecond stat times); no hashes in listings
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=False,
-                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs")
+                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs",
+                        file_bodies=True)
 
     def __init__(self, location: Location, *, dir_cache_entries: int = 20_000, flush_writes: bool = False) -> None:
         self.location = location
@@ -372,6 +374,10 @@ class LocalStore:
 
     async def read_tagging(self, key: str) -> str:
         return ""  # a file has no tags
+    def read_body(self, key: str, start: int, end: int) -> FileBody:
+        """Bytes [start, end) of the file as a body an upload streams (features.file_bodies)."""
+        path = self._src_path(key)
+        return FileBody(path, start, end, url=path, key=key)
 
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         info = await self.head(key)

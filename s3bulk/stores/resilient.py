@@ -8,6 +8,12 @@ retry the same way, and the summary can count what was retried.
   retried with exponential backoff and full jitter (sleep uniform(0, min(cap, base * 2^n)), or
   the server's Retry-After when longer, within the same cap); 403, 404 and other answers that
   cannot change are not. What is retried is decided by the error's class (StoreError.retryable).
+- Time limits: `--request-deadline` bounds one attempt of a request from
+  start to whole answer (off by default: a slow link that keeps moving is never cut off, and the
+  silence timeout already catches a stalled one); `--retry-max-time` bounds the time spent on one
+  request across all its attempts and backoff sleeps (default 600 s): no retry starts after it,
+  and the request fails with the last attempt's error and a reason saying so, instead of
+  retrying a request whose attempts each take minutes for the better part of an hour.
 - Adaptive concurrency (AIMD, as TCP does it): a throttling answer halves the number of
   requests in flight, but only if its request was sent after the last decrease (answers to
   requests sent under the old limit say nothing about the new one); every success adds
@@ -21,6 +27,7 @@ retry the same way, and the summary can count what was retried.
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import fcntl
 import mmap
@@ -31,7 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
-from ..errors import NotFound, StoreError, Throttled
+from ..errors import NotFound, StoreError, Throttled, Transient
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
 from .base import Features, Multipart, PartInfo, Unsupported, unwrap
@@ -52,6 +59,8 @@ class ResilienceOptions:
     max_bandwidth: float = 0.0       # bytes/s, 0 = no cap
     workers: int = 1                 # processes sharing one limit
     shared_name: str = ""            # identifies the run and the bucket; "" = not shared
+    request_deadline: float = 0.0    # seconds one attempt may take in all, 0 = no deadline
+    retry_max_time: float = 600.0    # seconds one request may take over all its attempts, 0 = no cap
 
 
 class Stats:
@@ -281,15 +290,26 @@ class ResilientStore:
         """The store this one wraps."""
         return self.inner
 
-    async def _call(self, make: Callable[[], Awaitable[T]], *, on_retry_missing: bool = False) -> T:
+    async def _call(self, make: Callable[[], Awaitable[T]], *, on_retry_missing: bool = False,
+                    op: str = "", key: str = "", deadline: bool = True) -> T:
+        """make() until it succeeds, is not retryable, or the retries or --retry-max-time run out.
+        `op`/`key` name the request in the errors this loop makes itself (deadline, give-up);
+        deadline=False for calls that are many requests (a multipart server-side copy)."""
         opts, limiter = self.opts, self.limiter
         attempt = 0
         retried_transient = False
+        limit = opts.request_deadline if deadline else 0.0
+        first = 0.0
         while True:
             await limiter.acquire()
             sent_at = time.time()
+            if not first:
+                first = time.monotonic()
             try:
-                result = await make()
+                if limit > 0:
+                    result = await self._within(make, limit, op, key)
+                else:
+                    result = await make()
             except StoreError as exc:  # retried or not by its class (exc.retryable), never by its text
                 if isinstance(exc, Throttled):
                     limiter.throttled(sent_at)
@@ -299,23 +319,39 @@ class ResilientStore:
                     raise
                 retried_transient = True
                 asked = exc.retry_after
+                last = exc
             else:
                 limiter.succeeded()
                 return result
             finally:
                 limiter.release()
             attempt += 1
-            self.stats.retries += 1
             delay = random.uniform(0, min(opts.backoff_cap, opts.backoff_base * 2 ** attempt))
             if asked:  # the server's Retry-After, within the same cap
                 delay = max(delay, min(asked, opts.backoff_cap))
+            spent = time.monotonic() - first
+            if opts.retry_max_time > 0 and spent + delay >= opts.retry_max_time:
+                raise _gave_up(last, attempt, spent, opts.retry_max_time) from last
+            self.stats.retries += 1
             await asyncio.sleep(delay)
 
+    async def _within(self, make: Callable[[], Awaitable[T]], limit: float, op: str, key: str) -> T:
+        """make() cut off after `limit` seconds (--request-deadline) as a retryable failure."""
+        cm = asyncio.timeout(limit)
+        try:
+            async with cm:
+                return await make()
+        except TimeoutError:
+            if not cm.expired():
+                raise  # a TimeoutError of make()'s own, not the deadline
+            raise Transient(f"no complete answer within {limit:g} s (--request-deadline)", op=op,
+                            url=self.location.url_for(key), key=key) from None
+
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
-        return await self._call(lambda: self.inner.list_page(prefix, unit, limit))
+        return await self._call(lambda: self.inner.list_page(prefix, unit, limit), op="list")
 
     async def head(self, key: str) -> ObjectInfo:
-        return await self._call(lambda: self.inner.head(key))
+        return await self._call(lambda: self.inner.head(key), op="head", key=key)
 
     async def first_part_size(self, key: str) -> int | None:
         if not self.features.part_sizes:
@@ -345,7 +381,7 @@ class ResilientStore:
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         if start is not None and end is not None:
             await self.limiter.pace_bytes(end - start)
-        data = await self._call(lambda: self.inner.read(key, start, end))
+        data = await self._call(lambda: self.inner.read(key, start, end), op="get", key=key)
         if start is None:
             await self.limiter.pace_bytes(len(data))
         return data
@@ -355,10 +391,10 @@ class ResilientStore:
             raise Unsupported("this store cannot read into a buffer", op="get",
                               url=self.location.url_for(key), key=key)
         await self.limiter.pace_bytes(end - start)
-        return await self._call(lambda: self.inner.read_into(key, start, end, buf))
+        return await self._call(lambda: self.inner.read_into(key, start, end, buf), op="get", key=key)
 
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
-        data, size = await self._call(lambda: self.inner.read_first(key, limit))
+        data, size = await self._call(lambda: self.inner.read_first(key, limit), op="get", key=key)
         await self.limiter.pace_bytes(len(data))
         return data, size
 
@@ -400,7 +436,14 @@ class ResilientWriter(ResilientStore):
     async def put(self, key: str, data: bytes, mtime: float | None = None, *,
                   props: ObjectProps | None = None) -> None:
         await self.limiter.pace_bytes(len(data))
-        await self._call(lambda: self.inner.put(key, data, mtime, props=props))
+        await self._call(lambda: self.inner.put(key, data, mtime, props=props), op="put", key=key)
+
+    async def put_body(self, key: str, body: Any, mtime: float | None = None, *,
+                       props: ObjectProps | None = None) -> None:
+        """put() of a FileBody (features.streamed_puts): the file is read as it is sent, retries
+        read it again."""
+        await self.limiter.pace_bytes(len(body))
+        await self._call(lambda: self.inner.put_body(key, body, mtime, props=props), op="put", key=key)
 
     async def start_multipart(self, key: str, size: int, part_size: int,
                               mtime: float | None = None, *, props: ObjectProps | None = None) -> "RetriedUpload":
@@ -437,7 +480,8 @@ class ResilientWriter(ResilientStore):
             raise self._unsupported("copy", dst_key)
         inner_src = unwrap(src)
         await self._call(lambda: self.inner.copy_from(inner_src, src_key, dst_key, size, mtime,
-                                                      props=props, replace=replace))
+                                                      props=props, replace=replace),
+                         op="copy", key=dst_key, deadline=False)  # may be many UploadPartCopy requests
 
 
 class RetriedUpload:
@@ -449,7 +493,8 @@ class RetriedUpload:
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         await self.store.limiter.pace_bytes(len(data))
-        await self.store._call(lambda: self.inner.put_part(number, offset, data))
+        await self.store._call(lambda: self.inner.put_part(number, offset, data), op="upload part",
+                               key=getattr(self.inner, "key", ""))
 
     async def complete(self) -> None:
         # a completion whose answer was lost leaves no upload behind: NoSuchUpload on the retry is success
@@ -457,6 +502,15 @@ class RetriedUpload:
 
     async def abort(self) -> None:
         await self.inner.abort()
+
+
+def _gave_up(exc: StoreError, attempts: int, spent: float, cap: float) -> StoreError:
+    """The last attempt's error (same class, same op/url/key), saying why it is not retried."""
+    out = copy.copy(exc)
+    out.message = (f"{exc.message} (gave up after {attempts} attempt{'s' if attempts != 1 else ''} in "
+                   f"{spent:.1f} s: the next retry would pass --retry-max-time {cap:g} s)")
+    out.args = (out.message,)
+    return out
 
 
 def wrap(store: Any, opts: ResilienceOptions) -> ResilientStore:

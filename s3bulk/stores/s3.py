@@ -22,6 +22,7 @@ from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
 from .base import (Features, ObjectChecksum, ObjectVersion, PartInfo, Store, VersionPage, part_size_for,
                    upload_in_parts)
+from .bodies import FileBody
 from .s3wire import UseBotocore
 
 T = TypeVar("T")
@@ -86,9 +87,15 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
         return exc
     if isinstance(exc, bexc.ClientError):
         err = exc.response.get("Error", {}) or {}
-        return error_for(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode"),
-                         str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
-                         op, url, key, fallback=str(exc))
+        meta = exc.response.get("ResponseMetadata", {}) or {}
+        status = meta.get("HTTPStatusCode")
+        mapped = error_for(status, str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
+                           op, url, key, fallback=str(exc))
+        if status in (429, 503):  # the wait the server asks for, as on the lean path (resilient.py honours it)
+            from ..httpclient import retry_after
+
+            mapped.retry_after = retry_after({k.lower(): v for k, v in (meta.get("HTTPHeaders") or {}).items()})
+        return mapped
     if isinstance(exc, bexc.NoCredentialsError):
         return AccessDenied(_NO_CREDENTIALS, op=op, url=url, key=key)
     if isinstance(exc, bexc.ProfileNotFound):
@@ -130,7 +137,7 @@ class S3Store:
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
                         hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3", checksums=True,
-                        versions=True)
+                        versions=True, streamed_puts=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
@@ -277,8 +284,10 @@ class S3Store:
         self._ca_bundle = session.get_config_variable("ca_bundle")
         kwargs: dict[str, Any] = dict(
             max_pool_connections=self._max_connections,
-            # retries are the engine's (stores/resilient.py), the same for both data paths
-            retries={"mode": "standard", "max_attempts": 1},
+            # retries are the engine's (stores/resilient.py), the same for both data paths: one
+            # attempt per call. (botocore's "max_attempts" counts retries, not attempts: 1 there
+            # was a second, uncounted try inside each of ours that ignored Retry-After.)
+            retries={"mode": "standard", "total_max_attempts": 1},
             connect_timeout=10,
             read_timeout=self._timeout,
             tcp_keepalive=True,
@@ -567,6 +576,20 @@ class S3Store:
                                                      **s3props.params(props), **self._put_checksum())
         except Exception as exc:
             raise translate(exc, "put", self._url(key), key) from exc
+
+    async def put_body(self, key: str, body: FileBody, mtime: float | None = None, *,
+                       props: ObjectProps | None = None) -> None:
+        """put() of a body streamed from a local file (features.streamed_puts): the lean path sends
+        it chunk by chunk with its CRC32 and the object's properties; botocore, or another
+        --checksum-algorithm, gets it read whole (rare: a proxy over TLS...)."""
+        from . import s3props
+
+        if self.checksum_algorithm in (None, "CRC32"):
+            kind = content_type_for(key) if props is None else None
+            extra = s3props.headers(props)
+            if await self._on_wire(lambda wire: wire.put(key, body, self._url(key), kind, extra)) is not _NO_WIRE:
+                return
+        await self.put(key, await body.read_all(), mtime, props=props)
 
     async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None, *,
                               checksum: bool = True, props: ObjectProps | None = None) -> "S3Multipart":
