@@ -279,6 +279,10 @@ class Coordinator:
         except KeyboardInterrupt:
             summary.interrupted = self.forced = True
             self._shutdown(force=True)
+        except BaseException:  # a bug here: the workers must not outlive it (the process would hang)
+            self.forced = True
+            self._shutdown(force=True)
+            raise
         finally:
             self.phase = Phase.DONE
             self._finish()

@@ -54,7 +54,7 @@ def enabled() -> bool:
 def hints_path(loc: Any) -> str:
     """The hints file of one source: its kind, endpoint, bucket and prefix."""
     s3 = getattr(loc, "s3", None)
-    ident = {"kind": loc.kind, "bucket": loc.bucket, "prefix": loc.prefix,
+    ident = {"kind": loc.kind, "bucket": loc.root, "prefix": loc.prefix,
              "endpoint": getattr(s3, "endpoint_url", None) if loc.kind == "s3" else None}
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:24]
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
@@ -66,10 +66,10 @@ def start_units(loc: Any, most: int) -> list[WorkUnit] | None:
     None when there are no usable hints."""
     if most < 2 or not enabled():
         return None
-    try:
+    try:  # hints are an optimisation: nothing about them may stop a run
         with open(hints_path(loc), encoding="utf-8") as f:
             keys = [k for k in json.load(f)["keys"] if isinstance(k, str) and k.startswith(loc.prefix)]
-    except (OSError, ValueError, KeyError, TypeError):
+    except Exception:
         return None
     keys = sorted(set(keys))
     if not keys:
@@ -87,15 +87,15 @@ def save(loc: Any, sample: BoundarySample) -> None:
     keys = sample.sample()
     if not keys or not enabled():
         return
-    path = hints_path(loc)
     try:
+        path = hints_path(loc)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump({"v": 1, "keys": keys}, f)
         os.replace(tmp, path)
-    except OSError:
-        pass
+    except Exception:
+        pass  # the next run lists without hints
 
 
 def applies(plan: Any) -> bool:

@@ -87,8 +87,22 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
     signals = Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
     handles, units_q, events_q = _start_workers(plan, workers, in_process, dask, body_bytes, resume_info, signals)
     close = dask.close if dask is not None else None
-    return Coordinator(plan, summary, handles, units_q, events_q, starts, signals, emit=emit, started=started,
-                       in_process=in_process, journal=journal, should_stop=should_stop, close=close).run()
+    try:
+        coordinator = Coordinator(plan, summary, handles, units_q, events_q, starts, signals, emit=emit,
+                                  started=started, in_process=in_process, journal=journal,
+                                  should_stop=should_stop, close=close)
+    except BaseException:  # a bug: stop the workers just started, or the process hangs on them
+        for handle in handles:
+            handle.terminate()
+            try:
+                units_q.put_nowait(None)  # a unit getter blocked on the queue returns
+            except Exception:
+                pass
+        signals.restore()
+        if close is not None:
+            close()
+        raise
+    return coordinator.run()
 
 
 def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, body_bytes: int, resume_info: Any,
