@@ -119,14 +119,22 @@ def main() -> None:
             s3.create_bucket(Bucket=b)
         env0 = tool_env("s3bulk", srv, work)
         src_small = work / "src-small"
-        write_small_tree(src_small, args.small, 100)
         big = work / "big.bin"
-        big_sha = write_big(big, args.big_mib)
-        for src, dst in ((src_small, "s3://fb-small/s/"), (big, "s3://fb-big/big.bin")):
+        seeds = []
+        if {"one", "dl-small"} & set(scenarios):
+            log(f"writing and uploading {args.small:,} objects of 100 B")
+            write_small_tree(src_small, args.small, 100)
+            seeds.append((src_small, "s3://fb-small/s/"))
+        big_sha = ""
+        if {"dl-big", "ul-big"} & set(scenarios):
+            log(f"writing and uploading a {args.big_mib} MiB object")
+            big_sha = write_big(big, args.big_mib)
+            seeds.append((big, "s3://fb-big/big.bin"))
+        for src, dst in seeds:
             r = measured([str(S3BULK), "copy", str(src), dst, "--endpoint-url", srv.url, "-q"], env0, work)
             if r["exit"] != 0:
                 raise SystemExit(f"seeding {dst} failed: {r.get('error')}")
-        shutil.rmtree(src_small)
+        shutil.rmtree(src_small, ignore_errors=True)
         url = srv.url
         py = str(ROOT / ".venv" / "bin" / "python")
         cache = work / "xdg-cache"

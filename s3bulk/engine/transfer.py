@@ -24,6 +24,7 @@ from ..model import ObjectInfo
 from ..stores import Store, Writer, part_size_for
 from ..stores.base import IntoReader, Multipart, ResumableUploads, ServerSideCopier, upload_in_parts
 from .plan import KeyMap, TransferOptions
+from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 
 UNSIZED_PROBE = 1024 * 1024  # first GET of an object of unknown size asks for this much
@@ -187,9 +188,15 @@ class Transfer:
                 self.budget.release(end - start)
 
         keep_open = upload_id is not None
+        processes = 1 if upload_id is not None or have else spread_processes(
+            size, part, upload, self.src.location.kind, self.options.resolved_workers(), self.options.flush_writes)
         try:
-            await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open), size, part,
-                                  self.options.part_concurrency, one)
+            if processes > 1:
+                await self._spread_parts(_StopAware(upload, lambda: stopped, keep_open), src_key, size, part,
+                                         processes, one)
+            else:
+                await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open), size, part,
+                                      self.options.part_concurrency, one)
         except Stopped:
             if not keep_open:
                 raise
@@ -202,6 +209,43 @@ class Transfer:
             self.on_part_bytes(-moved)
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
+
+    async def _spread_parts(self, upload: "_StopAware", src_key: str, size: int, part: int, processes: int,
+                            one: Callable[[int, int, int], Any]) -> None:
+        """The parts of one big object over `processes` processes (spread.py): this one moves its
+        share with `one` (budget, buffers, progress as usual), helpers forked here the others.
+        Completes the upload when all landed; aborts it (and kills the helpers) on any failure."""
+        shares = deal(size, part, processes)
+        per_process = max(1, -(-self.options.part_concurrency // processes))
+        # the helpers' buffers count against this worker's budget while they run
+        helper_bytes = min(part * per_process * (processes - 1), size)
+        await self.budget.acquire(helper_bytes)
+        helpers = Helpers()
+        try:
+            helpers.start(shares[1:], self.src.location, self.options.store_options(), src_key,
+                          cast(SharedFile, upload.upload).shared_path, per_process)
+            moved = 0
+
+            def landed(n: int) -> None:
+                nonlocal moved
+                moved += n
+                self.on_part_bytes(n)
+
+            try:
+                async with asyncio.TaskGroup() as tg:  # a failure on either side cancels the other
+                    tg.create_task(run_parts(shares[0], per_process, one))
+                    tg.create_task(helpers.wait(landed))
+            except BaseExceptionGroup as group:
+                raise group.exceptions[0] from None
+            finally:
+                self.on_part_bytes(-moved)
+            await upload.complete()
+        except BaseException:
+            helpers.kill()
+            await upload.abort()
+            raise
+        finally:
+            self.budget.release(helper_bytes)
 
     async def _resume_upload(self, dst_key: str, size: int, part: int,
                              info: ObjectInfo | None) -> tuple[Multipart | None, set[int]]:
