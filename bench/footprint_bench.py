@@ -87,7 +87,9 @@ def measured(argv: list[str], env: dict, work: Path) -> dict:
 
     peers_bench.TreeSampler = Recording  # type: ignore[misc]
     try:
-        r = run_measured(argv, env, work / "run.out", work / "run.err", 1800)
+        # `python -m` puts the working directory first on sys.path: run another tree's s3bulk from there
+        cwd = Path(env["PYTHONPATH"]) if env.get("PYTHONPATH") else None
+        r = run_measured(argv, env, work / "run.out", work / "run.err", 1800, cwd=cwd)
     finally:
         peers_bench.TreeSampler = saved  # type: ignore[misc]
     r["peak_pss_tree_mib"] = holder["s"].peak_pss / 2**20
