@@ -420,7 +420,12 @@ class LocalStore:
         fd, tmp, final = self._open_tmp(key)
         try:
             if size:
-                _preallocate(fd, size)
+                try:
+                    os.posix_fallocate(fd, 0, size)  # fail early on a full disk
+                except OSError as exc:
+                    if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                        raise
+                    os.ftruncate(fd, size)
         except OSError as exc:
             os.close(fd)
             _unlink_quietly(tmp)
@@ -484,48 +489,6 @@ class LocalStore:
             os.close(sfd)
             if dfd >= 0:
                 os.close(dfd)
-
-
-def _preallocate(fd: int, size: int) -> None:
-    """Give a file written in parts its full size before the parts come: on a disk, fallocate (a
-    full disk fails here, before any byte moves, and the file is not fragmented). On tmpfs,
-    fallocate zeroes every page of RAM up front (0.7-1.3 s per GiB on a busy 2-core machine, in
-    the event loop, before the first part is even asked for) for nothing: there the free space is
-    checked and the file made sparse, and each page is filled once, by the part written into it."""
-    if _fs_type(fd) == "tmpfs":
-        st = os.fstatvfs(fd)
-        if st.f_bavail * st.f_frsize < size:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        os.ftruncate(fd, size)
-        return
-    try:
-        os.posix_fallocate(fd, 0, size)  # fail early on a full disk
-    except OSError as exc:
-        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-            raise
-        os.ftruncate(fd, size)
-
-
-_FS_TYPES: dict[int, str] = {}
-
-
-def _fs_type(fd: int) -> str:
-    """The filesystem type ("tmpfs", "ext4", ...) holding fd, from /proc/self/mountinfo ("" if unknown)."""
-    dev = os.fstat(fd).st_dev
-    if dev not in _FS_TYPES:
-        found = ""
-        want = f"{os.major(dev)}:{os.minor(dev)}"
-        try:
-            with open("/proc/self/mountinfo") as f:
-                for line in f:
-                    fields = line.split()
-                    if len(fields) > 3 and fields[2] == want and " - " in line:
-                        found = line.split(" - ", 1)[1].split()[0]
-                        break
-        except OSError:
-            pass
-        _FS_TYPES[dev] = found
-    return _FS_TYPES[dev]
 
 
 def _copy_chunk(sfd: int, dfd: int, offset: int, count: int) -> int:
