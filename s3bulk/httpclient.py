@@ -43,9 +43,11 @@ import asyncio
 import ssl
 import base64
 import struct
+import sys
+import threading
 from collections import deque
 from email.utils import parsedate_to_datetime
-from typing import AsyncIterator, NamedTuple, Protocol, Union
+from typing import AsyncIterator, NamedTuple, Protocol, Union, cast
 from urllib.parse import unquote, urlsplit
 
 try:  # Linux: bytes the kernel still holds for the peer, so progress hidden in socket buffers counts
@@ -180,6 +182,22 @@ _MAX_CHUNK_LINE = 4096
 _SEND_CHUNK = 256 * 1024  # a request body goes to the transport this much at a time, after it drained
 
 _SCRATCH = 256 * 1024
+# One scratch buffer per thread (event loop), not per connection: with selector loops and uvloop,
+# get_buffer, the recv into it and buffer_updated (which copies the bytes out at once) run back to
+# back for one connection, so connections can take turns with it. Per connection it cost 256 KiB of
+# touched memory each, ~26 MiB per worker at 64 transfers + listings (issue 17's tree PSS). Windows'
+# proactor keeps the buffer across an overlapped read: there each connection keeps its own.
+_SHARED_SCRATCH = sys.platform != "win32"
+_scratch_local = threading.local()
+
+
+def _thread_scratch() -> bytearray:
+    """This thread's scratch buffer, made on first use."""
+    try:
+        return cast(bytearray, _scratch_local.buf)
+    except AttributeError:
+        buf = _scratch_local.buf = bytearray(_SCRATCH)
+        return buf
 STALE_AFTER = 2.0  # seconds idle after which a connection closed under us is retried here, silently
 
 
@@ -194,7 +212,7 @@ class _Conn(asyncio.BufferedProtocol):
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
-        self.scratch = bytearray(_SCRATCH)
+        self.scratch = _thread_scratch() if _SHARED_SCRATCH else bytearray(_SCRATCH)
         self.into: memoryview | None = None  # where the caller wants the body, if it has a place
         self.view: memoryview | None = None  # the body buffer being filled
         self.buf = bytearray()

@@ -7,12 +7,14 @@ counters cross process boundaries; what a Ctrl-C or SIGTERM does is coordinator.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import queue
 import signal
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..errors import S3BulkError
 from ..model import Summary, WorkUnit
@@ -141,12 +143,13 @@ def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, body_b
         try:
             units_q = ctx.Queue(maxsize=workers * 4 + 4)
             events_q = ctx.Queue(maxsize=1024)
-            for wid in range(workers):
-                p = ctx.Process(target=worker_process,
-                                args=(plan, wid, units_q, events_q, body_bytes, os.getpid(), resume_info),
-                                name=f"s3bulk-worker-{wid}", daemon=True)
-                p.start()
-                handles.append(p)
+            with _shared_after_fork(ctx, plan):
+                for wid in range(workers):
+                    p = ctx.Process(target=worker_process,
+                                    args=(plan, wid, units_q, events_q, body_bytes, os.getpid(), resume_info),
+                                    name=f"s3bulk-worker-{wid}", daemon=True)
+                    p.start()
+                    handles.append(p)
         except OSError as exc:  # e.g. /dev/shm full or missing: the queues' semaphores live there
             signals.restore()
             for p in handles:
@@ -157,6 +160,47 @@ def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, body_b
             if masked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGUSR1})
     return handles, units_q, events_q
+
+
+@contextlib.contextmanager
+def _shared_after_fork(ctx: Any, plan: Plan) -> Iterator[None]:
+    """Start workers so that they keep sharing the coordinator's memory pages (tree PSS, issue 17).
+
+    A forked worker shares every page of the coordinator until either writes to it. The worker
+    engine's modules (event loop, stores, HTTP client, transfer) are imported here first, once, so
+    the workers do not each import them into pages of their own. Then gc.freeze() moves every object
+    that exists into the permanent generation: the workers' garbage collections never walk them (a
+    walk writes to each object's header, which copies its page into the worker). The coordinator
+    unfreezes its own objects once the workers are started, so nothing of it stays uncollectable."""
+    if ctx.get_start_method() != "fork":
+        yield
+        return
+    _preload_worker_modules(plan)
+    gc.collect()  # what is garbage now would otherwise be frozen, in every worker
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+_STORE_MODULES = {"s3": "s3bulk.stores.s3", "local": "s3bulk.stores.local", "http": "s3bulk.stores.listget",
+                  "memory": "s3bulk.stores.memory"}
+
+
+def _preload_worker_modules(plan: Plan) -> None:
+    """Import what every worker would import first thing (its event loop, the stores of this plan),
+    so forked workers share one copy instead of each holding its own."""
+    import importlib
+
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        pass
+    for location in (plan.src, plan.dst):
+        name = _STORE_MODULES.get(getattr(location, "kind", ""))
+        if name:
+            importlib.import_module(name)
 
 
 def _start_method() -> str:

@@ -31,6 +31,7 @@ from ..stores.base import (ChecksumReader, IntoReader, Multipart, PropsReader, R
                            upload_in_parts)
 from . import props as object_props
 from .plan import KeyMap, TransferOptions
+from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 
 UNSIZED_PROBE = 1024 * 1024  # first GET of an object of unknown size asks for this much
@@ -266,10 +267,17 @@ class Transfer:
                 self.budget.release(end - start)
 
         keep_open = upload_id is not None
+        # helpers compute no part checksums: an object whose full-object checksum is verified stays here
+        processes = 1 if upload_id is not None or have or check is not None else spread_processes(
+            size, part, upload, self.src.location.kind, self.options.resolved_workers(), self.options.flush_writes)
         try:
-            await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open,
-                                             _verifier(check, self.src.location.url_for(src_key), src_key)),
-                                  size, part, self.options.part_concurrency, one)
+            if processes > 1:
+                await self._spread_parts(_StopAware(upload, lambda: stopped, keep_open), src_key, size, part,
+                                         processes, one)
+            else:
+                await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open,
+                                                 _verifier(check, self.src.location.url_for(src_key), src_key)),
+                                      size, part, self.options.part_concurrency, one)
         except Stopped:
             if not keep_open:
                 raise
@@ -282,6 +290,43 @@ class Transfer:
             self.on_part_bytes(-moved)
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
+
+    async def _spread_parts(self, upload: "_StopAware", src_key: str, size: int, part: int, processes: int,
+                            one: Callable[[int, int, int], Any]) -> None:
+        """The parts of one big object over `processes` processes (spread.py): this one moves its
+        share with `one` (budget, buffers, progress as usual), helpers forked here the others.
+        Completes the upload when all landed; aborts it (and kills the helpers) on any failure."""
+        shares = deal(size, part, processes)
+        per_process = max(1, -(-self.options.part_concurrency // processes))
+        # the helpers' buffers count against this worker's budget while they run
+        helper_bytes = min(part * per_process * (processes - 1), size)
+        await self.budget.acquire(helper_bytes)
+        helpers = Helpers()
+        try:
+            helpers.start(shares[1:], self.src.location, self.options.store_options(), src_key,
+                          cast(SharedFile, upload.upload).shared_path, per_process)
+            moved = 0
+
+            def landed(n: int) -> None:
+                nonlocal moved
+                moved += n
+                self.on_part_bytes(n)
+
+            try:
+                async with asyncio.TaskGroup() as tg:  # a failure on either side cancels the other
+                    tg.create_task(run_parts(shares[0], per_process, one))
+                    tg.create_task(helpers.wait(landed))
+            except BaseExceptionGroup as group:
+                raise group.exceptions[0] from None
+            finally:
+                self.on_part_bytes(-moved)
+            await upload.complete()
+        except BaseException:
+            helpers.kill()
+            await upload.abort()
+            raise
+        finally:
+            self.budget.release(helper_bytes)
 
     async def _resume_upload(self, dst_key: str, size: int, part: int,
                              info: ObjectInfo | None) -> tuple[Multipart | None, set[int]]:

@@ -605,6 +605,9 @@ class LocalMultipart:
                  flush: bool = False) -> None:
         self.fd, self.tmp, self.final, self.key, self.mtime = fd, tmp, final, key, mtime
         self.flush = flush
+        # other processes of this run may open the temporary file and write their parts into it
+        # (engine/spread.py: one big object spread over processes); complete() still renames it
+        self.shared_path = tmp
 
     def _pwrite(self, data: bytes, offset: int) -> None:
         view = memoryview(data)
