@@ -16,10 +16,10 @@ cached in ~/.cache/s3bulk-bench unless the repo's .cache/bin already has the bin
 | name | how it is installed | how it is started |
 | --- | --- | --- |
 | localstack | localstack/start.sh (reuses the one on 127.0.0.1:4566 when it answers) | host mode |
-| versitygw | `GOBIN=... go install github.com/versity/versitygw/cmd/versitygw@v1.8.0` | `versitygw --port ... posix ROOT` |
+| versitygw | `GOBIN=... go install github.com/versity/versitygw/cmd/versitygw@v1.8.0` | `versitygw --port ... posix --versioning-dir V ROOT` |
 | minio | `GOBIN=... go install github.com/minio/minio@latest` (long: ~20-40 min on 2 cores) | `minio server ROOT --address ...` |
 | moto | `uv venv` + `uv pip install 'moto[server]'` | `moto_server -H 127.0.0.1 -p PORT` |
-| s3proxy | `mvn dependency:get org.gaul:s3proxy:2.6.0:jar:jar-with-dependencies` | `java -jar ... --properties P` (transient in-memory backend: the filesystem one lists each directory as a key) |
+| s3proxy | `mvn dependency:get org.gaul:s3proxy:3.0.0:jar:jar-with-dependencies` | `java -jar ... --properties P` (transient in-memory backend: the filesystem one lists each directory as a key) |
 
 A server that cannot be installed is reported "not installable here" with the reason, and the run
 goes on with the others.
@@ -58,9 +58,9 @@ from peers_bench import Server, free_port, log, start_localstack, wait_http
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("S3BULK_BENCH_CACHE", Path.home() / ".cache" / "s3bulk-bench"))
-S3BULK = ROOT / ".venv" / "bin" / "s3bulk"
+S3BULK = Path(os.environ.get("S3BULK_COMPAT_BIN") or ROOT / ".venv" / "bin" / "s3bulk")  # another build's s3bulk
 VERSITYGW_VERSION = "v1.8.0"
-S3PROXY_VERSION = "2.6.0"
+S3PROXY_VERSION = "3.0.0"
 SERVERS = ("localstack", "versitygw", "minio", "moto", "s3proxy")
 MIB = 1 << 20
 PART_FLAGS = ["--part-size", "5MiB", "--multipart-threshold", "5MiB"]
@@ -201,8 +201,10 @@ def start_server(name: str, inst: Installed, work: Path) -> Server:
     data.mkdir()
     logf = work / f"{name}.log"
     if name == "versitygw":
+        (work / "versitygw-versions").mkdir()
         srv.proc = _popen(inst.argv + ["--port", f"127.0.0.1:{port}", "--access", srv.access, "--secret",
-                                       srv.secret, "--quiet", "--keep-alive", "posix", str(data)], logf)
+                                       srv.secret, "--quiet", "--keep-alive", "posix", "--versioning-dir",
+                                       str(work / "versitygw-versions"), str(data)], logf)
         wait_http(srv.url + "/", name, srv.proc, 60)
     elif name == "minio":
         env = dict(os.environ, MINIO_ROOT_USER=srv.access, MINIO_ROOT_PASSWORD=srv.secret,
@@ -765,6 +767,8 @@ def s3bulk_env(srv: Server, work: Path) -> dict:
                AWS_EC2_METADATA_DISABLED="true", AWS_CONFIG_FILE=str(cfg),
                AWS_SHARED_CREDENTIALS_FILE=str(work / "no-credentials"),
                XDG_STATE_HOME=str(work / "state"), XDG_CACHE_HOME=str(work / "xdg-cache"))
+    if os.environ.get("S3BULK_COMPAT_BIN"):
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # another checkout's build: leave its tree as it is
     return env
 
 
@@ -906,7 +910,10 @@ def main() -> None:
                     ver = inst.version
                     srv = start_server(name, inst, work)
             except (Exception, SystemExit) as exc:
-                results[name] = {"version": "", "status": f"did not start: {_short(exc)}", "scenarios": {}}
+                tail = (work / f"{name}.log").read_text(errors="replace").strip().splitlines()[-1:] \
+                    if (work / f"{name}.log").exists() else []
+                results[name] = {"version": "", "status": f"did not start: {_short(exc)} {' '.join(tail)[:160]}",
+                                 "scenarios": {}}
                 log(f"{name}: {results[name]['status']}")
                 if srv is not None:
                     srv.stop()
