@@ -63,6 +63,7 @@ VERSITYGW_VERSION = "v1.8.0"
 S3PROXY_VERSION = "3.0.0"
 SERVERS = ("localstack", "versitygw", "minio", "moto", "s3proxy")
 MIB = 1 << 20
+BUILD = True  # --skip-build: report a missing Go server instead of building it
 PART_FLAGS = ["--part-size", "5MiB", "--multipart-threshold", "5MiB"]
 BIG_SIZE = 12 * MIB  # three 5 MiB parts (5, 5, 2): the part-size guess ceil(12/3)=4 MiB is wrong
 
@@ -126,6 +127,8 @@ def _go_binary(name: str, module: str, build_timeout: float) -> tuple[Path | Non
     for d in (ROOT / ".cache" / "bin", CACHE / "bin"):
         if (d / name).exists():
             return d / name, ""
+    if not BUILD:
+        return None, f"not built (`--skip-build`; `go install {module}` did not finish within this run's time on the shared 2-core machine)"
     go = _go()
     if go is None:
         return None, "no Go toolchain"
@@ -515,7 +518,7 @@ def sc_rm(ctx: Ctx) -> None:
     for k in ODD_KEYS:
         ctx.s3.put_object(Bucket=b, Key="r/" + k, Body=body_for(k))
     ctx.s3.put_object(Bucket=b, Key="r-keep", Body=b"keep")
-    ctx.s3bulk("rm", f"s3://{b}/r/")
+    ctx.s3bulk("rm", f"s3://{b}/r/", "--json")
     left = ctx.keys(b)
     if set(left) != {"r-keep"}:
         raise Fail(f"left after rm: {sorted(left)[:4]}")
@@ -712,12 +715,19 @@ SCENARIOS: list[tuple[str, str, Scenario]] = [
     ("versions-copy", "`copy --version-id`, `copy --all-versions --include-delete-markers`", sc_versions_copy),
 ]
 
-# Known behaviour of a server that explains a fail or skip, and what s3bulk does about it; keyed by
-# (server, scenario). Filled from runs of this script; the README footnotes come from here.
-NOTES: dict[tuple[str, str], str] = {}
-# A failure that is s3bulk's, not the server's (same on every server), keyed by scenario.
-S3BULK_NOTES: dict[str, str] = {
-}
+# Known behaviour of a server that explains a fail or skip, and what s3bulk does about it:
+# (server, text found in the failure's reason, note). The README footnotes come from here.
+NOTES: list[tuple[str, str, str]] = [
+    ("s3proxy", "501 NotImplemented",
+     "s3proxy (3.0.0; 2.6.0 also for `x-amz-checksum-mode` on GET) answers `501 NotImplemented` to every "
+     "request that carries `x-amz-checksum-crc32`: PutObject, UploadPart, and DeleteObjects as botocore 1.36+ "
+     "signs it (a CRC32 where it used to send Content-MD5; aws-cli v2 meets the same). s3bulk sends CRC32 with "
+     "every upload and has no switch to leave it out yet, so uploads, copies into s3proxy and deletes fail "
+     "there, each object reported (exit 1); reads, listings and server-side copies work. Not fixed here: "
+     "falling back to no checksum on this 501 belongs with the checksum code being reworked (s4-sums16)."),
+    ("versitygw", "VersioningNotConfigured",
+     "versitygw keeps versions only when started with `posix --versioning-dir DIR`."),
+]
 
 
 def seed(ctx: Ctx) -> None:
@@ -839,13 +849,13 @@ def markdown(results: dict, versions: dict, cmdline: str, when: str) -> str:
             status, why = res[0], res[1]
             cell = MARK[status]
             if status != "pass":
-                known = NOTES.get((s, sid)) or S3BULK_NOTES.get(sid) if status == "fail" else NOTES.get((s, sid))
+                known = next((n for srv_, text, n in NOTES if srv_ == s and text in why), None)
                 if status == "skip" and why.startswith("option not in this build"):
-                    cell += " " + note("option not in this build: the scenario runs once the branch adding it "
-                                       "is merged")
+                    cell += " " + note("option not in this build of s3bulk (metadata, tags: issue 16's s4-meta16 "
+                                       "work; checksums, versions: s4-sums16): the scenario runs once `--help` "
+                                       "shows it")
                 else:
-                    text = f"{s}: {why}" + (f" - {known}" if known else "")
-                    cell += " " + note(text)
+                    cell += " " + note(f"{s}: {known}" if known else f"{s}: {why}")
             cells.append(cell)
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
     lines.append("")
@@ -874,7 +884,10 @@ def main() -> None:
     ap.add_argument("--build-timeout", type=float, default=3600, help="seconds for one server's install/build")
     ap.add_argument("--timeout", type=float, default=300, help="seconds for one s3bulk command")
     ap.add_argument("--out", default="", help="result file stem (default bench/results/compat-DATE)")
+    ap.add_argument("--skip-build", action="store_true", help="do not build a missing Go server (report it instead)")
     args = ap.parse_args()
+    global BUILD
+    BUILD = not args.skip_build
     servers = [s for s in args.servers.split(",") if s]
     bad = [s for s in servers if s not in SERVERS]
     if bad:
