@@ -42,6 +42,7 @@ import platform
 import random
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -127,8 +128,12 @@ def _go_binary(name: str, module: str, build_timeout: float) -> tuple[Path | Non
     for d in (ROOT / ".cache" / "bin", CACHE / "bin"):
         if (d / name).exists():
             return d / name, ""
+    build_log = CACHE / f"{name}-build.log"
     if not BUILD:
-        return None, f"not built (`--skip-build`; `go install {module}` did not finish within this run's time on the shared 2-core machine)"
+        last = build_log.read_text(errors="replace").strip().splitlines()[-2:] if build_log.exists() else []
+        failed = [line for line in last if not line.startswith("rc=")]
+        return None, (f"`go install {module}` failed here: {failed[-1][:160]}" if failed
+                      else f"not built (`--skip-build`; `go install {module}` is slow on 2 cores)")
     go = _go()
     if go is None:
         return None, "no Go toolchain"
@@ -138,6 +143,7 @@ def _go_binary(name: str, module: str, build_timeout: float) -> tuple[Path | Non
         r = _run_quiet([go, "install", module], build_timeout, env=dict(os.environ, GOBIN=str(CACHE / "bin")))
     except subprocess.TimeoutExpired:
         return None, f"`go install {module}` did not finish in {build_timeout:.0f} s"
+    build_log.write_text(r.stderr + f"\nrc={r.returncode}\n")  # --skip-build reports a failure from here
     if r.returncode != 0:
         last = (r.stderr.strip().splitlines() or ["?"])[-1]
         return None, f"`go install {module}` failed: {last[:160]}"
@@ -282,10 +288,15 @@ class Ctx:
         argv = [str(S3BULK), *args]
         if endpoint:
             argv += ["--endpoint-url", self.srv.url, "--path-style"]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env,
+                                start_new_session=True)
         try:
-            r = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=self.timeout)
+            out, err = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # its worker processes too
+            proc.communicate()
             raise Fail(f"`s3bulk {args[0]}` did not finish in {self.timeout:.0f} s")
+        r = subprocess.CompletedProcess(argv, proc.returncode, out, err)
         events = []
         for line in r.stdout.splitlines():
             if line.startswith("{"):
@@ -886,6 +897,7 @@ def main() -> None:
     ap.add_argument("--out", default="", help="result file stem (default bench/results/compat-DATE)")
     ap.add_argument("--skip-build", action="store_true", help="do not build a missing Go server (report it instead)")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops the servers started here
     global BUILD
     BUILD = not args.skip_build
     servers = [s for s in args.servers.split(",") if s]
@@ -943,6 +955,8 @@ def main() -> None:
         shutil.rmtree(base, ignore_errors=True)
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cmdline = "python bench/compat.py " + " ".join(sys.argv[1:])
+    if os.environ.get("S3BULK_COMPAT_BIN"):
+        cmdline = f"S3BULK_COMPAT_BIN={os.environ['S3BULK_COMPAT_BIN']} {cmdline}"
     md = markdown(results, versions, cmdline.strip(), when)
     stem = args.out or str(ROOT / "bench" / "results" / f"compat-{date.today().isoformat()}")
     Path(stem + ".json").write_text(json.dumps({"when": when, "command": cmdline, "versions": versions,
