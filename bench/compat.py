@@ -736,6 +736,15 @@ NOTES: list[tuple[str, str, str]] = [
      "every upload and has no switch to leave it out yet, so uploads, copies into s3proxy and deletes fail "
      "there, each object reported (exit 1); reads, listings and server-side copies work. Not fixed here: "
      "falling back to no checksum on this 501 belongs with the checksum code being reworked (s4-sums16)."),
+    ("s3proxy", "PutBucketVersioning", "s3proxy has no bucket versioning (PutBucketVersioning: 501)."),
+    ("moto", "HEAD with checksum mode has no",
+     "moto 5.2.5 keeps an object's checksum only when the PUT also carries `x-amz-sdk-checksum-algorithm` "
+     "(botocore always sends both); a PUT with the `x-amz-checksum-*` value alone, which AWS S3 takes and "
+     "s3bulk's lean path sends, is stored without one. s3bulk could send the algorithm header too (listed)."),
+    ("moto", "CRC32 of the parts read does not match",
+     "on moto 5.2.5 the CRC32 reported for a multipart object s3bulk uploaded did not match its bytes (not "
+     "examined further; probably the same missing `x-amz-sdk-checksum-algorithm`); s3bulk refuses the "
+     "download as it should: nothing written, exit 1."),
     ("versitygw", "VersioningNotConfigured",
      "versitygw keeps versions only when started with `posix --versioning-dir DIR`."),
 ]
