@@ -17,7 +17,7 @@ cached in ~/.cache/s3bulk-bench unless the repo's .cache/bin already has the bin
 | --- | --- | --- |
 | localstack | localstack/start.sh (reuses the one on 127.0.0.1:4566 when it answers) | host mode |
 | versitygw | `GOBIN=... go install github.com/versity/versitygw/cmd/versitygw@v1.8.0` | `versitygw --port ... posix --versioning-dir V ROOT` |
-| minio | `GOBIN=... go install github.com/minio/minio@latest` (long: ~20-40 min on 2 cores) | `minio server ROOT --address ...` |
+| minio | `GOBIN=... go install github.com/minio/minio@latest` (long: ~40 min on 2 shared cores; the first try here had its compiler killed, the second, with the build cache warm and `GOFLAGS=-p=1`, finished) | `minio server ROOT --address ...` |
 | moto | `uv venv` + `uv pip install 'moto[server]'` | `moto_server -H 127.0.0.1 -p PORT` |
 | s3proxy | `mvn dependency:get org.gaul:s3proxy:3.0.0:jar:jar-with-dependencies` | `java -jar ... --properties P` (transient in-memory backend: the filesystem one lists each directory as a key) |
 
@@ -159,8 +159,10 @@ def install_minio(timeout: float) -> Installed:
     exe, why = _go_binary("minio", "github.com/minio/minio@latest", timeout)
     if not exe:
         return Installed(None, "", why)
-    out = _run_quiet([str(exe), "--version"], 30).stdout.strip().splitlines()
-    return Installed([str(exe)], out[0].replace("minio version ", "") if out else "?")
+    # `minio --version` says DEVELOPMENT.GOGET for a go-installed build: the module version says which
+    mod = [line.split()[2] for line in _run_quiet([_go() or "go", "version", "-m", str(exe)], 60).stdout.splitlines()
+           if line.split()[:1] == ["mod"]]
+    return Installed([str(exe)], mod[0] if mod else "?")
 
 
 def install_moto(timeout: float) -> Installed:
