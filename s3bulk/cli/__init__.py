@@ -182,7 +182,7 @@ def sync(
     delete: bool = typer.Option(False, "--delete", help="remove DST keys that SRC does not have (not those excluded)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print what would be copied and deleted; change nothing"),
     size_only: bool = typer.Option(False, "--size-only", help="copy only when sizes differ"),
-    exact_timestamps: bool = typer.Option(False, "--exact-timestamps", help="copy when modification times differ at all"),
+    exact_timestamps: bool = typer.Option(False, "--exact-timestamps", help="copy when modification times differ at all (to local disk; to S3 as the default)"),
     checksum: bool = typer.Option(False, "--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times"),
     hash_cache: Optional[str] = typer.Option(None, metavar="FILE", help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)"),
     workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "8MiB",

@@ -173,7 +173,10 @@ class Comparator:
             return False  # nothing to compare content with: equal sizes are all we know
         if s.mtime is None or d.mtime is None:
             return False
-        if self.compare == "exact-timestamps":
+        if self.compare == "exact-timestamps" and self.dst.features.keeps_mtime:
+            # As aws-cli's option: only a DST that keeps the source's time (local disk) can match it
+            # exactly; an S3 object's time is when it was written, so there the default rule applies
+            # (else every upload would be copied again on every run).
             return abs(s.mtime - d.mtime) >= 1.0 if _coarse(s, d) else s.mtime != d.mtime
         # default, as aws s3 sync: the source is newer (S3 times have whole seconds)
         return s.mtime - d.mtime >= (1.0 if _coarse(s, d) else 1e-6)
