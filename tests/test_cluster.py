@@ -281,3 +281,38 @@ def test_api_takes_a_client_and_leaves_it_open(s3, bucket, tmp_path, endpoint, d
     assert summary.workers == len(dask_procs.names())  # the cluster's task slots
     assert read_tree(dst) == objects
     assert dask_procs.client.submit(sum, [1, 2]).result(timeout=60) == 3
+
+
+def test_a_task_thread_keeps_the_runs_stores_open_between_tasks(tmp_path):
+    """run_units, as a Dask worker thread runs it task after task: the second task of a run reuses
+    the stores (clients, connections) the first opened, and the result is the same; a task of
+    another run closes them and opens its own."""
+    import asyncio
+
+    from s3bulk.engine import cluster
+    from s3bulk.engine.messages import UnitDone
+    from s3bulk.engine.plan import TransferOptions
+    from s3bulk.engine.planner import build_plan
+    from s3bulk.model import WorkUnit
+
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    objects = {f"k{i:03d}": os.urandom(50) for i in range(30)}
+    write_tree(src, objects)
+    plan = asyncio.run(build_plan(str(src), str(dst), options=TransferOptions(workers=1, page_size=10)))
+
+    def task(unit: WorkUnit, run_id: str) -> list:
+        messages, _ = cluster.run_units(plan, [unit], 1 << 20, None, run_id)
+        return messages
+
+    first = task(WorkUnit(until="k009"), "run-a")
+    here = cluster._task_thread()
+    kept = dict(here.stores)
+    assert set(kept) == {"src", "dst"}
+    second = task(WorkUnit(after="k009"), "run-a")
+    assert all(here.stores[k] is kept[k] for k in kept)  # the same objects: nothing opened again
+    assert any(isinstance(m, UnitDone) for m in first) and any(isinstance(m, UnitDone) for m in second)
+    assert read_tree(dst) == {k: v for k, v in objects.items() if k <= "k009"} | {
+        k: v for k, v in objects.items() if "k009" < k <= "k019"}
+    task(WorkUnit(after="k019"), "run-b")
+    assert all(here.stores[k] is not kept[k] for k in kept)  # another run: its own stores
+    assert read_tree(dst) == objects

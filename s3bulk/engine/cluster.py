@@ -301,10 +301,66 @@ class _Collector:
         return [ProgressReport(0, self.counters, self.failures), *self.messages]
 
 
-def run_units(plan: Plan, units: list[WorkUnit], body_bytes: int, resume: Any) -> tuple[list[WorkerMessage], float]:
-    """A Dask task: run the Worker over `units` in this thread's own event loop and return its
-    messages (messages.py) and the CPU seconds this thread used."""
-    from .worker import Worker, _new_loop
+class _TaskThread:
+    """What one Dask worker thread keeps between the tasks of a run: its event loop and the run's
+    open stores (clients, connection pools, the retry wrapper's AIMD and rate state). Opening them
+    per task cost a new loop, new clients and new connections (TLS handshakes) every few pages;
+    now a thread opens them once per run. A task of another run closes the previous run's stores
+    first (between tasks, on this thread's own loop), so at most one run's stores stay open per
+    thread; they close with the worker process otherwise."""
+
+    def __init__(self) -> None:
+        from .worker import _new_loop
+
+        self.loop = _new_loop()
+        self.run_id: str | None = None
+        self.stores: dict[str, Any] = {}
+
+    def switch_to(self, run_id: str) -> None:
+        if run_id == self.run_id:
+            return
+        old, self.stores, self.run_id = list(self.stores.values()), {}, run_id
+
+        async def close_all() -> None:
+            for store in old:
+                try:
+                    await store.close()
+                except Exception:
+                    pass
+
+        if old:
+            self.loop.run_until_complete(close_all())
+
+    async def open(self, role: str, location: Any, options: Any) -> Any:
+        """The run's store for `role` ("src" or "dst"), opened on first use in this thread."""
+        store = self.stores.get(role)
+        if store is None:
+            from ..stores import open_store
+
+            store = self.stores[role] = await open_store(location, options)
+        return store
+
+    def keeps(self, store: Any) -> bool:
+        """Whether `store` is one of the run's kept stores (the worker must not close it)."""
+        return any(store is s for s in self.stores.values())
+
+
+_THREADS = threading.local()
+
+
+def _task_thread() -> _TaskThread:
+    here: _TaskThread | None = getattr(_THREADS, "state", None)
+    if here is None or here.loop.is_closed():
+        here = _THREADS.state = _TaskThread()
+    return here
+
+
+def run_units(plan: Plan, units: list[WorkUnit], body_bytes: int, resume: Any,
+              run_id: str | None = None) -> tuple[list[WorkerMessage], float]:
+    """A Dask task: run the Worker over `units` on this thread's event loop, with the stores this
+    thread keeps open for the run `run_id` (_TaskThread), and return its messages (messages.py)
+    and the CPU seconds this thread used."""
+    from .worker import Worker
 
     cpu = time.thread_time()
     units_q: queue.Queue[WorkUnit | None] = queue.Queue()
@@ -312,12 +368,10 @@ def run_units(plan: Plan, units: list[WorkUnit], body_bytes: int, resume: Any) -
         units_q.put(unit)
     units_q.put(None)
     events = _Collector()
-    worker = Worker(plan, 0, units_q, events, body_bytes, None, resume)
-    loop = _new_loop()
-    try:
-        loop.run_until_complete(worker.run())
-    finally:
-        loop.close()
+    here = _task_thread()
+    here.switch_to(run_id or uuid.uuid4().hex)
+    worker = Worker(plan, 0, units_q, events, body_bytes, None, resume, stores=here)
+    here.loop.run_until_complete(worker.run())
     return events.result(), time.thread_time() - cpu
 
 
@@ -349,6 +403,7 @@ class ClusterHandle:
             and plan.single_key is None else None
         self._rests: dict[WorkUnit, WorkUnit | None] = {}  # units listed here -> the rest handed on
         self._usage_start = cluster.usage()
+        self.run_id = uuid.uuid4().hex  # the tasks' threads keep this run's stores open (_TaskThread)
         self.thread = threading.Thread(target=self._main, name="s3bulk-cluster", daemon=True)
         self.thread.start()
 
@@ -392,7 +447,7 @@ class ClusterHandle:
                         if not batch:
                             break
                     fut = self.client.submit(run_units, self.plan, batch, self.body_bytes, self.resume,
-                                             pure=False, key=f"s3bulk-units-{uuid.uuid4().hex}")
+                                             self.run_id, pure=False, key=f"s3bulk-units-{uuid.uuid4().hex}")
                     inflight[fut] = batch
                     fut.add_done_callback(self._done_q.put)
                 if not inflight:

@@ -83,8 +83,11 @@ class ResumeInfo:
 
 class Worker:
     def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
-                 parent_pid: int | None = None, resume: ResumeInfo | None = None) -> None:
+                 parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: Any = None) -> None:
         self.plan = plan
+        # where the stores come from: opened here and closed at the end (None), or kept open by
+        # the caller across runs of this worker (cluster._TaskThread: open(role, loc, opts), keeps())
+        self.store_keeper = stores
         self.resume = resume or ResumeInfo()
         self.stopping = False  # set by request_stop(): take no new objects, finish those in flight
         self.parent_pid = parent_pid
@@ -179,12 +182,12 @@ class Worker:
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
         try:
-            src = await open_store(self.plan.src, opts.store_options())
+            src = await self._open_store("src", self.plan.src, opts.store_options())
             if self.plan.manifest is not None:
                 from .manifest import ManifestSource
 
                 src = ManifestSource(src, self.plan.manifest, self.plan.manifest_format, self.plan.src.prefix)
-            dst = await open_store(self.plan.dst, opts.store_options())
+            dst = await self._open_store("dst", self.plan.dst, opts.store_options())
             self._stores = (src, dst)
             if not isinstance(dst, Writer):
                 raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
@@ -205,10 +208,25 @@ class Worker:
             self._flush()
             for store in (src, dst):
                 if store is not None:
-                    try:
-                        await store.close()
-                    except Exception:
-                        pass
+                    await self._close_store(store)
+
+    async def _open_store(self, role: str, location: Any, options: Any) -> Any:
+        if self.store_keeper is not None:
+            return await self.store_keeper.open(role, location, options)
+        return await open_store(location, options)
+
+    async def _close_store(self, store: Any) -> None:
+        """Close a store this worker opened; one its keeper keeps open (unwrapped from a manifest
+        source too) stays open for the keeper's next use."""
+        if self.store_keeper is not None:
+            from .manifest import ManifestSource
+
+            if self.store_keeper.keeps(store.inner if isinstance(store, ManifestSource) else store):
+                return
+        try:
+            await store.close()
+        except Exception:
+            pass
 
     async def _loop(self, src: Any) -> None:
         opts = self.plan.options
