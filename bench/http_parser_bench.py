@@ -1,0 +1,129 @@
+"""Issue 13 asks for "a real HTTP/1.1 parser (httptools/llhttp or h11) if it keeps the per-request
+CPU within ~10% of today's". This measures what parsing one typical S3 answer costs (the head of a
+100-byte GET with S3's headers, and its body), CPU time per answer, best of `--reps`:
+
+    uv run --frozen --extra dask --with httptools --with h11 python bench/http_parser_bench.py
+
+- s3bulk: httpclient._Conn fed the answer as the transport would (data_received), headers as a dict
+  of lower-case names, the body as bytes: what the client does per answer today.
+- httptools (llhttp, C): HttpResponseParser with callbacks that build the same dict and body.
+- h11 (pure Python): Connection.receive_data / next_event until EndOfMessage, the same dict and body.
+
+The parsers are timed alone (no sockets); the rest of a request (signing, the event loop, the
+syscalls) is the same whichever parser is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+ANSWER = (b"HTTP/1.1 200 OK\r\n"
+          b"x-amz-id-2: Xb3lGJbXw8nXkBLQkJ9oQkxkBUUvvw2y+2MwCl7NyY1kPjHxJbQZgRX3vYk1Wf0Z7dQ6mVzIb2A=\r\n"
+          b"x-amz-request-id: 4E5F8F7A1C2B3D4E\r\n"
+          b"Date: Mon, 23 Nov 2026 05:00:00 GMT\r\n"
+          b"Last-Modified: Sun, 22 Nov 2026 12:00:00 GMT\r\n"
+          b"ETag: \"6805f2cfc46c0f04559748bb039d69ae\"\r\n"
+          b"x-amz-checksum-crc32: AAAAAA==\r\n"
+          b"x-amz-checksum-type: FULL_OBJECT\r\n"
+          b"Accept-Ranges: bytes\r\n"
+          b"Content-Type: binary/octet-stream\r\n"
+          b"Server: AmazonS3\r\n"
+          b"Content-Length: 100\r\n\r\n") + b"x" * 100
+
+
+def ours(n: int) -> float:
+    from s3bulk import httpclient
+
+    class Waiter:
+        result = None
+
+        def done(self) -> bool:
+            return False
+
+        def set_result(self, r) -> None:
+            self.result = r
+
+    conn = httpclient._Conn()
+    t = time.process_time()
+    for _ in range(n):
+        w = Waiter()
+        conn.waiter = w  # type: ignore[assignment]
+        conn.data_received(ANSWER)
+        assert w.result is not None and w.result[0] == 200
+    return (time.process_time() - t) / n
+
+
+def with_httptools(n: int) -> float:
+    import httptools
+
+    class P:
+        __slots__ = ("headers", "body", "done")
+
+        def __init__(self) -> None:
+            self.headers: dict[str, str] = {}
+            self.body = b""
+            self.done = False
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self.headers[name.decode("latin-1").lower()] = value.decode("latin-1")
+
+        def on_body(self, body: bytes) -> None:
+            self.body += body
+
+        def on_message_complete(self) -> None:
+            self.done = True
+
+    t = time.process_time()
+    for _ in range(n):
+        p = P()
+        parser = httptools.HttpResponseParser(p)
+        parser.feed_data(ANSWER)
+        assert p.done and parser.get_status_code() == 200
+    return (time.process_time() - t) / n
+
+
+def with_h11(n: int) -> float:
+    import h11
+
+    t = time.process_time()
+    for _ in range(n):
+        c = h11.Connection(h11.CLIENT)
+        c.send(h11.Request(method="GET", target="/b/k", headers=[("Host", "s3")]))
+        c.send(h11.EndOfMessage())
+        c.receive_data(ANSWER)
+        headers: dict[str, str] = {}
+        body = b""
+        while True:
+            ev = c.next_event()
+            if isinstance(ev, h11.Response):
+                headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in ev.headers}
+            elif isinstance(ev, h11.Data):
+                body += ev.data
+            elif isinstance(ev, h11.EndOfMessage) or ev is h11.NEED_DATA:
+                break
+        assert len(body) == 100
+    return (time.process_time() - t) / n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--answers", type=int, default=50_000)
+    ap.add_argument("--reps", type=int, default=5)
+    args = ap.parse_args()
+    rows = []
+    for name, fn in (("s3bulk httpclient", ours), ("httptools (llhttp)", with_httptools), ("h11", with_h11)):
+        try:
+            best = min(fn(args.answers) for _ in range(args.reps))
+        except ImportError as exc:
+            print(f"{name}: not installed ({exc})")
+            continue
+        rows.append((name, best))
+    base = rows[0][1]
+    print("| parser | CPU us per answer | vs s3bulk |\n| --- | --- | --- |")
+    for name, t in rows:
+        print(f"| {name} | {t * 1e6:.1f} | {t / base:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
