@@ -90,6 +90,13 @@ class PartCrcs:
     def add(self, number: int, data: Buffer) -> None:
         self.parts[number] = (self._crc(data, 0), len(data))
 
+    def add_crc(self, number: int, crc: int, size: int) -> None:
+        """A part whose CRC was computed elsewhere (a helper process: engine/spread.py)."""
+        self.parts[number] = (crc, size)
+
+    def crc_of(self, data: Buffer) -> int:
+        return int(self._crc(data, 0))
+
     def matches(self) -> bool:
         crc = None
         for number in sorted(self.parts):

@@ -133,13 +133,13 @@ def pipe_target(text: str, s3: S3Options | None = None, *, writing: bool) -> tup
             raise UsageError(f"{text} names a prefix, not one object: give the full key of one object")
         return loc, loc.prefix
     if loc.kind == "local":
-        if os.path.isdir(loc.bucket) or text.endswith(("/", os.sep)):
+        if os.path.isdir(loc.root) or text.endswith(("/", os.sep)):
             raise UsageError(f"{text} is a directory: give a file name"
                              + ("; stdin has no name of its own" if writing else ""))
-        return Location("local", os.path.dirname(loc.bucket), "", text), os.path.basename(loc.bucket)
+        return Location("local", os.path.dirname(loc.root), "", text), os.path.basename(loc.root)
     if writing:
         raise UsageError(f"{text} cannot be written to (a list/get server is read-only)")
-    base, sep, name = loc.bucket.partition("/get/")
+    base, sep, name = loc.root.partition("/get/")
     if not sep or not name:
         raise UsageError(f"{text} names no file: give http://HOST:PORT/get/NAME")
     return Location("http", base, "", text), unquote(name)

@@ -233,7 +233,7 @@ def _one_destination(dst: Location, dst_text: str, name: str) -> tuple[Location,
         if not dst.prefix or dst.prefix.endswith("/"):
             return dst.with_prefix(""), dst.prefix + name
         return dst.with_prefix(""), dst.prefix
-    path = dst.bucket
+    path = dst.root
     if dst_text.endswith(("/", os.sep)) or os.path.isdir(path):
         return dst.with_prefix(""), name
     return Location("local", os.path.dirname(path), "", dst.raw), os.path.basename(path)

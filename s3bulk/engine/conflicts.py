@@ -29,7 +29,7 @@ def applies(plan: Any, src: Any) -> bool:
 
 async def find(src: Any, entries: list[ObjectInfo]) -> dict[str, str]:
     """{key: a source key under key + "/"} for each entry that is also a directory's name."""
-    keys = [e.key for e in entries]
+    keys = [e.key for e in entries if not _unsafe(e.key)]  # those the store refuses as UnsafeKey anyway
     found: dict[str, str] = {}
     for i, key in enumerate(keys):
         if not key or key.endswith("/"):
@@ -44,6 +44,12 @@ async def find(src: Any, entries: list[ObjectInfo]) -> dict[str, str]:
         if other is not None:
             found[key] = other
     return found
+
+
+def _unsafe(key: str) -> bool:
+    """A key no local path can be made of (`..`, `.`, empty segments, absolute): the local store
+    refuses it as UnsafeKey, which is the failure to report, not a conflict."""
+    return key.startswith("/") or any(part in ("", ".", "..") for part in key.rstrip("/").split("/"))
 
 
 async def _first_under(src: Any, prefix: str) -> str | None:

@@ -36,7 +36,9 @@ from ..sizes import parse_size
 
 SPREAD_ABOVE = 128 * 1024 * 1024
 MAX_PROCESSES = 8
-_PROGRESS = struct.Struct("<q")  # a helper's message: bytes of a finished part (>= 0) or -len(error)
+# a helper's message: (bytes of a finished part, its number, its CRC when the object's full-object
+# CRC is being checked, else 0), or (-len(error), 0, 0) followed by the pickled error
+_PROGRESS = struct.Struct("<qqQ")
 
 
 @runtime_checkable
@@ -119,18 +121,20 @@ class Helpers:
         self.fds: list[int] = []
 
     def start(self, shares: list[list[tuple[int, int, int]]], location: Any, store_options: Any, key: str,
-              path: str, concurrency: int) -> None:
+              path: str, concurrency: int, check: Any = None) -> None:
+        """`check` (a checksums.PartCrcs or None): helpers send each part's CRC back for it."""
         for share in shares:
             r, w = os.pipe()
             pid = os.fork()
             if pid == 0:  # the helper: never returns
                 os.close(r)
-                _helper_main(w, share, location, store_options, key, path, concurrency)
+                _helper_main(w, share, location, store_options, key, path, concurrency, check)
             os.close(w)
             self.pids.append(pid)
             self.fds.append(r)
 
-    async def wait(self, on_bytes: Callable[[int], None]) -> None:
+    async def wait(self, on_bytes: Callable[[int], None],
+                   on_part: Callable[[int, int, int], None] | None = None) -> None:
         """Until every helper has ended; progress goes to on_bytes (in this loop). Raises the first
         helper's error (or a StoreError naming how it died)."""
         loop = asyncio.get_running_loop()
@@ -142,9 +146,11 @@ class Helpers:
                     head = _read_exact(pipe, _PROGRESS.size)
                     if head is None:
                         break
-                    (n,) = _PROGRESS.unpack(head)
+                    n, number, crc = _PROGRESS.unpack(head)
                     if n >= 0:
                         loop.call_soon_threadsafe(on_bytes, n)
+                        if on_part is not None:
+                            loop.call_soon_threadsafe(on_part, number, crc, n)
                         continue
                     blob = _read_exact(pipe, -n)
                     try:
@@ -202,7 +208,7 @@ def _reap(pid: int) -> int:
 
 
 def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store_options: Any, key: str,
-                 path: str, concurrency: int) -> None:
+                 path: str, concurrency: int, check: Any = None) -> None:
     """Body of a helper process: its own event loop and source store; exits, never returns."""
     code = 1
     try:
@@ -219,7 +225,7 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
         except ImportError:
             loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        loop.run_until_complete(_helper_parts(w, parts, location, store_options, key, path, concurrency))
+        loop.run_until_complete(_helper_parts(w, parts, location, store_options, key, path, concurrency, check))
         code = 0
     except BaseException as exc:  # reported to the parent, which raises it
         try:
@@ -228,7 +234,7 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
         except Exception:
             blob = pickle.dumps(StoreError(str(exc)[:500], op="get"))
         try:
-            os.write(w, _PROGRESS.pack(-len(blob)) + blob)
+            os.write(w, _PROGRESS.pack(-len(blob), 0, 0) + blob)
         except OSError:
             pass
     finally:
@@ -236,7 +242,7 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
 
 
 async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any, store_options: Any,
-                        key: str, path: str, concurrency: int) -> None:
+                        key: str, path: str, concurrency: int, check: Any = None) -> None:
     from ..stores import open_store
     from .transfer import _read_range as read_range
 
@@ -250,10 +256,11 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
                 buf = memoryview(bytearray(end - start))
             try:
                 data = await read_range(src, key, start, end, buf)
+                crc = check.crc_of(data) if check is not None else 0
                 await asyncio.to_thread(_pwrite_all, fd, data, start)
             finally:
                 buffers.append(buf)
-            os.write(w, _PROGRESS.pack(end - start))
+            os.write(w, _PROGRESS.pack(end - start, number, crc))
 
         await run_parts(parts, concurrency, one)
     finally:

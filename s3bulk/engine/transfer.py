@@ -267,16 +267,15 @@ class Transfer:
                 self.budget.release(end - start)
 
         keep_open = upload_id is not None
-        # helpers compute no part checksums: an object whose full-object checksum is verified stays here
-        processes = 1 if upload_id is not None or have or check is not None else spread_processes(
+        processes = 1 if upload_id is not None or have else spread_processes(
             size, part, upload, self.src.location.kind, self.options.resolved_workers(), self.options.flush_writes)
         try:
-            if processes > 1:
-                await self._spread_parts(_StopAware(upload, lambda: stopped, keep_open), src_key, size, part,
-                                         processes, one)
+            verify = _verifier(check, self.src.location.url_for(src_key), src_key)
+            if processes > 1:  # helpers send each part's CRC back for `check`
+                await self._spread_parts(_StopAware(upload, lambda: stopped, keep_open, verify), src_key, size,
+                                         part, processes, one, check)
             else:
-                await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open,
-                                                 _verifier(check, self.src.location.url_for(src_key), src_key)),
+                await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open, verify),
                                       size, part, self.options.part_concurrency, one)
         except Stopped:
             if not keep_open:
@@ -292,7 +291,7 @@ class Transfer:
             self.on_upload(("upload_end", dst_key, upload_id))
 
     async def _spread_parts(self, upload: "_StopAware", src_key: str, size: int, part: int, processes: int,
-                            one: Callable[[int, int, int], Any]) -> None:
+                            one: Callable[[int, int, int], Any], check: Any = None) -> None:
         """The parts of one big object over `processes` processes (spread.py): this one moves its
         share with `one` (budget, buffers, progress as usual), helpers forked here the others.
         Completes the upload when all landed; aborts it (and kills the helpers) on any failure."""
@@ -304,7 +303,7 @@ class Transfer:
         helpers = Helpers()
         try:
             helpers.start(shares[1:], self.src.location, self.options.store_options(), src_key,
-                          cast(SharedFile, upload.upload).shared_path, per_process)
+                          cast(SharedFile, upload.upload).shared_path, per_process, check)
             moved = 0
 
             def landed(n: int) -> None:
@@ -315,7 +314,7 @@ class Transfer:
             try:
                 async with asyncio.TaskGroup() as tg:  # a failure on either side cancels the other
                     tg.create_task(run_parts(shares[0], per_process, one))
-                    tg.create_task(helpers.wait(landed))
+                    tg.create_task(helpers.wait(landed, check.add_crc if check is not None else None))
             except BaseExceptionGroup as group:
                 raise group.exceptions[0] from None
             finally:
