@@ -351,11 +351,13 @@ def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
         yield from entries
 
 
-def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0,
-              concurrency: int = 16) -> Iterator[tuple[str | None, int, int]]:
+def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
+              classes: dict[str, list[int]] | None = None) -> Iterator[tuple[str | None, int, int]]:
     """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
     (None, objects, bytes) for everything. Keys arrive in order, so a prefix is complete when the
-    next one starts: one running total at a time, whatever the number of prefixes."""
+    next one starts: one running total at a time, whatever the number of prefixes. `classes`, when
+    given, is filled with storage class -> [objects, bytes] (S3 sources; listed as S3 says them)
+    by the time the total comes."""
     from .engine.planner import resolve_source
 
     loop = asyncio.new_event_loop()
@@ -372,6 +374,12 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0,
             size = obj.size or 0
             total_o += 1
             total_b += size
+            if classes is not None and obj.storage_class is not None:
+                row = classes.get(obj.storage_class)
+                if row is None:
+                    row = classes[obj.storage_class] = [0, 0]
+                row[0] += 1
+                row[1] += size
             if depth:
                 rel = obj.key[cut:]
                 parts = rel.split("/", depth)
@@ -388,15 +396,18 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0,
 
 
 class DuResult:
-    """What `du` counted: `objects` and `bytes` under the URL, and with depth > 0 `groups`, a list of
-    (prefix, objects, bytes) in key order."""
+    """What `du` counted: `objects` and `bytes` under the URL, with depth > 0 `groups`, a list of
+    (prefix, objects, bytes) in key order, and `classes`, storage class -> (objects, bytes) for an S3
+    source."""
 
-    __slots__ = ("objects", "bytes", "groups")
+    __slots__ = ("objects", "bytes", "groups", "classes")
 
-    def __init__(self, objects: int, nbytes: int, groups: list[tuple[str, int, int]]) -> None:
+    def __init__(self, objects: int, nbytes: int, groups: list[tuple[str, int, int]],
+                 classes: dict[str, tuple[int, int]] | None = None) -> None:
         self.objects = objects
         self.bytes = nbytes
         self.groups = groups
+        self.classes = classes or {}
 
     def __repr__(self) -> str:
         return f"DuResult(objects={self.objects}, bytes={self.bytes}, groups={len(self.groups)})"
@@ -407,9 +418,10 @@ def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: in
     listing; with depth=N also per prefix N '/'-separated levels below URL (kept in a list: use
     `du_groups` to stream them when there are very many)."""
     groups: list[tuple[str, int, int]] = []
-    for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, concurrency=concurrency):
+    classes: dict[str, list[int]] = {}
+    for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes):
         if prefix is None:
-            return DuResult(objects, nbytes, groups)
+            return DuResult(objects, nbytes, groups, {k: (v[0], v[1]) for k, v in sorted(classes.items())})
         groups.append((prefix, objects, nbytes))
     raise AssertionError("du_groups ends with the total")
 

@@ -17,6 +17,7 @@ class ObjectInfo(NamedTuple):
     size: int | None = None
     mtime: float | None = None
     etag: str | None = None
+    storage_class: str | None = None  # S3's listing says it (STANDARD, GLACIER...); None elsewhere
 
 
 class Page(NamedTuple):

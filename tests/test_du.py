@@ -19,7 +19,8 @@ def test_du_totals_and_groups(cli, s3, bucket):
     under = {k: v for k, v in objects.items() if k.startswith("logs/")}
     r = cli("du", f"s3://{bucket}/logs/", "--json")
     assert r.code == 0, r
-    assert r.events == [{"event": "total", "objects": len(under), "bytes": sum(map(len, under.values())), "v": 1}]
+    assert [e for e in r.events if e["event"] != "class"] == [
+        {"event": "total", "objects": len(under), "bytes": sum(map(len, under.values())), "v": 1}]
     r = cli("du", f"s3://{bucket}/logs/", "--depth", "2", "--json")
     assert r.code == 0, r
     groups = {e["prefix"]: (e["objects"], e["bytes"]) for e in r.events if e["event"] == "du"}
@@ -65,3 +66,19 @@ def test_du_equals_aws_s3_ls_summarize(cli, s3, bucket, endpoint):
     objects_aws = int(re.search(r"Total Objects: (\d+)", out.stdout).group(1))
     bytes_aws = int(re.search(r"Total Size: (\d+)", out.stdout).group(1))
     assert (total["objects"], total["bytes"]) == (objects_aws, bytes_aws), out.stdout[-500:]
+
+
+def test_du_per_storage_class(cli, s3, bucket):
+    """The listing's storage class of each object, summed per class before the total (lines and
+    --json 'class' events), as users of S3 tiers ask for."""
+    objects = {f"t/std-{i}": b"s" * 10 for i in range(5)}
+    put_tree(s3, bucket, objects)
+    for i in range(3):
+        s3.put_object(Bucket=bucket, Key=f"t/ia-{i}", Body=b"i" * 100, StorageClass="STANDARD_IA")
+    r = cli("du", f"s3://{bucket}/t/", "--json")
+    assert r.code == 0, r
+    classes = {e["storage_class"]: (e["objects"], e["bytes"]) for e in r.events if e["event"] == "class"}
+    assert classes == {"STANDARD": (5, 50), "STANDARD_IA": (3, 300)}, r.events
+    assert r.events[-1] == {"event": "total", "objects": 8, "bytes": 350, "v": 1}
+    r = cli("du", f"s3://{bucket}/t/")
+    assert r.code == 0 and "(storage class STANDARD_IA)" in r.out and "(total)" in r.out.splitlines()[-1], r

@@ -392,7 +392,8 @@ class S3Store:
         for c in resp.get("Contents", ()):
             etag = c.get("ETag")
             entries.append(ObjectInfo(unquote(c["Key"]) if encoded else c["Key"], c["Size"],
-                                      c["LastModified"].timestamp(), etag.strip('"') if etag else None))
+                                      c["LastModified"].timestamp(), etag.strip('"') if etag else None,
+                                      c.get("StorageClass")))
         return _page(entries, unit.until, bool(resp.get("IsTruncated")), resp.get("NextContinuationToken"))
 
     # ---------------------------------------------------------------- reading

@@ -38,7 +38,7 @@ CredentialSource = Callable[[], Awaitable[Credentials | None]]
 _CODE = re.compile(rb"<Code>([^<]*)</Code>")
 _MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
 _CONTENTS = re.compile(rb"<Contents>(.*?)</Contents>", re.S)
-_FIELD = re.compile(rb"<(Key|LastModified|ETag|Size)>([^<]*)</\1>")
+_FIELD = re.compile(rb"<(Key|LastModified|ETag|Size|StorageClass)>([^<]*)</\1>")
 _TRUNCATED = re.compile(rb"<IsTruncated>\s*true\s*</IsTruncated>")
 _NEXT_TOKEN = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>")
 # S3's own order inside <Contents> (Key, LastModified, ETag, ..., Size): one match per object. Pages
@@ -46,7 +46,9 @@ _NEXT_TOKEN = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToke
 # field by field. Not ElementTree/expat: measured slower (1.6-1.8x, bench/list_parse_bench.py), and
 # an XML 1.0 parser refuses a page whose keys hold control characters (S3 sends &#x1; and the like).
 _ENTRY = re.compile(rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</LastModified>\s*"
-                    rb"<ETag>([^<]*)</ETag>(?:(?!</Contents>).)*?<Size>(\d+)</Size>", re.S)
+                    rb"<ETag>([^<]*)</ETag>(?:(?!</Contents>).)*?<Size>(\d+)</Size>"
+                    rb"(?:(?:(?!</Contents>).)*?<StorageClass>([^<]*)</StorageClass>)?", re.S)
+_CLASS_NAMES: dict[bytes, str] = {}  # b"STANDARD" -> one shared str, not one per key
 _TAG = re.compile(rb"<Tag>\s*<Key>([^<]*)</Key>\s*<Value>([^<]*)</Value>\s*</Tag>")
 _XML_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
@@ -92,15 +94,24 @@ def _listed_ts(raw: bytes) -> float:
     return v
 
 
-def _fast_entries(body: bytes, encoded: bool) -> list[tuple[str, int, float, str | None]] | None:
+def _class_name(raw: bytes | None) -> str | None:
+    if not raw:
+        return None
+    name = _CLASS_NAMES.get(raw)
+    if name is None:
+        name = _CLASS_NAMES[raw] = raw.decode("ascii", "replace") if len(_CLASS_NAMES) < 64 else raw.decode()
+    return name
+
+
+def _fast_entries(body: bytes, encoded: bool) -> list[tuple[str, int, float, str | None, str | None]] | None:
     """Every <Contents> of a page in S3's field order, or None when some entry is not (then the
     page is read field by field)."""
     rows = _ENTRY.findall(body)
     if len(rows) != body.count(b"<Contents>"):
         return None
-    out: list[tuple[str, int, float, str | None]] = []
+    out: list[tuple[str, int, float, str | None, str | None]] = []
     append = out.append
-    for k, lm, et, size in rows:
+    for k, lm, et, size, sc in rows:
         key = k.decode("utf-8")
         if "&" in key:
             key = _unescape(key)
@@ -110,7 +121,7 @@ def _fast_entries(body: bytes, encoded: bool) -> list[tuple[str, int, float, str
             etag = et[6:-6].decode()
         else:
             etag = _unescape(et.decode()).strip('"')
-        append((key, int(size), _listed_ts(lm), etag))
+        append((key, int(size), _listed_ts(lm), etag, _class_name(sc)))
     return out
 
 
@@ -218,8 +229,9 @@ class S3Wire:
     # ------------------------------------------------------------ operations
 
     async def list_page(self, prefix: str, after: str | None, token: str | None, limit: int,
-                        encoded: bool, url: str) -> tuple[list[tuple[str, int, float, str | None]], bool, str | None]:
-        """(entries as (key, size, mtime, etag), truncated, next token)."""
+                        encoded: bool, url: str
+                        ) -> tuple[list[tuple[str, int, float, str | None, str | None]], bool, str | None]:
+        """(entries as (key, size, mtime, etag, storage class), truncated, next token)."""
         params = {"list-type": "2", "max-keys": str(limit)}
         if prefix:
             params["prefix"] = prefix
@@ -246,7 +258,8 @@ class S3Wire:
                     k = unquote(k)
                 etag = f.get(b"ETag")
                 entries.append((k, int(f[b"Size"]), _iso_ts(f[b"LastModified"].decode()),
-                                _unescape(etag.decode()).strip('"') if etag else None))
+                                _unescape(etag.decode()).strip('"') if etag else None,
+                                _class_name(f.get(b"StorageClass"))))
             except (KeyError, ValueError) as exc:
                 raise Transient(f"listing answer malformed ({exc})", op="list", url=url) from exc
         truncated = _TRUNCATED.search(body) is not None
