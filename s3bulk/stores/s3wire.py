@@ -130,10 +130,11 @@ def crc32_b64(data: bytes | bytearray | memoryview) -> str:
 
 
 def checksum_header(algorithm: str, data: bytes | bytearray | memoryview) -> dict[str, str]:
-    """The x-amz-checksum-* header of a PUT or UploadPart body (CRC32 by zlib, the rest by checksums.py)."""
+    """The x-amz-checksum-* header of a PUT or UploadPart body (CRC32 by zlib, the rest by checksums.py),
+    with x-amz-sdk-checksum-algorithm as botocore sends it (moto keeps no checksum without it)."""
     if algorithm == "CRC32":
-        return {"x-amz-checksum-crc32": crc32_b64(data)}
-    return {checksums.header(algorithm): checksums.b64(algorithm, data)}
+        return {"x-amz-sdk-checksum-algorithm": "CRC32", "x-amz-checksum-crc32": crc32_b64(data)}
+    return {"x-amz-sdk-checksum-algorithm": algorithm, checksums.header(algorithm): checksums.b64(algorithm, data)}
 
 
 def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, key: str) -> None:
@@ -316,7 +317,7 @@ class S3Wire:
         """PutObject; a FileBody is streamed from its file (one pass for its CRC32, one to send: the
         store sends other checksum algorithms' bodies as bytes)."""
         if isinstance(data, FileBody):
-            headers = {"x-amz-checksum-crc32": await data.crc32_b64()}
+            headers = {"x-amz-sdk-checksum-algorithm": "CRC32", "x-amz-checksum-crc32": await data.crc32_b64()}
         else:
             headers = checksum_header(checksum or "CRC32", data)
         if content_type:
