@@ -215,6 +215,18 @@ def _new_parser(conn: _Conn) -> httptools.HttpResponseParser:
     return parser
 
 
+_NAMES: dict[bytes, str] = {}  # header name as sent -> lower-case str: decoding them was 1/3 of a head
+
+
+def _name(raw: bytes) -> str:
+    """`raw` as a dict key, remembered: servers send the same few names in every answer (a server
+    sending ever new ones fills the table only so far)."""
+    name = raw.decode("latin-1").lower()
+    if len(_NAMES) < 512:
+        _NAMES[raw] = name
+    return name
+
+
 def _feed(parser: httptools.HttpResponseParser, data: bytes | bytearray) -> None:
     """The one place llhttp's errors become ProtocolError."""
     try:
@@ -377,6 +389,9 @@ class _Conn(asyncio.BufferedProtocol):
                 if len(buf) > _MAX_HEAD:
                     raise ProtocolError("response head too large")
                 return False
+            version = bytes(buf[5:8])
+            if version != b"1.1" and version != b"1.0":
+                raise ProtocolError(f"unsupported HTTP version in {bytes(buf[:min(end, 40)])!r}")
             parser = self.parser = _new_parser(self)
             self.fields = {}
             self.head_seen = self.chunks_done = False
@@ -387,14 +402,11 @@ class _Conn(asyncio.BufferedProtocol):
             status = parser.get_status_code()
             if status < 200:  # 101 raised in _feed; < 100 is refused by llhttp
                 continue  # 100 Continue, 102 Processing, 103 Early Hints: the final answer follows
-            version = parser.get_http_version()
-            if version not in ("1.1", "1.0"):
-                raise ProtocolError(f"unsupported HTTP version {version[:10]!r}")
             break
         headers = self.fields
         self.head = (status, headers)
         conn = headers.get("connection", "").lower()
-        self.keep_alive = "close" not in conn if version == "1.1" else "keep-alive" in conn
+        self.keep_alive = "close" not in conn if version == b"1.1" else "keep-alive" in conn
         if self.head_only or status in (204, 304):
             self._finish(b"")
             return False
@@ -453,7 +465,7 @@ class _Conn(asyncio.BufferedProtocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self.head is None:  # after the head: trailers of a chunked body, not kept
-            self.fields[name.decode("latin-1").lower()] = value.decode("latin-1").strip(" \t")
+            self.fields[_NAMES.get(name) or _name(name)] = value.decode("latin-1").strip(" \t")
 
     def on_headers_complete(self) -> None:
         self.head_seen = True
