@@ -11,6 +11,9 @@ CPU within ~10% of today's". This measures what parsing one typical S3 answer co
 - httptools (llhttp, C): HttpResponseParser with callbacks that build the same dict and body.
 - h11 (pure Python): Connection.receive_data / next_event until EndOfMessage, the same dict and body.
 
+A second table: one chunked answer of a listing page's size (~300 KB in 8 KiB chunks, handed over
+64 KiB at a time as a socket would), the own parser against llhttp in s3bulk.
+
 The parsers are timed alone (no sockets); the rest of a request (signing, the event loop, the
 syscalls) is the same whichever parser is used.
 """
@@ -42,6 +45,14 @@ ANSWER = (b"HTTP/1.1 200 OK\r\n"
           b"Content-Length: 100\r\n\r\n") + b"x" * 100
 
 
+_PAGE = b"<Contents><Key>k</Key></Contents>" * 9000
+CHUNKED = (b"HTTP/1.1 200 OK\r\nx-amz-request-id: 4E5F8F7A1C2B3D4E\r\nContent-Type: application/xml\r\n"
+           b"Transfer-Encoding: chunked\r\n\r\n"
+           + b"".join(b"%x\r\n" % len(_PAGE[i:i + 8192]) + _PAGE[i:i + 8192] + b"\r\n"
+                      for i in range(0, len(_PAGE), 8192))
+           + b"0\r\n\r\n")
+
+
 def _at_revision(rev: str) -> ModuleType:
     """s3bulk/httpclient.py as it was at git revision `rev`, as a module of its own."""
     src = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:s3bulk/httpclient.py"],
@@ -56,9 +67,10 @@ def _at_revision(rev: str) -> ModuleType:
     return mod
 
 
-def ours(n: int, httpclient: ModuleType | None = None) -> float:
+def ours(n: int, httpclient: ModuleType | None = None, answer: bytes = ANSWER) -> float:
     if httpclient is None:
         from s3bulk import httpclient
+    pieces = [answer[at:at + 65536] for at in range(0, len(answer), 65536)]
 
     class Waiter:
         result = None
@@ -74,7 +86,8 @@ def ours(n: int, httpclient: ModuleType | None = None) -> float:
     for _ in range(n):
         w = Waiter()
         conn.waiter = w  # type: ignore[assignment]
-        conn.data_received(ANSWER)
+        for piece in pieces:
+            conn.data_received(piece)
         assert w.result is not None and w.result[0] == 200
     return (time.process_time() - t) / n
 
@@ -157,6 +170,15 @@ def main() -> None:
     print("| parser | CPU us per answer | vs s3bulk |\n| --- | --- | --- |")
     for name, t in rows:
         print(f"| {name} | {t * 1e6:.1f} | {t / base:.2f}x |")
+    n = max(1, args.answers // 100)
+    chunked: dict[str, list[float]] = {"s3bulk, own parser": [], "s3bulk httpclient": []}
+    for _ in range(args.reps):
+        chunked["s3bulk, own parser"].append(ours(n, old, CHUNKED))
+        chunked["s3bulk httpclient"].append(ours(n, None, CHUNKED))
+    base = min(chunked["s3bulk, own parser"])
+    print(f"\n| chunked answer, {len(CHUNKED)} B | CPU us per answer | vs own parser |\n| --- | --- | --- |")
+    for name, ts in chunked.items():
+        print(f"| {name} | {min(ts) * 1e6:.0f} | {min(ts) / base:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,13 @@ Why not aiohttp: for 100-byte files the layers cost more than the work (seed 001
 for large bodies). One request here is one write and usually one read on the socket, the head is
 parsed once, and a body with a known length is filled into one preallocated buffer.
 
+Heads and chunked bodies are parsed by llhttp (httptools, the parser under uvloop and Node.js), so
+1xx answers, chunk extensions and trailers, header syntax and malformed answers are handled by a
+parser written to RFC 9112 and used by far more traffic than ours, at about the CPU of the
+hand-written one it replaced (bench/http_parser_bench.py). It sees only the bytes of the head (and of chunked bodies): a body with
+a Content-Length is received straight into its buffer by get_buffer, and one delimited by the end
+of the connection is collected here.
+
 Timeouts are limits on silence, as in every HTTP client users know: `connect_timeout` for the TCP
 (and TLS) set-up, and `timeout` for a request during which no byte arrived and no byte of the
 request body left (was acknowledged by the peer) for that many seconds. A transfer that keeps
