@@ -396,8 +396,11 @@ class _Conn(asyncio.BufferedProtocol):
                 if len(buf) > _MAX_HEAD:
                     raise ProtocolError("response head too large")
                 return False
-            version = bytes(buf[5:8])
-            if version != b"1.1" and version != b"1.0":
+            if buf.startswith(b"HTTP/1.1 "):  # llhttp would also take HTTP/2.0 or /0.9 here
+                http11 = True
+            elif buf.startswith(b"HTTP/1.0 "):
+                http11 = False
+            else:
                 raise ProtocolError(f"unsupported HTTP version in {bytes(buf[:min(end, 40)])!r}")
             parser = self.parser = _new_parser(self)
             self.fields = {}
@@ -413,7 +416,7 @@ class _Conn(asyncio.BufferedProtocol):
         headers = self.fields
         self.head = (status, headers)
         conn = headers.get("connection", "").lower()
-        self.keep_alive = "close" not in conn if version == b"1.1" else "keep-alive" in conn
+        self.keep_alive = "close" not in conn if http11 else "keep-alive" in conn
         if self.head_only or status in (204, 304):
             self._finish(b"")
             return False
