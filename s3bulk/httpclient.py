@@ -238,9 +238,9 @@ def _feed(parser: httptools.HttpResponseParser, data: bytes | bytearray) -> None
     """The one place llhttp's errors become ProtocolError."""
     try:
         parser.feed_data(data)
-    except httptools.HttpParserUpgrade as exc:  # a 101 answer: we never ask to switch protocols
-        raise ProtocolError(f"unexpected status {parser.get_status_code()}") from exc
-    except httptools.HttpParserError as exc:
+    except (httptools.HttpParserError, httptools.HttpParserUpgrade) as exc:
+        if parser.get_status_code() == 101:  # llhttp stops there: we never ask to switch protocols
+            raise ProtocolError("unexpected status 101") from exc
         raise ProtocolError(f"malformed answer: {exc}") from exc
 
 
@@ -410,7 +410,9 @@ class _Conn(asyncio.BufferedProtocol):
             if not self.head_seen:  # the parser wants more than the blank line we saw
                 raise ProtocolError("malformed response head")
             status = parser.get_status_code()
-            if status < 200:  # 101 raised in _feed; < 100 is refused by llhttp
+            if status < 200:  # (101 was refused in _feed)
+                if status < 100:
+                    raise ProtocolError(f"unexpected status {status}")
                 continue  # 100 Continue, 102 Processing, 103 Early Hints: the final answer follows
             break
         headers = self.fields
