@@ -8,9 +8,9 @@ parsed once, and a body with a known length is filled into one preallocated buff
 Heads and chunked bodies are parsed by llhttp (httptools, the parser under uvloop and Node.js), so
 1xx answers, chunk extensions and trailers, header syntax and malformed answers are handled by a
 parser written to RFC 9112 and used by far more traffic than ours, at about the CPU of the
-hand-written one it replaced (bench/http_parser_bench.py). It sees only the bytes of the head (and of chunked bodies): a body with
-a Content-Length is received straight into its buffer by get_buffer, and one delimited by the end
-of the connection is collected here.
+hand-written one it replaced (bench/http_parser_bench.py). It sees only the bytes of the head (and
+of chunked bodies): a body with a Content-Length is received straight into its buffer by
+get_buffer, and one delimited by the end of the connection is collected here.
 
 Timeouts are limits on silence, as in every HTTP client users know: `connect_timeout` for the TCP
 (and TLS) set-up, and `timeout` for a request during which no byte arrived and no byte of the
@@ -367,8 +367,11 @@ class _Conn(asyncio.BufferedProtocol):
             if self.transport is not None:
                 self.transport.close()
             return
-        self.buf += data
         try:
+            if self.chunked and self.head is not None:  # inside a chunked body: straight to llhttp
+                self._feed_chunks(data)
+                return
+            self.buf += data
             self._parse()
         except HttpError as exc:
             if self.waiter is not None and not self.waiter.done():
@@ -378,10 +381,10 @@ class _Conn(asyncio.BufferedProtocol):
                 self.transport.close()
 
     def _parse(self) -> None:
-        if self.head is None and not self._parse_head():
-            return
-        if self.chunked:
-            self._feed_chunks()
+        if self.head is None and self._parse_head():  # a chunked body starts after the head
+            rest = bytes(self.buf)
+            self.buf.clear()
+            self._feed_chunks(rest)
 
     def _parse_head(self) -> bool:
         """Parse the final head (skipping 1xx ones) with llhttp and set up the body; False while
@@ -458,14 +461,12 @@ class _Conn(asyncio.BufferedProtocol):
             self._body_done()
         return False
 
-    def _feed_chunks(self) -> None:
+    def _feed_chunks(self, data: bytes | bytearray) -> None:
         """Give what arrived of a chunked body to llhttp; on_body collects it, on_message_complete
         answers. Bytes after the last chunk stop the parser (on_message_begin) and retire the
         connection, as they would any other."""
         parser = self.parser
         assert parser is not None
-        data = bytes(self.buf)
-        self.buf.clear()
         try:
             _feed(parser, data)
         except ProtocolError:
