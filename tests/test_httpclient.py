@@ -201,6 +201,28 @@ def test_malformed_answers_are_protocol_errors(answer):
     run(main())
 
 
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 0\r\n\r\n",  # no space in a field name
+    b"HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 0\r\n\r\n",  # no NUL in a value
+    # a bare LF is not a line end: read as one, the second Content-Length would frame the answer
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX: a\nContent-Length: 0\r\n\r\nok",
+])
+def test_heads_a_lenient_parser_would_take_are_protocol_errors(answer):
+    """Heads the hand-written parser let through (llhttp refuses them, as RFC 9112 says to): the
+    shapes request smuggling is made of, never from a server we should trust."""
+    async def handler(reader, writer):
+        await read_request(reader)
+        writer.write(answer)
+        await writer.drain()
+        await reader.read()
+
+    async def main():
+        async with serving(handler) as (port, _):
+            with pytest.raises(ProtocolError):
+                await request(port, "GET", "/x")
+    run(main())
+
+
 # ---------------------------------------------------------------- dropped connections
 
 
