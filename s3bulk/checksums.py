@@ -183,12 +183,14 @@ def file_checksum(path: str, algorithm: str, part_size: int = 0) -> str:
 
 def from_headers(headers: dict[str, str] | object) -> tuple[str, str, str] | None:
     """(algorithm, value, type) of the checksum an S3 answer carries, when any: type is FULL_OBJECT
-    or COMPOSITE (a value ending "-N" is composite whatever the server says)."""
+    or COMPOSITE (a value ending "-N" is composite whatever the server says), or UNKNOWN when the
+    server does not say (moto gives a multipart object's composite value without "-N" and without a
+    type: taking it for the whole object's would fail good downloads, so it is not checked)."""
     get: Callable[[str], str | None] = getattr(headers, "get")
     for algorithm in ALGORITHMS:
         value = get(header(algorithm))
         if value:
-            kind = get("x-amz-checksum-type") or ("COMPOSITE" if "-" in value else "FULL_OBJECT")
+            kind = get("x-amz-checksum-type") or ("COMPOSITE" if "-" in value else "UNKNOWN")
             if "-" in value:
                 kind = "COMPOSITE"
             return algorithm, value, kind.upper()
@@ -200,7 +202,7 @@ def from_fields(resp: dict) -> tuple[str, str, str] | None:
     for algorithm in ALGORITHMS:
         value = resp.get(field(algorithm))
         if value:
-            kind = str(resp.get("ChecksumType") or "FULL_OBJECT")
+            kind = str(resp.get("ChecksumType") or "UNKNOWN")
             if "-" in value:
                 kind = "COMPOSITE"
             return algorithm, value, kind.upper()
