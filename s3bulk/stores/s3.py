@@ -503,6 +503,11 @@ class S3Store:
         data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key)))
         if data is not _NO_WIRE:
             return data
+        return await self._get_object(params, key, start, end)
+
+    async def _get_object(self, params: dict[str, Any], key: str, start: int | None, end: int | None) -> bytes:
+        """GetObject through botocore (the whole object with its checksum checked, or bytes
+        [start, end)), its length checked against the answer and the range asked."""
         if start is not None and end is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
         else:
@@ -719,23 +724,9 @@ class S3Store:
 
     async def read_version(self, key: str, version_id: str, start: int | None = None,
                            end: int | None = None) -> bytes:
-        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "VersionId": version_id}
-        if start is not None:
-            if end is None or end <= start:
-                return b""
-            params["Range"] = f"bytes={start}-{end - 1}"
-        else:
-            params["ChecksumMode"] = "ENABLED"
-        try:
-            resp = await (await self._control()).get_object(**params)
-            async with resp["Body"] as body:
-                data = await body.read()
-        except Exception as exc:
-            raise translate(exc, "get", self._url(key), key) from exc
-        want = resp.get("ContentLength")
-        if want is not None and len(data) != want:
-            raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
-        return data
+        if start is not None and (end is None or end <= start):
+            return b""
+        return await self._get_object({"Bucket": self.bucket, "Key": key, "VersionId": version_id}, key, start, end)
 
     async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
         failed: list[tuple[str, str, str]] = []
