@@ -160,25 +160,32 @@ def file_checksum(path: str, algorithm: str, part_size: int = 0) -> str:
     else COMPOSITE over parts of part_size."""
     chunk = 1 << 20
     whole = Hasher(algorithm)
-    parts: list[bytes] = []
     with open(path, "rb") as f:
         if part_size <= 0:
             while block := f.read(chunk):
                 whole.update(block)
             return whole.b64()
-        while True:
-            h = Hasher(algorithm)
-            left = part_size
-            while left:
-                block = f.read(min(chunk, left))
-                if not block:
-                    break
-                h.update(block)
-                left -= len(block)
-            if left == part_size:
-                break
-            parts.append(h.digest())
+        parts = file_part_digests(f, part_size, lambda: Hasher(algorithm))
     return composite(algorithm, parts)
+
+
+def file_part_digests(f: Any, part_size: int, new_hash: Callable[[], Any],
+                      chunk: int = 1 << 20) -> list[bytes]:
+    """The digest of each `part_size` part of the open file `f`, read `chunk` bytes at a time, with a
+    fresh `new_hash()` per part (an MD5 for multipart ETags, a Hasher for composite checksums)."""
+    digests: list[bytes] = []
+    while True:
+        h = new_hash()
+        left = part_size
+        while left:
+            block = f.read(min(chunk, left))
+            if not block:
+                break
+            h.update(block)
+            left -= len(block)
+        if left == part_size:
+            return digests
+        digests.append(h.digest())
 
 
 def from_headers(headers: dict[str, str] | object) -> tuple[str, str, str] | None:

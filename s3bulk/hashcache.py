@@ -99,19 +99,9 @@ def file_etag(path: str, part_size: int = 0) -> str:
             while block := f.read(chunk):
                 h.update(block)
             return h.hexdigest()
-        digests = []
-        while True:
-            h = hashlib.md5(usedforsecurity=False)
-            left = part_size
-            while left:
-                block = f.read(min(chunk, left))
-                if not block:
-                    break
-                h.update(block)
-                left -= len(block)
-            if left == part_size:
-                break
-            digests.append(h.digest())
+        from .checksums import file_part_digests
+
+        digests = file_part_digests(f, part_size, lambda: hashlib.md5(usedforsecurity=False), chunk)
         if not digests:
             return hashlib.md5(b"", usedforsecurity=False).hexdigest()
         return hashlib.md5(b"".join(digests), usedforsecurity=False).hexdigest() + f"-{len(digests)}"
