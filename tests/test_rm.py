@@ -49,6 +49,11 @@ def test_rm_filters_and_dry_run_delete_nothing_they_should_not(cli, s3, bucket):
     r = cli("rm", f"s3://{bucket}/p/", "--exclude", "*.keep", "--json")
     assert r.code == 0, r
     assert r.summary["deleted"] == 45 and r.summary["failed"] == 0, r.summary
+    kinds = [e["event"] for e in r.events]
+    assert kinds[0] == "start" and kinds[-1] == "summary", kinds  # as copy's stream: start first, summary last
+    r = cli("rm", f"s3://{bucket}-missing/p/", "--json")
+    assert r.code != 0 and [e["event"] for e in r.events] == ["start", "error", "summary"], r
+    assert r.summary["ok"] is False and r.summary["fatal"], r.summary
     assert keys_of(s3, bucket) == {k for k in objects if not k.startswith("p/") or k.endswith(".keep")}
 
 

@@ -570,6 +570,8 @@ def rm_command(
             else:
                 print(printable(f"{'(dryrun) ' if dry_run else ''}delete: {key_url}"), flush=True)
 
+    if json_out:  # the stream begins with `start` and ends with `summary`, as copy's does
+        print(dumps({"event": "start", "command": "rm", "src": url, "dst": None, "v": 1}), flush=True)
     try:
         result = rm(url, s3=s3, filters=[r for r in (("include" if keep else "exclude", g) for keep, g in
                                                    _filters(_ARGV, include, exclude).rules)],
@@ -586,15 +588,17 @@ def rm_command(
     except S3BulkError as exc:
         if json_out:
             print(dumps({"event": "error", "error": str(exc), "v": 1}))
+            print(dumps({"event": "summary", "command": "rm", "src": url, "ok": False, "deleted": 0, "failed": 0,
+                         "dry_run": dry_run, "resumed_deleted": 0, "fatal": str(exc), "v": 1}))
         print(printable(f"s3bulk: error: {exc}"), file=sys.stderr)
         raise typer.Exit(exc.exit_code)
     except BrokenPipeError:
         _quiet_broken_pipe()
         return
     if json_out:
-        print(dumps({"event": "summary", "command": "rm", "ok": result.ok, "deleted": result.deleted,
+        print(dumps({"event": "summary", "command": "rm", "src": url, "ok": result.ok, "deleted": result.deleted,
                      "failed": len(result.failures), "dry_run": dry_run,
-                     "resumed_deleted": result.resumed_deleted, "v": 1}))
+                     "resumed_deleted": result.resumed_deleted, "fatal": None, "v": 1}))
     else:
         verb = "would delete" if dry_run else "deleted"
         tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
