@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -97,6 +98,24 @@ def test_small_stdin_is_one_put_and_cat_reads_it_back(endpoint, s3, bucket):
     cat = subprocess.run([sys.executable, "-m", "s3bulk", "cat", f"s3://{bucket}/note.txt", "--endpoint-url",
                           endpoint], capture_output=True, cwd=ROOT, timeout=120)
     assert cat.returncode == 0 and cat.stdout == body and cat.stderr == b""
+
+
+def test_progress_meter_redraws_on_stderr_and_never_touches_the_bytes(endpoint, s3, bucket):
+    """--progress on a pipe: a byte count and rate redrawn on stderr while the stream moves (slowed
+    to ~4 s by --max-bandwidth, so several redraws happen however busy the machine); stdout carries
+    the object's bytes and nothing else."""
+    body = random.Random(7).randbytes(24 * MiB)  # 3 parts of 8 MiB
+    up = subprocess.run([sys.executable, "-m", "s3bulk", "copy", "-", f"s3://{bucket}/slow.bin", "--progress",
+                         "--max-bandwidth", "6MiB", "--endpoint-url", endpoint], input=body, capture_output=True,
+                        cwd=ROOT, timeout=300)
+    assert up.returncode == 0, up.stderr
+    assert len(re.findall(rb"\rs3bulk: uploaded [^\r\n]*B/s", up.stderr)) >= 2, up.stderr
+    cat = subprocess.run([sys.executable, "-m", "s3bulk", "cat", f"s3://{bucket}/slow.bin", "--progress",
+                          "--max-bandwidth", "6MiB", "--endpoint-url", endpoint], capture_output=True, cwd=ROOT,
+                         timeout=300)
+    assert cat.returncode == 0, cat.stderr
+    assert cat.stdout == body
+    assert len(re.findall(rb"\rs3bulk: written to stdout [^\r\n]*B/s", cat.stderr)) >= 2, cat.stderr
 
 
 def test_stdin_to_a_local_file_and_back(endpoint, tmp_path):

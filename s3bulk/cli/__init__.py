@@ -305,7 +305,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
         base = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
         copy_pipe(command, src, dst, src_s3=_side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request),
                   dst_s3=_side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request),
-                  json_out=json_out, quiet=quiet, expected_size=expected_size, part_size=part_size,
+                  json_out=json_out, quiet=quiet, progress=progress, expected_size=expected_size, part_size=part_size,
                   concurrency=concurrency, max_buffer=max_buffer, max_memory=max_memory, retries=retries,
                   request_timeout=request_timeout, max_rps=max_rps, max_bandwidth=max_bandwidth, adaptive=adaptive,
                   refused={"--resume": resume, "--files-from": files_from is not None, "--cluster": cluster is not None,

@@ -45,19 +45,26 @@ def _pipe_options(*, part_size: str, concurrency: int, max_buffer: str = "256MiB
 
 
 def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *, upload: bool, json_out: bool,
-             quiet: bool, summary: bool) -> None:
+             quiet: bool, summary: bool, progress: bool = False, expected_size: int | None = None) -> None:
     """Run one pipe and report it: exit 0, the error's code, 130/143 when interrupted, 141 when
-    the reader of stdout went away (silently, as `cat` does)."""
+    the reader of stdout went away (silently, as `cat` does). `progress`: a live byte meter on stderr."""
+    import contextlib
+
     from ..engine.pipe import Interrupted, fd_reader, fd_writer
     from ..engine.pipe import run_pipe as engine_run_pipe
+    from .meter import ByteMeter
     from .render import printable
 
     started = time.monotonic()
+    meter = ByteMeter("uploaded" if upload else "written to stdout", expected_size) if progress else None
     try:
-        if upload:
-            result = engine_run_pipe(text, s3, options, read=fd_reader(sys.stdin.fileno()))
-        else:
-            result = engine_run_pipe(text, s3, options, write=fd_writer(sys.stdout.fileno()))
+        with meter or contextlib.nullcontext():
+            if upload:  # counted when the server has taken a part, not when stdin was read
+                result = engine_run_pipe(text, s3, options, read=fd_reader(sys.stdin.fileno()),
+                                         on_sent=meter.add if meter else None)
+            else:
+                write = fd_writer(sys.stdout.fileno())
+                result = engine_run_pipe(text, s3, options, write=meter.writer(write) if meter else write)
     except Interrupted as exc:
         print(printable(f"s3bulk: interrupted: {exc}"), file=sys.stderr, flush=True)
         raise typer.Exit(exc.exit_code)
@@ -80,7 +87,8 @@ def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *
 
 
 def copy_pipe(command: str, src: str, dst: str, *, refused: dict[str, bool], src_s3: S3Options,
-              dst_s3: S3Options, json_out: bool, quiet: bool, **sizes: Any) -> None:
+              dst_s3: S3Options, json_out: bool, quiet: bool, progress: Optional[bool] = None,
+              **sizes: Any) -> None:
     """`s3bulk copy - DST` or `s3bulk copy SRC -`; refuses what a pipe cannot do, in one line."""
     if command != "copy":
         raise UsageError(f"'-' (stdin or stdout) works with copy and cat, not {command}")
@@ -97,8 +105,11 @@ def copy_pipe(command: str, src: str, dst: str, *, refused: dict[str, bool], src
     # copy's -c counts objects in flight (64 by default); one object moves at most 8 parts at once
     sizes["concurrency"] = min(sizes["concurrency"], 8)
     options = _pipe_options(src=src, dst=dst, upload=upload, **sizes)
+    live = (sys.stderr.isatty() if progress is None else progress) and not (json_out or quiet)
+    expected = sizes.get("expected_size")
     run_pipe(command, dst if upload else src, dst_s3 if upload else src_s3, options, upload=upload,
-             json_out=json_out, quiet=quiet, summary=True)
+             json_out=json_out, quiet=quiet, summary=True, progress=live,
+             expected_size=parse_size(expected, "--expected-size") if expected is not None else None)
 
 
 @app.command("cat", cls=_Command)
@@ -112,6 +123,7 @@ def cat_command(
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_bandwidth: MaxBandwidth = "0",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="a summary line on stderr")] = False,
+    progress: Annotated[bool, typer.Option("--progress", help="a live byte count and rate on stderr")] = False,
 ) -> None:
     """Write one object to stdout (as `s3bulk copy URL -`): ranged GETs in parallel, written in
     order, memory bounded by part size x parts in flight. A prefix or a missing key is an error."""
@@ -119,7 +131,8 @@ def cat_command(
     options = _pipe_options(part_size=part_size, concurrency=concurrency, retries=retries,
                             request_timeout=request_timeout, max_bandwidth=max_bandwidth, max_memory=max_memory,
                             expected_size=None, src=url, dst="-", upload=False)
-    run_pipe("cat", url, s3, options, upload=False, json_out=False, quiet=not verbose, summary=True)
+    run_pipe("cat", url, s3, options, upload=False, json_out=False, quiet=not verbose, summary=True,
+             progress=progress)
 
 
 __all__ = ["copy_pipe", "cat_command", "EXIT_BROKEN_PIPE"]

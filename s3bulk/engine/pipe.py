@@ -156,11 +156,13 @@ def _fill(read: ReadInto, view: memoryview) -> int:
 
 
 async def upload_stream(store: Writer, key: str, read: ReadInto, *, part_size: int, concurrency: int,
-                        url: str = "") -> PipeResult:
+                        url: str = "", on_sent: Callable[[int], None] | None = None) -> PipeResult:
     """Write the stream to `key`: one PUT when it ends within the first part, else a multipart
     upload of `part_size` parts, `concurrency` in flight. Any failure, cancellation or Ctrl-C
-    aborts the upload, so nothing appears under `key` unless the whole stream did."""
+    aborts the upload, so nothing appears under `key` unless the whole stream did. `on_sent(n)`
+    is told the bytes of each part (or the single PUT) the server has taken: a meter's truth."""
     url = url or key
+    sent = on_sent or (lambda n: None)
     await store.prepare()
     slots = asyncio.Semaphore(concurrency + 1)  # part buffers: `concurrency` going up, one filling
     spare: list[memoryview] = []
@@ -182,6 +184,7 @@ async def upload_stream(store: Writer, key: str, read: ReadInto, *, part_size: i
     n_second = await fill(second) if second is not None else 0
     if n_second == 0:  # the whole stream fits one part: a single PUT
         await store.put(key, bytes(first[:n_first]))
+        sent(n_first)
         return PipeResult(url, n_first, 0)
 
     upload = await store.start_multipart(key, 0, part_size)
@@ -191,6 +194,7 @@ async def upload_stream(store: Writer, key: str, read: ReadInto, *, part_size: i
             async def send(number: int, offset: int, buf: memoryview, n: int) -> None:
                 try:
                     await upload.put_part(number, offset, buf[:n])
+                    sent(n)
                 finally:
                     give(buf)
 
@@ -366,7 +370,7 @@ def pipe_options(options: TransferOptions, *, max_memory: int | None, expected_s
 
 
 def run_pipe(url: str, s3: S3Options | None, options: TransferOptions, *, read: ReadInto | None = None,
-             write: WriteAll | None = None) -> PipeResult:
+             write: WriteAll | None = None, on_sent: Callable[[int], None] | None = None) -> PipeResult:
     """Upload from `read` to the object `url` names, or download it to `write` (exactly one of
     them), in a new event loop; Ctrl-C or SIGTERM raise Interrupted after an upload is aborted."""
     from ..stores import open_store
@@ -382,7 +386,7 @@ def run_pipe(url: str, s3: S3Options | None, options: TransferOptions, *, read: 
                 if not store.features.write:
                     raise UsageError(f"{url} cannot be written to")
                 return await upload_stream(store, key, read, part_size=options.part_size,
-                                           concurrency=options.part_concurrency, url=shown)
+                                           concurrency=options.part_concurrency, url=shown, on_sent=on_sent)
             assert write is not None
             try:
                 return await download_stream(store, key, write, part_size=options.part_size,
