@@ -32,16 +32,17 @@ app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_e
 
 
 class _Command(TyperCommand):
-    """Arguments shown as plain `SRC DST` in usage and help: this typer writes `{SRC}` in the usage
-    line and `SRC <str>` in the list, which reads like syntax to type."""
+    """Arguments shown as plain `SRC DST` in the usage line: typer writes `{SRC}`, which reads like
+    syntax to type."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for param in self.params:
             if isinstance(param, TyperArgument):
-                shown = param.display_name_raw if param.required else f"[{param.display_name_raw}]"
-                param.display_type_rich = lambda ctx: ""  # type: ignore[method-assign]
-                param._usage_display_name = lambda shown=shown: shown  # type: ignore[method-assign, misc]
+                def plain(ctx: Any, *, usage: bool = False, _make: Any = param.make_metavar) -> str:
+                    var = str(_make(ctx=ctx, usage=usage))
+                    return var[1:-1] if var.startswith("{") and var.endswith("}") else var
+                param.make_metavar = plain  # type: ignore[method-assign]
 
 
 def _version(value: bool) -> None:
