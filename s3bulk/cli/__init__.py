@@ -153,6 +153,7 @@ def copy(
     content_encoding: P.ContentEncoding = None, content_language: P.ContentLanguage = None,
     expires: P.Expires = None, storage_class: P.StorageClass = None, acl: P.Acl = None, tagging: P.Tagging = None,
     sse: P.Sse = None, sse_kms_key_id: P.SseKmsKeyId = None, sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
+    sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
     checksum_algorithm: ChecksumAlgorithm = None,
@@ -207,6 +208,7 @@ def sync(
     content_encoding: P.ContentEncoding = None, content_language: P.ContentLanguage = None,
     expires: P.Expires = None, storage_class: P.StorageClass = None, acl: P.Acl = None, tagging: P.Tagging = None,
     sse: P.Sse = None, sse_kms_key_id: P.SseKmsKeyId = None, sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
+    sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
     checksum_algorithm: ChecksumAlgorithm = None,
@@ -303,8 +305,10 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
         from .pipes import copy_pipe
 
         base = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
-        copy_pipe(command, src, dst, src_s3=_side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request),
-                  dst_s3=_side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request),
+        src_s3, dst_s3 = P.customer_keys(  # SSE-C keys objects are read with (cli/props.py)
+            src, dst, _side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request),
+            _side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request), props)
+        copy_pipe(command, src, dst, src_s3=src_s3, dst_s3=dst_s3,
                   json_out=json_out, quiet=quiet, expected_size=expected_size, part_size=part_size,
                   concurrency=concurrency, max_buffer=max_buffer, max_memory=max_memory, retries=retries,
                   request_timeout=request_timeout, max_rps=max_rps, max_bandwidth=max_bandwidth, adaptive=adaptive,
@@ -326,6 +330,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     base = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
     src_s3 = _side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request)
     dst_s3 = _side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request)
+    src_s3, dst_s3 = P.customer_keys(src, dst, src_s3, dst_s3, props)  # SSE-C keys objects are read with
     renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress,
                              verbose=verbose)
     global _RENDERER

@@ -10,6 +10,7 @@ import typer
 
 from ..errors import UsageError
 from ..model import ObjectProps, WriteProps
+from ..urls import S3Options
 
 O = typer.Option
 _P = "Object properties (as aws-cli)"
@@ -28,6 +29,8 @@ Sse = Annotated[Optional[str], O("--sse", metavar="AES256|aws:kms", help="server
 SseKmsKeyId = Annotated[Optional[str], O("--sse-kms-key-id", metavar="KEY", help="KMS key for --sse aws:kms", rich_help_panel=_P)]
 SseC = Annotated[Optional[str], O("--sse-c", metavar="AES256", help="encrypt with a key of your own (--sse-c-key)", rich_help_panel=_P)]
 SseCKey = Annotated[Optional[str], O("--sse-c-key", metavar="KEY", help="the 32-byte key for --sse-c, or fileb://PATH", rich_help_panel=_P)]
+SseCCopySource = Annotated[Optional[str], O("--sse-c-copy-source", metavar="AES256", help="S3 SRC: its objects are encrypted with a key of your own (--sse-c-copy-source-key), sent to read them", rich_help_panel=_P)]
+SseCCopySourceKey = Annotated[Optional[str], O("--sse-c-copy-source-key", metavar="KEY", help="the 32-byte key SRC's objects were encrypted with, or fileb://PATH (on a download --sse-c-key does the same, as in aws-cli)", rich_help_panel=_P)]
 RequestPayer = Annotated[Optional[str], O("--request-payer", metavar="requester", help="accept requester-pays charges (sent on every S3 request, reads too)", rich_help_panel=_P)]
 CopyProps = Annotated[str, O("--copy-props", metavar="MODE", help="S3-to-S3: what is carried from the source: none, metadata-directive (system and user metadata), default (also tags and storage class)", rich_help_panel=_P)]
 MetadataDirective = Annotated[Optional[str], O("--metadata-directive", metavar="COPY|REPLACE", help="S3-to-S3: REPLACE writes only the metadata given here, not the source's", rich_help_panel=_P)]
@@ -144,16 +147,55 @@ def _expires(text: str) -> str:
     return format_datetime(when.astimezone(timezone.utc), usegmt=True)
 
 
-def _sse_c_key(text: str) -> bytes:
+def _sse_c_key(text: str, flag: str = "--sse-c-key") -> bytes:
     """aws-cli's --sse-c-key: the key itself (32 bytes) or fileb://PATH holding it. Never printed."""
     if text.startswith("fileb://"):
         try:
             with open(text[len("fileb://"):], "rb") as f:
                 key = f.read()
         except OSError as exc:
-            raise UsageError(f"--sse-c-key: cannot read {text[len('fileb://'):]!r}: {exc.strerror}") from None
+            raise UsageError(f"{flag}: cannot read {text[len('fileb://'):]!r}: {exc.strerror}") from None
     else:
         key = text.encode()
     if len(key) != 32:
-        raise UsageError(f"--sse-c-key must be 32 bytes (AES-256), not {len(key)}")
+        raise UsageError(f"{flag} must be 32 bytes (AES-256), not {len(key)}")
     return key
+
+
+def customer_keys(src: str, dst: str, src_s3: S3Options, dst_s3: S3Options,
+                  props: dict[str, Any]) -> tuple[S3Options, S3Options]:
+    """The SSE-C keys each side's objects are read with, as aws-cli takes them, on the sides'
+    S3Options (so every store opened for that side sends them): SRC's from
+    --sse-c-copy-source/--sse-c-copy-source-key (taken out of `props`), or on a download from
+    --sse-c/--sse-c-key, which aws-cli uses there to read the object; DST's from --sse-c-key
+    (an S3 DST is then read with it too, as sync --checksum's HEADs need)."""
+    from dataclasses import replace
+
+    algorithm, text = props.pop("sse_c_copy_source", None), props.pop("sse_c_copy_source_key", None)
+    if algorithm is not None and algorithm != "AES256":
+        raise UsageError(f"--sse-c-copy-source must be AES256, not {algorithm!r}")
+    if (algorithm is None) != (text is None):
+        raise UsageError("--sse-c-copy-source and --sse-c-copy-source-key go together")
+    src_s3_side, dst_s3_side = _is_s3(src), _is_s3(dst)
+    if text is not None and not src_s3_side:
+        raise UsageError("--sse-c-copy-source-key is the key of an S3 SRC's objects; SRC is not S3")
+    source_key = _sse_c_key(text, "--sse-c-copy-source-key") if text is not None else None
+    dst_text = props.get("sse_c_key")
+    if dst_text is not None and props.get("sse_c") is not None:
+        dst_key = _sse_c_key(dst_text)
+        if dst_s3_side:
+            dst_s3 = replace(dst_s3, sse_c_key=dst_key)
+        elif src_s3_side:  # a download: aws-cli reads the object with --sse-c-key
+            if source_key is not None:
+                raise UsageError("on a download --sse-c-key is SRC's key (as in aws-cli): "
+                                 "give it or --sse-c-copy-source-key, not both")
+            source_key = dst_key
+    if source_key is not None:
+        src_s3 = replace(src_s3, sse_c_key=source_key)
+    return src_s3, dst_s3
+
+
+def _is_s3(text: str) -> bool:
+    from ..urls import parse_location
+
+    return text != "-" and parse_location(text).kind == "s3"
