@@ -386,7 +386,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             return copy_versions(src, dst, version_id=version_id, all_versions=all_versions,
                                  include_delete_markers=include_delete_markers, src_s3=src_s3, dst_s3=dst_s3,
                                  options=options, filters=_filters(_ARGV, include, exclude), json_out=json_out,
-                                 quiet=quiet, verbose=verbose, as_of=as_of)
+                                 quiet=quiet, verbose=verbose, as_of=as_of, resume=resume, journal=journal,
+                                 no_journal=no_journal, journal_dir=journal_dir, argv=_ARGV)
         summary = _run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                        on_event=on_event, max_memory=parse_size(max_memory, "--max-memory")
                        if max_memory is not None else None,
