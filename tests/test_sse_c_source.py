@@ -131,3 +131,21 @@ def test_copy_source_key_needs_an_s3_source(cli, bucket, tmp_path):
     r = cli("copy", str(tmp_path), f"s3://{bucket}/", *SOURCE)
     assert r.code == 2 and "SRC is not S3" in r.err, r
     _no_secret(r.out, r.err)
+
+
+def test_versions_of_an_sse_c_source(data_path, cli, s3, make_bucket, tmp_path):
+    """--version-id and --all-versions read each version with the key (HEAD and GET by version id)."""
+    src, dst = make_bucket(), make_bucket()
+    for name in (src, dst):
+        s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    first = s3.put_object(Bucket=src, Key="doc", Body=b"one", **_ssec(OLD))["VersionId"]
+    s3.put_object(Bucket=src, Key="doc", Body=b"two", **_ssec(OLD))
+    r = cli("copy", f"s3://{src}/doc", str(tmp_path / "old"), "--version-id", first, *SOURCE)
+    assert r.code == 0 and (tmp_path / "old").read_bytes() == b"one", r
+    r = cli("copy", f"s3://{src}/", f"s3://{dst}/", "--all-versions", *SOURCE, "--sse-c", "AES256",
+            "--sse-c-key", NEW, "--json", "-v")
+    assert r.code == 0 and r.summary["versions"] == 2, r
+    versions = s3.list_object_versions(Bucket=dst)["Versions"]
+    assert [s3.get_object(Bucket=dst, Key="doc", VersionId=v["VersionId"], **_ssec(NEW))["Body"].read()
+            for v in reversed(versions)] == [b"one", b"two"]
+    _no_secret(r.out, r.err)
