@@ -113,6 +113,7 @@ class VersionsResult:
     failures: list[tuple[str, str]] = field(default_factory=list)
     dry_run: bool = False
     resumed: int = 0           # versions and markers an interrupted run had copied (--resume skips them)
+    held: int = 0              # not tried: newer versions of a key whose older version failed
     interrupted: bool = False  # stopped early (should_stop): what is left goes to --resume
 
     @property
@@ -199,7 +200,7 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
                     versions = at(versions, as_of)
                 todo = [v for v in versions if include_delete_markers or not v.delete_marker]
                 landed = journal.landed(versions[0].key) if journal is not None and versions else set()
-                for v in todo:
+                for i, v in enumerate(todo):
                     if v.version_id in landed:
                         result.resumed += 1
                         continue
@@ -207,7 +208,8 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
                         result.interrupted = True
                         return
                     if not await one(v):
-                        return  # the newer versions must not land before this one: left for a rerun
+                        result.held += len(todo) - i - 1  # they must not land before it: left for a rerun
+                        return
             finally:
                 window.release()
 

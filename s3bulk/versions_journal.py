@@ -50,6 +50,16 @@ def default_path(ident: dict[str, Any], directory: str | None = None) -> str:
     return os.path.join(journal_dir(directory), f"versions-{digest}.sqlite")
 
 
+def open_for(src: str, dst: str, src_s3: Any, dst_s3: Any, *, include_delete_markers: bool, as_of: float | None,
+             filters: Any, path: str | None = None, directory: str | None = None,
+             resume: bool = False) -> "VersionsJournal":
+    """The journal of this versions copy: at `path`, or the default one for these arguments."""
+    ident = identity(src, dst, getattr(src_s3, "endpoint_url", None), getattr(dst_s3, "endpoint_url", None),
+                     include_delete_markers=include_delete_markers, as_of=as_of, filters=filters)
+    where = os.path.abspath(os.path.expanduser(path)) if path else default_path(ident, directory)
+    return VersionsJournal.open(where, ident, resume=resume)
+
+
 class VersionsJournal:
     """The versions of one run that have landed. Used from one event loop's thread."""
 

@@ -95,3 +95,31 @@ def test_resume_of_another_run_is_refused(cli, s3, make_bucket, endpoint, tmp_pa
                                            as_of=None, filters=None), resume=False).close(complete=False)
     r = cli("copy", f"s3://{src}/", f"s3://{dst}/other/", "--all-versions", "--journal", journal, "--resume")
     assert r.code == 2 and "belongs to another run" in r.err and len(r.err.strip().splitlines()) == 1, r
+
+
+def test_a_failed_version_holds_back_the_newer_ones_until_resume(cli, s3, make_bucket, fault_proxy, tmp_path):
+    """A version that cannot be read ends its key's history for the run (the newer ones would
+    land before it); the other keys are copied. --resume then writes it and the newer ones, in
+    order, and nothing of the rest again."""
+    from faultproxy import s3_error
+
+    src, dst = _versioned(s3, make_bucket), _versioned(s3, make_bucket)
+    ids = [s3.put_object(Bucket=src, Key="a", Body=f"a{i}".encode())["VersionId"] for i in range(3)]
+    s3.put_object(Bucket=src, Key="b", Body=b"b0")
+
+    def refuse_second(method: str, target: str, headers: dict[str, str]) -> bytes | None:
+        if f"versionId={ids[1]}" in target:
+            return s3_error(403, "Forbidden", "AccessDenied", "Access Denied", head_only=method == "HEAD")
+        return None
+
+    fault_proxy.rules.append(refuse_second)
+    journal = str(tmp_path / "j.sqlite")
+    args = ["copy", f"s3://{src}/", f"s3://{dst}/", "--all-versions", "--journal", journal,
+            "--endpoint-url", fault_proxy.url]
+    r = cli(*args, "--json")
+    assert r.code == 1 and r.summary["failed"] == 1 and r.summary["held"] == 1, r
+    assert _history(s3, dst, "a") == ([b"a0"], 0) and _history(s3, dst, "b") == ([b"b0"], 0)
+    fault_proxy.rules.clear()
+    r = cli(*args, "--resume", "--json")
+    assert r.code == 0 and r.summary["versions"] == 2 and r.summary["resumed"] == 2, r
+    assert _history(s3, dst, "a") == ([b"a0", b"a1", b"a2"], 0) and _history(s3, dst, "b") == ([b"b0"], 0)

@@ -103,10 +103,12 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
     if json_out:
         print(dumps({"event": "summary", "command": "copy", "ok": result.ok and not result.interrupted,
                      "versions": result.versions, "bytes": result.bytes, "delete_markers": result.markers,
-                     "failed": len(result.failures), "resumed": result.resumed,
+                     "failed": len(result.failures), "held": result.held, "resumed": result.resumed,
                      "interrupted": result.interrupted, "v": 1}))
     elif not quiet:
         tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
+        if result.held:
+            tail += f" ({plural(result.held, 'newer version')} held back behind them: rerun with --resume)"
         before = f" ({plural(result.resumed, 'more')} copied before --resume)" if result.resumed else ""
         print(f"copied {plural(result.versions, 'version')} ({plural(result.bytes, 'byte')}), "
               f"{plural(result.markers, 'delete marker')}{tail}{before}", file=sys.stderr)
@@ -129,16 +131,12 @@ def _open_journal(src: str, dst: str, src_s3: S3Options, dst_s3: S3Options, incl
                   when: Optional[float], filters: Any, path: Optional[str], directory: Optional[str],
                   resume: bool) -> Any:
     """The run's versions journal: --journal PATH, or the default one for this command line."""
-    import os
+    from ..versions_journal import open_for
 
-    from ..versions_journal import VersionsJournal, default_path, identity
-
-    ident = identity(src, dst, src_s3.endpoint_url, dst_s3.endpoint_url,
-                     include_delete_markers=include_delete_markers, as_of=when, filters=filters)
-    where = os.path.abspath(os.path.expanduser(path)) if path else default_path(ident, directory)
-    opened = VersionsJournal.open(where, ident, resume=resume)
+    opened = open_for(src, dst, src_s3, dst_s3, include_delete_markers=include_delete_markers, as_of=when,
+                      filters=filters, path=path, directory=directory, resume=resume)
     if opened.nothing_to_resume:
-        print(f"s3bulk: nothing to resume (no journal at {where}): starting from the beginning",
+        print(f"s3bulk: nothing to resume (no journal at {opened.path}): starting from the beginning",
               file=sys.stderr, flush=True)
     return opened
 
