@@ -79,6 +79,9 @@ def test_without_the_key_each_object_fails_in_one_line(cli, encrypted, tmp_path)
     wrong = cli("copy", f"s3://{encrypted}/e/", str(tmp_path), "--no-journal", "--sse-c-copy-source", "AES256",
                 "--sse-c-copy-source-key", NEW)
     assert wrong.code == 1 and "Traceback" not in wrong.err, wrong
+    # one object named: its HEAD is refused with a bare 400, which the message explains
+    one = cli("copy", f"s3://{encrypted}/e/small.txt", str(tmp_path / "one"))
+    assert one.code != 0 and "--sse-c-copy-source-key" in one.err and "Traceback" not in one.err, one
     _no_secret(r.out, r.err, wrong.out, wrong.err)
     assert not (tmp_path / "small.txt").exists()
 

@@ -75,6 +75,11 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
     if code in ("RequestTimeout", "RequestTimeTooSkewed", "InternalError", "BadDigest", "IncompleteBody",
                 "XAmzContentSHA256Mismatch"):
         return Transient(f"{code}: {msg}" if msg else code, op=op, url=url, key=key)
+    if status == 400 and op == "head" and code in ("", "400", "BadRequest"):
+        # all S3 says (a HEAD answer has no body) when the object is encrypted with a customer key
+        # that was not given
+        return StoreError("HTTP 400 (S3's answer to a HEAD of an object encrypted with a customer key, "
+                          "SSE-C, when the key is not given: --sse-c-copy-source-key)", op=op, url=url, key=key)
     text = f"{code}: {msg}" if msg else code or fallback or f"HTTP {status}"
     return StoreError(text, op=op, url=url, key=key)
 
