@@ -152,3 +152,17 @@ def test_versions_of_an_sse_c_source(data_path, cli, s3, make_bucket, tmp_path):
     assert [s3.get_object(Bucket=dst, Key="doc", VersionId=v["VersionId"], **_ssec(NEW))["Body"].read()
             for v in reversed(versions)] == [b"one", b"two"]
     _no_secret(r.out, r.err)
+
+
+def test_sync_checksum_to_an_sse_c_destination_is_idempotent(cli, s3, bucket, tmp_path):
+    """DST's objects are read (HEAD with checksums, partNumber=1) with --sse-c-key, as aws-cli sends it."""
+    for key, body in BODIES.items():
+        (tmp_path / key).write_bytes(body)
+    args = ["sync", str(tmp_path), f"s3://{bucket}/up/", *SMALL_PARTS, "--sse-c", "AES256", "--sse-c-key", NEW,
+            "--checksum", "--json"]
+    first = cli(*args)
+    assert first.code == 0 and first.summary["copied"] == 2, first
+    assert _read(s3, bucket, "up/big.bin", NEW) == BODIES["big.bin"]
+    again = cli(*args)
+    assert again.code == 0 and again.summary["copied"] == 0 and again.summary["skipped"] == 2, again
+    _no_secret(first.out, first.err, again.out, again.err)
