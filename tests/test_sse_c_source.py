@@ -166,3 +166,19 @@ def test_sync_checksum_to_an_sse_c_destination_is_idempotent(cli, s3, bucket, tm
     again = cli(*args)
     assert again.code == 0 and again.summary["copied"] == 0 and again.summary["skipped"] == 2, again
     _no_secret(first.out, first.err, again.out, again.err)
+
+
+def test_check_reads_sse_c_sides_with_their_keys(cli, s3, make_bucket, encrypted):
+    """check --checksum HEADs both sides: SRC with the copy-source key, DST with --sse-c-key."""
+    dst = make_bucket()
+    r = cli("copy", f"s3://{encrypted}/e/", f"s3://{dst}/", *SMALL_PARTS, *SOURCE, "--sse-c", "AES256",
+            "--sse-c-key", NEW, "--no-journal")
+    assert r.code == 0, r
+    same = cli("check", f"s3://{encrypted}/e/", f"s3://{dst}/", "--checksum", *SOURCE, "--sse-c", "AES256",
+               "--sse-c-key", NEW)
+    assert same.code == 0 and "2 objects identical" in same.err, same
+    s3.put_object(Bucket=dst, Key="small.txt", Body=b"small secret bodY", **_ssec(NEW))  # same size
+    differs = cli("check", f"s3://{encrypted}/e/", f"s3://{dst}/", "--checksum", *SOURCE, "--sse-c", "AES256",
+                  "--sse-c-key", NEW)
+    assert differs.code == 1 and "small.txt" in differs.out + differs.err, differs
+    _no_secret(same.out, same.err, differs.out, differs.err)

@@ -245,6 +245,8 @@ def check(
     dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
+    sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
+    sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
 ) -> None:
     """Compare SRC with DST as sync would, changing nothing: print each key only in SRC, only in
     DST, or that differs (by size, or with --checksum by content); exit 0 when identical, 1 when not."""
@@ -260,7 +262,8 @@ def check(
              dst_endpoint_url=dst_endpoint_url, dst_profile=dst_profile, dst_region=dst_region,
              dst_no_sign_request=dst_no_sign_request, json_out=json_out, quiet=quiet, verbose=verbose,
              progress=progress, copy_threshold="5GiB", copy_part_size="512MiB", no_journal=True,
-             sync_options=options)
+             sync_options=options, sse_c_copy_source=sse_c_copy_source,  # SSE-C keys to read SRC and DST
+             sse_c_copy_source_key=sse_c_copy_source_key, sse_c=sse_c, sse_c_key=sse_c_key)
 
 
 def _filters(argv: list[str], include: Optional[list[str]], exclude: Optional[list[str]]):
