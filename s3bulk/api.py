@@ -501,14 +501,29 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
                   dst_s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
                   filters: FilterRules | None = None,
                   on_version: Callable[[str, str, str | None], None] | None = None,
-                  as_of: float | None = None) -> Any:
+                  as_of: float | None = None, journal: str | None = None, resume: bool = False) -> Any:
     """`copy --version-id` (SRC names one key), `copy --all-versions` or `copy --as-of` (epoch
-    seconds): see versions.copy_versions."""
+    seconds): see versions.copy_versions. journal=PATH records the versions that land there, and
+    resume=True skips those an earlier run with that journal copied (versions_journal.py)."""
     from .versions import copy_versions as run
 
-    return asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
-                           include_delete_markers=include_delete_markers,
-                           filters=_filters(include, exclude, filters), on_version=on_version, as_of=as_of))
+    rules = _filters(include, exclude, filters)
+    run_journal = None
+    if journal is not None:
+        from .versions_journal import open_for
+
+        run_journal = open_for(src, dst, src_s3, dst_s3, include_delete_markers=include_delete_markers,
+                               as_of=as_of, filters=rules, path=journal, resume=resume)
+    complete = False
+    try:
+        result = asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
+                                 include_delete_markers=include_delete_markers, filters=rules,
+                                 on_version=on_version, as_of=as_of, journal=run_journal))
+        complete = not result.failures and not result.interrupted
+    finally:
+        if run_journal is not None:
+            run_journal.close(complete=complete)
+    return result
 
 
 async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,

@@ -3,6 +3,9 @@
 Event (JSON):
     {"source": "s3://src-bucket/prefix/", "destination": "s3://dst-bucket/copy/",
      "options": {"concurrency": 32, "part_size": "8MiB", ...},      # optional, as on the command line
+                 # object properties too, with the CLI's names: "content-type", "metadata" ("k=v,..."
+                 # or an object), "tagging", "storage-class", "sse", "sse-c" + "sse-c-key",
+                 # "sse-c-copy-source" + "sse-c-copy-source-key", "copy-props", "metadata-directive", ...
      "max_memory": "128MiB",                                         # optional; default: the function's memory
      "stop_before_deadline_ms": 30000,                               # optional; default 30 s
      "endpoint_url": null, "src_endpoint_url": null, "dst_endpoint_url": null,
@@ -55,13 +58,18 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         # the command line's names work too: "max-buffer", "max_buffer", "request-timeout", ...
         given = {_CLI_NAMES.get(k.replace("-", "_").lstrip("_"), k.replace("-", "_").lstrip("_")): v
                  for k, v in dict(event.get("options") or {}).items()}
+        # the object-property options, checked as the command line checks them (props_options.py)
+        from . import props_options
+
+        props = props_options.from_json({k: given.pop(k) for k in list(given) if k in props_options.NAMES})
         unknown = set(given) - known
         if unknown:
             raise UsageError(f"unknown options: {', '.join(sorted(unknown))}")
         for name in _OPTION_SIZES & set(given):
             given[name] = parse_size(str(given[name]), name)
         given["workers"] = 1  # no process pool inside Lambda
-        options = TransferOptions(**given)
+        options = TransferOptions(**given, write_props=props_options.write_props(
+            **{k: v for k, v in props.items() if not k.startswith("sse_c_copy_source")}))
         budget = event.get("max_memory")
         budget = parse_size(str(budget), "max_memory") if budget is not None else lambda_budget()
         margin = int(event.get("stop_before_deadline_ms", DEFAULT_MARGIN_MS))
@@ -71,6 +79,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         base = event.get("endpoint_url")
         src_s3 = S3Options(endpoint_url=event.get("src_endpoint_url", base))
         dst_s3 = S3Options(endpoint_url=event.get("dst_endpoint_url", base))
+        src_s3, dst_s3 = props_options.customer_keys(src, dst, src_s3, dst_s3, props)  # SSE-C reads
 
         def should_stop() -> bool:
             return context is not None and context.get_remaining_time_in_millis() < margin

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from urllib.parse import unquote, urlsplit
 
 from .errors import UsageError
@@ -25,6 +25,10 @@ class S3Options:
     region: str | None = None
     no_sign_request: bool = False
     path_style: bool = False
+    # SSE-C: the customer key this side's objects are encrypted with (32 raw bytes), sent on every
+    # read (GET, HEAD) and as the copy source's key on a server-side copy from here. It says how to
+    # read the objects, not where they are: left out of comparisons, the address cache and reprs.
+    sse_c_key: bytes | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:  # never anything secret in here, but keep reprs short
         return (f"S3Options(endpoint_url={self.endpoint_url!r}, profile={self.profile!r}, "

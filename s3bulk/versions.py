@@ -8,7 +8,11 @@ small adapter. A key's versions are written one after another, oldest first, so 
 versions come out in the source's order; different keys go in parallel.
 
 This is a path of its own rather than a mode of the worker pool: a history must be replayed per
-key in order, which the pool's range-split listing (latest versions only) does not give.
+key in order, which the pool's range-split listing (latest versions only) does not give. It keeps
+a journal of its own (versions_journal.py): every version that lands is recorded, so `--resume`
+after an interruption continues each key from its first version not yet copied. A version that
+fails ends its key's history for this run (the newer ones are not written before it), which a
+rerun with --resume then continues in order.
 """
 
 from __future__ import annotations
@@ -108,6 +112,9 @@ class VersionsResult:
     markers: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
     dry_run: bool = False
+    resumed: int = 0           # versions and markers an interrupted run had copied (--resume skips them)
+    held: int = 0              # not tried: newer versions of a key whose older version failed
+    interrupted: bool = False  # stopped early (should_stop): what is left goes to --resume
 
     @property
     def ok(self) -> bool:
@@ -122,12 +129,16 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
                         dst_s3: S3Options | None = None, options: Any = None, version_id: str | None = None,
                         include_delete_markers: bool = False, filters: Filters = Filters(),
                         on_version: Callable[[str, str, str | None], None] | None = None,
-                        concurrency: int = 16, as_of: float | None = None) -> VersionsResult:
+                        concurrency: int = 16, as_of: float | None = None, journal: Any = None,
+                        should_stop: Callable[[], bool] | None = None) -> VersionsResult:
     """Copy one version (`version_id`, SRC naming one key) or every version under SRC, oldest first
     per key, to DST (which keeps them as versions when it is a versioned bucket). Delete markers are
     replayed as deletes only with include_delete_markers. as_of (epoch seconds): instead, each key
     as it was then, its newest version not after that time (none when that was a delete marker).
-    on_version(src url, dst url, why) after each version (why None when it landed)."""
+    on_version(src url, dst url, why) after each version (why None when it landed). journal (a
+    versions_journal.VersionsJournal): versions it holds are skipped and each that lands is
+    recorded. should_stop(): checked before each version; once true no new one starts, those in
+    flight finish (and are recorded), and the result says interrupted."""
     from .engine.plan import KeyMap, TransferOptions
     from .engine.transfer import ByteBudget, Transfer
     from .stores import Writer, open_store
@@ -157,7 +168,9 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
         budget = ByteBudget(options.max_bytes_in_flight)
         allowed = filters.compiled().allows if filters else None
 
-        async def one(v: ObjectVersion) -> None:
+        stop = should_stop or (lambda: False)
+
+        async def one(v: ObjectVersion) -> bool:
             target = dst_key_of(v.key)
             src_url, dst_url = _url(src_loc, v.key, v.version_id), dst_loc.url_for(target)
             try:
@@ -175,17 +188,28 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
             except StoreError as exc:
                 result.failures.append((src_url, str(exc)))
                 note(src_url, dst_url, str(exc))
-                return
+                return False
+            if journal is not None:
+                journal.record(v.key, v.version_id)
             note(src_url, dst_url, None)
+            return True
 
         async def history(versions: list[ObjectVersion]) -> None:
             try:
                 if as_of is not None:
                     versions = at(versions, as_of)
-                for v in versions:
-                    if v.delete_marker and not include_delete_markers:
+                todo = [v for v in versions if include_delete_markers or not v.delete_marker]
+                landed = journal.landed(versions[0].key) if journal is not None and versions else set()
+                for i, v in enumerate(todo):
+                    if v.version_id in landed:
+                        result.resumed += 1
                         continue
-                    await one(v)
+                    if stop():
+                        result.interrupted = True
+                        return
+                    if not await one(v):
+                        result.held += len(todo) - i - 1  # they must not land before it: left for a rerun
+                        return
             finally:
                 window.release()
 
@@ -204,6 +228,10 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
                     if allowed is not None and not allowed(versions[0].key[len(prefix):]):
                         continue
                     await window.acquire()
+                    if stop():
+                        result.interrupted = True
+                        window.release()
+                        break
                     task = asyncio.ensure_future(history(versions))
                     tasks.add(task)
                     task.add_done_callback(tasks.discard)

@@ -154,6 +154,7 @@ def copy(
     content_encoding: P.ContentEncoding = None, content_language: P.ContentLanguage = None,
     expires: P.Expires = None, storage_class: P.StorageClass = None, acl: P.Acl = None, tagging: P.Tagging = None,
     sse: P.Sse = None, sse_kms_key_id: P.SseKmsKeyId = None, sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
+    sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
     checksum_algorithm: ChecksumAlgorithm = None,
@@ -208,6 +209,7 @@ def sync(
     content_encoding: P.ContentEncoding = None, content_language: P.ContentLanguage = None,
     expires: P.Expires = None, storage_class: P.StorageClass = None, acl: P.Acl = None, tagging: P.Tagging = None,
     sse: P.Sse = None, sse_kms_key_id: P.SseKmsKeyId = None, sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
+    sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
     checksum_algorithm: ChecksumAlgorithm = None,
@@ -244,6 +246,8 @@ def check(
     dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
+    sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
+    sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
 ) -> None:
     """Compare SRC with DST as sync would, changing nothing: print each key only in SRC, only in
     DST, or that differs (by size, or with --checksum by content); exit 0 when identical, 1 when not."""
@@ -259,7 +263,8 @@ def check(
              dst_endpoint_url=dst_endpoint_url, dst_profile=dst_profile, dst_region=dst_region,
              dst_no_sign_request=dst_no_sign_request, json_out=json_out, quiet=quiet, verbose=verbose,
              progress=progress, copy_threshold="5GiB", copy_part_size="512MiB", no_journal=True,
-             sync_options=options)
+             sync_options=options, sse_c_copy_source=sse_c_copy_source,  # SSE-C keys to read SRC and DST
+             sse_c_copy_source_key=sse_c_copy_source_key, sse_c=sse_c, sse_c_key=sse_c_key)
 
 
 def _filters(argv: list[str], include: Optional[list[str]], exclude: Optional[list[str]]):
@@ -304,8 +309,10 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
         from .pipes import copy_pipe
 
         base = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
-        copy_pipe(command, src, dst, src_s3=_side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request),
-                  dst_s3=_side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request),
+        src_s3, dst_s3 = P.customer_keys(  # SSE-C keys objects are read with (cli/props.py)
+            src, dst, _side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request),
+            _side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request), props)
+        copy_pipe(command, src, dst, src_s3=src_s3, dst_s3=dst_s3,
                   json_out=json_out, quiet=quiet, progress=progress, expected_size=expected_size, part_size=part_size,
                   concurrency=concurrency, max_buffer=max_buffer, max_memory=max_memory, retries=retries,
                   request_timeout=request_timeout, max_rps=max_rps, max_bandwidth=max_bandwidth, adaptive=adaptive,
@@ -327,6 +334,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
     base = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
     src_s3 = _side(base, src_endpoint_url, src_profile, src_region, src_no_sign_request)
     dst_s3 = _side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request)
+    src_s3, dst_s3 = P.customer_keys(src, dst, src_s3, dst_s3, props)  # SSE-C keys objects are read with
     renderer = make_renderer(command, src, dst, json_mode=json_out, quiet=quiet, progress=progress,
                              verbose=verbose)
     global _RENDERER
@@ -382,7 +390,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             return copy_versions(src, dst, version_id=version_id, all_versions=all_versions,
                                  include_delete_markers=include_delete_markers, src_s3=src_s3, dst_s3=dst_s3,
                                  options=options, filters=_filters(_ARGV, include, exclude), json_out=json_out,
-                                 quiet=quiet, verbose=verbose, as_of=as_of)
+                                 quiet=quiet, verbose=verbose, as_of=as_of, resume=resume, journal=journal,
+                                 no_journal=no_journal, journal_dir=journal_dir, argv=_ARGV)
         summary = _run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                        on_event=on_event, max_memory=parse_size(max_memory, "--max-memory")
                        if max_memory is not None else None,

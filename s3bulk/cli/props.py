@@ -1,15 +1,16 @@
-"""The object-property options of copy, sync and mv (aws-cli's names), declared once, and their
-values checked and turned into one WriteProps. A bad value is a UsageError (one line, exit 2)."""
+"""The object-property options of copy, sync and mv (aws-cli's names), declared once for typer.
+Their values are checked and turned into one WriteProps by props_options.py (no typer there: the
+Lambda handler takes the same options)."""
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from ..errors import UsageError
-from ..model import ObjectProps, WriteProps
+from ..props_options import ACLS, STORAGE_CLASSES, customer_keys, write_props
+
+__all__ = ["ACLS", "STORAGE_CLASSES", "customer_keys", "write_props"]
 
 O = typer.Option
 _P = "Object properties (as aws-cli)"
@@ -28,132 +29,9 @@ Sse = Annotated[Optional[str], O("--sse", metavar="AES256|aws:kms", help="server
 SseKmsKeyId = Annotated[Optional[str], O("--sse-kms-key-id", metavar="KEY", help="KMS key for --sse aws:kms", rich_help_panel=_P)]
 SseC = Annotated[Optional[str], O("--sse-c", metavar="AES256", help="encrypt with a key of your own (--sse-c-key)", rich_help_panel=_P)]
 SseCKey = Annotated[Optional[str], O("--sse-c-key", metavar="KEY", help="the 32-byte key for --sse-c, or fileb://PATH", rich_help_panel=_P)]
+SseCCopySource = Annotated[Optional[str], O("--sse-c-copy-source", metavar="AES256", help="S3 SRC: its objects are encrypted with a key of your own (--sse-c-copy-source-key), sent to read them", rich_help_panel=_P)]
+SseCCopySourceKey = Annotated[Optional[str], O("--sse-c-copy-source-key", metavar="KEY", help="the 32-byte key SRC's objects were encrypted with, or fileb://PATH (on a download --sse-c-key does the same, as in aws-cli)", rich_help_panel=_P)]
 RequestPayer = Annotated[Optional[str], O("--request-payer", metavar="requester", help="accept requester-pays charges (sent on every S3 request, reads too)", rich_help_panel=_P)]
 CopyProps = Annotated[str, O("--copy-props", metavar="MODE", help="S3-to-S3: what is carried from the source: none, metadata-directive (system and user metadata), default (also tags and storage class)", rich_help_panel=_P)]
 MetadataDirective = Annotated[Optional[str], O("--metadata-directive", metavar="COPY|REPLACE", help="S3-to-S3: REPLACE writes only the metadata given here, not the source's", rich_help_panel=_P)]
 PreserveXattrs = Annotated[bool, O("--preserve-xattrs", help="local disk: keep Content-Type and user metadata in user.* extended attributes on download, restore them on upload", rich_help_panel=_P)]
-
-STORAGE_CLASSES = ("STANDARD", "REDUCED_REDUNDANCY", "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING", "GLACIER",
-                   "DEEP_ARCHIVE", "OUTPOSTS", "GLACIER_IR", "SNOW", "EXPRESS_ONEZONE")
-ACLS = ("private", "public-read", "public-read-write", "authenticated-read", "aws-exec-read", "bucket-owner-read",
-        "bucket-owner-full-control", "log-delivery-write")
-
-
-def write_props(content_type: Optional[str] = None, no_guess_mime_type: bool = False, metadata: Optional[str] = None,
-                cache_control: Optional[str] = None, content_disposition: Optional[str] = None,
-                content_encoding: Optional[str] = None, content_language: Optional[str] = None,
-                expires: Optional[str] = None, storage_class: Optional[str] = None, acl: Optional[str] = None,
-                tagging: Optional[str] = None, sse: Optional[str] = None, sse_kms_key_id: Optional[str] = None,
-                sse_c: Optional[str] = None, sse_c_key: Optional[str] = None, request_payer: Optional[str] = None,
-                copy_props: str = "default", metadata_directive: Optional[str] = None,
-                preserve_xattrs: bool = False) -> WriteProps:
-    """The options as one WriteProps, each value checked as S3 would (before anything is sent)."""
-    for flag, value in (("--content-type", content_type), ("--cache-control", cache_control),
-                        ("--content-disposition", content_disposition), ("--content-encoding", content_encoding),
-                        ("--content-language", content_language), ("--sse-kms-key-id", sse_kms_key_id)):
-        _header_value(flag, value)
-    if storage_class is not None and storage_class not in STORAGE_CLASSES:
-        raise UsageError(f"--storage-class must be one of {', '.join(STORAGE_CLASSES)}, not {storage_class!r}")
-    if acl is not None and acl not in ACLS:
-        raise UsageError(f"--acl must be one of {', '.join(ACLS)}, not {acl!r}")
-    if sse is not None and sse not in ("AES256", "aws:kms"):
-        raise UsageError(f"--sse must be AES256 or aws:kms, not {sse!r}")
-    if sse_kms_key_id is not None and sse != "aws:kms":
-        raise UsageError("--sse-kms-key-id needs --sse aws:kms")
-    if sse_c is not None and sse_c != "AES256":
-        raise UsageError(f"--sse-c must be AES256, not {sse_c!r}")
-    if (sse_c is None) != (sse_c_key is None):
-        raise UsageError("--sse-c and --sse-c-key go together")
-    if sse_c is not None and sse is not None:
-        raise UsageError("choose one of --sse and --sse-c")
-    if request_payer is not None and request_payer != "requester":
-        raise UsageError(f"--request-payer must be requester, not {request_payer!r}")
-    given = ObjectProps(
-        content_type=content_type, cache_control=cache_control, content_disposition=content_disposition,
-        content_encoding=content_encoding, content_language=content_language,
-        expires=_expires(expires) if expires is not None else None,
-        metadata=_metadata(metadata) if metadata is not None else None,
-        tagging=_tagging(tagging) if tagging is not None else None, storage_class=storage_class, acl=acl,
-        sse=sse, sse_kms_key_id=sse_kms_key_id, sse_c_key=_sse_c_key(sse_c_key) if sse_c_key is not None else None,
-        request_payer=request_payer)
-    return WriteProps(set=given, guess_mime_type=not no_guess_mime_type, copy_props=copy_props,
-                      metadata_directive=metadata_directive.upper() if metadata_directive else None,
-                      preserve_xattrs=preserve_xattrs)
-
-
-def _header_value(flag: str, value: Optional[str]) -> None:
-    if value is not None and (not value.isascii() or any(c in value for c in "\r\n\0")):
-        raise UsageError(f"{flag} must be printable ASCII on one line")
-
-
-def _metadata(text: str) -> tuple[tuple[str, str], ...]:
-    """k=v,k2=v2 (aws-cli's shorthand) or a JSON object of strings."""
-    pairs: list[tuple[str, str]] = []
-    if text.lstrip().startswith("{"):
-        try:
-            obj: Any = json.loads(text)
-        except ValueError as exc:
-            raise UsageError(f"--metadata is not valid JSON: {exc}") from None
-        if not isinstance(obj, dict) or not all(isinstance(v, str) for v in obj.values()):
-            raise UsageError("--metadata JSON must be an object of strings")
-        pairs = list(obj.items())
-    elif text:
-        for item in text.split(","):
-            key, eq, value = item.partition("=")
-            if not eq:
-                raise UsageError(f"--metadata expects KEY=VALUE[,KEY=VALUE...], got {item!r}")
-            pairs.append((key.strip(), value))
-    for key, value in pairs:
-        if not key or not all(c.isalnum() or c in "-_." for c in key) or not key.isascii():
-            raise UsageError(f"--metadata key {key!r}: letters, digits, '-', '_' and '.' only")
-        _header_value(f"--metadata value of {key}", value)
-    return tuple(pairs)
-
-
-def _tagging(text: str) -> str:
-    from urllib.parse import parse_qsl
-
-    try:
-        tags = parse_qsl(text, keep_blank_values=True, strict_parsing=True)
-    except ValueError:
-        raise UsageError(f"--tagging expects URL-encoded KEY=VALUE&KEY=VALUE, got {text!r}") from None
-    if len(tags) > 10 or any(not k for k, _ in tags):
-        raise UsageError("--tagging takes 1 to 10 tags, each with a key")
-    return text
-
-
-def _expires(text: str) -> str:
-    """An HTTP-date, from ISO 8601, an HTTP date or seconds since the epoch (aws-cli takes these)."""
-    from datetime import datetime, timezone
-    from email.utils import format_datetime, parsedate_to_datetime
-
-    when: datetime | None = None
-    try:
-        when = datetime.fromtimestamp(float(text), timezone.utc)
-    except (ValueError, OverflowError, OSError):
-        for parse in (lambda t: datetime.fromisoformat(t.replace("Z", "+00:00")), parsedate_to_datetime):
-            try:
-                when = parse(text)
-                break
-            except (ValueError, TypeError, IndexError):
-                continue
-    if when is None:
-        raise UsageError(f"--expires: not a time: {text!r} (use ISO 8601, e.g. 2030-01-01T00:00:00Z)")
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return format_datetime(when.astimezone(timezone.utc), usegmt=True)
-
-
-def _sse_c_key(text: str) -> bytes:
-    """aws-cli's --sse-c-key: the key itself (32 bytes) or fileb://PATH holding it. Never printed."""
-    if text.startswith("fileb://"):
-        try:
-            with open(text[len("fileb://"):], "rb") as f:
-                key = f.read()
-        except OSError as exc:
-            raise UsageError(f"--sse-c-key: cannot read {text[len('fileb://'):]!r}: {exc.strerror}") from None
-    else:
-        key = text.encode()
-    if len(key) != 32:
-        raise UsageError(f"--sse-c-key must be 32 bytes (AES-256), not {len(key)}")
-    return key

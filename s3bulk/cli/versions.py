@@ -44,9 +44,14 @@ def ls_versions(url: str, s3: S3Options, json_out: bool) -> None:
 
 def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions: bool,
                   include_delete_markers: bool, src_s3: S3Options, dst_s3: S3Options, options: Any,
-                  filters: Any, json_out: bool, quiet: bool, verbose: bool, as_of: Optional[str] = None) -> None:
+                  filters: Any, json_out: bool, quiet: bool, verbose: bool, as_of: Optional[str] = None,
+                  resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
+                  journal_dir: Optional[str] = None, argv: Optional[list[str]] = None) -> None:
     """copy --version-id / --all-versions: run versions.copy_versions, one line per version with
-    --verbose (or a JSON event each with --json), a summary, exit 1 when any version failed."""
+    --verbose (or a JSON event each with --json), a summary, exit 1 when any version failed.
+    --all-versions and --as-of keep a journal (versions_journal.py) unless --no-journal: a first
+    Ctrl-C or SIGTERM lets the versions in flight land, records them and exits 130/143 saying how
+    to resume; a second stops at once."""
     from ..versions import copy_versions as run
     from .render import plural, printable
     import asyncio
@@ -72,25 +77,106 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
         elif verbose:
             print(printable(f"copy: {src_url} -> {dst_url}"), flush=True)
 
+    run_journal = None
     try:
-        result = asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
-                                 include_delete_markers=include_delete_markers, filters=filters,
-                                 on_version=on_version, as_of=when))
+        if resume and (no_journal or version_id is not None):
+            raise UsageError("--resume needs the journal (not with --no-journal, nor for one --version-id)")
+        if journal is not None and journal_dir is not None:
+            raise UsageError("give --journal PATH or --journal-dir DIR, not both")
+        if version_id is None and not no_journal:
+            run_journal = _open_journal(src, dst, src_s3, dst_s3, include_delete_markers, when, filters,
+                                        journal, journal_dir, resume)
+        with _Stopping() as stopping:
+            result = asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
+                                     include_delete_markers=include_delete_markers, filters=filters,
+                                     on_version=on_version, as_of=when, journal=run_journal,
+                                     should_stop=stopping.requested))
     except S3BulkError as exc:
+        if run_journal is not None:
+            run_journal.close(complete=False)
         if json_out:
             print(dumps({"event": "error", "error": str(exc), "v": 1}))
         print(printable(f"s3bulk: error: {exc}"), file=sys.stderr)
         raise typer.Exit(exc.exit_code)
+    if run_journal is not None:
+        run_journal.close(complete=not result.failures and not result.interrupted)
     if json_out:
-        print(dumps({"event": "summary", "command": "copy", "ok": result.ok, "versions": result.versions,
-                     "bytes": result.bytes, "delete_markers": result.markers, "failed": len(result.failures),
-                     "v": 1}))
+        print(dumps({"event": "summary", "command": "copy", "ok": result.ok and not result.interrupted,
+                     "versions": result.versions, "bytes": result.bytes, "delete_markers": result.markers,
+                     "failed": len(result.failures), "held": result.held, "resumed": result.resumed,
+                     "interrupted": result.interrupted, "v": 1}))
     elif not quiet:
         tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
+        if result.held:
+            tail += f" ({plural(result.held, 'newer version')} held back behind them: rerun with --resume)"
+        before = f" ({plural(result.resumed, 'more')} copied before --resume)" if result.resumed else ""
         print(f"copied {plural(result.versions, 'version')} ({plural(result.bytes, 'byte')}), "
-              f"{plural(result.markers, 'delete marker')}{tail}", file=sys.stderr)
+              f"{plural(result.markers, 'delete marker')}{tail}{before}", file=sys.stderr)
+    if result.interrupted:
+        import shlex
+        import signal
+
+        if run_journal is not None:
+            how = "resume with: " + shlex.join(["s3bulk", *[a for a in (argv or []) if a != "--resume"], "--resume"])
+        else:
+            how = "no journal was kept, so a new run starts over"
+        print(f"s3bulk: interrupted: {plural(result.versions + result.markers, 'version')} copied in this run; {how}",
+              file=sys.stderr, flush=True)
+        raise typer.Exit(143 if stopping.signum == signal.SIGTERM else 130)
     if result.failures:
         raise typer.Exit(1)
+
+
+def _open_journal(src: str, dst: str, src_s3: S3Options, dst_s3: S3Options, include_delete_markers: bool,
+                  when: Optional[float], filters: Any, path: Optional[str], directory: Optional[str],
+                  resume: bool) -> Any:
+    """The run's versions journal: --journal PATH, or the default one for this command line."""
+    from ..versions_journal import open_for
+
+    opened = open_for(src, dst, src_s3, dst_s3, include_delete_markers=include_delete_markers, as_of=when,
+                      filters=filters, path=path, directory=directory, resume=resume)
+    if opened.nothing_to_resume:
+        print(f"s3bulk: nothing to resume (no journal at {opened.path}): starting from the beginning",
+              file=sys.stderr, flush=True)
+    return opened
+
+
+class _Stopping:
+    """SIGINT/SIGTERM while versions are copied: the first asks the copy to stop starting
+    versions (those in flight land and are journaled), the second stops at once (KeyboardInterrupt)."""
+
+    def __init__(self) -> None:
+        self.signum: Optional[int] = None
+        self._old: dict[int, Any] = {}
+
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        if self.signum is not None:
+            for s, old in self._old.items():
+                signal.signal(s, old)
+            raise KeyboardInterrupt
+        self.signum = signum
+        print("s3bulk: stopping: finishing the versions in flight and writing the journal "
+              "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> "_Stopping":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for s in (signal.SIGINT, signal.SIGTERM):
+                self._old[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        for s, old in self._old.items():
+            signal.signal(s, old)
 
 
 def parse_time(text: str) -> float:

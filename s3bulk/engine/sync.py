@@ -232,10 +232,12 @@ class Comparator:
         whole-file MD5, or MD5 of part MD5s with the part size that object really has (asked of
         its store: HEAD partNumber=1), never a guess from its size."""
         if info.etag is not None:
-            return info.etag
+            # an ETag stands for the bytes only where the store says so (not an SSE-C object's)
+            return info.etag if "s3-etag" in store.features.hashes else None
         root = getattr(store, "root", None)
-        if root is None or self._cache is None:
-            return None
+        if root is None or self._cache is None or \
+                (other.etag is not None and "s3-etag" not in other_store.features.hashes):
+            return None  # (an MD5 of the file would be compared with an ETag that is none)
         part = 0
         if other.etag is not None and "-" in other.etag:
             if not other_store.features.part_sizes:

@@ -75,6 +75,11 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
     if code in ("RequestTimeout", "RequestTimeTooSkewed", "InternalError", "BadDigest", "IncompleteBody",
                 "XAmzContentSHA256Mismatch"):
         return Transient(f"{code}: {msg}" if msg else code, op=op, url=url, key=key)
+    if status == 400 and op == "head" and code in ("", "400", "BadRequest"):
+        # all S3 says (a HEAD answer has no body) when the object is encrypted with a customer key
+        # that was not given
+        return StoreError("HTTP 400 (S3's answer to a HEAD of an object encrypted with a customer key, "
+                          "SSE-C, when the key is not given: --sse-c-copy-source-key)", op=op, url=url, key=key)
     text = f"{code}: {msg}" if msg else code or fallback or f"HTTP {status}"
     return StoreError(text, op=op, url=url, key=key)
 
@@ -162,6 +167,13 @@ class S3Store:
         self._frozen_at = 0.0
         self._ca_bundle: str | None = None
         self.identity: tuple[str, str] | None = None  # (endpoint, access key id): who we are, for copy
+        # SSE-C: objects here are read with this customer key (every GET and HEAD, and as the copy
+        # source of a server-side copy); their ETags are then no MD5 of the bytes, so none is declared
+        self._read_key: bytes | None = location.s3.sse_c_key
+        if self._read_key is not None:
+            from dataclasses import replace
+
+            self.features = replace(S3Store.features, hashes=frozenset())
 
     async def open(self) -> "S3Store":
         """Ready the store. On the lean path nothing of aiobotocore is built here when the bucket's
@@ -217,7 +229,7 @@ class S3Store:
                                 self._credentials if self._cred_source is not None else _no_credentials,
                                 bucket=self.bucket, max_connections=self._max_connections,
                                 timeout=self._timeout, verify=resolved.ca_bundle or True,
-                                request_payer=self._request_payer)
+                                request_payer=self._request_payer, sse_c_key=self._read_key)
         except UseBotocore:
             s3setup.forget(key)
             client = await self._control()  # every request goes through botocore: have it ready, as before
@@ -403,7 +415,7 @@ class S3Store:
         if info is not _NO_WIRE:
             return info
         try:
-            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key)
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, **self._read_params())
         except Exception as exc:
             raise translate(exc, "head", self._url(key), key) from exc
         etag = resp.get("ETag")
@@ -418,7 +430,7 @@ class S3Store:
         if h is not _NO_WIRE:
             return s3props.from_headers(h)
         try:
-            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key)
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, **self._read_params())
         except Exception as exc:
             raise translate(exc, "head", self._url(key), key) from exc
         return s3props.from_botocore(resp)
@@ -432,7 +444,7 @@ class S3Store:
         if got is not _NO_WIRE:
             return got[0], s3props.from_headers(got[1], tag_count_known=True)
         try:
-            resp = await (await self._control()).get_object(Bucket=self.bucket, Key=key)
+            resp = await (await self._control()).get_object(Bucket=self.bucket, Key=key, **self._read_params())
             async with resp["Body"] as body:
                 data = await body.read()
         except Exception as exc:
@@ -441,6 +453,12 @@ class S3Store:
         if want is not None and len(data) != want:
             raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
         return data, s3props.from_botocore(resp, tag_count_known=True)
+
+    def _read_params(self) -> dict[str, Any]:
+        """botocore's SSE-C parameters for a GET or HEAD here (none without a customer key)."""
+        from .s3props import customer_key_params
+
+        return customer_key_params(self._read_key)
 
     async def read_tagging(self, key: str) -> str:
         """GetObjectTagging (asked only of objects that have tags)."""
@@ -473,7 +491,8 @@ class S3Store:
         """HEAD with partNumber=1: Content-Length is the first part's size (rare: sync --checksum
         of multipart objects only, so the control plane serves it)."""
         try:
-            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, PartNumber=1)
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, PartNumber=1,
+                                                             **self._read_params())
         except Exception as exc:
             raise translate(exc, "head", self._url(key), key) from exc
         if int(resp.get("PartsCount") or 0) <= 1 and "-" not in str(resp.get("ETag", "")):
@@ -486,7 +505,8 @@ class S3Store:
         if found is not _NO_WIRE:
             return ObjectChecksum(*found) if found is not None else None
         try:
-            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED",
+                                                             **self._read_params())
         except Exception as exc:
             raise translate(exc, "head", self._url(key), key) from exc
         from ..checksums import from_fields
@@ -508,6 +528,7 @@ class S3Store:
     async def _get_object(self, params: dict[str, Any], key: str, start: int | None, end: int | None) -> bytes:
         """GetObject through botocore (the whole object with its checksum checked, or bytes
         [start, end)), its length checked against the answer and the range asked."""
+        params.update(self._read_params())
         if start is not None and end is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
         else:
@@ -715,7 +736,8 @@ class S3Store:
 
     async def head_version(self, key: str, version_id: str) -> ObjectVersion:
         try:
-            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, VersionId=version_id)
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, VersionId=version_id,
+                                                             **self._read_params())
         except Exception as exc:
             raise translate(exc, "head", self._url(key), key) from exc
         etag = resp.get("ETag")
@@ -761,9 +783,12 @@ class S3Store:
 
         assert isinstance(src, S3Store)
         source = {"Bucket": src.bucket, "Key": src_key}
+        # an SSE-C source is read with its key (--sse-c-copy-source-key), sent as the copy source's
+        read_source = s3props.customer_key_params(src._read_key, copy_source=True)
         if size <= self._copy_threshold:
-            extra = s3props.headers(props, write_only=not replace)
-            kwargs = s3props.params(props, write_only=not replace)
+            extra = s3props.headers(props, write_only=not replace) | \
+                s3props.customer_key_headers(src._read_key, copy_source=True)
+            kwargs = s3props.params(props, write_only=not replace) | read_source
             if replace:
                 extra = extra | {"x-amz-metadata-directive": "REPLACE", "x-amz-tagging-directive": "REPLACE"}
                 kwargs |= {"MetadataDirective": "REPLACE", "TaggingDirective": "REPLACE"}
@@ -787,7 +812,7 @@ class S3Store:
                 resp = await (await self._control()).upload_part_copy(
                     Bucket=self.bucket, Key=dst_key, UploadId=upload.upload_id, PartNumber=number,
                     CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}",
-                    **s3props.sse_c_params(props))
+                    **s3props.sse_c_params(props), **read_source)
             except Exception as exc:
                 raise translate(exc, "upload part copy", self._url(dst_key), dst_key) from exc
             upload.parts[number] = {"PartNumber": number, "ETag": resp["CopyPartResult"]["ETag"]}

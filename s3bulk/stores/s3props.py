@@ -67,10 +67,31 @@ def sse_c_headers(props: ObjectProps | None) -> dict[str, str]:
     """The SSE-C headers every write of the object (each UploadPart too) must carry."""
     if props is None or props.sse_c_key is None:
         return {}
-    key = props.sse_c_key
-    return {"x-amz-server-side-encryption-customer-algorithm": "AES256",
-            "x-amz-server-side-encryption-customer-key": base64.b64encode(key).decode(),
-            "x-amz-server-side-encryption-customer-key-md5": base64.b64encode(hashlib.md5(key).digest()).decode()}
+    return customer_key_headers(props.sse_c_key)
+
+
+_SSE_C = "x-amz-server-side-encryption-customer-"
+_COPY_SOURCE_SSE_C = "x-amz-copy-source-server-side-encryption-customer-"
+
+
+def customer_key_headers(key: bytes | None, *, copy_source: bool = False) -> dict[str, str]:
+    """The three SSE-C headers for `key`: on a GET or HEAD (and writes) of an object encrypted
+    with it, or with copy_source the x-amz-copy-source-* ones a CopyObject or UploadPartCopy
+    needs to read such a source. Empty without a key."""
+    if key is None:
+        return {}
+    prefix = _COPY_SOURCE_SSE_C if copy_source else _SSE_C
+    return {prefix + "algorithm": "AES256", prefix + "key": base64.b64encode(key).decode(),
+            prefix + "key-md5": base64.b64encode(hashlib.md5(key).digest()).decode()}
+
+
+def customer_key_params(key: bytes | None, *, copy_source: bool = False) -> dict[str, Any]:
+    """The same as botocore parameters (it adds the key's MD5 itself)."""
+    if key is None:
+        return {}
+    if copy_source:
+        return {"CopySourceSSECustomerAlgorithm": "AES256", "CopySourceSSECustomerKey": key}
+    return {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
 
 
 def params(props: ObjectProps | None, *, write_only: bool = False) -> dict[str, Any]:

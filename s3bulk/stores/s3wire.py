@@ -158,7 +158,8 @@ class S3Wire:
 
     def __init__(self, presigned_url: str, region: str | None, credentials: CredentialSource, *,
                  bucket: str, max_connections: int = 64, timeout: float = 60.0,
-                 verify: bool | str = True, request_payer: str | None = None) -> None:
+                 verify: bool | str = True, request_payer: str | None = None,
+                 sse_c_key: bytes | None = None) -> None:
         parts = urlsplit(presigned_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UseBotocore(f"unexpected endpoint {parts.scheme}")
@@ -185,6 +186,10 @@ class S3Wire:
         self.bucket = bucket
         self._credentials = credentials
         self.request_payer = request_payer  # --request-payer: sent (and signed) on every request
+        # SSE-C: the bucket's objects are read with this customer key (GET and HEAD carry it)
+        from .s3props import customer_key_headers
+
+        self.read_headers: dict[str, str] = customer_key_headers(sse_c_key)
 
     async def close(self) -> None:
         await self.client.close()
@@ -268,7 +273,7 @@ class S3Wire:
         return entries, truncated, (_unescape(next_token.group(1).decode()) if next_token else None)
 
     async def head(self, key: str, url: str) -> ObjectInfo:
-        resp = await self._send("HEAD", self._object_path(key), None, {}, None, "head", url, key)
+        resp = await self._send("HEAD", self._object_path(key), None, dict(self.read_headers), None, "head", url, key)
         if resp.status != 200:
             raise self._error(resp, "head", url, key)
         h = resp.headers
@@ -282,8 +287,8 @@ class S3Wire:
 
     async def checksum(self, key: str, url: str) -> tuple[str, str, str] | None:
         """HEAD with x-amz-checksum-mode: ENABLED: (algorithm, value, type) of the object's checksum."""
-        resp = await self._send("HEAD", self._object_path(key), None, {"x-amz-checksum-mode": "ENABLED"}, None,
-                                "head", url, key)
+        resp = await self._send("HEAD", self._object_path(key), None,
+                                {"x-amz-checksum-mode": "ENABLED", **self.read_headers}, None, "head", url, key)
         if resp.status != 200:
             raise self._error(resp, "head", url, key)
         return checksums.from_headers(resp.headers)
@@ -291,7 +296,7 @@ class S3Wire:
     async def get(self, key: str, start: int | None, end: int | None, url: str,
                   into: memoryview | None = None) -> bytes | bytearray | memoryview:
         """The object or bytes [start, end) of it; a range is received straight into `into` when given."""
-        headers: dict[str, str] = {}
+        headers: dict[str, str] = dict(self.read_headers)
         if start is not None:
             headers["range"] = f"bytes={start}-{end - 1}"  # type: ignore[operator]
         else:
@@ -361,15 +366,15 @@ class S3Wire:
 
     async def head_headers(self, key: str, url: str) -> dict[str, str]:
         """A HEAD's answer headers (lower-case names): the object's properties (s3props.from_headers)."""
-        resp = await self._send("HEAD", self._object_path(key), None, {}, None, "head", url, key)
+        resp = await self._send("HEAD", self._object_path(key), None, dict(self.read_headers), None, "head", url, key)
         if resp.status != 200:
             raise self._error(resp, "head", url, key)
         return dict(resp.headers)
 
     async def get_with_headers(self, key: str, url: str) -> tuple[bytes | bytearray | memoryview, dict[str, str]]:
         """The whole object and its answer's headers, in the one GET a streamed copy makes anyway."""
-        resp = await self._send("GET", self._object_path(key), None, {"x-amz-checksum-mode": "ENABLED"},
-                                None, "get", url, key)
+        resp = await self._send("GET", self._object_path(key), None,
+                                {"x-amz-checksum-mode": "ENABLED", **self.read_headers}, None, "get", url, key)
         if resp.status != 200:
             raise self._error(resp, "get", url, key)
         want = resp.headers.get("x-amz-checksum-crc32")
