@@ -43,6 +43,7 @@ class RangedGets:
         self.pattern = re.compile(rf"/{bucket}/([^?]+)")
         self.seen: list[tuple[str, tuple[int, int], str | None]] = []
         self.lock = threading.Lock()
+        self.proxy: FaultProxy | None = None
 
     def __call__(self, method: str, target: str, headers: dict[str, str]) -> None:
         m = self.pattern.match(target)
@@ -54,6 +55,10 @@ class RangedGets:
         return None
 
     def take(self) -> list[tuple[str, tuple[int, int], str | None]]:
+        """What was seen since the last take, once every connection of a stopped run is closed
+        (a request sent just before a kill is still being read by the proxy until then)."""
+        if self.proxy is not None:
+            wait_for(lambda: self.proxy.connections_open == 0, 60, "the proxy to serve the last requests")
         with self.lock:
             out, self.seen = self.seen, []
         return out
@@ -114,6 +119,7 @@ def proxied(endpoint, bucket):
     host, port = urlsplit(endpoint).hostname, urlsplit(endpoint).port
     gets = RangedGets(bucket)
     with FaultProxy(host, port, [gets]) as proxy:
+        gets.proxy = proxy
         yield proxy.url, gets
 
 
