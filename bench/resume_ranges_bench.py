@@ -10,6 +10,11 @@ object's parts *requested* (not a time), so it does not depend on the machine's 
     uv run --frozen --extra dask python bench/resume_ranges_bench.py [--size 256MiB] [--kills 4] [--seed 1]
 
 Prints one line per stop and a summary; writes bench/results/resume-ranges-<date>.json.
+
+What keeping the ranges costs (an fdatasync of the temporary file per batch of parts, a record
+file per large object): `--overhead N` times N whole downloads, alternating the default (journal
+kept, so ranges recorded) with `--no-journal` (as before), of the one object and of 16 objects
+of 24 MiB (each just above the multipart threshold: the most record files per byte).
 """
 
 from __future__ import annotations
@@ -65,6 +70,18 @@ def overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
     return sum(max(0, min(e1, e2) - max(s1, s2)) for s1, e1 in a for s2, e2 in b)
 
 
+def overhead(args: list[str], dst: Path, env: dict, reps: int) -> dict[str, list[float]]:
+    """Wall seconds of `reps` whole runs each way, alternating (the machine's load hits both alike)."""
+    out: dict[str, list[float]] = {"journal (ranges kept)": [], "--no-journal": []}
+    for _ in range(reps):
+        for name, extra in (("journal (ranges kept)", []), ("--no-journal", ["--no-journal"])):
+            shutil.rmtree(dst, ignore_errors=True)
+            t0 = time.monotonic()
+            subprocess.run([*args, *extra], check=True, cwd=ROOT, env=env)
+            out[name].append(round(time.monotonic() - t0, 2))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--endpoint", default=os.environ.get("S3BULK_TEST_ENDPOINT", "http://127.0.0.1:4566"))
@@ -72,6 +89,7 @@ def main() -> int:
     ap.add_argument("--part-size", default="")
     ap.add_argument("--kills", type=int, default=4, help="stops per signal")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--overhead", type=int, default=0, metavar="N", help="also time N whole runs each way")
     a = ap.parse_args()
     size = parse_size(a.size, "--size")
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
@@ -90,6 +108,7 @@ def main() -> int:
     ranges = Ranges(key)
     host, port = urlsplit(a.endpoint).hostname, urlsplit(a.endpoint).port
     rows = []
+    costs: dict[str, dict[str, list[float]]] = {}
     try:
         with FaultProxy(host, port, [ranges]) as proxy:
             dst = work / "dst"
@@ -101,6 +120,17 @@ def main() -> int:
             part = max(e - s for s, e in ranges.take())  # the part size (the last part may be shorter)
             parts = -(-size // part)
             print(f"{size / MiB:.0f} MiB in {parts} parts of {part / MiB:.0f} MiB; a whole run took {full:.1f} s")
+            if a.overhead:
+                costs["one object"] = overhead(args, dst, env, a.overhead)
+                for i in range(16):
+                    s3.put_object(Bucket=bucket, Key=f"mid/{i:02d}.bin", Body=body[:24 * MiB])
+                mid = [sys.executable, "-m", "s3bulk", "copy", f"s3://{bucket}/mid/", str(work / "mid"),
+                       "--endpoint-url", a.endpoint, "-q"]
+                costs["16 x 24 MiB"] = overhead(mid, work / "mid", env, a.overhead)
+                ranges.take()  # the timed runs' requests are not the stops' below
+                for what, runs in costs.items():
+                    print(f"{what}: " + "; ".join(f"{k} {sorted(v)[len(v) // 2]:.2f} s (runs {v})"
+                                                  for k, v in runs.items()))
             for sig in (signal.SIGKILL, signal.SIGINT):
                 for _ in range(a.kills):
                     shutil.rmtree(dst, ignore_errors=True)
@@ -141,7 +171,7 @@ def main() -> int:
           f"(object {size / MiB:.0f} MiB; without kept ranges every stop fetches it all again)")
     out = ROOT / "bench" / "results" / f"resume-ranges-{time.strftime('%Y-%m-%d')}.json"
     out.write_text(json.dumps({"size": size, "part": part, "whole_run_seconds": round(full, 2), "runs": rows,
-                               "worst_mib": worst, "machine": "shared (other engineers' tests ran beside it)"},
+                               "worst_mib": worst, "overhead_seconds": costs, "machine": "shared (other engineers' tests ran beside it)"},
                               indent=1))
     print(f"wrote {out.relative_to(ROOT)}")
     return 0
