@@ -164,6 +164,29 @@ def test_sigkill_mid_object_then_resume_fetches_only_the_missing_parts(s3, bucke
     assert refetched <= SIZE - len(kept) * PART
 
 
+def test_a_download_spread_over_helper_processes_resumes_too(s3, bucket, proxied, tmp_path, no_leftovers):
+    """engine/spread.py: the helpers' parts are recorded by the run's own process (they report each
+    over their pipe), and on resume the helpers fetch only missing parts, with If-Match."""
+    url, gets = proxied
+    body = os.urandom(SIZE)
+    s3.put_object(Bucket=bucket, Key="big.bin", Body=body)
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"), S3BULK_SPREAD_ABOVE="8MiB",
+               S3BULK_SPREAD_PROCESSES="2")
+    dst = tmp_path / "dst"
+    args = ["copy", f"s3://{bucket}/", str(dst), "--endpoint-url", url, *SLOW]
+    kill_mid_object(args, dst, "big.bin", 3, signal.SIGKILL, tmp_path, env)
+    first = gets.take()
+    kept = recorded(temp_of(dst, "big.bin")[1])
+    assert {part_of(s) for _, s, _ in first} & {2, 4, 6, 8}, "a helper fetched parts before the kill"
+    finish([*args, "--resume"], tmp_path / "resumed.out", env)
+    second = gets.take()
+    assert (dst / "big.bin").read_bytes() == body
+    etag = s3.head_object(Bucket=bucket, Key="big.bin")["ETag"]
+    assert {part_of(s) for _, s, _ in second} == set(range(1, 9)) - kept
+    assert all(m == etag for _, _, m in second)
+    no_leftovers(dst)
+
+
 def test_source_changed_between_kill_and_resume_starts_the_object_over(s3, bucket, proxied, tmp_path, env,
                                                                       no_leftovers):
     url, gets = proxied

@@ -297,6 +297,9 @@ class Transfer:
         keep_open = upload_id is not None
         processes = 1 if upload_id is not None or resumed_upload else spread_processes(
             size, part, upload, self.src.location.kind, self.options.resolved_workers(), self.options.flush_writes)
+        # every process needs room for one part in the budget (--max-buffer), or this one would wait
+        # for the bytes held for the helpers, released only when the object ends
+        processes = max(1, min(processes, self.budget.limit // part))
         condition = IF_MATCH.set(if_match)  # for this object's reads only (reset below)
         try:
             verify = _verifier(check, self.src.location.url_for(src_key), src_key)
@@ -333,7 +336,8 @@ class Transfer:
         file already (a resumed download), whose reads carry `if_match`. Completes the upload
         when all landed; aborts it (and kills the helpers) on any failure."""
         shares = [[p for p in share if p[0] not in skip] for share in deal(size, part, processes)]
-        per_process = max(1, -(-self.options.part_concurrency // processes))
+        per_process = max(1, min(-(-self.options.part_concurrency // processes),
+                                 self.budget.limit // (part * processes)))
         # the helpers' buffers count against this worker's budget while they run
         helper_bytes = min(part * per_process * (processes - 1), size)
         await self.budget.acquire(helper_bytes)

@@ -202,11 +202,15 @@ class RangeLog:
             await asyncio.shield(self._task)
 
     def close(self) -> None:
-        """Record nothing more; the descriptors go now, or when the fdatasync in flight returns."""
+        """Record nothing more. An fdatasync in flight is left to finish in its thread (closing
+        the descriptor under it is harmless: a call under way holds its own reference to the
+        file, and at worst one not yet begun syncs another file or fails unseen), its task
+        cancelled so that no task outlives the object."""
         self._closed = True
         self._pending = []
-        if self._task is None or self._task.done():
-            self._release()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._release()
 
     def _release(self) -> None:
         for name in ("_fd", "_data"):
