@@ -279,3 +279,32 @@ def test_spread_helpers_exit_when_their_parent_is_killed(s3, bucket, endpoint, m
         gate.set()
         if proc.poll() is None:
             proc.kill()
+
+
+def test_wrong_bytes_remove_the_kept_file(cli, s3, bucket, endpoint, make_fault_proxy, tmp_path):
+    """A part arriving corrupted (the FULL_OBJECT CRC of the parts does not match) every time: the
+    object fails, and its temporary file is removed although a journal is kept: wrong bytes are
+    never kept for a resume."""
+    body = os.urandom(PART + MiB)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "obj").write_bytes(body)
+    r = cli("copy", str(tmp_path / "src"), f"s3://{bucket}/", "--checksum-algorithm", "CRC64NVME",
+            "--multipart-threshold", "5MiB", "--part-size", "5MiB")
+    assert r.code == 0, r
+
+    def flip(method: str, target: str, headers: dict[str, str]) -> bytes | None:
+        rng = re.fullmatch(r"bytes=(\d+)-(\d+)", headers.get("range", ""))
+        if method == "GET" and target.split("?", 1)[0] == f"/{bucket}/obj" and rng and rng.group(1) == "0":
+            end = int(rng.group(2))
+            bad = bytearray(body[:end + 1])
+            bad[1] ^= 0x01
+            return (f"HTTP/1.1 206 Partial Content\r\nContent-Length: {len(bad)}\r\n"
+                    f"Content-Range: bytes 0-{end}/{len(body)}\r\nConnection: close\r\n\r\n").encode() + bytes(bad)
+        return None
+
+    proxy = make_fault_proxy(endpoint, [flip])
+    dst = tmp_path / "out"
+    r = cli("copy", f"s3://{bucket}/", str(dst), "--endpoint-url", proxy.url, "--path-style",
+            "--multipart-threshold", "5MiB", "--part-size", "5MiB", "--json")
+    assert r.code == 1 and [e for e in r.events if e["event"] == "failure" and "does not match" in e["error"]], r
+    assert not dst.exists() or not list(dst.iterdir()), "no temporary file or record is kept"
