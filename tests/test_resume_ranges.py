@@ -308,3 +308,41 @@ def test_wrong_bytes_remove_the_kept_file(cli, s3, bucket, endpoint, make_fault_
             "--multipart-threshold", "5MiB", "--part-size", "5MiB", "--json")
     assert r.code == 1 and [e for e in r.events if e["event"] == "failure" and "does not match" in e["error"]], r
     assert not dst.exists() or not list(dst.iterdir()), "no temporary file or record is kept"
+
+
+def test_a_source_changed_during_the_resumed_run_fails_the_object_and_starts_it_over_next_time(
+        s3, bucket, endpoint, tmp_path, env, no_leftovers):
+    """The resumed run's listing still shows the recorded version, but the store answers the
+    conditional GETs 412 (the object was overwritten after the listing): the object fails with one
+    line, its kept file goes, and the next run fetches it whole."""
+    from faultproxy import s3_error
+
+    body = os.urandom(SIZE)
+    s3.put_object(Bucket=bucket, Key="big.bin", Body=body)
+    gets = RangedGets(bucket)
+    changed = threading.Event()
+
+    def precondition(method: str, target: str, headers: dict[str, str]) -> bytes | None:
+        if changed.is_set() and method == "GET" and "if-match" in headers:
+            return s3_error(412, "Precondition Failed", "PreconditionFailed",
+                            "At least one of the pre-conditions you specified did not hold")
+        return None
+
+    host, port = urlsplit(endpoint).hostname, urlsplit(endpoint).port
+    with FaultProxy(host, port, [gets, precondition]) as proxy:
+        gets.proxy = proxy
+        dst = tmp_path / "dst"
+        args = ["copy", f"s3://{bucket}/", str(dst), "--endpoint-url", proxy.url, *SLOW]
+        assert kill_mid_object(args, dst, "big.bin", 2, signal.SIGKILL, tmp_path, env)
+        changed.set()
+        proc = start([*args, "--resume"], tmp_path / "resumed.out", env)
+        assert proc.wait(300) == 1
+        out = (tmp_path / "resumed.out").read_text()
+        assert "Traceback" not in out and "source object changed" in out, out[-3000:]
+        no_leftovers(dst)
+        changed.clear()
+        gets.take()
+        finish([*args, "--resume"], tmp_path / "again.out", env)
+        assert fetched(gets.take(), "big.bin") == SIZE
+    assert (dst / "big.bin").read_bytes() == body
+    no_leftovers(dst)
