@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ki
 MiB = 1024 * 1024
 PART = 5 * MiB
 SIZE = 8 * PART  # 40 MiB: 8 parts
-SLOW = ["-w", "1", "-c", "1", "--max-buffer", "10MiB", "--part-size", "5MiB", "--max-bandwidth", "20MiB", "--json"]
+SLOW = ["-w", "1", "-c", "1", "--max-buffer", "10MiB", "--part-size", "5MiB", "--max-bandwidth", "40MiB", "--json"]
 
 
 class RangedGets:
