@@ -7,7 +7,9 @@ The three ways, checked in this order:
    held once in memory (or, from a local file to a store that streams puts, read
    chunk by chunk as the socket takes it: see stores/bodies.py);
 3. multipart: parts read as byte ranges and written at their offsets, several in
-   flight, each holding its bytes against the worker's byte budget.
+   flight, each holding its bytes against the worker's byte budget. An S3 upload left open by a
+   stopped run is continued (ListParts); so is a local file a stopped run kept with a record of
+   its parts (stores/partfile.py), whose further parts are read with If-Match.
 
 Each way writes the object with the properties engine/props.py decides (the user's options over
 what the source carries): the streamed whole copy takes the source's from its one GET, a copy in
@@ -332,9 +334,9 @@ class Transfer:
         """The parts of one big object over `processes` processes (spread.py): this one moves its
         share with `one` (budget, buffers, progress as usual), helpers forked here the others
         (each part they wrote goes to `on_part(number, crc, size)`, the CRC computed there when
-        `check` wants one). Parts in `skip` are in the
-        file already (a resumed download), whose reads carry `if_match`. Completes the upload
-        when all landed; aborts it (and kills the helpers) on any failure."""
+        `check` wants one). Parts in `skip` are in the file already (a resumed download, whose
+        reads carry `if_match`). Completes the upload when all landed; aborts it (and kills the
+        helpers) on any failure."""
         shares = [[p for p in share if p[0] not in skip] for share in deal(size, part, processes)]
         per_process = max(1, min(-(-self.options.part_concurrency // processes),
                                  self.budget.limit // (part * processes)))

@@ -9,7 +9,9 @@ directories, makes the depth-first walk come out in exactly the global order.
 Writes go to a temporary name in the target directory and are renamed into place
 when complete, and every key is checked so that nothing lands outside the root. The
 temporary name is derived from the final name (`.s3bulk-<hash>.s3bulk.part`), so when a
-killed run left one behind, the run that redoes the object replaces it.
+killed run left one behind, the run that redoes the object replaces it. A multipart download of a
+run that keeps a journal is the exception (open_partial): its file stays when the run stops, with
+a record of the parts in it, and a resumed run continues it (stores/partfile.py).
 """
 
 from __future__ import annotations
@@ -662,7 +664,9 @@ def _rename(tmp: str, final: str) -> None:
 class LocalMultipart:
     """A preallocated temporary file written at part offsets; renamed into place on completion."""
 
-    upload_id: str | None = None  # dies with the process: a stopped run's file is redone, not resumed
+    # no upload id: the file is redone by the next run, or, when kept for a resume (open_partial),
+    # found again by its name, which is derived from the final one
+    upload_id: str | None = None
 
     def __init__(self, fd: int, tmp: str, final: str, key: str, mtime: float | None = None, *,
                  flush: bool = False, ranges: partfile.RangeLog | None = None) -> None:
