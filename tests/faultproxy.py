@@ -244,6 +244,12 @@ class FaultProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def connections_open(self) -> int:
+        """Client connections still being served: 0 once a killed client's last requests are
+        all seen (and counted by the rules), so a test can wait for it instead of a sleep."""
+        return len(self._tasks)
+
     def start(self) -> "FaultProxy":
         self._thread = threading.Thread(target=self._run, daemon=True, name="faultproxy")
         self._thread.start()

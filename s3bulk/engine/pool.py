@@ -82,9 +82,10 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         if journal.resumed:
             starts = journal.resume_units()
             summary.resumed_skipped, summary.resumed_skipped_bytes = journal.done_totals()
-            resume_info = ResumeInfo(journal.skip_pages(), dict(journal.uploads), log_dir, journal.done_keys)
+            resume_info = ResumeInfo(journal.skip_pages(), dict(journal.uploads), log_dir, journal.done_keys,
+                                     journaled=True, resumed=True)
         else:
-            resume_info = ResumeInfo(log_dir=log_dir)
+            resume_info = ResumeInfo(log_dir=log_dir, journaled=True)
 
     signals = Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
     handles, units_q, events_q = _start_workers(plan, workers, in_process, dask, body_bytes, resume_info, signals)

@@ -121,14 +121,17 @@ class Helpers:
         self.fds: list[int] = []
 
     def start(self, shares: list[list[tuple[int, int, int]]], location: Any, store_options: Any, key: str,
-              path: str, concurrency: int, check: Any = None) -> None:
-        """`check` (a checksums.PartCrcs or None): helpers send each part's CRC back for it."""
+              path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
+        """`check` (a checksums.PartCrcs or None): helpers send each part's CRC back for it.
+        `if_match`: the ETag their reads ask for (a resumed download, stores/conditions.py)."""
+        parent = os.getpid()
         for share in shares:
             r, w = os.pipe()
             pid = os.fork()
             if pid == 0:  # the helper: never returns
                 os.close(r)
-                _helper_main(w, share, location, store_options, key, path, concurrency, check)
+                _die_with(parent)
+                _helper_main(w, share, location, store_options, key, path, concurrency, check, if_match)
             os.close(w)
             self.pids.append(pid)
             self.fds.append(r)
@@ -207,8 +210,28 @@ def _reap(pid: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this helper when the process that forked it dies (SIGKILLed, crashed):
+    its parts are of no use then, and it would go on fetching them. prctl(PR_SET_PDEATHSIG)
+    rather than a pipe whose end-of-file the helper watches: helpers only exist on Linux
+    (spread_processes), it costs no thread or loop reader in the helper, and it holds even while
+    the helper is blocked in a write. The signal comes when the forking *thread* ends: that is the
+    worker's event loop thread, which outlives its helpers (they are reaped or killed first). A
+    parent that died before the call is caught by the getppid check."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store_options: Any, key: str,
-                 path: str, concurrency: int, check: Any = None) -> None:
+                 path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
     """Body of a helper process: its own event loop and source store; exits, never returns."""
     code = 1
     try:
@@ -225,7 +248,8 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
         except ImportError:
             loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        loop.run_until_complete(_helper_parts(w, parts, location, store_options, key, path, concurrency, check))
+        loop.run_until_complete(_helper_parts(w, parts, location, store_options, key, path, concurrency, check,
+                                              if_match))
         code = 0
     except BaseException as exc:  # reported to the parent, which raises it
         try:
@@ -242,10 +266,12 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
 
 
 async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any, store_options: Any,
-                        key: str, path: str, concurrency: int, check: Any = None) -> None:
+                        key: str, path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
     from ..stores import open_store
+    from ..stores.conditions import IF_MATCH
     from .transfer import _read_range as read_range
 
+    IF_MATCH.set(if_match)  # this helper's loop reads this one object only
     src = await open_store(location, store_options)
     fd = os.open(path, os.O_WRONLY)
     buffers: list[memoryview] = []

@@ -7,7 +7,9 @@ The three ways, checked in this order:
    held once in memory (or, from a local file to a store that streams puts, read
    chunk by chunk as the socket takes it: see stores/bodies.py);
 3. multipart: parts read as byte ranges and written at their offsets, several in
-   flight, each holding its bytes against the worker's byte budget.
+   flight, each holding its bytes against the worker's byte budget. An S3 upload left open by a
+   stopped run is continued (ListParts); so is a local file a stopped run kept with a record of
+   its parts (stores/partfile.py), whose further parts are read with If-Match.
 
 Each way writes the object with the properties engine/props.py decides (the user's options over
 what the source carries): the streamed whole copy takes the source's from its one GET, a copy in
@@ -29,6 +31,8 @@ from ..model import ObjectInfo, ObjectProps
 from ..stores import Store, Writer, part_size_for
 from ..stores.base import (ChecksumReader, IntoReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier,
                            upload_in_parts)
+from ..stores.conditions import IF_MATCH, SourceChanged
+from ..stores.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from . import props as object_props
 from .plan import KeyMap, TransferOptions
 from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
@@ -95,7 +99,8 @@ class Transfer:
                  budget: ByteBudget, *, stopping: Callable[[], bool] | None = None,
                  on_upload: Callable[[tuple], None] | None = None,
                  resumable: dict[str, dict[str, Any]] | None = None,
-                 on_part_bytes: Callable[[int], None] | None = None) -> None:
+                 on_part_bytes: Callable[[int], None] | None = None,
+                 keep_partial: bool = False, resume_partial: bool = False) -> None:
         self.src, self.dst, self.keymap, self.options, self.budget = src, dst, keymap, options, budget
         self.server_side = dst.features.server_side_copy and _copier(dst).can_copy_from(src)
         self.stopping = stopping or (lambda: False)
@@ -104,6 +109,9 @@ class Transfer:
         # bytes of parts as they land (+n), taken back when their object ends (-sum): progress
         # moves during a big object, and the object's size still counts once, when it is done
         self.on_part_bytes = on_part_bytes or (lambda n: None)
+        # a journal is kept: a big download's temporary file outlives a stop (stores/partfile.py);
+        # with --resume, one left by the stopped run is continued
+        self.keep_partial, self.resume_partial = keep_partial, resume_partial
         self.write_props = options.write_props
         self.src_kind, self.dst_kind = src.features.props, dst.features.props
         self.wants_src_props = object_props.wants_source(self.write_props, self.src_kind, self.dst_kind)
@@ -224,11 +232,23 @@ class Transfer:
                          info: ObjectInfo | None = None) -> None:
         part = part_size_for(size, self.options.part_size)
         upload, have = await self._resume_upload(dst_key, size, part, info)
+        resumed_upload = bool(have)
         # before any upload is opened (its HEAD may fail); parts a resumed upload holds are not read again
         check = await _full_object_check(self.src, src_key) if not have else None
+        partial = False  # a local file kept for a resume (stores/partfile.py)
+        if_match: str | None = None  # the ETag a resumed file's further parts must come from
         if upload is None:
-            upload = await self.dst.start_multipart(dst_key, size, part, mtime,
-                                                    props=await self._props_for(src_key, dst_key))
+            props = await self._props_for(src_key, dst_key)
+            source = self._partial_source(size, info, check)
+            if source is not None:
+                upload, part, kept = await cast(PartialFiles, self.dst).open_partial(
+                    dst_key, size, part, source, mtime, props=props, resume=self.resume_partial)
+                partial = True
+                have = self._kept_parts(kept, part, size, check)
+                if have and info is not None:
+                    if_match = info.etag
+            else:
+                upload = await self.dst.start_multipart(dst_key, size, part, mtime, props=props)
         upload_id = upload.upload_id  # None where the upload dies with us (a local temporary file is redone)
         if upload_id is not None:
             self.on_upload(("upload", dst_key, upload_id, size, part, info and info.size,
@@ -259,6 +279,9 @@ class Transfer:
                     if check is not None:
                         check.add(number, data)
                     await upload.put_part(number, start, data)
+                    if partial:
+                        cast(PartialUpload, upload).part_landed(
+                            number, check.parts[number][0] if check is not None else NO_CRC)
                 finally:
                     buffers.append(buf)
                 moved += end - start
@@ -266,14 +289,25 @@ class Transfer:
             finally:
                 self.budget.release(end - start)
 
+        def helper_part(number: int, crc: int, n: int) -> None:
+            """A part a helper process wrote (with its CRC when `check` wants it)."""
+            if check is not None:
+                check.add_crc(number, crc, n)
+            if partial:
+                cast(PartialUpload, upload).part_landed(number, crc if check is not None else NO_CRC)
+
         keep_open = upload_id is not None
-        processes = 1 if upload_id is not None or have else spread_processes(
+        processes = 1 if upload_id is not None or resumed_upload else spread_processes(
             size, part, upload, self.src.location.kind, self.options.resolved_workers(), self.options.flush_writes)
+        # every process needs room for one part in the budget (--max-buffer), or this one would wait
+        # for the bytes held for the helpers, released only when the object ends
+        processes = max(1, min(processes, self.budget.limit // part))
+        condition = IF_MATCH.set(if_match)  # for this object's reads only (reset below)
         try:
             verify = _verifier(check, self.src.location.url_for(src_key), src_key)
             if processes > 1:  # helpers send each part's CRC back for `check`
                 await self._spread_parts(_StopAware(upload, lambda: stopped, keep_open, verify), src_key, size,
-                                         part, processes, one, check)
+                                         part, processes, one, check, helper_part, have, if_match)
             else:
                 await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open, verify),
                                       size, part, self.options.part_concurrency, one)
@@ -281,29 +315,38 @@ class Transfer:
             if not keep_open:
                 raise
             raise Stopped() from None  # the upload stays open (and in the journal) for a resume
-        except BaseException:
+        except BaseException as exc:
+            if partial and isinstance(exc, (Corrupt, SourceChanged)):
+                await cast(PartialUpload, upload).discard()  # wrong bytes or another version: not resumed
             if upload_id is not None and not (stopped and keep_open):
                 self.on_upload(("upload_end", dst_key, upload_id))
             raise
         finally:
+            IF_MATCH.reset(condition)
             self.on_part_bytes(-moved)
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
 
     async def _spread_parts(self, upload: "_StopAware", src_key: str, size: int, part: int, processes: int,
-                            one: Callable[[int, int, int], Any], check: Any = None) -> None:
+                            one: Callable[[int, int, int], Any], check: Any = None,
+                            on_part: Callable[[int, int, int], None] | None = None,
+                            skip: set[int] | frozenset[int] = frozenset(), if_match: str | None = None) -> None:
         """The parts of one big object over `processes` processes (spread.py): this one moves its
-        share with `one` (budget, buffers, progress as usual), helpers forked here the others.
-        Completes the upload when all landed; aborts it (and kills the helpers) on any failure."""
-        shares = deal(size, part, processes)
-        per_process = max(1, -(-self.options.part_concurrency // processes))
+        share with `one` (budget, buffers, progress as usual), helpers forked here the others
+        (each part they wrote goes to `on_part(number, crc, size)`, the CRC computed there when
+        `check` wants one). Parts in `skip` are in the file already (a resumed download, whose
+        reads carry `if_match`). Completes the upload when all landed; aborts it (and kills the
+        helpers) on any failure."""
+        shares = [[p for p in share if p[0] not in skip] for share in deal(size, part, processes)]
+        per_process = max(1, min(-(-self.options.part_concurrency // processes),
+                                 self.budget.limit // (part * processes)))
         # the helpers' buffers count against this worker's budget while they run
         helper_bytes = min(part * per_process * (processes - 1), size)
         await self.budget.acquire(helper_bytes)
         helpers = Helpers()
         try:
             helpers.start(shares[1:], self.src.location, self.options.store_options(), src_key,
-                          cast(SharedFile, upload.upload).shared_path, per_process, check)
+                          cast(SharedFile, upload.upload).shared_path, per_process, check, if_match)
             moved = 0
 
             def landed(n: int) -> None:
@@ -314,7 +357,7 @@ class Transfer:
             try:
                 async with asyncio.TaskGroup() as tg:  # a failure on either side cancels the other
                     tg.create_task(run_parts(shares[0], per_process, one))
-                    tg.create_task(helpers.wait(landed, check.add_crc if check is not None else None))
+                    tg.create_task(helpers.wait(landed, on_part))
             except BaseExceptionGroup as group:
                 raise group.exceptions[0] from None
             finally:
@@ -326,6 +369,29 @@ class Transfer:
             raise
         finally:
             self.budget.release(helper_bytes)
+
+    def _partial_source(self, size: int, info: ObjectInfo | None, check: Any) -> SourceId | None:
+        """The source's identity when this download's file is to be kept for a resume: a journal
+        is kept, the destination can keep one, and the listing says which version this is."""
+        if not self.keep_partial or info is None or info.size != size or not isinstance(self.dst, PartialFiles):
+            return None
+        source = SourceId(size, info.etag, info.mtime, None,
+                          f"{check.algorithm}:{check.want}" if check is not None else None)
+        return source if source.checkable else None
+
+    @staticmethod
+    def _kept_parts(kept: dict[int, int], part: int, size: int, check: Any) -> set[int]:
+        """The parts of a resumed file not to fetch again; their CRCs go to `check` (a part whose
+        CRC the stopped run did not record is fetched again)."""
+        have: set[int] = set()
+        for number, crc in kept.items():
+            if check is not None:
+                if crc == NO_CRC:
+                    continue
+                start, end = part_span(number, part, size)
+                check.add_crc(number, crc, end - start)
+            have.add(number)
+        return have
 
     async def _resume_upload(self, dst_key: str, size: int, part: int,
                              info: ObjectInfo | None) -> tuple[Multipart | None, set[int]]:

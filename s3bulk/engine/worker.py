@@ -69,16 +69,20 @@ class ResumeInfo:
     """What workers need from the journal: where to log finished objects (`log_dir`), and for a
     resumed run the pages already done (token-paged sources, as sorted (first, last) runs), the
     objects finished inside unfinished pages (`done_keys`, source key -> size) and the S3 multipart
-    uploads left open, by destination key."""
+    uploads left open, by destination key. `journaled`: a journal is kept, so a big download's
+    temporary file outlives a stop; `resumed`: this run continues the ones a stopped run left
+    (stores/partfile.py)."""
 
-    __slots__ = ("skip_pages", "uploads", "log_dir", "done_keys")
+    __slots__ = ("skip_pages", "uploads", "log_dir", "done_keys", "journaled", "resumed")
 
     def __init__(self, skip_pages: tuple[tuple[int, int], ...] = (), uploads: dict | None = None,
-                 log_dir: str | None = None, done_keys: dict[str, int] | None = None) -> None:
+                 log_dir: str | None = None, done_keys: dict[str, int] | None = None, *,
+                 journaled: bool = False, resumed: bool = False) -> None:
         self.skip_pages = skip_pages
         self.uploads = uploads or {}
         self.log_dir = log_dir
         self.done_keys = done_keys or {}
+        self.journaled, self.resumed = journaled, resumed
 
 
 class Worker:
@@ -193,7 +197,8 @@ class Worker:
                 raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
             self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.bodies,
                                      stopping=lambda: self.stopping, on_upload=self._upload_event,
-                                     resumable=self.resume.uploads, on_part_bytes=self._part_bytes)
+                                     resumable=self.resume.uploads, on_part_bytes=self._part_bytes,
+                                     keep_partial=self.resume.journaled, resume_partial=self.resume.resumed)
             self.filters = self.plan.filters.compiled() if self.plan.filters else None
             if self.plan.sync is not None:
                 from .sync import Comparator

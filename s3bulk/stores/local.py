@@ -9,7 +9,9 @@ directories, makes the depth-first walk come out in exactly the global order.
 Writes go to a temporary name in the target directory and are renamed into place
 when complete, and every key is checked so that nothing lands outside the root. The
 temporary name is derived from the final name (`.s3bulk-<hash>.s3bulk.part`), so when a
-killed run left one behind, the run that redoes the object replaces it.
+killed run left one behind, the run that redoes the object replaces it. A multipart download of a
+run that keeps a journal is the exception (open_partial): its file stays when the run stops, with
+a record of the parts in it, and a resumed run continues it (stores/partfile.py).
 """
 
 from __future__ import annotations
@@ -31,17 +33,22 @@ from ..urls import Location
 from . import xattrs
 from .base import Features
 from .bodies import FileBody
+from . import partfile
 
 _tmp_counter = itertools.count()
 # Temporary files this process has open, so a worker told to stop can remove them before it exits.
 OPEN_TEMPS: set[str] = set()
 _TEMP_INODES: dict[str, int] = {}  # temporary path -> inode we created there (checked before the rename)
+# Temporary files of downloads kept for a resume (stores/partfile.py): a stop leaves them in place.
+KEPT_TEMPS: set[str] = set()
 
 
 def remove_open_temps() -> None:
-    """Unlink every temporary file still being written (called on SIGTERM)."""
+    """Unlink every temporary file still being written (called on SIGTERM), except those kept for
+    a resume, which a resumed run continues."""
     for path in list(OPEN_TEMPS):
-        _unlink_quietly(path)
+        if path not in KEPT_TEMPS:
+            _unlink_quietly(path)
     OPEN_TEMPS.clear()
 TMP_SUFFIX = ".s3bulk.part"
 
@@ -436,8 +443,9 @@ class LocalStore:
             except FileExistsError:
                 if tmp in OPEN_TEMPS:  # this process writes the same name right now: a unique name
                     tmp = f"{parent}/.s3bulk-{self._pid}-{next(_tmp_counter)}{TMP_SUFFIX}"
-                else:  # left behind by a run that was killed
+                else:  # left behind by a run that was killed (with the record of its parts, if any)
                     os.unlink(tmp)
+                    _unlink_quietly(partfile.sidecar_path(tmp))
                 fd = os.open(tmp, flags, 0o644)
             _TEMP_INODES[tmp] = os.fstat(fd).st_ino
         except OSError as exc:
@@ -499,6 +507,63 @@ class LocalStore:
             _unlink_quietly(tmp)
             raise _translate_os(exc, "write", final, key) from exc
         return LocalMultipart(fd, tmp, final, key, mtime, flush=self.flush_writes)
+
+    async def open_partial(self, key: str, size: int, part_size: int, source: partfile.SourceId,
+                           mtime: float | None = None, *, props: ObjectProps | None = None,
+                           resume: bool = False) -> tuple["LocalMultipart", int, dict[int, int]]:
+        """A multipart download whose temporary file is kept for a resume (stores/partfile.py):
+        (upload, part size, parts already in it with their CRCs). With `resume`, a file an
+        interrupted run left for the same `source` version is continued in the part size it was
+        cut into; anything else (no such file, another version, a record that cannot be read, a
+        file of the wrong size) is started over, removing what was left."""
+        if resume:
+            found = await asyncio.to_thread(self._kept, key, size, source)
+            if found is not None:
+                fd, tmp, final, record = found
+                try:
+                    ranges = partfile.RangeLog(tmp, partfile.sidecar_path(tmp), continue_at=record.length,
+                                               synced=self.flush_writes)
+                except OSError:
+                    os.close(fd)
+                else:
+                    _TEMP_INODES[tmp] = os.fstat(fd).st_ino
+                    OPEN_TEMPS.add(tmp)
+                    KEPT_TEMPS.add(tmp)
+                    return (LocalMultipart(fd, tmp, final, key, mtime, flush=self.flush_writes, ranges=ranges),
+                            record.part, record.parts)
+        upload = await self.start_multipart(key, size, part_size, mtime, props=props)
+        try:
+            upload.ranges = partfile.RangeLog.create(upload.tmp, source, part_size, synced=self.flush_writes)
+        except OSError as exc:
+            await upload.abort()
+            raise _translate_os(exc, "write", upload.final, key) from exc
+        KEPT_TEMPS.add(upload.tmp)
+        return upload, part_size, {}
+
+    def _kept(self, key: str, size: int, source: partfile.SourceId) -> tuple[int, str, str, partfile.Record] | None:
+        """(fd, temporary path, final path, record) of a kept file to continue, else None (and
+        what was left of another version is removed)."""
+        parent, final = self._dst_path(key)
+        tmp = self._tmp_name(parent, final.rsplit("/", 1)[-1])
+        side = partfile.sidecar_path(tmp)
+        record = partfile.load(side)
+        if record is None or not record.source.same(source) or record.source.size != size or tmp in OPEN_TEMPS:
+            if record is not None and tmp not in OPEN_TEMPS:
+                _unlink_quietly(tmp)
+                _unlink_quietly(side)
+            return None
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            _unlink_quietly(side)
+            return None
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode) or st.st_size != size:
+            os.close(fd)
+            _unlink_quietly(tmp)
+            _unlink_quietly(side)
+            return None
+        return fd, tmp, final, record
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         failed: list[tuple[str, str]] = []
@@ -599,12 +664,17 @@ def _rename(tmp: str, final: str) -> None:
 class LocalMultipart:
     """A preallocated temporary file written at part offsets; renamed into place on completion."""
 
-    upload_id: str | None = None  # dies with the process: a stopped run's file is redone, not resumed
+    # no upload id: the file is redone by the next run, or, when kept for a resume (open_partial),
+    # found again by its name, which is derived from the final one
+    upload_id: str | None = None
 
     def __init__(self, fd: int, tmp: str, final: str, key: str, mtime: float | None = None, *,
-                 flush: bool = False) -> None:
+                 flush: bool = False, ranges: partfile.RangeLog | None = None) -> None:
         self.fd, self.tmp, self.final, self.key, self.mtime = fd, tmp, final, key, mtime
         self.flush = flush
+        # kept for a resume (open_partial): the record of the parts on disk; an abort then keeps
+        # the file (a stop, a failure a later run may get past) unless discard() is called
+        self.ranges = ranges
         # other processes of this run may open the temporary file and write their parts into it
         # (engine/spread.py: one big object spread over processes); complete() still renames it
         self.shared_path = tmp
@@ -639,10 +709,39 @@ class LocalMultipart:
             _rename(self.tmp, self.final)
         except OSError as exc:
             _unlink_quietly(self.tmp)
+            self._drop_record()
             raise _translate_os(exc, "write", self.final, self.key) from exc
+        self._drop_record()
+
+    def part_landed(self, number: int, crc: int = partfile.NO_CRC) -> None:
+        """Part `number` is written (here or by a helper process): recorded once durable."""
+        if self.ranges is not None:
+            self.ranges.landed(number, crc)
 
     async def abort(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+        if self.ranges is None:
+            _unlink_quietly(self.tmp)
+            return
+        await self.ranges.settle()  # the parts that landed are recorded before the run stops
+        self.ranges.close()
+        OPEN_TEMPS.discard(self.tmp)  # kept: never removed by remove_open_temps
+        _TEMP_INODES.pop(self.tmp, None)
+        KEPT_TEMPS.discard(self.tmp)
+
+    async def discard(self) -> None:
+        """Give up a kept file (its bytes are wrong or of another version): remove it and its record."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
         _unlink_quietly(self.tmp)
+        self._drop_record()
+
+    def _drop_record(self) -> None:
+        if self.ranges is not None:
+            self.ranges.close()
+            self.ranges = None
+            KEPT_TEMPS.discard(self.tmp)
+            _unlink_quietly(partfile.sidecar_path(self.tmp))

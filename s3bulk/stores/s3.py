@@ -56,6 +56,11 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
         return StoreError(f"the endpoint redirects this request elsewhere ({code or status}); s3bulk does not "
                           "follow redirects to another host: check --endpoint-url and --region",
                           op=op, url=url, key=key)
+    if status == 412 or code == "PreconditionFailed":  # only our If-Match asks (stores/conditions.py)
+        from .conditions import SourceChanged
+
+        return SourceChanged("the source object changed (its ETag is not the one this download continues)",
+                             op=op, url=url, key=key)
     if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
         return BucketMissing("bucket does not exist", op=op, url=url, key=key)
     if code in _MISSING or status == 404:
@@ -531,6 +536,10 @@ class S3Store:
         params.update(self._read_params())
         if start is not None and end is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
+            from .conditions import IF_MATCH
+
+            if IF_MATCH.get():  # a resumed download: only the version it continues
+                params["IfMatch"] = f'"{IF_MATCH.get()}"'
         else:
             params["ChecksumMode"] = "ENABLED"  # botocore then checks the body against a full-object checksum
         try:

@@ -31,6 +31,7 @@ from ..errors import Corrupt, StoreError, Transient, from_transport
 from ..httpclient import Body, HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo
 from .bodies import FileBody
+from .conditions import if_match_header
 from .sigv4 import Credentials, Signer, canonical_query, uri_encode
 
 CredentialSource = Callable[[], Awaitable[Credentials | None]]
@@ -299,6 +300,7 @@ class S3Wire:
         headers: dict[str, str] = dict(self.read_headers)
         if start is not None:
             headers["range"] = f"bytes={start}-{end - 1}"  # type: ignore[operator]
+            headers.update(if_match_header())  # a resumed download: only the version it continues
         else:
             headers["x-amz-checksum-mode"] = "ENABLED"
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key,
