@@ -269,7 +269,6 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
 
 
 def _pwrite_all(fd: int, data: Any, offset: int) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.pwrite(fd, view, offset)
-        view, offset = view[n:], offset + n
+    from ..stores.local import write_part
+
+    write_part(fd, data, offset)  # allocates the part's range too, as this process's writes do
