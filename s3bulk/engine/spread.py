@@ -244,6 +244,7 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
 async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any, store_options: Any,
                         key: str, path: str, concurrency: int, check: Any = None) -> None:
     from ..stores import open_store
+    from .ranges import part_buffer
     from .transfer import _read_range as read_range
 
     src = await open_store(location, store_options)
@@ -253,7 +254,7 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
         async def one(number: int, start: int, end: int) -> None:
             buf = buffers.pop() if buffers else None
             if buf is None or len(buf) < end - start:
-                buf = memoryview(bytearray(end - start))
+                buf = part_buffer(end - start)
             try:
                 data = await read_range(src, key, start, end, buf)
                 crc = check.crc_of(data) if check is not None else 0

@@ -31,6 +31,7 @@ from ..stores.base import (ChecksumReader, IntoReader, Multipart, PropsReader, R
                            upload_in_parts)
 from . import props as object_props
 from .plan import KeyMap, TransferOptions
+from .ranges import download_range, part_buffer
 from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 
@@ -230,6 +231,8 @@ class Transfer:
             upload = await self.dst.start_multipart(dst_key, size, part, mtime,
                                                     props=await self._props_for(src_key, dst_key))
         upload_id = upload.upload_id  # None where the upload dies with us (a local temporary file is redone)
+        if upload_id is None and not have and isinstance(upload, SharedFile):  # a local file: fewer, larger GETs
+            part = download_range(part, self.options.part_concurrency, self.budget.limit, self.options.flush_writes)
         if upload_id is not None:
             self.on_upload(("upload", dst_key, upload_id, size, part, info and info.size,
                             info and info.mtime, info and info.etag))
@@ -253,7 +256,7 @@ class Transfer:
                     return
                 buf = buffers.pop() if buffers else None
                 if buf is None or len(buf) < end - start:
-                    buf = memoryview(bytearray(part))
+                    buf = part_buffer(part)
                 try:
                     data = await _read_range(self.src, src_key, start, end, buf)
                     if check is not None:
