@@ -244,7 +244,7 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
 async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any, store_options: Any,
                         key: str, path: str, concurrency: int, check: Any = None) -> None:
     from ..stores import open_store
-    from .ranges import part_buffer
+    from .partbuf import part_buffer
     from .transfer import _read_range as read_range
 
     src = await open_store(location, store_options)

@@ -31,7 +31,7 @@ from ..stores.base import (ChecksumReader, IntoReader, Multipart, PropsReader, R
                            upload_in_parts)
 from . import props as object_props
 from .plan import KeyMap, TransferOptions
-from .ranges import download_range, part_buffer
+from .partbuf import part_buffer
 from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 
@@ -231,8 +231,6 @@ class Transfer:
             upload = await self.dst.start_multipart(dst_key, size, part, mtime,
                                                     props=await self._props_for(src_key, dst_key))
         upload_id = upload.upload_id  # None where the upload dies with us (a local temporary file is redone)
-        if upload_id is None and not have and isinstance(upload, SharedFile):  # a local file: fewer, larger GETs
-            part = download_range(part, self.options.part_concurrency, self.budget.limit, self.options.flush_writes)
         if upload_id is not None:
             self.on_upload(("upload", dst_key, upload_id, size, part, info and info.size,
                             info and info.mtime, info and info.etag))
