@@ -603,7 +603,7 @@ def size_for_parts(fd: int, size: int) -> None:
     except OSError:
         fs = None
     if fs is not None and fs.f_blocks:  # 0 blocks: a filesystem that does not say (procfs-like)
-        free = (fs.f_bfree if os.geteuid() == 0 else fs.f_bavail) * fs.f_frsize
+        free = (fs.f_bfree if os.geteuid() == 0 else fs.f_bavail) * (fs.f_frsize or fs.f_bsize)
         if free < size:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     os.ftruncate(fd, size)
@@ -612,7 +612,7 @@ def size_for_parts(fd: int, size: int) -> None:
 def write_part(fd: int, data: Any, offset: int) -> int:
     """Write data at offset of a file sized by size_for_parts, allocating its range first (extents
     as if the file had been preallocated, and ENOSPC here rather than as a short write); returns
-    the offset after it. Called from a thread: nothing here touches the event loop."""
+    the offset after it. Big parts come here in a thread (nothing here touches the event loop)."""
     view = memoryview(data)
     if view.nbytes:
         try:
