@@ -269,6 +269,7 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
                         key: str, path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
     from ..stores import open_store
     from ..stores.conditions import IF_MATCH
+    from .partbuf import part_buffer
     from .transfer import _read_range as read_range
 
     IF_MATCH.set(if_match)  # this helper's loop reads this one object only
@@ -279,7 +280,7 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
         async def one(number: int, start: int, end: int) -> None:
             buf = buffers.pop() if buffers else None
             if buf is None or len(buf) < end - start:
-                buf = memoryview(bytearray(end - start))
+                buf = part_buffer(end - start)
             try:
                 data = await read_range(src, key, start, end, buf)
                 crc = check.crc_of(data) if check is not None else 0
@@ -295,7 +296,6 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
 
 
 def _pwrite_all(fd: int, data: Any, offset: int) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.pwrite(fd, view, offset)
-        view, offset = view[n:], offset + n
+    from ..stores.local import write_part
+
+    write_part(fd, data, offset)  # allocates the part's range too, as this process's writes do

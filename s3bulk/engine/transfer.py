@@ -35,6 +35,7 @@ from ..stores.conditions import IF_MATCH, SourceChanged
 from ..stores.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from . import props as object_props
 from .plan import KeyMap, TransferOptions
+from .partbuf import part_buffer
 from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 
@@ -273,7 +274,7 @@ class Transfer:
                     return
                 buf = buffers.pop() if buffers else None
                 if buf is None or len(buf) < end - start:
-                    buf = memoryview(bytearray(part))
+                    buf = part_buffer(part)
                 try:
                     data = await _read_range(self.src, src_key, start, end, buf)
                     if check is not None:
