@@ -21,9 +21,11 @@ retry wrapper and every backend (the in-memory one included) behave alike here.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import deque
 from typing import Any, Callable, cast
 
+from ..checksums import CompositeParts
 from ..errors import Corrupt, StoreError
 from ..model import ObjectInfo, ObjectProps
 from ..stores import Store, Writer, part_size_for
@@ -36,6 +38,8 @@ from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 UNSIZED_PROBE = 1024 * 1024  # first GET of an object of unknown size asks for this much
 STREAM_ABOVE = 1024 * 1024   # single PUTs from a local file bigger than this are streamed, not read whole
+PART_READS = 3               # reads of a part that does not match its own checksum before the object fails
+MIN_S3_PART = 5 * 1024 * 1024  # S3 refuses smaller parts (but the last) at completion
 
 
 class Stopped(Exception):
@@ -225,7 +229,12 @@ class Transfer:
         part = part_size_for(size, self.options.part_size)
         upload, have = await self._resume_upload(dst_key, size, part, info)
         # before any upload is opened (its HEAD may fail); parts a resumed upload holds are not read again
-        check = await _full_object_check(self.src, src_key) if not have else None
+        check = await _source_check(self.src, src_key, size, self.dst_kind == "s3") if not have else None
+        if isinstance(check, CompositeParts) and check.part_size != part:
+            if upload is None:
+                part = check.part_size  # read (and write) by the object's own parts: each is checked alone
+            else:
+                check = None  # an upload resumed with none of its parts kept has its part size already
         if upload is None:
             upload = await self.dst.start_multipart(dst_key, size, part, mtime,
                                                     props=await self._props_for(src_key, dst_key))
@@ -255,9 +264,7 @@ class Transfer:
                 if buf is None or len(buf) < end - start:
                     buf = memoryview(bytearray(part))
                 try:
-                    data = await _read_range(self.src, src_key, start, end, buf)
-                    if check is not None:
-                        check.add(number, data)
+                    data = await self._read_part(check, src_key, number, start, end, buf)
                     await upload.put_part(number, start, data)
                 finally:
                     buffers.append(buf)
@@ -289,6 +296,18 @@ class Transfer:
             self.on_part_bytes(-moved)
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
+
+    async def _read_part(self, check: Any, src_key: str, number: int, start: int, end: int,
+                         buf: memoryview) -> memoryview | bytes:
+        """Bytes [start, end) of the source, with their checksum taken for `check`. A part that
+        does not match its own checksum (COMPOSITE objects) is read again, alone, up to
+        PART_READS times in all: a transient corruption costs one part, not the object."""
+        for _ in range(PART_READS):
+            data = await _read_range(self.src, src_key, start, end, buf)
+            if check is None or check.add(number, data) is not False:
+                return data
+        raise ChecksumMismatch(f"{check.algorithm} of part {number} does not match the part's checksum",
+                               op="get", url=self.src.location.url_for(src_key), key=src_key)
 
     async def _spread_parts(self, upload: "_StopAware", src_key: str, size: int, part: int, processes: int,
                             one: Callable[[int, int, int], Any], check: Any = None) -> None:
@@ -408,17 +427,48 @@ class ChecksumMismatch(Corrupt):
     """The parts read of an object do not combine into the full-object checksum it carries."""
 
 
-async def _full_object_check(src: Store, key: str) -> Any:
-    """A checksums.PartCrcs for the source object when it carries a FULL_OBJECT CRC this process can
-    combine from parts (one HEAD with checksum mode per multipart object), else None."""
+async def _source_check(src: Store, key: str, size: int, dst_is_s3: bool) -> Any:
+    """What checks a multipart download of the source object, from one HEAD with checksum mode:
+    a checksums.PartCrcs when it carries a FULL_OBJECT CRC this process can combine from parts; a
+    checksums.CompositeParts when it carries a COMPOSITE checksum and the store tells its parts
+    (one GetObjectAttributes more); else None (no checksum: nothing more is asked)."""
     if not src.features.checksums:
         return None
-    from ..checksums import PartCrcs, combinable
+    from ..checksums import CompositeParts, PartCrcs, available, combinable
 
-    found = await cast(ChecksumReader, src).object_checksum(key)  # declared by its features
-    if found is None or found.kind != "FULL_OBJECT" or not combinable(found.algorithm):
+    reader = cast(ChecksumReader, src)  # declared by its features
+    found = await reader.object_checksum(key)
+    if found is None:
         return None
-    return PartCrcs(found.algorithm, found.value)
+    if found.kind == "FULL_OBJECT":
+        return PartCrcs(found.algorithm, found.value) if combinable(found.algorithm) else None
+    if found.kind != "COMPOSITE" or not available(found.algorithm):
+        return None
+    parts = await reader.object_parts(key)
+    where = src.location.url_for("")
+    if parts is None:
+        _note_once(f"{where} does not tell the parts of multipart objects (GetObjectAttributes): their "
+                   "composite checksums are not verified on download")
+        return None
+    if not CompositeParts.uniform(size, parts) or f"-{len(parts)}" != found.value[found.value.rfind("-"):]:
+        _note_once(f"some multipart objects under {where} have parts of unequal sizes: their composite "
+                   "checksums are not verified on download")
+        return None
+    if dst_is_s3 and len(parts) > 1 and parts[0][1] < MIN_S3_PART:
+        _note_once(f"some multipart objects under {where} have parts under 5 MiB, which S3 refuses to be "
+                   "written with: their composite checksums are not verified on this copy")
+        return None
+    return CompositeParts(found.algorithm, found.value, parts)
+
+
+_NOTED: set[str] = set()
+
+
+def _note_once(text: str) -> None:
+    """A line on stderr, once per process (each worker says it at most once, not per object)."""
+    if text not in _NOTED:
+        _NOTED.add(text)
+        print(f"s3bulk: note: {text}", file=sys.stderr, flush=True)
 
 
 def _verifier(check: Any, url: str, key: str) -> Callable[[], None] | None:

@@ -36,6 +36,7 @@ _DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "Expir
 _NO_CREDENTIALS = ("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, use --profile, "
                    "or --no-sign-request for public buckets)")
 _MISSING = {"NoSuchBucket", "NoSuchKey", "404", "NotFound", "NoSuchUpload"}
+_CHECKSUM_FIELDS = ("ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME", "ChecksumSHA1", "ChecksumSHA256")
 _THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
               "TooManyRequests", "503", "RequestThrottled"}
 
@@ -124,6 +125,13 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
     return Transient(f"{type(exc).__name__}: {_short(exc)}", op=op, url=url, key=key)
 
 
+def _not_implemented(exc: BaseException) -> bool:
+    """A botocore error that says the server does not do this request at all (501 NotImplemented)."""
+    response = getattr(exc, "response", None) or {}
+    code = str((response.get("Error") or {}).get("Code") or "")
+    return code == "NotImplemented" or (response.get("ResponseMetadata") or {}).get("HTTPStatusCode") == 501
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0][:300]
@@ -156,6 +164,7 @@ class S3Store:
         self._timeout = timeout
         self._request_payer = request_payer  # x-amz-request-payer on every request, both data paths
         self._wire: Any = None  # s3wire.S3Wire once open, unless the lean path is off or cannot serve
+        self._no_parts = False  # GetObjectAttributes gave no part checksums: not asked again (object_parts)
         self._client_lock: asyncio.Lock | None = None
         self._cred_source: Any = None  # async () -> sigv4.Credentials | None; None: unsigned
         self._frozen: Any = None
@@ -493,6 +502,48 @@ class S3Store:
 
         found = from_fields(resp)
         return ObjectChecksum(*found) if found is not None else None
+
+    async def object_parts(self, key: str) -> list[tuple[int, int, str]] | None:
+        """GetObjectAttributes (ObjectParts), every page: each part's number, size and checksum, to
+        check a COMPOSITE checksum on download. One request per multipart object with such a
+        checksum (LocalStack and MinIO answer it). None when the server does not give the parts'
+        checksums (versitygw answers without ObjectParts, others 501 or 400, a policy may deny
+        s3:GetObjectAttributes): then this store is not asked again (a HEAD with partNumber would
+        be one request per part, and the servers measured that lack the one lack the other)."""
+        if self._no_parts:
+            return None
+        parts: list[tuple[int, int, str]] = []
+        marker = 0
+        while True:
+            params: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "ObjectAttributes": ["ObjectParts"],
+                                      "MaxParts": 1000}
+            if marker:
+                params["PartNumberMarker"] = marker
+            try:
+                resp = await (await self._control()).get_object_attributes(**params)
+            except Exception as exc:
+                err = translate(exc, "get object attributes", self._url(key), key)
+                if isinstance(err, (NotFound, Throttled)) or type(err) is ConnectFailed or (
+                        isinstance(err, Transient) and not _not_implemented(exc)):
+                    raise err from exc
+                self._no_parts = True
+                return None
+            listed = (resp.get("ObjectParts") or {})
+            for p in listed.get("Parts") or ():
+                value = next((str(p[f]) for f in _CHECKSUM_FIELDS if p.get(f)), None)
+                if value is None or not p.get("Size"):
+                    self._no_parts = True
+                    return None
+                parts.append((int(p["PartNumber"]), int(p["Size"]), value))
+            if not listed.get("IsTruncated"):
+                break
+            marker = int(listed.get("NextPartNumberMarker") or 0)
+            if not marker:
+                break
+        if not parts:
+            self._no_parts = True
+            return None
+        return parts
 
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
@@ -921,7 +972,7 @@ class S3Multipart:
         except Exception as exc:
             raise translate(exc, "upload part", s._url(self.key), self.key) from exc
         part = {"PartNumber": number, "ETag": resp["ETag"]}
-        for field in ("ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME", "ChecksumSHA1", "ChecksumSHA256"):
+        for field in _CHECKSUM_FIELDS:
             if resp.get(field):
                 part[field] = resp[field]
         self.parts[number] = part
