@@ -16,14 +16,15 @@ import contextlib
 from urllib.parse import unquote
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
-from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFound, S3BulkError, StoreError,
+from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, DestinationUnusable, NotFound,
+                      S3BulkError, StoreError,
                       Throttled, Transient, UsageError)
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
 from .base import (Features, ObjectChecksum, ObjectVersion, PartInfo, Store, VersionPage, part_size_for,
                    upload_in_parts)
 from .bodies import FileBody
-from .s3wire import UseBotocore
+from .s3wire import ChecksumRefused, UseBotocore, refuses_checksums
 
 T = TypeVar("T")
 _NO_WIRE: Any = object()  # what _on_wire returns when the request must go through botocore
@@ -165,6 +166,7 @@ class S3Store:
         self._request_payer = request_payer  # x-amz-request-payer on every request, both data paths
         self._wire: Any = None  # s3wire.S3Wire once open, unless the lean path is off or cannot serve
         self._no_parts = False  # GetObjectAttributes gave no part checksums: not asked again (object_parts)
+        self._checksums_refused = False  # the server refused a checksum header: writes go without (_without_checksums)
         self._client_lock: asyncio.Lock | None = None
         self._cred_source: Any = None  # async () -> sigv4.Credentials | None; None: unsigned
         self._frozen: Any = None
@@ -317,6 +319,7 @@ class S3Store:
         client.meta.events.unregister("before-parameter-build.s3.ListObjectsV2",
                                       set_list_objects_encoding_type_url)
         _refuse_redirects(client)
+        client.meta.events.register("before-call.s3", self._drop_refused_checksums)
         if self._request_payer:
             _add_request_payer(client, self._request_payer)
         if self._cred_source is None and not opts.no_sign_request:
@@ -624,15 +627,19 @@ class S3Store:
         kind = content_type_for(key) if props is None else None
         extra = s3props.headers(props)
         algorithm = self.checksum_algorithm
-        if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra,
-                                                     algorithm)) is not _NO_WIRE:
-            return
-        try:
-            await (await self._control()).put_object(Bucket=self.bucket, Key=key, Body=data,
-                                                     **({"ContentType": kind} if kind else {}),
-                                                     **s3props.params(props), **self._put_checksum())
-        except Exception as exc:
-            raise translate(exc, "put", self._url(key), key) from exc
+
+        async def attempt(with_checksum: bool) -> None:
+            if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra, algorithm,
+                                                         with_checksum)) is not _NO_WIRE:
+                return
+            try:
+                await (await self._control()).put_object(
+                    Bucket=self.bucket, Key=key, Body=data, **({"ContentType": kind} if kind else {}),
+                    **s3props.params(props), **(self._put_checksum() if with_checksum else {}))
+            except Exception as exc:
+                raise self._write_error(exc, "put", key) from exc
+
+        await self._without_checksums_if_refused(attempt)
 
     async def put_body(self, key: str, body: FileBody, mtime: float | None = None, *,
                        props: ObjectProps | None = None) -> None:
@@ -644,7 +651,12 @@ class S3Store:
         if self.checksum_algorithm in (None, "CRC32"):
             kind = content_type_for(key) if props is None else None
             extra = s3props.headers(props)
-            if await self._on_wire(lambda wire: wire.put(key, body, self._url(key), kind, extra)) is not _NO_WIRE:
+
+            async def attempt(with_checksum: bool) -> Any:
+                return await self._on_wire(lambda wire: wire.put(key, body, self._url(key), kind, extra,
+                                                                 with_checksum=with_checksum))
+
+            if await self._without_checksums_if_refused(attempt) is not _NO_WIRE:
                 return
         await self.put(key, await body.read_all(), mtime, props=props)
 
@@ -658,15 +670,73 @@ class S3Store:
         if kind:
             params["ContentType"] = kind
         params.update(s3props.params(props))
-        if checksum:
+
+        async def attempt(with_checksum: bool) -> Any:
             # CRC32 on every part, as botocore computes it by default; the upload must say so up
             # front or servers refuse the part checksums at completion.
-            params.update(self._multipart_checksum())
-        try:
-            resp = await (await self._control()).create_multipart_upload(**params)
-        except Exception as exc:
-            raise translate(exc, "create multipart upload", self._url(key), key) from exc
+            extra = self._multipart_checksum() if with_checksum else {}
+            try:
+                return await (await self._control()).create_multipart_upload(**params, **extra)
+            except Exception as exc:
+                raise self._write_error(exc, "create multipart upload", key) from exc
+
+        if checksum:
+            resp = await self._without_checksums_if_refused(attempt)
+            checksum = not self._checksums_refused
+        else:
+            resp = await attempt(False)
         return S3Multipart(self, key, resp["UploadId"], (self.checksum_algorithm or "CRC32") if checksum else None, props)
+
+    async def _without_checksums_if_refused(self, attempt: Callable[[bool], Awaitable[T]]) -> T:
+        """attempt(with_checksum): with the checksum headers, unless this server refused them
+        before; when it refuses them now (ChecksumRefused), once more without, and so from then on
+        (s3proxy answers 501 NotImplemented to any x-amz-checksum-*). With --checksum-algorithm
+        the user asked for them: the run stops with one line instead."""
+        if self._checksums_refused:
+            return await attempt(False)
+        try:
+            return await attempt(True)
+        except ChecksumRefused as exc:
+            if self.checksum_algorithm is not None:
+                raise DestinationUnusable(
+                    f"this server does not support additional checksums (--checksum-algorithm "
+                    f"{self.checksum_algorithm}): run without the option", op=exc.op, url=exc.url, key=exc.key) from None
+            self._checksums_refused = True
+        return await attempt(False)
+
+    def _write_error(self, exc: BaseException, op: str, key: str) -> StoreError:
+        """translate() for a write through botocore; ChecksumRefused when the server refuses the
+        checksum headers it carried (only while they are still sent)."""
+        response = getattr(exc, "response", None) or {}
+        error = response.get("Error") or {}
+        status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+        if not self._checksums_refused and refuses_checksums(status, str(error.get("Code") or ""),
+                                                             str(error.get("Message") or "")):
+            return ChecksumRefused(f"the server refuses checksum headers ({status} {error.get('Code') or ''})".strip(),
+                                   op=op, url=self._url(key), key=key)
+        return translate(exc, op, self._url(key), key)
+
+    def _drop_refused_checksums(self, params: dict[str, Any], model: Any = None, **kwargs: Any) -> None:
+        """botocore hook (before-call): once the server refused checksum headers, none is computed
+        or named any more; requests that must carry one (DeleteObjects) get Content-MD5 instead,
+        which s3proxy takes."""
+        if not self._checksums_refused:
+            return
+        context = (params.get("context") or {}).get("checksum")
+        if context:
+            context.pop("request_algorithm", None)
+            context.pop("request_algorithm_header", None)
+        headers = params.setdefault("headers", {})
+        for name in [h for h in headers if h.lower() in ("x-amz-sdk-checksum-algorithm", "x-amz-checksum-algorithm")]:
+            del headers[name]
+        required = model is not None and (model.http_checksum_required or
+                                          (model.http_checksum or {}).get("requestChecksumRequired"))
+        body = params.get("body")
+        if required and isinstance(body, (bytes, bytearray)):
+            import base64
+            import hashlib
+
+            headers["Content-MD5"] = base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode()
 
     def _put_checksum(self) -> dict[str, str]:
         """PutObject's parameters for --checksum-algorithm on the botocore path (it computes the value)."""
@@ -678,6 +748,8 @@ class S3Store:
         the object's checksum does not depend on the part size and a download or a sync can check
         it against the whole file), SHA1/SHA256 can only be COMPOSITE."""
         algorithm = self.checksum_algorithm
+        if self._checksums_refused:
+            return {}
         if algorithm is None:
             return {"ChecksumAlgorithm": "CRC32"}
         from ..checksums import CRCS
@@ -714,13 +786,25 @@ class S3Store:
         except Exception as exc:
             raise translate(exc, "abort multipart upload", self._url(key), key) from exc
 
+    async def _delete_objects(self, delete: dict[str, Any]) -> Any:
+        """DeleteObjects. It must carry a checksum (botocore sends CRC32); a server that refuses
+        that header (s3proxy: 501) gets it once more with Content-MD5 (_drop_refused_checksums),
+        and every later one so."""
+        client = await self._control()
+        try:
+            return await client.delete_objects(Bucket=self.bucket, Delete=delete)
+        except Exception as exc:
+            if not isinstance(self._write_error(exc, "delete", ""), ChecksumRefused):
+                raise
+        self._checksums_refused = True
+        return await client.delete_objects(Bucket=self.bucket, Delete=delete)
+
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         failed: list[tuple[str, str]] = []
         for i in range(0, len(keys), 1000):
             batch = keys[i:i + 1000]
             try:
-                resp = await (await self._control()).delete_objects(
-                    Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True})
+                resp = await self._delete_objects({"Objects": [{"Key": k} for k in batch], "Quiet": True})
             except Exception as exc:
                 err = translate(exc, "delete", self._url())
                 failed.extend((k, str(err)) for k in batch)
@@ -784,9 +868,8 @@ class S3Store:
         for i in range(0, len(pairs), 1000):
             batch = pairs[i:i + 1000]
             try:
-                resp = await (await self._control()).delete_objects(
-                    Bucket=self.bucket, Delete={"Objects": [{"Key": k, "VersionId": v} for k, v in batch],
-                                                "Quiet": True})
+                resp = await self._delete_objects({"Objects": [{"Key": k, "VersionId": v} for k, v in batch],
+                                                   "Quiet": True})
             except Exception as exc:
                 err = translate(exc, "delete", self._url())
                 failed.extend((k, v, str(err)) for k, v in batch)
@@ -959,23 +1042,30 @@ class S3Multipart:
         payer = self.props.request_payer if self.props is not None else None
         if payer:
             extra["x-amz-request-payer"] = payer
-        part = await s._on_wire(lambda wire: wire.upload_part(self.key, self.upload_id, number, data,
-                                                              s._url(self.key), self.checksum, extra))
-        if part is not _NO_WIRE:
-            self.parts[number] = part
-            return
-        try:
-            resp = await (await s._control()).upload_part(
-                Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number,
-                Body=bytes(data) if isinstance(data, memoryview) else data, **self._part_params(),
-                **({"ChecksumAlgorithm": self.checksum} if self.checksum else {}))
-        except Exception as exc:
-            raise translate(exc, "upload part", s._url(self.key), self.key) from exc
-        part = {"PartNumber": number, "ETag": resp["ETag"]}
-        for field in _CHECKSUM_FIELDS:
-            if resp.get(field):
-                part[field] = resp[field]
-        self.parts[number] = part
+
+        async def attempt(with_checksum: bool) -> dict[str, Any]:
+            algorithm = self.checksum if with_checksum else None
+            part = await s._on_wire(lambda wire: wire.upload_part(self.key, self.upload_id, number, data,
+                                                                  s._url(self.key), algorithm or False, extra))
+            if part is not _NO_WIRE:
+                return part
+            try:
+                resp = await (await s._control()).upload_part(
+                    Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number,
+                    Body=bytes(data) if isinstance(data, memoryview) else data, **self._part_params(),
+                    **({"ChecksumAlgorithm": algorithm} if algorithm else {}))
+            except Exception as exc:
+                raise s._write_error(exc, "upload part", self.key) from exc
+            part = {"PartNumber": number, "ETag": resp["ETag"]}
+            for field in _CHECKSUM_FIELDS:
+                if resp.get(field):
+                    part[field] = resp[field]
+            return part
+
+        if self.checksum is None:
+            self.parts[number] = await attempt(False)
+        else:
+            self.parts[number] = await s._without_checksums_if_refused(attempt)
 
     async def complete(self) -> None:
         s = self.store

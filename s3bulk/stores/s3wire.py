@@ -58,6 +58,24 @@ class UseBotocore(Exception):
     """This request needs what only botocore does (a redirect to another region, an odd answer)."""
 
 
+class ChecksumRefused(StoreError):
+    """A write sent with a checksum header was refused for carrying it (s3proxy answers any
+    x-amz-checksum-* with 501 NotImplemented): the store sends its writes without from then on."""
+
+
+_NOT_DIGEST_ERRORS = ("BadDigest", "InvalidDigest", "XAmzContentChecksumMismatch", "XAmzContentSHA256Mismatch")
+
+
+def refuses_checksums(status: int | None, code: str, message: str) -> bool:
+    """Whether an error answer to a request that carried checksum headers refuses the headers
+    themselves: 501 NotImplemented, or a 400 whose message names one (not a checksum mismatch)."""
+    if status == 501 or code == "NotImplemented":
+        return True
+    text = message.lower()
+    return status == 400 and code not in _NOT_DIGEST_ERRORS and ("x-amz-checksum" in text or
+                                                                 "x-amz-sdk-checksum" in text)
+
+
 def _unescape(text: str) -> str:
     if "&" not in text:
         return text
@@ -224,6 +242,20 @@ class S3Wire:
             err.retry_after = retry_after(resp.headers)
         return err
 
+    def _write_error(self, resp: Response, op: str, url: str, key: str, headers: dict[str, str]) -> StoreError:
+        """_error for a PUT or UploadPart: ChecksumRefused when the server refuses the checksum
+        headers it carried."""
+        if any(h.startswith(("x-amz-checksum-", "x-amz-sdk-checksum")) for h in headers) and resp.status in (400, 501):
+            body = bytes(resp.body[:4096]) if resp.body else b""
+            m = _CODE.search(body)
+            code = m.group(1).decode("utf-8", "replace") if m else ""
+            m = _MESSAGE.search(body)
+            msg = _unescape(m.group(1).decode("utf-8", "replace")) if m else ""
+            if refuses_checksums(resp.status, code, msg):
+                return ChecksumRefused(f"the server refuses checksum headers ({resp.status} {code})".strip(),
+                                       op=op, url=url, key=key)
+        return self._error(resp, op, url, key)
+
     def _object_path(self, key: str) -> str:
         return self.base_path + uri_encode(key, keep_slash=True)
 
@@ -313,10 +345,13 @@ class S3Wire:
 
     async def put(self, key: str, data: bytes | bytearray | memoryview | FileBody, url: str,
                   content_type: str | None = None, extra: dict[str, str] | None = None,
-                  checksum: str | None = None) -> None:
+                  checksum: str | None = None, with_checksum: bool = True) -> None:
         """PutObject; a FileBody is streamed from its file (one pass for its CRC32, one to send: the
-        store sends other checksum algorithms' bodies as bytes)."""
-        if isinstance(data, FileBody):
+        store sends other checksum algorithms' bodies as bytes). Without `with_checksum` no
+        checksum header goes (a server that refuses them)."""
+        if not with_checksum:
+            headers: dict[str, str] = {}
+        elif isinstance(data, FileBody):
             headers = {"x-amz-sdk-checksum-algorithm": "CRC32", "x-amz-checksum-crc32": await data.crc32_b64()}
         else:
             headers = checksum_header(checksum or "CRC32", data)
@@ -324,9 +359,10 @@ class S3Wire:
             headers["content-type"] = content_type
         if extra:
             headers.update(extra)  # the object's properties (s3props.headers)
+        sent = dict(headers)
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
         if resp.status != 200:
-            raise self._error(resp, "put", url, key)
+            raise self._write_error(resp, "put", url, key, sent)
 
     async def upload_part(self, key: str, upload_id: str, number: int, data: bytes | bytearray | memoryview,
                           url: str, checksum: bool | str, extra: dict[str, str] | None = None) -> dict[str, Any]:
@@ -335,10 +371,11 @@ class S3Wire:
         headers = checksum_header(algorithm, data) if algorithm else {}
         if extra:
             headers.update(extra)  # SSE-C: every part carries the key
+        sent = dict(headers)
         resp = await self._send("PUT", self._object_path(key), {"partNumber": str(number), "uploadId": upload_id},
                                 headers, data, "upload part", url, key)
         if resp.status != 200:
-            raise self._error(resp, "upload part", url, key)
+            raise self._write_error(resp, "upload part", url, key, sent)
         part = {"PartNumber": number, "ETag": resp.headers.get("etag", "")}
         if algorithm:
             name = checksums.header(algorithm)
