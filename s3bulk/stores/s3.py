@@ -466,6 +466,8 @@ class S3Store:
         try:
             resp = await (await self._control()).get_object_tagging(Bucket=self.bucket, Key=key)
         except Exception as exc:
+            if _not_implemented(exc):
+                return ""  # a server without tagging (s3proxy: 501 NotImplemented) keeps no tags
             raise translate(exc, "get tagging", self._url(key), key) from exc
         return s3props.tagging_from_botocore(resp)
 
@@ -490,6 +492,8 @@ class S3Store:
             raise translate(exc, "head", self._url(key), key) from exc
         if int(resp.get("PartsCount") or 0) <= 1 and "-" not in str(resp.get("ETag", "")):
             return None
+        if not resp.get("PartsCount") and not resp.get("ContentRange"):
+            return None  # partNumber ignored (s3proxy): the whole object's length is no part size
         return int(resp["ContentLength"])
 
     async def object_checksum(self, key: str) -> ObjectChecksum | None:
@@ -661,8 +665,11 @@ class S3Store:
         await self.put(key, await body.read_all(), mtime, props=props)
 
     async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None, *,
-                              checksum: bool = True, props: ObjectProps | None = None) -> "S3Multipart":
-        """CreateMultipartUpload: the object's properties are given here (and SSE-C on every part)."""
+                              checksum: bool = True, props: ObjectProps | None = None,
+                              algorithm: str | None = None) -> "S3Multipart":
+        """CreateMultipartUpload: the object's properties are given here (and SSE-C on every part).
+        `algorithm` creates it with that checksum instead of --checksum-algorithm's (a copy in
+        parts keeps its source's, as CopyObject does)."""
         from . import s3props
 
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
@@ -674,7 +681,7 @@ class S3Store:
         async def attempt(with_checksum: bool) -> Any:
             # CRC32 on every part, as botocore computes it by default; the upload must say so up
             # front or servers refuse the part checksums at completion.
-            extra = self._multipart_checksum() if with_checksum else {}
+            extra = self._multipart_checksum(algorithm) if with_checksum else {}
             try:
                 return await (await self._control()).create_multipart_upload(**params, **extra)
             except Exception as exc:
@@ -685,7 +692,8 @@ class S3Store:
             checksum = not self._checksums_refused
         else:
             resp = await attempt(False)
-        return S3Multipart(self, key, resp["UploadId"], (self.checksum_algorithm or "CRC32") if checksum else None, props)
+        return S3Multipart(self, key, resp["UploadId"], (algorithm or self.checksum_algorithm or "CRC32") if checksum
+                           else None, props)
 
     async def _without_checksums_if_refused(self, attempt: Callable[[bool], Awaitable[T]]) -> T:
         """attempt(with_checksum): with the checksum headers, unless this server refused them
@@ -742,12 +750,12 @@ class S3Store:
         """PutObject's parameters for --checksum-algorithm on the botocore path (it computes the value)."""
         return {"ChecksumAlgorithm": self.checksum_algorithm} if self.checksum_algorithm else {}
 
-    def _multipart_checksum(self) -> dict[str, str]:
+    def _multipart_checksum(self, algorithm: str | None = None) -> dict[str, str]:
         """CreateMultipartUpload's checksum parameters: CRC32 (composite, the servers' default) unless
         --checksum-algorithm names one; a CRC is then kept FULL_OBJECT (S3 combines the part CRCs, so
         the object's checksum does not depend on the part size and a download or a sync can check
-        it against the whole file), SHA1/SHA256 can only be COMPOSITE."""
-        algorithm = self.checksum_algorithm
+        it against the whole file), SHA1/SHA256 can only be COMPOSITE. `algorithm` overrides the option's."""
+        algorithm = algorithm or self.checksum_algorithm
         if self._checksums_refused:
             return {}
         if algorithm is None:
@@ -914,7 +922,14 @@ class S3Store:
         part = part_size_for(size, self._copy_part_size)
         if not replace:
             props = await self._source_props_for_copy(src, src_key, props)
-        upload = await self.start_multipart(dst_key, size, part, checksum=False, props=props)
+        algorithm = self.checksum_algorithm
+        if algorithm is None and not self._checksums_refused:
+            # CopyObject keeps the source's checksum algorithm (recomputed by the server); a copy in
+            # parts created without one would get the server's default (CRC64NVME) or none
+            found = await src.object_checksum(src_key)
+            algorithm = found.algorithm if found is not None else None
+        upload = await self.start_multipart(dst_key, size, part, checksum=algorithm is not None, props=props,
+                                            algorithm=algorithm)
 
         async def one(number: int, start: int, end: int) -> None:
             try:
@@ -924,7 +939,9 @@ class S3Store:
                     **s3props.sse_c_params(props))
             except Exception as exc:
                 raise translate(exc, "upload part copy", self._url(dst_key), dst_key) from exc
-            upload.parts[number] = {"PartNumber": number, "ETag": resp["CopyPartResult"]["ETag"]}
+            result = resp["CopyPartResult"]
+            upload.parts[number] = {"PartNumber": number, "ETag": result["ETag"]} | {
+                f: result[f] for f in _CHECKSUM_FIELDS if result.get(f)}  # the completion names them
 
         await upload_in_parts(upload, size, part, self._copy_concurrency, one)
 
