@@ -492,8 +492,6 @@ class S3Store:
             raise translate(exc, "head", self._url(key), key) from exc
         if int(resp.get("PartsCount") or 0) <= 1 and "-" not in str(resp.get("ETag", "")):
             return None
-        if not resp.get("PartsCount") and not resp.get("ContentRange"):
-            return None  # partNumber ignored (s3proxy): the whole object's length is no part size
         return int(resp["ContentLength"])
 
     async def object_checksum(self, key: str) -> ObjectChecksum | None:
