@@ -731,13 +731,25 @@ SCENARIOS: list[tuple[str, str, Scenario]] = [
 # Known behaviour of a server that explains a fail or skip, and what s3bulk does about it:
 # (server, text found in the failure's reason, note). The README footnotes come from here.
 NOTES: list[tuple[str, str, str]] = [
-    ("s3proxy", "501 NotImplemented",
+    ("s3proxy", "does not support additional checksums",
      "s3proxy (3.0.0; 2.6.0 also for `x-amz-checksum-mode` on GET) answers `501 NotImplemented` to every "
-     "request that carries `x-amz-checksum-crc32`: PutObject, UploadPart, and DeleteObjects as botocore 1.36+ "
-     "signs it (a CRC32 where it used to send Content-MD5; aws-cli v2 meets the same). s3bulk sends CRC32 with "
-     "every upload and has no switch to leave it out yet, so uploads, copies into s3proxy and deletes fail "
-     "there, each object reported (exit 1); reads, listings and server-side copies work. Not fixed here: "
-     "falling back to no checksum on this 501 belongs with the checksum code being reworked (s4-sums16)."),
+     "request that carries a checksum header: PutObject and UploadPart with `x-amz-checksum-*`, "
+     "CreateMultipartUpload with `ChecksumType FULL_OBJECT`, DeleteObjects as botocore 1.36+ signs it (a CRC32 "
+     "where it used to send Content-MD5; aws-cli v2 meets the same). s3bulk sends a write refused so once "
+     "more without its checksum and none to that server from then on, and DeleteObjects with Content-MD5: "
+     "uploads, copies and deletes work. `--checksum-algorithm` asks for checksums s3proxy cannot keep: the "
+     "run stops with one line (`this server does not support additional checksums`, exit 3)."),
+    ("s3proxy", "501 NotImplemented",
+     "s3proxy has no object tagging: a PUT with `x-amz-tagging` is answered `501 NotImplemented` (the object "
+     "is reported failed); GetObjectTagging too, which s3bulk reads as no tags when it carries a source's."),
+    ("s3proxy", "GetObjectTagging",
+     "s3proxy has no object tagging (GetObjectTagging: `501 NotImplemented`), so tags cannot be checked "
+     "there; s3bulk reads that answer as no tags when it carries a source's properties."),
+    ("s3proxy", "second sync copied",
+     "s3proxy ignores `partNumber` on HEAD (it answers for the whole object), so the part size of a "
+     "multipart object cannot be learned and its ETag not recomputed from a local file; objects without an "
+     "additional checksum (s3proxy keeps none) are then copied again by `sync --checksum` (s3bulk never "
+     "guesses a part size, and a same-size change must not be missed)."),
     ("s3proxy", "PutBucketVersioning", "s3proxy has no bucket versioning (PutBucketVersioning: 501)."),
     ("moto", "HEAD with checksum mode has no",
      "moto 5.2.5 keeps an object's checksum only when the PUT also carries `x-amz-sdk-checksum-algorithm` "
