@@ -227,14 +227,13 @@ class Transfer:
     async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None,
                          info: ObjectInfo | None = None) -> None:
         part = part_size_for(size, self.options.part_size)
+        # before any upload is opened (its HEAD may fail)
+        check = await _source_check(self.src, src_key, size, self.dst_kind == "s3", self.budget.limit)
+        if isinstance(check, CompositeParts):
+            part = check.part_size  # read (and write) by the object's own parts: each is checked alone
         upload, have = await self._resume_upload(dst_key, size, part, info)
-        # before any upload is opened (its HEAD may fail); parts a resumed upload holds are not read again
-        check = await _source_check(self.src, src_key, size, self.dst_kind == "s3") if not have else None
-        if isinstance(check, CompositeParts) and check.part_size != part:
-            if upload is None:
-                part = check.part_size  # read (and write) by the object's own parts: each is checked alone
-            else:
-                check = None  # an upload resumed with none of its parts kept has its part size already
+        if have:
+            check = None  # parts a resumed upload holds are not read again: nothing to check them by
         if upload is None:
             upload = await self.dst.start_multipart(dst_key, size, part, mtime,
                                                     props=await self._props_for(src_key, dst_key))
@@ -427,11 +426,12 @@ class ChecksumMismatch(Corrupt):
     """The parts read of an object do not combine into the full-object checksum it carries."""
 
 
-async def _source_check(src: Store, key: str, size: int, dst_is_s3: bool) -> Any:
+async def _source_check(src: Store, key: str, size: int, dst_is_s3: bool, max_part: int) -> Any:
     """What checks a multipart download of the source object, from one HEAD with checksum mode:
     a checksums.PartCrcs when it carries a FULL_OBJECT CRC this process can combine from parts; a
     checksums.CompositeParts when it carries a COMPOSITE checksum and the store tells its parts
-    (one GetObjectAttributes more); else None (no checksum: nothing more is asked)."""
+    (one GetObjectAttributes more) in equal sizes of at most `max_part` bytes (the worker's byte
+    budget); else None (no checksum: nothing more is asked)."""
     if not src.features.checksums:
         return None
     from ..checksums import CompositeParts, PartCrcs, available, combinable
@@ -457,6 +457,10 @@ async def _source_check(src: Store, key: str, size: int, dst_is_s3: bool) -> Any
     if dst_is_s3 and len(parts) > 1 and parts[0][1] < MIN_S3_PART:
         _note_once(f"some multipart objects under {where} have parts under 5 MiB, which S3 refuses to be "
                    "written with: their composite checksums are not verified on this copy")
+        return None
+    if parts[0][1] > max_part:
+        _note_once(f"some multipart objects under {where} have parts bigger than a worker's share of --max-buffer: "
+                   "their composite checksums are not verified on download (each part would be held whole)")
         return None
     return CompositeParts(found.algorithm, found.value, parts)
 

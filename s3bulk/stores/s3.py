@@ -706,7 +706,8 @@ class S3Store:
             if self.checksum_algorithm is not None:
                 raise DestinationUnusable(
                     f"this server does not support additional checksums (--checksum-algorithm "
-                    f"{self.checksum_algorithm}): run without the option", op=exc.op, url=exc.url, key=exc.key) from None
+                    f"{self.checksum_algorithm}): run without the option",
+                    op=exc.op, url=exc.url, key=exc.key) from None
             self._checksums_refused = True
         return await attempt(False)
 
