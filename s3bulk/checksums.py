@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import sys
 import zlib
 from typing import Any, Callable
 
@@ -264,3 +265,14 @@ class CompositeParts:
         if sorted(self.got) != sorted(self.expected) or not all(self.got.values()):
             return False
         return composite(self.algorithm, [self.expected[n] for n in sorted(self.expected)]) == self.want
+
+
+_NOTED: set[str] = set()
+
+
+def note_once(text: str) -> None:
+    """A line on stderr, once per process: a check that cannot be made is said once by each worker,
+    not once per object (workers have no other channel to the user for a remark that is no failure)."""
+    if text not in _NOTED:
+        _NOTED.add(text)
+        print(f"s3bulk: note: {text}", file=sys.stderr, flush=True)

@@ -127,6 +127,35 @@ def test_damaged_part_caught_across_spread_helper_processes(cli, s3, bucket, tmp
         assert not [p for p in tmp_path.glob("out/**/*") if p.is_file()]
 
 
+@pytest.mark.parametrize("times, ok", [(1, True), (100, False)])
+def test_composite_object_read_whole_is_checked_by_its_parts(cli, s3, bucket, tmp_path, make_fault_proxy,
+                                                             endpoint, times, ok):
+    """A composite object small enough to be read in one GET (under --multipart-threshold) is cut
+    by its parts in memory (one GetObjectAttributes): a damaged body is read again, or the object
+    fails with no file left; objects with a full-object checksum ask nothing more."""
+    body = _body(7 * MiB + 11)
+    _put_in_parts(s3, bucket, "c.bin", body, 5 * MiB, "CRC32C")
+    plain = _body(1000)
+    s3.put_object(Bucket=bucket, Key="plain.bin", Body=plain, ChecksumAlgorithm="SHA256")
+    seen: list[tuple[str, str, str]] = []
+    proxy = make_fault_proxy(endpoint, [_recorder(seen)])
+    damage = flip_byte(f"/{bucket}/c.bin", times=times)
+    proxy.edits.append(damage)
+    r = cli("copy", f"s3://{bucket}/", str(tmp_path / "out"), "--endpoint-url", proxy.url, "--path-style",
+            "--retries", "1", "--json")
+    assert damage.done >= 1 and r.summary["copied"] >= 1, r
+    assert (tmp_path / "out" / "plain.bin").read_bytes() == plain
+    assert not [t for m, t, _ in seen if "plain.bin" in t and "attributes" in t], seen
+    if ok:
+        assert r.code == 0, r
+        assert (tmp_path / "out" / "c.bin").read_bytes() == body
+    else:
+        assert r.code == 1, r
+        assert [e for e in r.events if e["event"] == "failure" and e["kind"] == "Corrupt"
+                and "does not match" in e["error"]], r.out
+        assert not (tmp_path / "out" / "c.bin").exists()
+
+
 def test_parts_not_told_downloads_unchecked_with_one_note(cli, s3, bucket, tmp_path, make_fault_proxy, endpoint):
     """A server that does not do GetObjectAttributes (501, as some S3 servers answer): the composite
     objects are still downloaded (never failed for it), the note says so once, not per object, and

@@ -21,11 +21,10 @@ retry wrapper and every backend (the in-memory one included) behave alike here.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections import deque
 from typing import Any, Callable, cast
 
-from ..checksums import CompositeParts
+from ..checksums import CompositeParts, note_once
 from ..errors import Corrupt, StoreError
 from ..model import ObjectInfo, ObjectProps
 from ..stores import Store, Writer, part_size_for
@@ -447,32 +446,22 @@ async def _source_check(src: Store, key: str, size: int, dst_is_s3: bool, max_pa
     parts = await reader.object_parts(key)
     where = src.location.url_for("")
     if parts is None:
-        _note_once(f"{where} does not tell the parts of multipart objects (GetObjectAttributes): their "
+        note_once(f"{where} does not tell the parts of multipart objects (GetObjectAttributes): their "
                    "composite checksums are not verified on download")
         return None
     if not CompositeParts.uniform(size, parts) or f"-{len(parts)}" != found.value[found.value.rfind("-"):]:
-        _note_once(f"some multipart objects under {where} have parts of unequal sizes: their composite "
+        note_once(f"some multipart objects under {where} have parts of unequal sizes: their composite "
                    "checksums are not verified on download")
         return None
     if dst_is_s3 and len(parts) > 1 and parts[0][1] < MIN_S3_PART:
-        _note_once(f"some multipart objects under {where} have parts under 5 MiB, which S3 refuses to be "
+        note_once(f"some multipart objects under {where} have parts under 5 MiB, which S3 refuses to be "
                    "written with: their composite checksums are not verified on this copy")
         return None
     if parts[0][1] > max_part:
-        _note_once(f"some multipart objects under {where} have parts bigger than a worker's share of --max-buffer: "
+        note_once(f"some multipart objects under {where} have parts bigger than a worker's share of --max-buffer: "
                    "their composite checksums are not verified on download (each part would be held whole)")
         return None
     return CompositeParts(found.algorithm, found.value, parts)
-
-
-_NOTED: set[str] = set()
-
-
-def _note_once(text: str) -> None:
-    """A line on stderr, once per process (each worker says it at most once, not per object)."""
-    if text not in _NOTED:
-        _NOTED.add(text)
-        print(f"s3bulk: note: {text}", file=sys.stderr, flush=True)
 
 
 def _verifier(check: Any, url: str, key: str) -> Callable[[], None] | None:

@@ -155,20 +155,26 @@ def checksum_header(algorithm: str, data: bytes | bytearray | memoryview) -> dic
     return {"x-amz-sdk-checksum-algorithm": algorithm, checksums.header(algorithm): checksums.b64(algorithm, data)}
 
 
-def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, key: str) -> None:
+def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, key: str) -> tuple[str, str] | None:
     """Corrupt when a whole object's body does not match the full-object checksum its GET answer
-    carries (x-amz-checksum-mode: ENABLED asked for it). Composite checksums (multipart objects,
-    "-N") cover parts this GET does not see separately, and an algorithm this process cannot
-    compute (CRC32C without awscrt) is left unchecked: the body length is still checked."""
+    carries (x-amz-checksum-mode: ENABLED asked for it). A composite checksum (multipart objects,
+    "-N") covers parts this answer does not tell: it is returned as (algorithm, value) for the
+    store to check with the parts' checksums (S3Store.check_composite_body). An algorithm this
+    process cannot compute (CRC32C without awscrt) is left unchecked: the body length still is."""
     found = checksums.from_headers(headers)
     if found is None:
-        return
+        return None
     algorithm, want, kind = found
-    if kind != "FULL_OBJECT" or not checksums.available(algorithm):
-        return
+    if not checksums.available(algorithm):
+        return None
+    if kind == "COMPOSITE":
+        return algorithm, want
+    if kind != "FULL_OBJECT":
+        return None
     got = crc32_b64(data) if algorithm == "CRC32" else checksums.b64(algorithm, data)
     if got != want:
         raise Corrupt(f"{algorithm} of the body does not match the server's", op="get", url=url, key=key)
+    return None
 
 
 class S3Wire:
@@ -321,8 +327,10 @@ class S3Wire:
         return checksums.from_headers(resp.headers)
 
     async def get(self, key: str, start: int | None, end: int | None, url: str,
-                  into: memoryview | None = None) -> bytes | bytearray | memoryview:
-        """The object or bytes [start, end) of it; a range is received straight into `into` when given."""
+                  into: memoryview | None = None, composite: list[tuple[str, str]] | None = None
+                  ) -> bytes | bytearray | memoryview:
+        """The object or bytes [start, end) of it; a range is received straight into `into` when given.
+        A whole object's COMPOSITE checksum, which needs its parts to check, is put in `composite`."""
         headers: dict[str, str] = {}
         if start is not None:
             headers["range"] = f"bytes={start}-{end - 1}"  # type: ignore[operator]
@@ -340,7 +348,9 @@ class S3Wire:
                 raise Corrupt(f"range returned {len(data)} bytes, expected {end - start}",  # type: ignore[operator]
                               op="get", url=url, key=key)
             return data
-        verify_body(data, resp.headers, url, key)
+        found = verify_body(data, resp.headers, url, key)
+        if found is not None and composite is not None:
+            composite.append(found)
         return data
 
     async def put(self, key: str, data: bytes | bytearray | memoryview | FileBody, url: str,
@@ -409,9 +419,7 @@ class S3Wire:
                                 None, "get", url, key)
         if resp.status != 200:
             raise self._error(resp, "get", url, key)
-        want = resp.headers.get("x-amz-checksum-crc32")
-        if want and "-" not in want and crc32_b64(resp.body) != want:
-            raise Corrupt("CRC32 of the body does not match the server's", op="get", url=url, key=key)
+        verify_body(resp.body, resp.headers, url, key)  # a composite one: checked by the store, from the headers
         return resp.body, dict(resp.headers)
 
     async def get_tagging(self, key: str, url: str) -> list[tuple[str, str]]:
