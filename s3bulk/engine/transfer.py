@@ -422,7 +422,8 @@ async def abort_uploads(location: Any, options: TransferOptions, rows: list[dict
 
 
 class ChecksumMismatch(Corrupt):
-    """The parts read of an object do not combine into the full-object checksum it carries."""
+    """The parts read of an object do not give the checksum it carries (full-object or composite),
+    or one part does not match its own (composite)."""
 
 
 async def _source_check(src: Store, key: str, size: int, dst_is_s3: bool, max_part: int) -> Any:
@@ -447,19 +448,19 @@ async def _source_check(src: Store, key: str, size: int, dst_is_s3: bool, max_pa
     where = src.location.url_for("")
     if parts is None:
         note_once(f"{where} does not tell the parts of multipart objects (GetObjectAttributes): their "
-                   "composite checksums are not verified on download")
+                  "composite checksums are not verified on download")
         return None
     if not CompositeParts.uniform(size, parts) or f"-{len(parts)}" != found.value[found.value.rfind("-"):]:
         note_once(f"some multipart objects under {where} have parts of unequal sizes: their composite "
-                   "checksums are not verified on download")
+                  "checksums are not verified on download")
         return None
     if dst_is_s3 and len(parts) > 1 and parts[0][1] < MIN_S3_PART:
         note_once(f"some multipart objects under {where} have parts under 5 MiB, which S3 refuses to be "
-                   "written with: their composite checksums are not verified on this copy")
+                  "written with: their composite checksums are not verified on this copy")
         return None
     if parts[0][1] > max_part:
         note_once(f"some multipart objects under {where} have parts bigger than a worker's share of --max-buffer: "
-                   "their composite checksums are not verified on download (each part would be held whole)")
+                  "their composite checksums are not verified on download (each part would be held whole)")
         return None
     return CompositeParts(found.algorithm, found.value, parts)
 
