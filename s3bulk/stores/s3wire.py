@@ -50,6 +50,9 @@ _ENTRY = re.compile(rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</
                     rb"(?:(?:(?!</Contents>).)*?<StorageClass>([^<]*)</StorageClass>)?", re.S)
 _CLASS_NAMES: dict[bytes, str] = {}  # b"STANDARD" -> one shared str, not one per key
 _TAG = re.compile(rb"<Tag>\s*<Key>([^<]*)</Key>\s*<Value>([^<]*)</Value>\s*</Tag>")
+_PART = re.compile(rb"<Part>(.*?)</Part>", re.S)
+_PART_FIELD = re.compile(rb"<(PartNumber|Size|Checksum(?:CRC32|CRC32C|CRC64NVME|SHA1|SHA256))>([^<]*)</\1>")
+_NEXT_PART = re.compile(rb"<NextPartNumberMarker>(\d+)</NextPartNumberMarker>")
 _XML_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
@@ -403,6 +406,36 @@ class S3Wire:
         # CopyObject can fail after answering 200: the error is then in the body
         if resp.status != 200 or b"<Error>" in resp.body[:512]:
             raise self._error(resp if resp.status != 200 else resp._replace(status=500), "copy", url, key)
+
+    async def object_parts(self, key: str, url: str, marker: int
+                           ) -> tuple[list[tuple[int, int, str]], int | None] | None:
+        """One page of GetObjectAttributes (ObjectParts): (parts as (number, size, base64 checksum),
+        the next part-number marker when truncated). None when the server does not answer it with
+        the parts' checksums (501, 400, 403, 405, or no ObjectParts: versitygw)."""
+        headers = {"x-amz-object-attributes": "ObjectParts", "x-amz-max-parts": "1000"}
+        if marker:
+            headers["x-amz-part-number-marker"] = str(marker)
+        resp = await self._send("GET", self._object_path(key), {"attributes": ""}, headers, None,
+                                "get object attributes", url, key)
+        if resp.status in (400, 403, 405, 501):
+            return None
+        if resp.status != 200:
+            raise self._error(resp, "get object attributes", url, key)
+        body = bytes(resp.body)
+        if b"<GetObjectAttributes" not in body[:512]:
+            return None
+        parts: list[tuple[int, int, str]] = []
+        for m in _PART.finditer(body):
+            f = dict(_PART_FIELD.findall(m.group(1)))
+            value = next((v for k, v in f.items() if k.startswith(b"Checksum") and v), None)
+            if value is None or not f.get(b"PartNumber") or not f.get(b"Size"):
+                return None
+            parts.append((int(f[b"PartNumber"]), int(f[b"Size"]), value.decode()))
+        if not parts:
+            return None
+        truncated = _TRUNCATED.search(body) is not None
+        nxt = _NEXT_PART.search(body)
+        return parts, (int(nxt.group(1)) if truncated and nxt else None)
 
     # ------------------------------------------------------------ with the object's properties
 
