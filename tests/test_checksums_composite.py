@@ -187,3 +187,24 @@ def test_composite_checksum_helpers():
     assert not checksums.CompositeParts.uniform(12, [(1, 5, "a"), (2, 4, "b"), (3, 3, "c")])
     assert not checksums.CompositeParts.uniform(12, [(1, 5, "a"), (2, 5, "b")])
     assert not checksums.CompositeParts.uniform(12, [(1, 5, "a"), (3, 5, "b"), (2, 2, "c")])
+
+
+def test_object_parts_answers_as_servers_word_them():
+    """GetObjectAttributes as LocalStack/AWS, MinIO (lower-case root, other field order) and
+    versitygw (no ObjectParts) answer it, and a truncated page's next marker."""
+    from s3bulk.stores.s3wire import parse_object_parts
+
+    aws = (b'<?xml version="1.0"?><GetObjectAttributesOutput><ObjectParts><TotalPartsCount>2</TotalPartsCount>'
+           b'<IsTruncated>true</IsTruncated><NextPartNumberMarker>2</NextPartNumberMarker>'
+           b'<Part><ChecksumSHA256>AAA=</ChecksumSHA256><PartNumber>1</PartNumber><Size>5</Size></Part>'
+           b'<Part><ChecksumSHA256>BBB=</ChecksumSHA256><PartNumber>2</PartNumber><Size>3</Size></Part>'
+           b'</ObjectParts></GetObjectAttributesOutput>')
+    assert parse_object_parts(aws) == ([(1, 5, "AAA="), (2, 3, "BBB=")], 2)
+    minio = (b'<getObjectAttributesResponse><ObjectParts><IsTruncated>false</IsTruncated>'
+             b'<NextPartNumberMarker>1</NextPartNumberMarker><Part><PartNumber>1</PartNumber><Size>7</Size>'
+             b'<ChecksumCRC32C>CCC=</ChecksumCRC32C></Part></ObjectParts></getObjectAttributesResponse>')
+    assert parse_object_parts(minio) == ([(1, 7, "CCC=")], None)
+    versitygw = b'<GetObjectAttributesResponse><ObjectSize>12</ObjectSize></GetObjectAttributesResponse>'
+    assert parse_object_parts(versitygw) is None
+    no_checksums = b'<X><ObjectParts><Part><PartNumber>1</PartNumber><Size>7</Size></Part></ObjectParts></X>'
+    assert parse_object_parts(no_checksums) is None

@@ -180,6 +180,24 @@ def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, ke
     return None
 
 
+def parse_object_parts(body: bytes) -> tuple[list[tuple[int, int, str]], int | None] | None:
+    """A GetObjectAttributes answer's ObjectParts: ([(number, size, base64 checksum)], the next
+    part-number marker when truncated), or None when it has no parts with checksums."""
+    if b"<ObjectParts" not in body:  # versitygw answers without them (MinIO's root element is lower case)
+        return None
+    parts: list[tuple[int, int, str]] = []
+    for m in _PART.finditer(body):
+        f = dict(_PART_FIELD.findall(m.group(1)))
+        value = next((v for k, v in f.items() if k.startswith(b"Checksum") and v), None)
+        if value is None or not f.get(b"PartNumber") or not f.get(b"Size"):
+            return None
+        parts.append((int(f[b"PartNumber"]), int(f[b"Size"]), value.decode()))
+    if not parts:
+        return None
+    nxt = _NEXT_PART.search(body)
+    return parts, (int(nxt.group(1)) if _TRUNCATED.search(body) and nxt else None)
+
+
 class S3Wire:
     """Requests against one bucket at the address botocore resolved for it."""
 
@@ -421,21 +439,7 @@ class S3Wire:
             return None
         if resp.status != 200:
             raise self._error(resp, "get object attributes", url, key)
-        body = bytes(resp.body)
-        if b"<ObjectParts" not in body:  # versitygw answers without them (MinIO's root element is lower case)
-            return None
-        parts: list[tuple[int, int, str]] = []
-        for m in _PART.finditer(body):
-            f = dict(_PART_FIELD.findall(m.group(1)))
-            value = next((v for k, v in f.items() if k.startswith(b"Checksum") and v), None)
-            if value is None or not f.get(b"PartNumber") or not f.get(b"Size"):
-                return None
-            parts.append((int(f[b"PartNumber"]), int(f[b"Size"]), value.decode()))
-        if not parts:
-            return None
-        truncated = _TRUNCATED.search(body) is not None
-        nxt = _NEXT_PART.search(body)
-        return parts, (int(nxt.group(1)) if truncated and nxt else None)
+        return parse_object_parts(bytes(resp.body))
 
     # ------------------------------------------------------------ with the object's properties
 
