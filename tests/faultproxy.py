@@ -58,6 +58,7 @@ Counts (`proxy.counts`, a Counter; read it from the test thread at any time)
     requests      requests received (also `proxy.requests`, as before)
     forwarded     requests forwarded to the upstream (including stalled and short-bodied ones)
     rule          answers from a rule
+    edited        answers forwarded with a body an edit changed
     slowdown, error500, reset, drop, stall, short_body, busy_slowdown   faults done, per kind
     `proxy.in_flight` and `proxy.max_in_flight`: requests inside the proxy now / at the peak.
 
