@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import sys
 import zlib
 from typing import Any, Callable
 
@@ -142,6 +143,11 @@ class Hasher:
     def b64(self) -> str:
         return base64.b64encode(self.digest()).decode()
 
+    def digest_of(self, data: Buffer) -> bytes:
+        """The digest of `data` alone (this hasher must be fresh)."""
+        self.update(data)
+        return self.digest()
+
 
 def b64(algorithm: str, data: Buffer) -> str:
     """The checksum of `data` as S3 writes it in its header."""
@@ -214,3 +220,59 @@ def from_fields(resp: dict) -> tuple[str, str, str] | None:
                 kind = "COMPOSITE"
             return algorithm, value, kind.upper()
     return None
+
+
+class CompositeParts:
+    """A COMPOSITE checksum ("<b64>-N") checked on download. The object's parts (number, size,
+    b64 checksum: GetObjectAttributes) are read as the download's own parts, so each part's digest
+    is checked as it lands (a bad part is read again alone), and at the end the digest of the part
+    digests must give the object's value. Only objects whose parts all have one size (the last may
+    be shorter) are taken: every uploader cuts them so, and the download's part loop then matches
+    them with its usual (number, start, end) ranges."""
+
+    def __init__(self, algorithm: str, want: str, parts: list[tuple[int, int, str]]) -> None:
+        self.algorithm, self.want = algorithm, want
+        self.part_size = parts[0][1]
+        self.expected = {number: base64.b64decode(value) for number, _, value in parts}
+        self.got: dict[int, bool] = {}
+
+    @staticmethod
+    def uniform(size: int, parts: list[tuple[int, int, str]]) -> bool:
+        """Whether `parts` cut an object of `size` bytes into equal parts (the last maybe shorter),
+        numbered 1..N, as the download's part loop cuts it with the first part's size."""
+        if not parts or parts[0][1] <= 0:
+            return False
+        first = parts[0][1]
+        numbers_ok = [p[0] for p in parts] == list(range(1, len(parts) + 1))
+        sizes_ok = all(p[1] == first for p in parts[:-1]) and 0 < parts[-1][1] <= first
+        return numbers_ok and sizes_ok and sum(p[1] for p in parts) == size
+
+    def add(self, number: int, data: Buffer) -> bool:
+        """Check one part as read; False when its digest is not the part's checksum."""
+        ok = Hasher(self.algorithm).digest_of(data) == self.expected.get(number)
+        self.got[number] = ok
+        return ok
+
+    def crc_of(self, data: Buffer) -> int:
+        """What a spread helper process (engine/spread.py) sends back for a part: its digest's
+        first 8 bytes (enough to tell a damaged part; the message has room for a 64-bit CRC)."""
+        return int.from_bytes(Hasher(self.algorithm).digest_of(data)[:8], "big")
+
+    def add_crc(self, number: int, crc: int, size: int) -> None:
+        self.got[number] = int.from_bytes(self.expected.get(number, b"")[:8], "big") == crc
+
+    def matches(self) -> bool:
+        if sorted(self.got) != sorted(self.expected) or not all(self.got.values()):
+            return False
+        return composite(self.algorithm, [self.expected[n] for n in sorted(self.expected)]) == self.want
+
+
+_NOTED: set[str] = set()
+
+
+def note_once(text: str) -> None:
+    """A line on stderr, once per process: a check that cannot be made is said once by each worker,
+    not once per object (workers have no other channel to the user for a remark that is no failure)."""
+    if text not in _NOTED:
+        _NOTED.add(text)
+        print(f"s3bulk: note: {text}", file=sys.stderr, flush=True)

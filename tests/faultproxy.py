@@ -13,6 +13,14 @@ Rules (the first API, still used as before)
 
         FaultProxy(host, port, [reject_access_key("AKIA...")])
 
+Edits (answers forwarded with their body changed)
+    `edit(method, target, headers, body) -> bytes | None`, in `proxy.edits`, tried in order on
+    every answer forwarded from the upstream; the first that returns bytes has them sent as the
+    body instead (the same length: Content-Length is not rewritten). `flip_byte(...)` is one: it
+    damages GETs of one object's byte range, as a bad disk or a broken middlebox would.
+
+        proxy.edits.append(flip_byte("/bucket/key", start=5 * MiB, times=1))
+
 Rates
     `FaultProxy(host, port, rates=Faults(...))`; per request one seeded draw decides (rates add up to
     at most 1):
@@ -50,6 +58,7 @@ Counts (`proxy.counts`, a Counter; read it from the test thread at any time)
     requests      requests received (also `proxy.requests`, as before)
     forwarded     requests forwarded to the upstream (including stalled and short-bodied ones)
     rule          answers from a rule
+    edited        answers forwarded with a body an edit changed
     slowdown, error500, reset, drop, stall, short_body, busy_slowdown   faults done, per kind
     `proxy.in_flight` and `proxy.max_in_flight`: requests inside the proxy now / at the peak.
 
@@ -71,6 +80,7 @@ from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
 Rule = Callable[[str, str, dict[str, str]], bytes | None]
+Edit = Callable[[str, str, dict[str, str], bytes], bytes | None]
 Only = Callable[[str, str], bool]
 
 KINDS = ("slowdown", "error500", "reset", "drop", "stall", "short_body")
@@ -95,6 +105,24 @@ def reject_access_key(access_key: str) -> Rule:
                             "The AWS Access Key Id you provided does not exist in our records.")
         return None
     return rule
+
+
+def flip_byte(path: str, *, start: int | None = None, times: int = 1) -> Edit:
+    """An edit: the first `times` GETs of `path` (the object's address, asked without a query) whose Range starts
+    at byte `start` (None: any GET of it, ranged or not) arrive with their middle byte flipped.
+    `.done` counts the answers damaged so far."""
+    def edit(method: str, target: str, headers: dict[str, str], body: bytes) -> bytes | None:
+        if method != "GET" or target != path or edit.done >= times or not body:  # type: ignore[attr-defined]
+            return None
+        if start is not None and not headers.get("range", "").startswith(f"bytes={start}-"):
+            return None
+        edit.done += 1  # type: ignore[attr-defined]
+        bad = bytearray(body)
+        bad[len(bad) // 2] ^= 0x01
+        return bytes(bad)
+
+    edit.done = 0  # type: ignore[attr-defined]
+    return edit
 
 
 def is_object_request(target: str) -> bool:
@@ -207,6 +235,7 @@ class FaultProxy:
                  rates: Faults | None = None) -> None:
         self.upstream = (upstream_host, upstream_port)
         self.rules = rules or []
+        self.edits: list[Edit] = []
         self.counts: Counter[str] = Counter()
         self.requests = 0
         self.in_flight = 0
@@ -394,6 +423,12 @@ class FaultProxy:
         raw = _with_connection(first, lines, "keep-alive", ("expect:",) if expect else ()) + body
         status_line, resp_lines, resp_headers, resp_body, framed = await self._exchange(up, raw, method)
         self.counts["forwarded"] += 1
+        for edit in self.edits:
+            changed = edit(method, target, headers, resp_body)
+            if changed is not None:
+                self.counts["edited"] += 1
+                resp_body = changed
+                break
 
         if kind == "short_body":
             resp_head = _with_connection(status_line, resp_lines, "close")

@@ -26,6 +26,7 @@ import asyncio
 from collections import deque
 from typing import Any, Callable, cast
 
+from ..checksums import CompositeParts, note_once
 from ..errors import Corrupt, StoreError
 from ..model import ObjectInfo, ObjectProps
 from ..stores import Store, Writer, part_size_for
@@ -41,6 +42,8 @@ from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 UNSIZED_PROBE = 1024 * 1024  # first GET of an object of unknown size asks for this much
 STREAM_ABOVE = 1024 * 1024   # single PUTs from a local file bigger than this are streamed, not read whole
+PART_READS = 3               # reads of a part that does not match its own checksum before the object fails
+MIN_S3_PART = 5 * 1024 * 1024  # S3 refuses smaller parts (but the last) at completion
 
 
 class Stopped(Exception):
@@ -232,15 +235,19 @@ class Transfer:
     async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None,
                          info: ObjectInfo | None = None) -> None:
         part = part_size_for(size, self.options.part_size)
+        # before any upload is opened (its HEAD may fail)
+        check = await _source_check(self.src, src_key, size, self.dst_kind == "s3", self.budget.limit)
+        if isinstance(check, CompositeParts):
+            part = check.part_size  # read (and write) by the object's own parts: each is checked alone
         upload, have = await self._resume_upload(dst_key, size, part, info)
         resumed_upload = bool(have)
-        # before any upload is opened (its HEAD may fail); parts a resumed upload holds are not read again
-        check = await _full_object_check(self.src, src_key) if not have else None
+        if have:
+            check = None  # parts a resumed upload holds are not read again: nothing to check them by
         partial = False  # a local file kept for a resume (stores/partfile.py)
         if_match: str | None = None  # the ETag a resumed file's further parts must come from
         if upload is None:
             props = await self._props_for(src_key, dst_key)
-            source = self._partial_source(size, info, check)
+            source = None if isinstance(check, CompositeParts) else self._partial_source(size, info, check)
             if source is not None:
                 upload, part, kept = await cast(PartialFiles, self.dst).open_partial(
                     dst_key, size, part, source, mtime, props=props, resume=self.resume_partial)
@@ -276,9 +283,7 @@ class Transfer:
                 if buf is None or len(buf) < end - start:
                     buf = part_buffer(part)
                 try:
-                    data = await _read_range(self.src, src_key, start, end, buf)
-                    if check is not None:
-                        check.add(number, data)
+                    data = await self._read_part(check, src_key, number, start, end, buf)
                     await upload.put_part(number, start, data)
                     if partial:
                         cast(PartialUpload, upload).part_landed(
@@ -327,6 +332,18 @@ class Transfer:
             self.on_part_bytes(-moved)
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
+
+    async def _read_part(self, check: Any, src_key: str, number: int, start: int, end: int,
+                         buf: memoryview) -> memoryview | bytes:
+        """Bytes [start, end) of the source, with their checksum taken for `check`. A part that
+        does not match its own checksum (COMPOSITE objects) is read again, alone, up to
+        PART_READS times in all: a transient corruption costs one part, not the object."""
+        for _ in range(PART_READS):
+            data = await _read_range(self.src, src_key, start, end, buf)
+            if check is None or check.add(number, data) is not False:
+                return data
+        raise ChecksumMismatch(f"{check.algorithm} of part {number} does not match the part's checksum",
+                               op="get", url=self.src.location.url_for(src_key), key=src_key)
 
     async def _spread_parts(self, upload: "_StopAware", src_key: str, size: int, part: int, processes: int,
                             one: Callable[[int, int, int], Any], check: Any = None,
@@ -472,20 +489,47 @@ async def abort_uploads(location: Any, options: TransferOptions, rows: list[dict
 
 
 class ChecksumMismatch(Corrupt):
-    """The parts read of an object do not combine into the full-object checksum it carries."""
+    """The parts read of an object do not give the checksum it carries (full-object or composite),
+    or one part does not match its own (composite)."""
 
 
-async def _full_object_check(src: Store, key: str) -> Any:
-    """A checksums.PartCrcs for the source object when it carries a FULL_OBJECT CRC this process can
-    combine from parts (one HEAD with checksum mode per multipart object), else None."""
+async def _source_check(src: Store, key: str, size: int, dst_is_s3: bool, max_part: int) -> Any:
+    """What checks a multipart download of the source object, from one HEAD with checksum mode:
+    a checksums.PartCrcs when it carries a FULL_OBJECT CRC this process can combine from parts; a
+    checksums.CompositeParts when it carries a COMPOSITE checksum and the store tells its parts
+    (one GetObjectAttributes more) in equal sizes of at most `max_part` bytes (the worker's byte
+    budget); else None (no checksum: nothing more is asked)."""
     if not src.features.checksums:
         return None
-    from ..checksums import PartCrcs, combinable
+    from ..checksums import CompositeParts, PartCrcs, available, combinable
 
-    found = await cast(ChecksumReader, src).object_checksum(key)  # declared by its features
-    if found is None or found.kind != "FULL_OBJECT" or not combinable(found.algorithm):
+    reader = cast(ChecksumReader, src)  # declared by its features
+    found = await reader.object_checksum(key)
+    if found is None:
         return None
-    return PartCrcs(found.algorithm, found.value)
+    if found.kind == "FULL_OBJECT":
+        return PartCrcs(found.algorithm, found.value) if combinable(found.algorithm) else None
+    if found.kind != "COMPOSITE" or not available(found.algorithm):
+        return None
+    parts = await reader.object_parts(key)
+    where = src.location.url_for("")
+    if parts is None:
+        note_once(f"{where} does not tell the parts of multipart objects (GetObjectAttributes): their "
+                  "composite checksums are not verified on download")
+        return None
+    if not CompositeParts.uniform(size, parts) or f"-{len(parts)}" != found.value[found.value.rfind("-"):]:
+        note_once(f"some multipart objects under {where} have parts of unequal sizes: their composite "
+                  "checksums are not verified on download")
+        return None
+    if dst_is_s3 and len(parts) > 1 and parts[0][1] < MIN_S3_PART:
+        note_once(f"some multipart objects under {where} have parts under 5 MiB, which S3 refuses to be "
+                  "written with: their composite checksums are not verified on this copy")
+        return None
+    if parts[0][1] > max_part:
+        note_once(f"some multipart objects under {where} have parts bigger than a worker's share of --max-buffer: "
+                  "their composite checksums are not verified on download (each part would be held whole)")
+        return None
+    return CompositeParts(found.algorithm, found.value, parts)
 
 
 def _verifier(check: Any, url: str, key: str) -> Callable[[], None] | None:

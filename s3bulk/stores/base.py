@@ -88,6 +88,11 @@ class ChecksumReader(Protocol):
         """The object's checksum, None when it carries none; NotFound if absent."""
         ...
 
+    async def object_parts(self, key: str) -> list[tuple[int, int, str]] | None:
+        """A multipart object's parts as (number, size, base64 checksum), to check a COMPOSITE
+        checksum on download; None when the server does not tell them (then asked no more)."""
+        ...
+
 
 class ObjectVersion(NamedTuple):
     """One version of a key (ListObjectVersions), or a delete marker (no size, no etag)."""

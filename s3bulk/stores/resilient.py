@@ -362,6 +362,10 @@ class ResilientStore:
         """features.checksums (forwarded, retried like head)."""
         return await self._call(lambda: self.inner.object_checksum(key))
 
+    async def object_parts(self, key: str) -> Any:
+        """features.checksums (forwarded, retried like head)."""
+        return await self._call(lambda: self.inner.object_parts(key))
+
     async def list_versions_page(self, prefix: str, key_marker: str | None, version_marker: str | None,
                                  limit: int) -> Any:
         """features.versions (forwarded, retried)."""

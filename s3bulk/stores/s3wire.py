@@ -51,12 +51,33 @@ _ENTRY = re.compile(rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</
                     rb"(?:(?:(?!</Contents>).)*?<StorageClass>([^<]*)</StorageClass>)?", re.S)
 _CLASS_NAMES: dict[bytes, str] = {}  # b"STANDARD" -> one shared str, not one per key
 _TAG = re.compile(rb"<Tag>\s*<Key>([^<]*)</Key>\s*<Value>([^<]*)</Value>\s*</Tag>")
+_PART = re.compile(rb"<Part>(.*?)</Part>", re.S)
+_PART_FIELD = re.compile(rb"<(PartNumber|Size|Checksum(?:CRC32|CRC32C|CRC64NVME|SHA1|SHA256))>([^<]*)</\1>")
+_NEXT_PART = re.compile(rb"<NextPartNumberMarker>(\d+)</NextPartNumberMarker>")
 _XML_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);")
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
 class UseBotocore(Exception):
     """This request needs what only botocore does (a redirect to another region, an odd answer)."""
+
+
+class ChecksumRefused(StoreError):
+    """A write sent with a checksum header was refused for carrying it (s3proxy answers any
+    x-amz-checksum-* with 501 NotImplemented): the store sends its writes without from then on."""
+
+
+_NOT_DIGEST_ERRORS = ("BadDigest", "InvalidDigest", "XAmzContentChecksumMismatch", "XAmzContentSHA256Mismatch")
+
+
+def refuses_checksums(status: int | None, code: str, message: str) -> bool:
+    """Whether an error answer to a request that carried checksum headers refuses the headers
+    themselves: 501 NotImplemented, or a 400 whose message names one (not a checksum mismatch)."""
+    if status == 501 or code == "NotImplemented":
+        return True
+    text = message.lower()
+    return status == 400 and code not in _NOT_DIGEST_ERRORS and ("x-amz-checksum" in text or
+                                                                 "x-amz-sdk-checksum" in text)
 
 
 def _unescape(text: str) -> str:
@@ -138,20 +159,44 @@ def checksum_header(algorithm: str, data: bytes | bytearray | memoryview) -> dic
     return {"x-amz-sdk-checksum-algorithm": algorithm, checksums.header(algorithm): checksums.b64(algorithm, data)}
 
 
-def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, key: str) -> None:
+def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, key: str) -> tuple[str, str] | None:
     """Corrupt when a whole object's body does not match the full-object checksum its GET answer
-    carries (x-amz-checksum-mode: ENABLED asked for it). Composite checksums (multipart objects,
-    "-N") cover parts this GET does not see separately, and an algorithm this process cannot
-    compute (CRC32C without awscrt) is left unchecked: the body length is still checked."""
+    carries (x-amz-checksum-mode: ENABLED asked for it). A composite checksum (multipart objects,
+    "-N") covers parts this answer does not tell: it is returned as (algorithm, value) for the
+    store to check with the parts' checksums (S3Store.check_composite_body). An algorithm this
+    process cannot compute (CRC32C without awscrt) is left unchecked: the body length still is."""
     found = checksums.from_headers(headers)
     if found is None:
-        return
+        return None
     algorithm, want, kind = found
-    if kind != "FULL_OBJECT" or not checksums.available(algorithm):
-        return
+    if not checksums.available(algorithm):
+        return None
+    if kind == "COMPOSITE":
+        return algorithm, want
+    if kind != "FULL_OBJECT":
+        return None
     got = crc32_b64(data) if algorithm == "CRC32" else checksums.b64(algorithm, data)
     if got != want:
         raise Corrupt(f"{algorithm} of the body does not match the server's", op="get", url=url, key=key)
+    return None
+
+
+def parse_object_parts(body: bytes) -> tuple[list[tuple[int, int, str]], int | None] | None:
+    """A GetObjectAttributes answer's ObjectParts: ([(number, size, base64 checksum)], the next
+    part-number marker when truncated), or None when it has no parts with checksums."""
+    if b"<ObjectParts" not in body:  # versitygw answers without them (MinIO's root element is lower case)
+        return None
+    parts: list[tuple[int, int, str]] = []
+    for m in _PART.finditer(body):
+        f = dict(_PART_FIELD.findall(m.group(1)))
+        value = next((v for k, v in f.items() if k.startswith(b"Checksum") and v), None)
+        if value is None or not f.get(b"PartNumber") or not f.get(b"Size"):
+            return None
+        parts.append((int(f[b"PartNumber"]), int(f[b"Size"]), value.decode()))
+    if not parts:
+        return None
+    nxt = _NEXT_PART.search(body)
+    return parts, (int(nxt.group(1)) if _TRUNCATED.search(body) and nxt else None)
 
 
 class S3Wire:
@@ -230,6 +275,20 @@ class S3Wire:
             err.retry_after = retry_after(resp.headers)
         return err
 
+    def _write_error(self, resp: Response, op: str, url: str, key: str, headers: dict[str, str]) -> StoreError:
+        """_error for a PUT or UploadPart: ChecksumRefused when the server refuses the checksum
+        headers it carried."""
+        if any(h.startswith(("x-amz-checksum-", "x-amz-sdk-checksum")) for h in headers) and resp.status in (400, 501):
+            body = bytes(resp.body[:4096]) if resp.body else b""
+            m = _CODE.search(body)
+            code = m.group(1).decode("utf-8", "replace") if m else ""
+            m = _MESSAGE.search(body)
+            msg = _unescape(m.group(1).decode("utf-8", "replace")) if m else ""
+            if refuses_checksums(resp.status, code, msg):
+                return ChecksumRefused(f"the server refuses checksum headers ({resp.status} {code})".strip(),
+                                       op=op, url=url, key=key)
+        return self._error(resp, op, url, key)
+
     def _object_path(self, key: str) -> str:
         return self.base_path + uri_encode(key, keep_slash=True)
 
@@ -295,8 +354,10 @@ class S3Wire:
         return checksums.from_headers(resp.headers)
 
     async def get(self, key: str, start: int | None, end: int | None, url: str,
-                  into: memoryview | None = None) -> bytes | bytearray | memoryview:
-        """The object or bytes [start, end) of it; a range is received straight into `into` when given."""
+                  into: memoryview | None = None, composite: list[tuple[str, str]] | None = None
+                  ) -> bytes | bytearray | memoryview:
+        """The object or bytes [start, end) of it; a range is received straight into `into` when given.
+        A whole object's COMPOSITE checksum, which needs its parts to check, is put in `composite`."""
         headers: dict[str, str] = dict(self.read_headers)
         if start is not None:
             headers["range"] = f"bytes={start}-{end - 1}"  # type: ignore[operator]
@@ -315,15 +376,20 @@ class S3Wire:
                 raise Corrupt(f"range returned {len(data)} bytes, expected {end - start}",  # type: ignore[operator]
                               op="get", url=url, key=key)
             return data
-        verify_body(data, resp.headers, url, key)
+        found = verify_body(data, resp.headers, url, key)
+        if found is not None and composite is not None:
+            composite.append(found)
         return data
 
     async def put(self, key: str, data: bytes | bytearray | memoryview | FileBody, url: str,
                   content_type: str | None = None, extra: dict[str, str] | None = None,
-                  checksum: str | None = None) -> None:
+                  checksum: str | None = None, with_checksum: bool = True) -> None:
         """PutObject; a FileBody is streamed from its file (one pass for its CRC32, one to send: the
-        store sends other checksum algorithms' bodies as bytes)."""
-        if isinstance(data, FileBody):
+        store sends other checksum algorithms' bodies as bytes). Without `with_checksum` no
+        checksum header goes (a server that refuses them)."""
+        if not with_checksum:
+            headers: dict[str, str] = {}
+        elif isinstance(data, FileBody):
             headers = {"x-amz-sdk-checksum-algorithm": "CRC32", "x-amz-checksum-crc32": await data.crc32_b64()}
         else:
             headers = checksum_header(checksum or "CRC32", data)
@@ -331,9 +397,10 @@ class S3Wire:
             headers["content-type"] = content_type
         if extra:
             headers.update(extra)  # the object's properties (s3props.headers)
+        sent = dict(headers)
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
         if resp.status != 200:
-            raise self._error(resp, "put", url, key)
+            raise self._write_error(resp, "put", url, key, sent)
 
     async def upload_part(self, key: str, upload_id: str, number: int, data: bytes | bytearray | memoryview,
                           url: str, checksum: bool | str, extra: dict[str, str] | None = None) -> dict[str, Any]:
@@ -342,10 +409,11 @@ class S3Wire:
         headers = checksum_header(algorithm, data) if algorithm else {}
         if extra:
             headers.update(extra)  # SSE-C: every part carries the key
+        sent = dict(headers)
         resp = await self._send("PUT", self._object_path(key), {"partNumber": str(number), "uploadId": upload_id},
                                 headers, data, "upload part", url, key)
         if resp.status != 200:
-            raise self._error(resp, "upload part", url, key)
+            raise self._write_error(resp, "upload part", url, key, sent)
         part = {"PartNumber": number, "ETag": resp.headers.get("etag", "")}
         if algorithm:
             name = checksums.header(algorithm)
@@ -364,6 +432,22 @@ class S3Wire:
         if resp.status != 200 or b"<Error>" in resp.body[:512]:
             raise self._error(resp if resp.status != 200 else resp._replace(status=500), "copy", url, key)
 
+    async def object_parts(self, key: str, url: str, marker: int
+                           ) -> tuple[list[tuple[int, int, str]], int | None] | None:
+        """One page of GetObjectAttributes (ObjectParts): (parts as (number, size, base64 checksum),
+        the next part-number marker when truncated). None when the server does not answer it with
+        the parts' checksums (501, 400, 403, 405, or no ObjectParts: versitygw)."""
+        headers = {"x-amz-object-attributes": "ObjectParts", "x-amz-max-parts": "1000"}
+        if marker:
+            headers["x-amz-part-number-marker"] = str(marker)
+        resp = await self._send("GET", self._object_path(key), {"attributes": ""}, headers, None,
+                                "get object attributes", url, key)
+        if resp.status in (400, 403, 405, 501):
+            return None
+        if resp.status != 200:
+            raise self._error(resp, "get object attributes", url, key)
+        return parse_object_parts(bytes(resp.body))
+
     # ------------------------------------------------------------ with the object's properties
 
     async def head_headers(self, key: str, url: str) -> dict[str, str]:
@@ -379,15 +463,15 @@ class S3Wire:
                                 {"x-amz-checksum-mode": "ENABLED", **self.read_headers}, None, "get", url, key)
         if resp.status != 200:
             raise self._error(resp, "get", url, key)
-        want = resp.headers.get("x-amz-checksum-crc32")
-        if want and "-" not in want and crc32_b64(resp.body) != want:
-            raise Corrupt("CRC32 of the body does not match the server's", op="get", url=url, key=key)
+        verify_body(resp.body, resp.headers, url, key)  # a composite one: checked by the store, from the headers
         return resp.body, dict(resp.headers)
 
     async def get_tagging(self, key: str, url: str) -> list[tuple[str, str]]:
         """GetObjectTagging's (key, value) pairs: asked only of objects whose answer counted tags,
         on this path so that carrying them needs no botocore client in the worker."""
         resp = await self._send("GET", self._object_path(key), {"tagging": ""}, {}, None, "get tagging", url, key)
+        if resp.status == 501:
+            return []  # a server without tagging (s3proxy: 501 NotImplemented) keeps no tags
         if resp.status != 200:
             raise self._error(resp, "get tagging", url, key)
         body = bytes(resp.body)
