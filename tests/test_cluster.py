@@ -316,3 +316,33 @@ def test_a_task_thread_keeps_the_runs_stores_open_between_tasks(tmp_path):
     task(WorkUnit(after="k019"), "run-b")
     assert all(here.stores[k] is not kept[k] for k in kept)  # another run: its own stores
     assert read_tree(dst) == objects
+
+
+def _quiet_state(dask_worker) -> dict:
+    """On a Dask worker: which of its periodic callbacks run, and how often (ms)."""
+    import dask
+
+    pcs = dask_worker.periodic_callbacks
+    return {"profiling": "profile" in pcs, "profile_config": dask.config.get("distributed.worker.profile.enabled"),
+            "tick_ms": pcs["tick"].callback_time,
+            "memory_monitor_ms": pcs["memory_monitor"].callback_time if "memory_monitor" in pcs else None}
+
+
+def test_a_local_cluster_runs_without_dasks_idle_background():
+    """`--cluster local:N` (Cluster.connect("local:N")): its workers do not run Dask's statistical
+    profiler (it samples every thread every 10 ms) and check their event loop and memory once a
+    second, not every 20 and 100 ms: CPU a long run from a slow server would pay every second. The
+    caller's own Dask config is left as it was."""
+    import dask
+
+    from s3bulk.engine.cluster import Cluster
+
+    before = dask.config.get("distributed.worker.profile.enabled")
+    c = Cluster.connect("local:1")
+    try:
+        state = list(c.client.run(_quiet_state).values())
+    finally:
+        c.close()
+    assert state == [{"profiling": False, "profile_config": False, "tick_ms": 1000, "memory_monitor_ms": 1000}]
+    assert dask.config.get("distributed.worker.profile.enabled") == before
+    assert dask.config.get("distributed.worker.multiprocessing-method") == "spawn"
