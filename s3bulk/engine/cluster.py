@@ -173,7 +173,7 @@ class Cluster:
 # the engine a task runs (the `s3bulk` console script's main module, s3bulk.cli, is imported again
 # in every child as multiprocessing's __mp_main__, so it comes free too).
 FORKSERVER_PRELOAD = ["distributed", "s3bulk.cli", "s3bulk.engine.worker", "s3bulk.engine.transfer",
-                      "s3bulk.stores"]
+                      "s3bulk.stores.s3", "s3bulk.stores.local", "s3bulk.stores.listget"]
 
 
 def local_settings() -> dict[str, Any]:
