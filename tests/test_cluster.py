@@ -346,3 +346,24 @@ def test_a_local_cluster_runs_without_dasks_idle_background():
     assert state == [{"profiling": False, "profile_config": False, "tick_ms": 1000, "memory_monitor_ms": 1000}]
     assert dask.config.get("distributed.worker.profile.enabled") == before
     assert dask.config.get("distributed.worker.multiprocessing-method") == "spawn"
+
+
+def _env_of_worker(name: str) -> str | None:
+    return os.environ.get(name)
+
+
+def test_a_second_local_cluster_sees_the_environment_of_today(monkeypatch):
+    """Workers of `--cluster local:N` are forked from a forkserver that lives as long as the
+    process: a second cluster in one process (the API called twice) still gives its workers the
+    environment as it is now (credentials and endpoints come from there)."""
+    from s3bulk.engine.cluster import Cluster
+
+    c = Cluster.connect("local:1")
+    c.close()
+    monkeypatch.setenv("S3BULK_TEST_SECOND_CLUSTER", "now")
+    c = Cluster.connect("local:1")
+    try:
+        seen = list(c.client.run(_env_of_worker, "S3BULK_TEST_SECOND_CLUSTER").values())
+    finally:
+        c.close()
+    assert seen == ["now"]

@@ -125,8 +125,12 @@ class Cluster:
         try:
             with dask.config.set(local_settings()):  # the nannies hand this config to their workers
                 _preload_forkserver()
+                # env: the forkserver's environment is this process's when it started (the first
+                # LocalCluster here); a worker forked from it gets today's too (credentials,
+                # endpoints, proxies set since), as a spawned one would. Only over local pipes.
                 lc = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                              dashboard_address=None, silence_logs=logging.ERROR)
+                                              dashboard_address=None, silence_logs=logging.ERROR,
+                                              env=dict(os.environ))
             client = distributed.Client(lc, set_as_default=False)
         except OSError as exc:
             raise S3BulkError(f"cannot start a local Dask cluster: {exc}") from None
