@@ -3,6 +3,7 @@ wall time and the CPU of the whole process tree, to see what running units as Da
 
     uv run --extra dask python bench/cluster_bench.py [--files 20000] [--size 100] [--workers 2]
         [--source local|localstack|versitygw|serve] [--endpoint http://127.0.0.1:4566] [--repeat 2]
+        [--args "MORE S3BULK OPTIONS FOR BOTH RUNS"]
 
 Source `local` (default): a directory of N files on tmpfs, listed in key order and so split into
 many units, with no server competing for the cores: what the client itself costs. Source `localstack`: a bucket on the LocalStack at --endpoint holding N objects (filled once, from
@@ -143,6 +144,7 @@ def main() -> None:
     ap.add_argument("--source", choices=("local", "localstack", "versitygw", "serve"), default="local")
     ap.add_argument("--endpoint", default=os.environ.get("S3BULK_TEST_ENDPOINT", "http://127.0.0.1:4566"))
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--args", default="", help="more s3bulk options for both runs, e.g. '--pages-ahead 8'")
     args = ap.parse_args()
     for k, v in CREDS.items():
         os.environ.setdefault(k, v)
@@ -173,6 +175,7 @@ def main() -> None:
         extra = ["--endpoint-url", gateway.url]
     else:
         server, src = start_server(args.files, args.size)
+    extra += args.args.split()
     rows: list[dict] = []
     empty: list[dict] = []
     (root / "empty").mkdir()
