@@ -367,3 +367,24 @@ def test_a_second_local_cluster_sees_the_environment_of_today(monkeypatch):
     finally:
         c.close()
     assert seen == ["now"]
+
+
+def test_a_quiet_local_cluster_run_prints_nothing_when_port_8787_is_taken(cli, tmp_path):
+    """`-q` with `--cluster local:1` prints nothing, even where Dask's usual port 8787 is taken (a
+    notebook's own cluster, its dashboard): Dask warned about the port on stderr."""
+    import socket
+
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 8787))
+        taken.listen()
+    except OSError:
+        pass  # already taken by something else: the case itself
+    try:
+        objects = {"a.txt": b"hello", "d/b.bin": os.urandom(300)}
+        write_tree(tmp_path / "src", objects)
+        run = cli("copy", str(tmp_path / "src"), str(tmp_path / "dst"), "-q", "--no-journal", "--cluster", "local:1")
+    finally:
+        taken.close()
+    assert run.code == 0 and run.err == "", run.err
+    assert read_tree(tmp_path / "dst") == objects

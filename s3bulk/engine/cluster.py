@@ -128,9 +128,13 @@ class Cluster:
                 # env: the forkserver's environment is this process's when it started (the first
                 # LocalCluster here); a worker forked from it gets today's too (credentials,
                 # endpoints, proxies set since), as a spawned one would. Only over local pipes.
+                # scheduler_kwargs: no dashboard, but the scheduler serves its HTTP routes (health,
+                # metrics) anyway, by default on port 8787: where that is taken (a notebook's own
+                # cluster) Dask printed a warning into our output. A free loopback port instead.
                 lc = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                               dashboard_address=None, silence_logs=logging.ERROR,
-                                              env=dict(os.environ))
+                                              env=dict(os.environ),
+                                              scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
             client = distributed.Client(lc, set_as_default=False)
         except OSError as exc:
             raise S3BulkError(f"cannot start a local Dask cluster: {exc}") from None
