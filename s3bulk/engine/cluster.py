@@ -186,10 +186,12 @@ FORKSERVER_PRELOAD = ["distributed", "s3bulk.cli", "s3bulk.engine.worker", "s3bu
 
 def local_settings() -> dict[str, Any]:
     """QUIET_SETTINGS, and worker processes started from a forkserver that has imported
-    distributed and the engine once, not by spawn, where every worker imports them itself (~0.6 CPU
-    s each for distributed alone; measured with 2 workers: starting the cluster 1.5 -> 0.9 CPU s,
-    bench/cluster_idle_bench.py). Not fork: the driver runs threads (the cluster's event loop).
-    Where there is no forkserver (Windows), Dask's spawn stays."""
+    distributed and the engine once, not by spawn, where every worker imports them itself (~0.5 CPU
+    s each for distributed alone; measured with 2 workers: starting the cluster 1.5-1.7 -> 1.1 CPU
+    s, bench/cluster_idle_bench.py). Not fork: the driver runs threads (the cluster's event loop).
+    Where there is no forkserver (Windows), Dask's spawn stays. The forkserver lives as long as
+    this process (the API's next cluster reuses it); it is started inside Cluster._local's blocked
+    SIGINT, so its workers inherit that as spawned ones did."""
     import multiprocessing
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
@@ -209,6 +211,7 @@ def _preload_forkserver() -> None:
     from distributed.utils import get_mp_context
 
     get_mp_context().set_forkserver_preload(FORKSERVER_PRELOAD)
+
 
 def _process_usage() -> tuple[float, int]:
     import resource
