@@ -316,3 +316,75 @@ def test_a_task_thread_keeps_the_runs_stores_open_between_tasks(tmp_path):
     task(WorkUnit(after="k019"), "run-b")
     assert all(here.stores[k] is not kept[k] for k in kept)  # another run: its own stores
     assert read_tree(dst) == objects
+
+
+def _quiet_state(dask_worker) -> dict:
+    """On a Dask worker: which of its periodic callbacks run, and how often (ms)."""
+    import dask
+
+    pcs = dask_worker.periodic_callbacks
+    return {"profiling": "profile" in pcs, "profile_config": dask.config.get("distributed.worker.profile.enabled"),
+            "tick_ms": pcs["tick"].callback_time,
+            "memory_monitor_ms": pcs["memory_monitor"].callback_time if "memory_monitor" in pcs else None}
+
+
+def test_a_local_cluster_runs_without_dasks_idle_background():
+    """`--cluster local:N` (Cluster.connect("local:N")): its workers do not run Dask's statistical
+    profiler (it samples every thread every 10 ms) and check their event loop and memory once a
+    second, not every 20 and 100 ms: CPU a long run from a slow server would pay every second. The
+    caller's own Dask config is left as it was."""
+    import dask
+
+    from s3bulk.engine.cluster import Cluster
+
+    before = dask.config.get("distributed.worker.profile.enabled")
+    c = Cluster.connect("local:1")
+    try:
+        state = list(c.client.run(_quiet_state).values())
+    finally:
+        c.close()
+    assert state == [{"profiling": False, "profile_config": False, "tick_ms": 1000, "memory_monitor_ms": 1000}]
+    assert dask.config.get("distributed.worker.profile.enabled") == before
+    assert dask.config.get("distributed.worker.multiprocessing-method") == "spawn"
+
+
+def _env_of_worker(name: str) -> str | None:
+    return os.environ.get(name)
+
+
+def test_a_second_local_cluster_sees_the_environment_of_today(monkeypatch):
+    """Workers of `--cluster local:N` are forked from a forkserver that lives as long as the
+    process: a second cluster in one process (the API called twice) still gives its workers the
+    environment as it is now (credentials and endpoints come from there)."""
+    from s3bulk.engine.cluster import Cluster
+
+    c = Cluster.connect("local:1")
+    c.close()
+    monkeypatch.setenv("S3BULK_TEST_SECOND_CLUSTER", "now")
+    c = Cluster.connect("local:1")
+    try:
+        seen = list(c.client.run(_env_of_worker, "S3BULK_TEST_SECOND_CLUSTER").values())
+    finally:
+        c.close()
+    assert seen == ["now"]
+
+
+def test_a_quiet_local_cluster_run_prints_nothing_when_port_8787_is_taken(cli, tmp_path):
+    """`-q` with `--cluster local:1` prints nothing, even where Dask's usual port 8787 is taken (a
+    notebook's own cluster, its dashboard): Dask warned about the port on stderr."""
+    import socket
+
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 8787))
+        taken.listen()
+    except OSError:
+        pass  # already taken by something else: the case itself
+    try:
+        objects = {"a.txt": b"hello", "d/b.bin": os.urandom(300)}
+        write_tree(tmp_path / "src", objects)
+        run = cli("copy", str(tmp_path / "src"), str(tmp_path / "dst"), "-q", "--no-journal", "--cluster", "local:1")
+    finally:
+        taken.close()
+    assert run.code == 0 and run.err == "", run.err
+    assert read_tree(tmp_path / "dst") == objects

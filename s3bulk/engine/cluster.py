@@ -47,11 +47,25 @@ from .plan import Plan
 
 INSTALL_HINT = "--cluster needs Dask distributed: pip install 's3bulk[dask]'"
 CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler
-# A LocalCluster's workers without the statistical profiler (it samples every thread's stack every
-# 10 ms, CPU spent on nothing s3bulk uses) and with a slower system monitor.
-# Workers of a cluster of your own: DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False.
-QUIET_WORKERS = {"distributed.worker.profile.enabled": False,
-                 "distributed.admin.system-monitor.interval": "2s"}
+# Dask settings for a cluster s3bulk starts itself (`--cluster local:N`): Dask's periodic work that
+# s3bulk does not use, which otherwise costs CPU every second whether tasks run or not (measured
+# idle with 2 workers, bench/cluster_idle_bench.py: 125 ms of CPU per second across the driver and
+# workers with Dask's defaults, 13 ms/s with these). The statistical profiler samples every
+# thread's stack every 10 ms; the event-loop tick check runs every 20 ms in every Dask server (the
+# scheduler, each nanny, each worker); the memory monitors poll every 100 ms (s3bulk bounds its own
+# memory; pausing or spilling has nothing to act on: tasks hold no data); the system monitor feeds a
+# dashboard s3bulk does not start. Applied while the LocalCluster is made: the scheduler and the
+# nannies (in this process) read them then, and each nanny hands its config to its worker process.
+# The same keys belong in the config of a cluster of your own (README, "Many machines").
+QUIET_SETTINGS: dict[str, Any] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.tick.cycle": "10s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "10s",
+    "distributed.admin.system-monitor.disk": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+}
 
 
 def import_distributed() -> Any:
@@ -109,9 +123,18 @@ class Cluster:
         if masked:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            with dask.config.set(QUIET_WORKERS):  # the nannies hand this config to their workers
+            with dask.config.set(local_settings()):  # the nannies hand this config to their workers
+                _preload_forkserver()
+                # env: the forkserver's environment is this process's when it started (the first
+                # LocalCluster here); a worker forked from it gets today's too (credentials,
+                # endpoints, proxies set since), as a spawned one would. Only over local pipes.
+                # scheduler_kwargs: no dashboard, but the scheduler serves its HTTP routes (health,
+                # metrics) anyway, by default on port 8787: where that is taken (a notebook's own
+                # cluster) Dask printed a warning into our output. A free loopback port instead.
                 lc = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                              dashboard_address=None, silence_logs=logging.ERROR)
+                                              dashboard_address=None, silence_logs=logging.ERROR,
+                                              env=dict(os.environ),
+                                              scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
             client = distributed.Client(lc, set_as_default=False)
         except OSError as exc:
             raise S3BulkError(f"cannot start a local Dask cluster: {exc}") from None
@@ -152,6 +175,42 @@ class Cluster:
                 thing.close()
             except Exception:
                 pass
+
+
+# Modules a LocalCluster's forkserver imports once for all its worker processes: distributed, and
+# the engine a task runs (the `s3bulk` console script's main module, s3bulk.cli, is imported again
+# in every child as multiprocessing's __mp_main__, so it comes free too).
+FORKSERVER_PRELOAD = ["distributed", "s3bulk.cli", "s3bulk.engine.worker", "s3bulk.engine.transfer",
+                      "s3bulk.stores.s3", "s3bulk.stores.local", "s3bulk.stores.listget"]
+
+
+def local_settings() -> dict[str, Any]:
+    """QUIET_SETTINGS, and worker processes started from a forkserver that has imported
+    distributed and the engine once, not by spawn, where every worker imports them itself (~0.5 CPU
+    s each for distributed alone; measured with 2 workers: starting the cluster 1.5-1.7 -> 1.1 CPU
+    s, bench/cluster_idle_bench.py). Not fork: the driver runs threads (the cluster's event loop).
+    Where there is no forkserver (Windows), Dask's spawn stays. The forkserver lives as long as
+    this process (the API's next cluster reuses it); it is started inside Cluster._local's blocked
+    SIGINT, so its workers inherit that as spawned ones did."""
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return dict(QUIET_SETTINGS)
+    return {**QUIET_SETTINGS, "distributed.worker.multiprocessing-method": "forkserver"}
+
+
+def _preload_forkserver() -> None:
+    """Have the forkserver import FORKSERVER_PRELOAD (inside dask.config.set(local_settings())).
+    distributed sets its own preload list the first time it makes the forkserver context; ours
+    replaces it. No effect once this process's forkserver runs (a second cluster in one process
+    reuses it as it is)."""
+    import dask
+
+    if dask.config.get("distributed.worker.multiprocessing-method") != "forkserver":
+        return
+    from distributed.utils import get_mp_context
+
+    get_mp_context().set_forkserver_preload(FORKSERVER_PRELOAD)
 
 
 def _process_usage() -> tuple[float, int]:
