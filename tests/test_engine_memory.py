@@ -136,6 +136,20 @@ def test_sync_copies_what_differs_and_deletes_what_only_dst_has(buckets):
     assert all(db.objects[k] is o for k, o in kept.items())  # equal ones were not rewritten
 
 
+def test_a_bug_inside_a_unit_ends_the_run_with_one_error_instead_of_hanging(buckets, monkeypatch):
+    """An unexpected exception in a worker's unit (here: the comparator) used to be a task exception
+    nobody retrieved: the unit never reported back and the run waited forever."""
+    from s3bulk.engine.sync import Comparator
+
+    async def broken(self, s, d):
+        raise IsADirectoryError(21, "Is a directory")
+
+    monkeypatch.setattr(Comparator, "differs", broken)
+    s, sb, d, db = _sync_fixture(buckets)
+    summary = run_sync(f"memory://{s}/", f"memory://{d}/")
+    assert not summary.ok and summary.fatal and "internal error" in summary.fatal, summary.fatal
+
+
 def test_sync_size_only_and_exact_timestamps(buckets):
     s, sb, d, db = _sync_fixture(buckets)
     summary = run_sync(f"memory://{s}/", f"memory://{d}/", compare="size-only")

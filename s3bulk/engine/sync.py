@@ -184,7 +184,10 @@ class Comparator:
     async def _same_content(self, s: ObjectInfo, d: ObjectInfo) -> bool | None:
         """Equal ETags mean equal bytes. Different ones need not (SSE-KMS ETags are no MD5, another
         tool's part size gives another multipart ETag): then the objects' own additional checksums
-        decide when both sides can give one, else the ETags do."""
+        decide when both sides can give one, else the ETags do. Two empty objects hold the same
+        bytes whatever their ETags say (a folder marker and the directory it became among them)."""
+        if s.size == 0 and d.size == 0:
+            return True
         a = await self._etag(self.src, s, self.dst, d)
         b = await self._etag(self.dst, d, self.src, s)
         if a is not None and a == b:

@@ -356,6 +356,8 @@ class Worker:
             else:
                 self._send(UnitDone(self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
                                     state.failed, log.path if log is not None and log.used else None))
+        except Exception as exc:  # a bug: a unit task's exception would go unseen and the run wait forever
+            self._die(f"internal error in worker: {type(exc).__name__}: {exc}", 3)
         finally:
             slots.release()
 
