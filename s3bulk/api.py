@@ -290,12 +290,17 @@ def _spool_manifest(files_from: str | None, fmt: str, s3: S3Options | None) -> t
     return spool_local(files_from), os.path.abspath(files_from)
 
 
+LS_SPILL_BYTES = 1 << 30  # ordered `ls`: pages listed ahead of the output, on disk at most (engine/spill.py)
+
+
 async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
                       concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[list[ObjectInfo], None]:
     """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
-    (engine/listing.py); 1 lists through a single chain. `ordered=False` yields pages as they
+    (engine/listing.py); 1 lists through a single chain. Pages listed ahead of the output wait in
+    temporary files under $TMPDIR (engine/spill.py; at most LS_SPILL_BYTES, removed as they are
+    yielded and when the listing ends), so memory stays flat. `ordered=False` yields pages as they
     arrive (each in key order within itself): faster, nothing held."""
     from .engine import hints
     from .engine.listing import list_in_order
@@ -312,7 +317,7 @@ async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int =
         if getattr(store, "ordered", False) and concurrency > 1 and hints.enabled():
             sample, starts = hints.BoundarySample(), hints.start_units(src, concurrency)
         async for entries in list_in_order(store, src.prefix, page_size=page_size, concurrency=concurrency,
-                                           ordered=ordered, starts=starts, sample=sample):
+                                           ordered=ordered, starts=starts, sample=sample, spill_bytes=LS_SPILL_BYTES):
             yield entries
         if sample is not None:  # listed to the end: where its pages ended, for the next listing
             hints.save(src, sample)
