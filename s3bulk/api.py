@@ -302,8 +302,38 @@ async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int =
     temporary files under $TMPDIR (engine/spill.py; at most LS_SPILL_BYTES, removed as they are
     yielded and when the listing ends), so memory stays flat. `ordered=False` yields pages as they
     arrive (each in key order within itself): faster, nothing held."""
-    from .engine import hints
     from .engine.listing import list_in_order
+
+    def pages(store: Any, prefix: str, starts: list[WorkUnit] | None, sample: Any) -> AsyncIterator[list[ObjectInfo]]:
+        return list_in_order(store, prefix, page_size=page_size, concurrency=concurrency,
+                             max_streams=max(64, 2 * concurrency), ordered=ordered, starts=starts, sample=sample,
+                             spill_bytes=LS_SPILL_BYTES)
+
+    async for entries in _listed(url, s3, concurrency, lambda one: one, pages):
+        yield entries
+
+
+async def alist_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
+                         concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[str, None]:
+    """`alist_pages`, each page turned into text by `render` as soon as it is listed (the CLI's
+    `ls`): a page listed ahead of the output then waits as its text, and one spilled to disk is
+    written and read back as UTF-8, not as objects."""
+    from .engine.listing import render_in_order
+
+    def texts(store: Any, prefix: str, starts: list[WorkUnit] | None, sample: Any) -> AsyncIterator[str]:
+        return render_in_order(store, prefix, render, concurrency=concurrency, max_streams=max(64, 2 * concurrency),
+                               ordered=ordered, starts=starts, sample=sample, spill_bytes=LS_SPILL_BYTES)
+
+    async for text in _listed(url, s3, concurrency, render, texts):
+        yield text
+
+
+async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callable[[list[ObjectInfo]], Any],
+                  listing: Callable[[Any, str, list[WorkUnit] | None, Any], AsyncIterator[Any]]
+                  ) -> AsyncGenerator[Any, None]:
+    """What `ls` of URL lists: `one([object])` when URL names one object, else `listing(store,
+    prefix, start units from hints, boundary sample)`; the sample is saved when it lists to the end."""
+    from .engine import hints
     from .engine.planner import resolve_source
     from .stores import open_store
 
@@ -311,14 +341,13 @@ async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int =
     store = await open_store(src)
     try:
         if single is not None:
-            yield [await store.head(single)]
+            yield one([await store.head(single)])
             return
         sample = starts = None
         if getattr(store, "ordered", False) and concurrency > 1 and hints.enabled():
             sample, starts = hints.BoundarySample(), hints.start_units(src, concurrency)
-        async for entries in list_in_order(store, src.prefix, page_size=page_size, concurrency=concurrency,
-                                           ordered=ordered, starts=starts, sample=sample, spill_bytes=LS_SPILL_BYTES):
-            yield entries
+        async for item in listing(store, src.prefix, starts, sample):
+            yield item
         if sample is not None:  # listed to the end: where its pages ended, for the next listing
             hints.save(src, sample)
     finally:
@@ -338,6 +367,22 @@ def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
     """Synchronous form of `alist_pages`: runs its own event loop, one step per page."""
     loop = asyncio.new_event_loop()
     agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered)
+    try:
+        while True:
+            try:
+                yield loop.run_until_complete(agen.__anext__())
+            except StopAsyncIteration:
+                return
+    finally:
+        loop.run_until_complete(agen.aclose())
+        loop.close()
+
+
+def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
+                concurrency: int = 16, ordered: bool = True) -> Iterator[str]:
+    """Synchronous form of `alist_rendered`: runs its own event loop, one step per page."""
+    loop = asyncio.new_event_loop()
+    agen = alist_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered)
     try:
         while True:
             try:

@@ -14,6 +14,10 @@ progresses and the streams printed next are ready). `max_streams` bounds the ran
 listed (each split adds some), `max_ranges` those listed and waiting to be printed. A store that
 cannot list by key (a list/get server) is read through its single chain.
 
+`render_in_order` is the same listing with each page turned into its text as it arrives (the CLI's
+lines): the rendering is done once either way, and a spilled page is then its text, written and
+read back as UTF-8 bytes, with no serialising of objects.
+
 `ordered=False` (`s3bulk ls --unordered`) hands each page on as soon as it arrives: no page waits
 for the range before it, so nothing is held and the listing runs as fast as `concurrency` requests
 allow; each page is still in key order within itself.
@@ -23,25 +27,51 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, Generic, TypeVar
 
 from ..model import ObjectInfo, WorkUnit
 from .hints import BoundarySample
-from .spill import Spill, Spilled
+from .spill import Spill, Spilled, decode_page, encode_page
 from .units import split_unit
 
 
-class _Stream:
-    """One key range: its remaining unit (None when listed to its end) and its pages not yet printed,
+P = TypeVar("P")
+
+
+class _Stream(Generic[P]):
+    """One key range: its remaining unit (None when listed to its end) and its pages not yet yielded,
     in order, each in memory or spilled to disk."""
 
     __slots__ = ("unit", "pages", "listing", "sid")
 
     def __init__(self, unit: WorkUnit | None, sid: int) -> None:
         self.unit = unit
-        self.pages: deque[list[ObjectInfo] | Spilled] = deque()
+        self.pages: deque[P | Spilled] = deque()
         self.listing = False
         self.sid = sid  # names its spill file
+
+
+class _Codec(Generic[P]):
+    """What a page is while it waits (`keep`: from the listed objects) and how it goes to disk."""
+
+    def __init__(self, keep: Callable[[list[ObjectInfo]], P], encode: Callable[[P], bytes],
+                 decode: Callable[[bytes], P]) -> None:
+        self.keep, self.encode, self.decode = keep, encode, decode
+
+
+def _same(entries: list[ObjectInfo]) -> list[ObjectInfo]:
+    return entries
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _from_utf8(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
+
+
+_OBJECTS: _Codec[list[ObjectInfo]] = _Codec(_same, encode_page, decode_page)
 
 
 async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concurrency: int = 16,
@@ -51,16 +81,40 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
                         sample: BoundarySample | None = None, spill_bytes: int = 0,
                         spill_dir: str | None = None, max_ranges: int = 1024) -> AsyncIterator[list[ObjectInfo]]:
     """Pages of every key under `prefix` (inside `start`, default everything), in key order.
-    `concurrency` list requests in flight at most, `max_streams` ranges at once, about `max_pages`
-    listed pages held (plus those in flight). `ordered=False`: pages as they arrive. `starts`:
-    contiguous units covering everything, to begin with (hints.py); `sample` collects where pages
-    ended, for the next listing of the same prefix."""
+    `concurrency` list requests in flight at most, `max_streams` ranges still being listed at once,
+    about `max_pages` listed pages held in memory (plus those in flight), and with `spill_bytes` > 0
+    pages listed further ahead of the output on disk (spill.py, under `spill_dir` or $TMPDIR).
+    `ordered=False`: pages as they arrive. `starts`: contiguous units covering everything, to begin
+    with (hints.py); `sample` collects where pages ended, for the next listing of the same prefix."""
+    async for entries in _listing(store, prefix, _OBJECTS, page_size, concurrency, max_streams, max_pages, start,
+                                  ordered, starts, sample, spill_bytes, spill_dir, max_ranges):
+        yield entries
+
+
+async def render_in_order(store: Any, prefix: str, render: Callable[[list[ObjectInfo]], str], *,
+                          page_size: int = 1000, concurrency: int = 16, max_streams: int = 64,
+                          max_pages: int = 32, ordered: bool = True, starts: list[WorkUnit] | None = None,
+                          sample: BoundarySample | None = None, spill_bytes: int = 0,
+                          spill_dir: str | None = None, max_ranges: int = 1024) -> AsyncIterator[str]:
+    """`list_in_order`, yielding `render(page)` for each page: called once per page as it arrives
+    (so in arrival order when pages arrive out of order, but yielded in key order)."""
+    codec: _Codec[str] = _Codec(render, _utf8, _from_utf8)
+    async for text in _listing(store, prefix, codec, page_size, concurrency, max_streams, max_pages, None,
+                               ordered, starts, sample, spill_bytes, spill_dir, max_ranges):
+        yield text
+
+
+async def _listing(store: Any, prefix: str, codec: _Codec[P], page_size: int, concurrency: int, max_streams: int,
+                   max_pages: int, start: WorkUnit | None, ordered: bool, starts: list[WorkUnit] | None,
+                   sample: BoundarySample | None, spill_bytes: int, spill_dir: str | None,
+                   max_ranges: int) -> AsyncIterator[P]:
     unit: WorkUnit | None = start or WorkUnit()
+    keep = codec.keep
     if not getattr(store, "ordered", False) or concurrency <= 1:
         while unit is not None:
             page = await store.list_page(prefix, unit, page_size)
             if page.entries:
-                yield page.entries
+                yield keep(page.entries)
             unit = unit.rest(page)
         return
     first: list[WorkUnit] = starts if start is None and starts else [start or WorkUnit()]
@@ -68,34 +122,35 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
         arrived = _list_as_listed(store, prefix, first, page_size, concurrency, max_streams, sample)
         try:
             async for entries in arrived:
-                yield entries
+                yield keep(entries)
         finally:
             await arrived.aclose()
         return
     spill = Spill(spill_bytes, spill_dir) if spill_bytes > 0 else None
-    pages = _list_ordered(store, prefix, first, page_size, concurrency, max_streams, max_pages, max_ranges,
+    pages = _list_ordered(store, prefix, codec, first, page_size, concurrency, max_streams, max_pages, max_ranges,
                           sample, spill)
     try:
-        async for entries in pages:
-            yield entries
+        async for one in pages:
+            yield one
     finally:
         await pages.aclose()  # cancels its listings now, not when collected
         if spill is not None:
             spill.close()
 
 
-async def _list_ordered(store: Any, prefix: str, first: list[WorkUnit], page_size: int, concurrency: int,
-                        max_streams: int, max_pages: int, max_ranges: int, sample: BoundarySample | None,
-                        spill: Spill | None) -> AsyncIterator[list[ObjectInfo]]:
+async def _list_ordered(store: Any, prefix: str, codec: _Codec[P], first: list[WorkUnit], page_size: int,
+                        concurrency: int, max_streams: int, max_pages: int, max_ranges: int,
+                        sample: BoundarySample | None, spill: Spill | None) -> AsyncGenerator[P, None]:
     """Every key in `first` (contiguous units), a page at a time in key order. At most `max_streams`
     ranges are still being listed and `max_ranges` wait to be printed; a page listed ahead of the
     output while `max_pages` are held in memory goes to `spill` (when it has room), so listings in
     flight stay at `concurrency` however far the output is behind."""
-    streams: list[_Stream] = [_Stream(u, i) for i, u in enumerate(first)]
+    streams: list[_Stream[P]] = [_Stream(u, i) for i, u in enumerate(first)]
     next_id = len(streams)
     still_listing = len(streams)  # streams whose unit is not None
-    inflight: dict[asyncio.Task[Any], _Stream] = {}
+    inflight: dict[asyncio.Task[Any], _Stream[P]] = {}
     held = 0  # pages held in memory
+    keep, encode, decode = codec.keep, codec.encode, codec.decode
     try:
         while streams:
             if len(inflight) < concurrency:
@@ -115,10 +170,13 @@ async def _list_ordered(store: Any, prefix: str, first: list[WorkUnit], page_siz
                 segment = head.pages.popleft()
                 if isinstance(segment, Spilled):
                     assert spill is not None
-                    yield spill.read(segment)
+                    yield decode(spill.read(segment))
                 else:
                     held -= 1
                     yield segment
+                # one turn of the loop per page: listings just started go out, answers come in, while
+                # the consumer works through pages that were ready (a run of spilled ones can be long)
+                await asyncio.sleep(0)
                 continue
             if head.unit is None and not head.listing:
                 streams.pop(0)
@@ -133,10 +191,11 @@ async def _list_ordered(store: Any, prefix: str, first: list[WorkUnit], page_siz
                 listed_unit = s.unit
                 assert listed_unit is not None
                 if page.entries:
+                    kept = keep(page.entries)
                     if held >= max_pages and spill is not None and spill.room() and s is not streams[0]:
-                        s.pages.append(spill.write(s.sid, page.entries))
+                        s.pages.append(spill.write(s.sid, encode(kept)))
                     else:
-                        s.pages.append(page.entries)
+                        s.pages.append(kept)
                         held += 1
                 rest = listed_unit.rest(page)
                 if sample is not None and rest is not None and rest.after is not None:
@@ -161,7 +220,7 @@ async def _list_ordered(store: Any, prefix: str, first: list[WorkUnit], page_siz
 
 
 async def _list_as_listed(store: Any, prefix: str, units: list[WorkUnit], page_size: int, concurrency: int,
-                          max_streams: int, sample: BoundarySample | None) -> AsyncIterator[list[ObjectInfo]]:
+                          max_streams: int, sample: BoundarySample | None) -> AsyncGenerator[list[ObjectInfo], None]:
     """Every key in `units`, a page at a time in the order pages arrive. Ranges waiting for a
     request slot are at most `max_streams`; no listed page is held."""
     waiting: deque[WorkUnit] = deque(units)
