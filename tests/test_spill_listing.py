@@ -126,3 +126,72 @@ def test_without_room_on_disk_the_held_page_limit_still_bounds_memory(bucket, tm
     store = Shuffled(memory.MemoryStore(parse_location(f"memory://{name}/")), random.Random(3))
     got, _ = asyncio.run(listed(store, "", tmp_path, page_size=10, concurrency=8, max_pages=2, spill_bytes=1))
     assert got == keys
+
+
+class Rounds:
+    """An ordered store over a sorted key list where every request takes one round: a clock task
+    answers all requests sent in a round once the loop has nothing else to do. Counts rounds and
+    requests in flight per round (no wall clock)."""
+
+    ordered = True
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys, self.pending, self.per_round, self.requests = keys, [], [], 0
+
+    async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        import bisect
+
+        from s3bulk.model import ObjectInfo
+
+        self.requests += 1
+        done = asyncio.get_running_loop().create_future()
+        self.pending.append(done)
+        await done
+        keys = self.keys
+        i = bisect.bisect_right(keys, unit.after) if unit.after is not None else bisect.bisect_left(keys, prefix)
+        j = min(i + limit, len(keys))
+        if unit.until is not None:
+            j = min(j, bisect.bisect_right(keys, unit.until))
+        out = [ObjectInfo(k) for k in keys[i:j]]
+        more = j < len(keys) and (unit.until is None or keys[j] <= unit.until)
+        return Page(out, next_after=out[-1].key if more and out else None)
+
+    async def clock(self) -> None:
+        while True:
+            for _ in range(30):  # let every task run until it waits on a request
+                await asyncio.sleep(0)
+            if self.pending:
+                batch, self.pending = self.pending, []
+                self.per_round.append(len(batch))
+                for f in batch:
+                    f.set_result(None)
+
+
+@pytest.mark.parametrize("shape", ["flat", "dated", "hashed"])
+def test_listings_fan_out_in_a_few_rounds_and_pages_stay_full(shape: str, tmp_path) -> None:
+    """`ls` defaults (64 in flight): 40,000 keys in pages of 100 (400 pages). The first page's keys
+    are enough to put most of the 64 slots to work by the third round, so the listing takes a
+    fraction of the chain's 400 rounds; ranges are not cut finer than about a page, so requests
+    stay close to the pages listed."""
+    import hashlib
+
+    make = {"flat": lambda i: f"obj-{i:07d}",
+            "dated": lambda i: f"year={2020 + i // 15000}/month={(i // 1250) % 12 + 1:02d}/day={(i // 50) % 25 + 1:02d}/part-{i:05d}",
+            "hashed": lambda i: f"{hashlib.md5(str(i).encode()).hexdigest()[:8]}/obj-{i}"}[shape]
+    keys = sorted(make(i) for i in range(40_000))
+    store = Rounds(keys)
+
+    async def run() -> list[str]:
+        clock = asyncio.ensure_future(store.clock())
+        try:
+            return [e.key async for page in list_in_order(store, "", page_size=100, concurrency=64, max_streams=128,
+                                                          spill_bytes=1 << 30, spill_dir=str(tmp_path)) for e in page]
+        finally:
+            clock.cancel()
+
+    assert asyncio.run(run()) == keys
+    rounds = store.per_round
+    print(f"{shape}: {len(rounds)} rounds, {store.requests} requests, in flight per round {rounds[:8]}...")
+    assert max(rounds[:3]) >= 16
+    assert len(rounds) <= 40  # the chain: 400
+    assert store.requests <= 2 * 400

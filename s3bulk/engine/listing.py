@@ -202,7 +202,7 @@ async def _list_ordered(store: Any, prefix: str, codec: _Codec[P], first: list[W
                     sample.add(rest.after)
                 room = min(max_streams - still_listing, max_ranges - len(streams))
                 if rest is not None and room > 0:
-                    pieces = split_unit(rest, prefix, [e.key for e in page.entries], max_pieces=room + 1)
+                    pieces = split_unit(rest, prefix, [e.key for e in page.entries], max_pieces=room + 1, coarse=True)
                     s.unit = pieces[0]
                     at = streams.index(s) + 1
                     streams[at:at] = [_Stream(p, next_id + k) for k, p in enumerate(pieces[1:])]
@@ -239,7 +239,7 @@ async def _list_as_listed(store: Any, prefix: str, units: list[WorkUnit], page_s
                     sample.add(rest.after)
                 if rest is not None:
                     room = max_streams - len(waiting) - len(inflight)
-                    waiting.extend(split_unit(rest, prefix, [e.key for e in page.entries], max_pieces=room))
+                    waiting.extend(split_unit(rest, prefix, [e.key for e in page.entries], max_pieces=room, coarse=True))
                 if page.entries:
                     yield page.entries
     finally:
