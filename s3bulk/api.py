@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence, cast
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence, cast
 
 from .engine.plan import TransferOptions
 from .filters import Filters
@@ -304,13 +304,18 @@ async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int =
     arrive (each in key order within itself): faster, nothing held."""
     from .engine.listing import list_in_order
 
-    def pages(store: Any, prefix: str, starts: list[WorkUnit] | None, sample: Any) -> AsyncIterator[list[ObjectInfo]]:
+    def pages(store: Any, prefix: str, starts: list[WorkUnit] | None,
+              sample: Any) -> AsyncGenerator[list[ObjectInfo], None]:
         return list_in_order(store, prefix, page_size=page_size, concurrency=concurrency,
                              max_streams=max(64, 2 * concurrency), ordered=ordered, starts=starts, sample=sample,
                              spill_bytes=LS_SPILL_BYTES)
 
-    async for entries in _listed(url, s3, concurrency, lambda one: one, pages):
-        yield entries
+    listed = _listed(url, s3, concurrency, lambda one: one, pages)
+    try:
+        async for entries in listed:
+            yield entries
+    finally:
+        await listed.aclose()  # its listings end now, not when collected (after the loop is closed)
 
 
 async def alist_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
@@ -320,16 +325,20 @@ async def alist_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *,
     written and read back as UTF-8, not as objects."""
     from .engine.listing import render_in_order
 
-    def texts(store: Any, prefix: str, starts: list[WorkUnit] | None, sample: Any) -> AsyncIterator[str]:
+    def texts(store: Any, prefix: str, starts: list[WorkUnit] | None, sample: Any) -> AsyncGenerator[str, None]:
         return render_in_order(store, prefix, render, concurrency=concurrency, max_streams=max(64, 2 * concurrency),
                                ordered=ordered, starts=starts, sample=sample, spill_bytes=LS_SPILL_BYTES)
 
-    async for text in _listed(url, s3, concurrency, render, texts):
-        yield text
+    listed = _listed(url, s3, concurrency, render, texts)
+    try:
+        async for text in listed:
+            yield text
+    finally:
+        await listed.aclose()
 
 
 async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callable[[list[ObjectInfo]], Any],
-                  listing: Callable[[Any, str, list[WorkUnit] | None, Any], AsyncIterator[Any]]
+                  listing: Callable[[Any, str, list[WorkUnit] | None, Any], AsyncGenerator[Any, None]]
                   ) -> AsyncGenerator[Any, None]:
     """What `ls` of URL lists: `one([object])` when URL names one object, else `listing(store,
     prefix, start units from hints, boundary sample)`; the sample is saved when it lists to the end."""
@@ -346,8 +355,12 @@ async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callabl
         sample = starts = None
         if getattr(store, "ordered", False) and concurrency > 1 and hints.enabled():
             sample, starts = hints.BoundarySample(), hints.start_units(src, concurrency)
-        async for item in listing(store, src.prefix, starts, sample):
-            yield item
+        items = listing(store, src.prefix, starts, sample)
+        try:
+            async for item in items:
+                yield item
+        finally:
+            await items.aclose()
         if sample is not None:  # listed to the end: where its pages ended, for the next listing
             hints.save(src, sample)
     finally:
@@ -379,7 +392,7 @@ def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
 
 
 def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
-                concurrency: int = 16, ordered: bool = True) -> Iterator[str]:
+                concurrency: int = 16, ordered: bool = True) -> Generator[str, None, None]:
     """Synchronous form of `alist_rendered`: runs its own event loop, one step per page."""
     loop = asyncio.new_event_loop()
     agen = alist_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered)

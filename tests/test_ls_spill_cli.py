@@ -67,3 +67,24 @@ def test_ctrl_c_removes_the_spill_files(hashed, tmp_path):
     assert p.returncode == 130, err
     assert b"Traceback" not in err, err
     assert not list(tmp_path.glob("s3bulk-ls-*"))
+
+
+def test_a_reader_that_stops_early_leaves_no_traceback_and_no_spill(hashed, tmp_path):
+    """`s3bulk ls ... | head`: the reader goes away after a few lines; ls stops quietly (exit 0), its
+    listings in flight are cancelled before its event loop closes, and the spill files are gone."""
+    p = subprocess.Popen([sys.executable, "-m", "s3bulk", "ls", "s3://b/", "--endpoint-url", hashed.url],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(tmp_path), cwd=ROOT)
+    try:
+        assert p.stdout is not None and p.stderr is not None
+        for _ in range(3):
+            assert p.stdout.readline()
+        p.stdout.close()
+        err = p.stderr.read()
+        p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    assert b"Traceback" not in err and b"destroyed" not in err, err
+    assert not list(tmp_path.glob("s3bulk-ls-*"))

@@ -525,13 +525,16 @@ def ls_command(
                 lines.append(f"{when} {obj.size if obj.size is not None else '-':>12} {obj.key}")
         return "\n".join(lines) + "\n" if lines else ""
 
+    texts = ls_rendered(url, render, s3=s3, ordered=not unordered, concurrency=concurrency)
     try:
-        for text in ls_rendered(url, render, s3=s3, ordered=not unordered, concurrency=concurrency):
+        for text in texts:
             if text:
                 out.write(text)
     except BrokenPipeError:
         _quiet_broken_pipe()
         return
+    finally:
+        texts.close()  # `| head`, Ctrl-C: listings cancelled and spill files gone before the loop closes
     if not json_out:
         from .render import plural
 

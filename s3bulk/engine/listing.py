@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any, AsyncGenerator, AsyncIterator, Callable, Generic, TypeVar
+from typing import Any, AsyncGenerator, Callable, Generic, TypeVar
 
 from ..model import ObjectInfo, WorkUnit
 from .hints import BoundarySample
@@ -79,35 +79,43 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
                         start: WorkUnit | None = None, ordered: bool = True,
                         starts: list[WorkUnit] | None = None,
                         sample: BoundarySample | None = None, spill_bytes: int = 0,
-                        spill_dir: str | None = None, max_ranges: int = 1024) -> AsyncIterator[list[ObjectInfo]]:
+                        spill_dir: str | None = None, max_ranges: int = 1024) -> AsyncGenerator[list[ObjectInfo], None]:
     """Pages of every key under `prefix` (inside `start`, default everything), in key order.
     `concurrency` list requests in flight at most, `max_streams` ranges still being listed at once,
     about `max_pages` listed pages held in memory (plus those in flight), and with `spill_bytes` > 0
     pages listed further ahead of the output on disk (spill.py, under `spill_dir` or $TMPDIR).
     `ordered=False`: pages as they arrive. `starts`: contiguous units covering everything, to begin
     with (hints.py); `sample` collects where pages ended, for the next listing of the same prefix."""
-    async for entries in _listing(store, prefix, _OBJECTS, page_size, concurrency, max_streams, max_pages, start,
-                                  ordered, starts, sample, spill_bytes, spill_dir, max_ranges):
-        yield entries
+    pages = _listing(store, prefix, _OBJECTS, page_size, concurrency, max_streams, max_pages, start, ordered, starts,
+                     sample, spill_bytes, spill_dir, max_ranges)
+    try:
+        async for entries in pages:
+            yield entries
+    finally:
+        await pages.aclose()  # closed now (its listings cancelled), not whenever it is collected
 
 
 async def render_in_order(store: Any, prefix: str, render: Callable[[list[ObjectInfo]], str], *,
                           page_size: int = 1000, concurrency: int = 16, max_streams: int = 64,
                           max_pages: int = 32, ordered: bool = True, starts: list[WorkUnit] | None = None,
                           sample: BoundarySample | None = None, spill_bytes: int = 0,
-                          spill_dir: str | None = None, max_ranges: int = 1024) -> AsyncIterator[str]:
+                          spill_dir: str | None = None, max_ranges: int = 1024) -> AsyncGenerator[str, None]:
     """`list_in_order`, yielding `render(page)` for each page: called once per page as it arrives
     (so in arrival order when pages arrive out of order, but yielded in key order)."""
     codec: _Codec[str] = _Codec(render, _utf8, _from_utf8)
-    async for text in _listing(store, prefix, codec, page_size, concurrency, max_streams, max_pages, None,
-                               ordered, starts, sample, spill_bytes, spill_dir, max_ranges):
-        yield text
+    texts = _listing(store, prefix, codec, page_size, concurrency, max_streams, max_pages, None, ordered, starts,
+                     sample, spill_bytes, spill_dir, max_ranges)
+    try:
+        async for text in texts:
+            yield text
+    finally:
+        await texts.aclose()
 
 
 async def _listing(store: Any, prefix: str, codec: _Codec[P], page_size: int, concurrency: int, max_streams: int,
                    max_pages: int, start: WorkUnit | None, ordered: bool, starts: list[WorkUnit] | None,
                    sample: BoundarySample | None, spill_bytes: int, spill_dir: str | None,
-                   max_ranges: int) -> AsyncIterator[P]:
+                   max_ranges: int) -> AsyncGenerator[P, None]:
     unit: WorkUnit | None = start or WorkUnit()
     keep = codec.keep
     if not getattr(store, "ordered", False) or concurrency <= 1:
