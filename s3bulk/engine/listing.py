@@ -116,6 +116,8 @@ async def _listing(store: Any, prefix: str, codec: _Codec[P], page_size: int, co
                    max_pages: int, start: WorkUnit | None, ordered: bool, starts: list[WorkUnit] | None,
                    sample: BoundarySample | None, spill_bytes: int, spill_dir: str | None,
                    max_ranges: int) -> AsyncGenerator[P, None]:
+    """The three ways to list: one chain (a store that cannot list by key), as pages arrive, or in
+    key order (spilling when `spill_bytes` > 0); each page is `codec.keep(entries)`."""
     unit: WorkUnit | None = start or WorkUnit()
     keep = codec.keep
     if not getattr(store, "ordered", False) or concurrency <= 1:
