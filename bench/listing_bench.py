@@ -187,6 +187,8 @@ def run_one(kind: str, tool: str, shape: str, rep: int, srv: slow_s3.ProcessServ
     r = run_measured(argv, tool_env(tool, work), out, err, args.timeout, srv.pid, cwd=work)
     r.update(server_stats(srv.url))
     r["connections"] -= 1  # the stats request's own
+    # fan-out: ms from the tool's first request until 16 requests were in flight at once (None: never)
+    r["ms_to_16"] = next((ms for n, ms in r.pop("ramp", []) if n >= 16), None)
     r["load_before"] = load
     in_order = None
     try:
@@ -209,7 +211,8 @@ def run_one(kind: str, tool: str, shape: str, rep: int, srv: slow_s3.ProcessServ
     log(f"  {kind} {shape} {tool:7s} rep {rep + 1}: {r['wall_s']:7.2f} s, {r['keys_per_s']:,.0f} keys/s, "
         f"CPU {r['cpu_s']:.2f} s ({r['cpu_us_per_key']:,.1f} us/key), tree RSS {r['peak_rss_tree_mib']:.0f} MiB, "
         f"server CPU {r['server_cpu_s']:.2f} s, {r['requests']:,} requests ({r['list_requests']:,} lists, "
-        f"<= {r['peak_inflight']} in flight, {r['connections']:,} connections), load {load:.1f}, check: {r['check']}"
+        f"<= {r['peak_inflight']} in flight, 16 after {r['ms_to_16']} ms, {r['connections']:,} connections), "
+        f"load {load:.1f}, check: {r['check']}"
         + ("" if in_order in (None, True) else " (not in key order)"))
     if check is not None:
         log("    stderr: " + r["stderr_tail"][-600:].replace("\n", "\n    "))
@@ -280,6 +283,8 @@ def aggregate(records: list[dict]) -> dict:
                    server_cpu_s=med("server_cpu_s"), requests=med("requests"), list_requests=med("list_requests"),
                    peak_inflight=max(r["peak_inflight"] for r in good), connections=med("connections"),
                    load_before=med("load_before"),
+                   ms_to_16=(statistics.median(r["ms_to_16"] for r in good if r.get("ms_to_16") is not None)
+                             if any(r.get("ms_to_16") is not None for r in good) else None),
                    in_order=all(r["in_order"] for r in good) if good[0]["in_order"] is not None else None)
     return out
 
@@ -291,7 +296,8 @@ def markdown(args, agg: dict, info: dict, versions: dict, cmdline: str, records:
              f"Command: `{cmdline}`. Endpoint: bench/slow_s3.py on loopback, {args.delay_ms:g} ms added to every "
              f"request; {args.reps} rep(s), median. CPU = user+sys of the tool's process tree (wait4); "
              "RSS = largest sum of VmRSS over the tree (50 ms samples); server CPU = slow_s3's during the run; "
-             "in flight = most requests slow_s3 held at once. Ratios against s5cmd: speed = keys/s / s5cmd's, "
+             "in flight = most requests slow_s3 held at once; 16 in flight after = ms from the tool's first request "
+             "until slow_s3 held 16 at once (the fan-out of a split listing). Ratios against s5cmd: speed = keys/s / s5cmd's, "
              "CPU = CPU per key / s5cmd's. CPU us/key net = (CPU - CPU of the same tool listing a 1-key bucket) / keys: "
              "the listing's own cost without start-up."
              + (f" 1-minute load average before the runs: {min(loads):.1f} to {max(loads):.1f} on {info['nproc']} cores "
@@ -305,8 +311,8 @@ def markdown(args, agg: dict, info: dict, versions: dict, cmdline: str, records:
             continue
         lines += [f"**{label}**", "",
                   "| shape | tool | ok | wall s | keys/s | CPU s | CPU us/key | CPU us/key net | peak RSS MiB | "
-                  "server CPU s | requests (lists) | in flight | speed vs s5cmd | CPU vs s5cmd |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "server CPU s | requests (lists) | in flight | 16 in flight after ms | speed vs s5cmd | CPU vs s5cmd |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for shape in args.shapes:
             base = agg.get(f"{kind}|{shape}|s5cmd", {})
             for tool in tools:
@@ -315,7 +321,7 @@ def markdown(args, agg: dict, info: dict, versions: dict, cmdline: str, records:
                     continue
                 ok = f"{a['ok']}/{a['runs']}" + ("" if a["ok"] == a["runs"] else " FAILED")
                 if not a["ok"]:
-                    lines.append(f"| {shape} | {tool} | {ok}: {a['failures'][0]} |" + " - |" * 11)
+                    lines.append(f"| {shape} | {tool} | {ok}: {a['failures'][0]} |" + " - |" * 12)
                     continue
                 if a.get("in_order") is False:
                     ok += " (unordered)"
@@ -330,7 +336,8 @@ def markdown(args, agg: dict, info: dict, versions: dict, cmdline: str, records:
                 lines.append(f"| {shape} | {tool} | {ok} | {a['wall_s']:.2f} | {a['keys_per_s']:,.0f} | "
                              f"{a['cpu_s']:.2f} | {a['cpu_us_per_key']:,.1f} | {net} | {a['peak_rss_tree_mib']:,.0f} | "
                              f"{a['server_cpu_s']:.2f} | {a['requests']:,.0f} ({a['list_requests']:,.0f}) | "
-                             f"{a['peak_inflight']} | {sp} | {cp} |")
+                             f"{a['peak_inflight']} | {a['ms_to_16'] if a.get('ms_to_16') is not None else '-'} | "
+                             f"{sp} | {cp} |")
         lines.append("")
     if args.ls_tools and args.keys:
         lines += ["Start-up (list a 1-key bucket): " + ", ".join(

@@ -254,15 +254,33 @@ class S3Backend:
         self.connections = 0
         self.inflight = 0  # requests read and not yet answered (kept by Conn)
         self.peak_inflight = 0
+        self.first_at: float | None = None  # when the first request since the last reset was read
+        self.ramp: list[tuple[int, float]] = []  # (requests in flight, ms since first_at) at each new peak
+        self.reset_at = self.last_at = time.monotonic()  # the loop's clock (asyncio uses monotonic)
+
+    def started(self, now: float) -> None:
+        """A request was read at `now` (Conn's loop clock): note how fast requests in flight ramp up
+        (the fan-out of a split listing: how many round trips pass before N listings are in flight)."""
+        if self.first_at is None:
+            self.first_at = now
+        self.last_at = now
+        if self.inflight > self.peak_inflight:
+            self.peak_inflight = self.inflight
+            self.ramp.append((self.inflight, round((now - self.first_at) * 1000, 1)))
 
     def stats(self, reset: bool) -> Reply:
         """GET /_slow_s3/stats[?reset=1]: counters for benchmarks (no S3 bucket can be named `_slow_s3`)."""
         body = json.dumps({"requests": self.requests, "list_requests": self.list_requests,
                            "keys_listed": self.keys_listed, "peak_inflight": self.peak_inflight,
-                           "connections": self.connections}).encode()
+                           "connections": self.connections, "ramp": self.ramp,
+                           # ms from the reset to the first request read, and to the last one
+                           "first_ms": round(((self.first_at or self.reset_at) - self.reset_at) * 1000, 1),
+                           "last_ms": round((self.last_at - self.reset_at) * 1000, 1)}).encode()
         if reset:
             self.requests = self.list_requests = self.keys_listed = self.connections = 0
             self.peak_inflight = self.inflight
+            self.first_at, self.ramp = None, []
+            self.reset_at = self.last_at = time.monotonic()
         return 200, [("Content-Type", "application/json")], body, False
 
     def bucket(self, name: str) -> Bucket:
@@ -598,9 +616,9 @@ class Conn(asyncio.Protocol):
             return
         be = self.backend
         be.inflight += 1
-        if be.inflight > be.peak_inflight:
-            be.peak_inflight = be.inflight
-        asyncio.get_running_loop().call_later(self.delay, self._send, wire, keep)
+        loop = asyncio.get_running_loop()
+        be.started(loop.time())
+        loop.call_later(self.delay, self._send, wire, keep)
 
     def _maybe_continue(self, headers: dict[str, str]) -> None:
         if headers.get("expect", "").lower() == "100-continue" and not self.continued and self.transport:

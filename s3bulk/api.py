@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncGenerator, AsyncIterator, Callable, Iterator, Sequence, cast
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence, cast
 
 from .engine.plan import TransferOptions
 from .filters import Filters
@@ -290,15 +290,59 @@ def _spool_manifest(files_from: str | None, fmt: str, s3: S3Options | None) -> t
     return spool_local(files_from), os.path.abspath(files_from)
 
 
+LS_SPILL_BYTES = 1 << 30  # ordered `ls`: pages listed ahead of the output, on disk at most (engine/spill.py)
+
+
 async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
                       concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[list[ObjectInfo], None]:
     """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
-    (engine/listing.py); 1 lists through a single chain. `ordered=False` yields pages as they
+    (engine/listing.py); 1 lists through a single chain. Pages listed ahead of the output wait in
+    temporary files under $TMPDIR (engine/spill.py; at most LS_SPILL_BYTES, removed as they are
+    yielded and when the listing ends), so memory stays flat. `ordered=False` yields pages as they
     arrive (each in key order within itself): faster, nothing held."""
-    from .engine import hints
     from .engine.listing import list_in_order
+
+    def pages(store: Any, prefix: str, starts: list[WorkUnit] | None,
+              sample: Any) -> AsyncGenerator[list[ObjectInfo], None]:
+        return list_in_order(store, prefix, page_size=page_size, concurrency=concurrency,
+                             max_streams=max(64, 2 * concurrency), ordered=ordered, starts=starts, sample=sample,
+                             spill_bytes=LS_SPILL_BYTES)
+
+    listed = _listed(url, s3, concurrency, lambda one: one, pages)
+    try:
+        async for entries in listed:
+            yield entries
+    finally:
+        await listed.aclose()  # its listings end now, not when collected (after the loop is closed)
+
+
+async def alist_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
+                         concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[str, None]:
+    """`alist_pages`, each page turned into text by `render` as soon as it is listed (the CLI's
+    `ls`): a page listed ahead of the output then waits as its text, and one spilled to disk is
+    written and read back as UTF-8, not as objects."""
+    from .engine.listing import render_in_order
+
+    def texts(store: Any, prefix: str, starts: list[WorkUnit] | None, sample: Any) -> AsyncGenerator[str, None]:
+        return render_in_order(store, prefix, render, concurrency=concurrency, max_streams=max(64, 2 * concurrency),
+                               ordered=ordered, starts=starts, sample=sample, spill_bytes=LS_SPILL_BYTES)
+
+    listed = _listed(url, s3, concurrency, render, texts)
+    try:
+        async for text in listed:
+            yield text
+    finally:
+        await listed.aclose()
+
+
+async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callable[[list[ObjectInfo]], Any],
+                  listing: Callable[[Any, str, list[WorkUnit] | None, Any], AsyncGenerator[Any, None]]
+                  ) -> AsyncGenerator[Any, None]:
+    """What `ls` of URL lists: `one([object])` when URL names one object, else `listing(store,
+    prefix, start units from hints, boundary sample)`; the sample is saved when it lists to the end."""
+    from .engine import hints
     from .engine.planner import resolve_source
     from .stores import open_store
 
@@ -306,14 +350,17 @@ async def alist_pages(url: str, *, s3: S3Options | None = None, page_size: int =
     store = await open_store(src)
     try:
         if single is not None:
-            yield [await store.head(single)]
+            yield one([await store.head(single)])
             return
         sample = starts = None
         if getattr(store, "ordered", False) and concurrency > 1 and hints.enabled():
             sample, starts = hints.BoundarySample(), hints.start_units(src, concurrency)
-        async for entries in list_in_order(store, src.prefix, page_size=page_size, concurrency=concurrency,
-                                           ordered=ordered, starts=starts, sample=sample):
-            yield entries
+        items = listing(store, src.prefix, starts, sample)
+        try:
+            async for item in items:
+                yield item
+        finally:
+            await items.aclose()
         if sample is not None:  # listed to the end: where its pages ended, for the next listing
             hints.save(src, sample)
     finally:
@@ -333,6 +380,22 @@ def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
     """Synchronous form of `alist_pages`: runs its own event loop, one step per page."""
     loop = asyncio.new_event_loop()
     agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered)
+    try:
+        while True:
+            try:
+                yield loop.run_until_complete(agen.__anext__())
+            except StopAsyncIteration:
+                return
+    finally:
+        loop.run_until_complete(agen.aclose())
+        loop.close()
+
+
+def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
+                concurrency: int = 16, ordered: bool = True) -> Generator[str, None, None]:
+    """Synchronous form of `alist_rendered`: runs its own event loop, one step per page."""
+    loop = asyncio.new_event_loop()
+    agen = alist_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered)
     try:
         while True:
             try:

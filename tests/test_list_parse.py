@@ -108,3 +108,17 @@ def test_odd_keys_listed_from_a_real_server(s3, bucket) -> None:
             await store.close()
 
     assert asyncio.run(listed()) == sorted(("odd/" + k for k in keys), key=lambda k: k.encode())
+
+
+def test_fast_parse_stops_after_the_first_key_above_until() -> None:
+    """A split key range (after, until] is listed with a full page: the entries beyond `until` are
+    not converted, except the first one, which tells the caller the page went past its range."""
+    keys = [f"k{i:03d}" for i in range(50)] + ["k\U0001F600", "l"]
+    body = page([(k, TIMES[0], ETAGS[0], 1) for k in keys])
+    full = w._fast_entries(body, False)
+    assert full is not None and [e[0] for e in full] == keys
+    assert w._fast_entries(body, False, "k010") == full[:12]  # k000..k010, then k011
+    # U+1F600 sorts above U+FFFF, as in UTF-8: it is the first key past the range, "l" is not read
+    assert w._fast_entries(body, False, "k\uffff") == full[:-1]
+    assert w._fast_entries(body, False, "k\U0001F600") == full
+    assert w._fast_entries(body, False, "z") == full

@@ -489,7 +489,7 @@ def ls_command(
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     unordered: bool = typer.Option(False, "--unordered",
                                    help="print pages as they arrive instead of in key order: faster on big buckets"),
-    concurrency: int = typer.Option(16, "--concurrency", "-c", metavar="N", min=1,
+    concurrency: int = typer.Option(64, "--concurrency", "-c", metavar="N", min=1,
                                     help="list requests in flight over split key ranges"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
@@ -499,7 +499,8 @@ def ls_command(
 
     URL is read as copy reads SRC: s3://BUCKET/NAME is the object NAME if there is one, else
     everything under NAME/; a URL that matches nothing is an error."""
-    from ..api import ls_pages
+    from ..api import ls_rendered
+    from ..model import ObjectInfo
 
     s3 = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
     if all_versions:
@@ -513,28 +514,37 @@ def ls_command(
     count = total = 0
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     stamps: dict[float | None, str] = {None: "-"}  # one strftime per second seen, not per key
+
+    def render(page: list[ObjectInfo]) -> str:
+        """A page's lines, made as it is listed (a page listed ahead of the output waits as text)."""
+        nonlocal count, total, stamps
+        lines = []
+        for obj in page:
+            count += 1
+            total += obj.size or 0
+            if json_out:
+                lines.append(dumps({"key": obj.key, "size": obj.size, "mtime": obj.mtime, "etag": obj.etag}))
+            else:
+                when = stamps.get(obj.mtime)
+                if when is None:
+                    assert obj.mtime is not None  # stamps maps None to "-"
+                    if len(stamps) > 4096:
+                        stamps = {None: "-"}
+                    when = stamps[obj.mtime] = datetime.fromtimestamp(obj.mtime, timezone.utc).strftime(
+                        "%Y-%m-%d %H:%M:%S")
+                lines.append(f"{when} {obj.size if obj.size is not None else '-':>12} {obj.key}")
+        return "\n".join(lines) + "\n" if lines else ""
+
+    texts = ls_rendered(url, render, s3=s3, ordered=not unordered, concurrency=concurrency)
     try:
-        for page in ls_pages(url, s3=s3, ordered=not unordered, concurrency=concurrency):
-            lines = []
-            for obj in page:
-                count += 1
-                total += obj.size or 0
-                if json_out:
-                    lines.append(dumps({"key": obj.key, "size": obj.size, "mtime": obj.mtime, "etag": obj.etag}))
-                else:
-                    when = stamps.get(obj.mtime)
-                    if when is None:
-                        assert obj.mtime is not None  # stamps maps None to "-"
-                        if len(stamps) > 4096:
-                            stamps = {None: "-"}
-                        when = stamps[obj.mtime] = datetime.fromtimestamp(obj.mtime, timezone.utc).strftime(
-                            "%Y-%m-%d %H:%M:%S")
-                    lines.append(f"{when} {obj.size if obj.size is not None else '-':>12} {obj.key}")
-            if lines:
-                out.write("\n".join(lines) + "\n")
+        for text in texts:
+            if text:
+                out.write(text)
     except BrokenPipeError:
         _quiet_broken_pipe()
         return
+    finally:
+        texts.close()  # `| head`, Ctrl-C: listings cancelled and spill files gone before the loop closes
     if not json_out:
         from .render import plural
 

@@ -388,10 +388,12 @@ class S3Store:
         async def lean(wire: Any) -> Page:
             url = self._url(prefix)
             try:
-                rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, False, url)
+                rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, False, url,
+                                                              unit.until)
             except Transient:
                 # some servers fail with a 5xx on keys XML cannot carry: ask for url-encoded keys
-                rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, True, url)
+                rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, True, url,
+                                                              unit.until)
             return _page([ObjectInfo(*r) for r in rows], unit.until, truncated, token)
 
         page = await self._on_wire(lean)

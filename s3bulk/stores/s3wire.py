@@ -125,9 +125,12 @@ def _class_name(raw: bytes | None) -> str | None:
     return name
 
 
-def _fast_entries(body: bytes, encoded: bool) -> list[tuple[str, int, float, str | None, str | None]] | None:
+def _fast_entries(body: bytes, encoded: bool,
+                  until: str | None = None) -> list[tuple[str, int, float, str | None, str | None]] | None:
     """Every <Contents> of a page in S3's field order, or None when some entry is not (then the
-    page is read field by field)."""
+    page is read field by field). `until`: entries stop at the first key above it (kept, so the
+    caller still sees the page went past its range): a split key range is listed with S3's full
+    page, and the keys beyond its end, often most of the page, are not worth converting."""
     rows = _ENTRY.findall(body)
     if len(rows) != body.count(b"<Contents>"):
         return None
@@ -144,6 +147,8 @@ def _fast_entries(body: bytes, encoded: bool) -> list[tuple[str, int, float, str
         else:
             etag = _unescape(et.decode()).strip('"')
         append((key, int(size), _listed_ts(lm), etag, _class_name(sc)))
+        if until is not None and key > until:
+            break
     return out
 
 
@@ -295,9 +300,10 @@ class S3Wire:
     # ------------------------------------------------------------ operations
 
     async def list_page(self, prefix: str, after: str | None, token: str | None, limit: int,
-                        encoded: bool, url: str
+                        encoded: bool, url: str, until: str | None = None
                         ) -> tuple[list[tuple[str, int, float, str | None, str | None]], bool, str | None]:
-        """(entries as (key, size, mtime, etag, storage class), truncated, next token)."""
+        """(entries as (key, size, mtime, etag, storage class), truncated, next token). `until`: the
+        entries may stop after the first key above it (the caller cuts there anyway)."""
         params = {"list-type": "2", "max-keys": str(limit)}
         if prefix:
             params["prefix"] = prefix
@@ -314,7 +320,7 @@ class S3Wire:
         if b"<ListBucketResult" not in body[:512] or not body.rstrip().endswith(b"</ListBucketResult>"):
             # not S3's answer, or cut off: a regex would read a truncated page as a short last one
             raise Transient("listing answer is not S3 XML (no complete ListBucketResult)", op="list", url=url)
-        fast = _fast_entries(body, encoded)
+        fast = _fast_entries(body, encoded, until)
         entries = fast if fast is not None else []
         for m in () if fast is not None else _CONTENTS.finditer(body):
             f = {name: value for name, value in _FIELD.findall(m.group(1))}
