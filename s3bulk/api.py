@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence, cast
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence, TypeVar, cast
 
 from .engine.plan import TransferOptions
 from .filters import Filters
@@ -12,6 +12,7 @@ from .urls import Location, S3Options, parse_location
 
 
 FilterRules = Sequence[tuple[str, str]]  # ("include" | "exclude", glob), in order; the last match wins
+T = TypeVar("T")
 
 
 def copy(src: str, dst: str, *, options: TransferOptions | None = None,
@@ -378,24 +379,19 @@ async def alist(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
 def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
              concurrency: int = 16, ordered: bool = True) -> Iterator[list[ObjectInfo]]:
     """Synchronous form of `alist_pages`: runs its own event loop, one step per page."""
-    loop = asyncio.new_event_loop()
-    agen = alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered)
-    try:
-        while True:
-            try:
-                yield loop.run_until_complete(agen.__anext__())
-            except StopAsyncIteration:
-                return
-    finally:
-        loop.run_until_complete(agen.aclose())
-        loop.close()
+    return _stepped(alist_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered))
 
 
 def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
                 concurrency: int = 16, ordered: bool = True) -> Generator[str, None, None]:
     """Synchronous form of `alist_rendered`: runs its own event loop, one step per page."""
+    return _stepped(alist_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered))
+
+
+def _stepped(agen: AsyncGenerator[T, None]) -> Generator[T, None, None]:
+    """An async generator driven from synchronous code by an event loop of its own, one item per
+    step; closing the generator (or a consumer that stops early) closes the async one in that loop."""
     loop = asyncio.new_event_loop()
-    agen = alist_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered)
     try:
         while True:
             try:
