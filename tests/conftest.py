@@ -153,6 +153,18 @@ def cli(endpoint, state_home):
     return run
 
 
+def child_pids(pid: int) -> set[int]:
+    """Child processes of pid, whichever of its threads forked them (Linux: /proc)."""
+    out: set[int] = set()
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out.update(int(c) for c in f.read().split())
+    except OSError:
+        pass
+    return out
+
+
 def put_tree(s3, bucket: str, objects: dict[str, bytes]) -> None:
     for key, body in objects.items():
         s3.put_object(Bucket=bucket, Key=key, Body=body)

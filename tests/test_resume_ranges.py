@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from conftest import ROOT, read_tree
+from conftest import ROOT, child_pids, read_tree
 from faultproxy import FaultProxy
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kills and /proc (Linux)")
@@ -224,17 +224,6 @@ def test_ctrl_c_mid_object_keeps_the_file_and_a_plain_run_starts_over(s3, bucket
     no_leftovers(dst)
 
 
-def _children(pid: int) -> set[int]:
-    out: set[int] = set()
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out.update(int(c) for c in f.read().split())
-    except OSError:
-        pass
-    return out
-
-
 def _alive(pid: int) -> bool:
     """Running (a zombie nobody reaped yet has exited)."""
     try:
@@ -265,7 +254,7 @@ def test_spread_helpers_exit_when_their_parent_is_killed(s3, bucket, endpoint, m
         def found() -> bool:
             try:  # forked helpers run the parent's command line (no exec)
                 mine = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
-                helpers.update(p for p in _children(proc.pid) if Path(f"/proc/{p}/cmdline").read_bytes() == mine)
+                helpers.update(p for p in child_pids(proc.pid) if Path(f"/proc/{p}/cmdline").read_bytes() == mine)
             except OSError:
                 pass
             return bool(helpers) or proc.poll() is not None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, child_pids
 from faultproxy import s3_error
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="helpers are forked (Linux)")
@@ -24,18 +24,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="he
 MiB = 1024 * 1024
 PART = 5 * MiB
 OPTS = ["--part-size", "5MiB", "--multipart-threshold", "6MiB", "--no-journal", "--json"]
-
-
-def _children(pid: int) -> set[int]:
-    """Child processes of pid, whichever of its threads forked them."""
-    out: set[int] = set()
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out.update(int(c) for c in f.read().split())
-    except OSError:
-        pass
-    return out
 
 
 def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen:
@@ -62,7 +50,7 @@ def test_one_big_object_is_moved_by_several_processes_byte_for_byte(s3, bucket, 
     helpers: set[int] = set()
     deadline = time.monotonic() + 120
     while not helpers and proc.poll() is None and time.monotonic() < deadline:
-        helpers = _children(proc.pid)
+        helpers = child_pids(proc.pid)
         time.sleep(0.01)
     gate.set()
     out, err = proc.communicate(timeout=300)

@@ -240,13 +240,9 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
         if hasattr(signal, "SIGUSR1"):
             signal.signal(signal.SIGUSR1, signal.SIG_IGN)
         asyncio.events._set_running_loop(None)  # forked from inside the parent's running loop
-        loop: asyncio.AbstractEventLoop
-        try:
-            import uvloop
+        from .worker import _new_loop
 
-            loop = uvloop.new_event_loop()
-        except ImportError:
-            loop = asyncio.new_event_loop()
+        loop = _new_loop()
         asyncio.set_event_loop(loop)
         loop.run_until_complete(_helper_parts(w, parts, location, store_options, key, path, concurrency, check,
                                               if_match))
