@@ -78,6 +78,11 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
         return AccessDenied(f"{why} ({code or status})", op=op, url=url, key=key)
     if code in _THROTTLED or status in (429, 503):
         return Throttled(f"throttled by the server ({code or status})", op=op, url=url, key=key)
+    if status == 501 or code == "NotImplemented":
+        # the server does not do this request at all: asking again cannot help (the callers that have
+        # another way, such as writes without checksum headers, look for it before this)
+        what = f"{msg} (501 NotImplemented)" if msg else "501 NotImplemented"
+        return StoreError(f"the server does not implement this request: {what}", op=op, url=url, key=key)
     if status is not None and status >= 500:
         return Transient(f"server error {status} {code} {msg}".strip(), op=op, url=url, key=key)
     if code in ("RequestTimeout", "RequestTimeTooSkewed", "InternalError", "BadDigest", "IncompleteBody",
