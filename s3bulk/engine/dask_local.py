@@ -60,6 +60,11 @@ class ForkedWorkers:
         self.scratch = tempfile.mkdtemp(prefix="s3bulk-dask-")  # their Dask work dirs, removed at close
         self.pids: list[int] = []
         self._pipes: list[int] = []
+        for stream in (sys.stdout, sys.stderr):  # else a worker could write our buffered output again
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
         # the workers' collections then never walk (and copy) what they share with us; no
         # gc.collect() first (34 ms here with distributed imported): little garbage is left after
         # imports, and the driver gets it back with gc.unfreeze()
