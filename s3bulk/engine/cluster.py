@@ -193,14 +193,14 @@ class Cluster:
         workers = ForkedWorkers(n, dict(QUIET_SETTINGS), worker_preload(plan))
         owned: list[Any] = [workers]
         try:
-            with dask.config.set(QUIET_SETTINGS):  # the scheduler reads them as it starts
+            with dask.config.set(QUIET_SETTINGS):  # the scheduler and the client read them as they start
                 lc = distributed.LocalCluster(n_workers=0, threads_per_worker=1, processes=True,
                                               dashboard_address=None, silence_logs=logging.ERROR,
                                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
-            owned.insert(0, lc)  # closed before the workers are waited for: its close ends them
-            workers.serve(lc.scheduler_address)
-            client = distributed.Client(lc, set_as_default=False)
-            owned.insert(0, client)
+                owned.insert(0, lc)  # closed before the workers are waited for: its close ends them
+                workers.serve(lc.scheduler_address)
+                client = distributed.Client(lc, set_as_default=False)
+                owned.insert(0, client)
             client.wait_for_workers(n, timeout=CONNECT_TIMEOUT)
         except BaseException as exc:
             for thing in owned:
