@@ -372,9 +372,10 @@ def _env_of_worker(name: str) -> str | None:
 
 
 def test_a_second_local_cluster_sees_the_environment_of_today(monkeypatch):
-    """Workers of `--cluster local:N` are forked from a forkserver that lives as long as the
-    process: a second cluster in one process (the API called twice) still gives its workers the
-    environment as it is now (credentials and endpoints come from there)."""
+    """A second `--cluster local:N` in one process (the API called twice) gives its workers the
+    environment as it is now (credentials and endpoints come from there): workers forked from
+    this process copy it; where nannies start them (beside other threads), from a forkserver
+    that lives as long as the process, they are handed it."""
     from s3bulk.engine.cluster import Cluster
 
     c = Cluster.connect("local:1")
