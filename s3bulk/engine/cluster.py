@@ -69,6 +69,23 @@ QUIET_SETTINGS: dict[str, Any] = {
 }
 
 
+class _QuietLogs:
+    """Keeps Dask's log lines below ERROR out of this process's output from now until `close`
+    (the last thing a Cluster closes). LocalCluster's silence_logs ends when its close returns,
+    but the scheduler's close still logs the workers' connections it finds closed (at INFO, with
+    a traceback) when they leave first: seen in `-q` output."""
+
+    def __init__(self) -> None:
+        import logging
+
+        self.logger = logging.getLogger("distributed")
+        self.level = self.logger.level
+        self.logger.setLevel(max(logging.ERROR, self.logger.getEffectiveLevel()))
+
+    def close(self) -> None:
+        self.logger.setLevel(self.level)
+
+
 def import_distributed() -> Any:
     """The distributed module, or one UsageError line saying how to install it. Importing it is
     the largest part of what Dask adds to a run that starts its own cluster (~0.25 CPU s of
@@ -178,7 +195,7 @@ class Cluster:
         finally:
             if masked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        return cls(client, [client, lc])
+        return cls(client, [client, lc, _QuietLogs()])
 
     @classmethod
     def _forked(cls, distributed: Any, n: int, plan: Plan | None) -> "Cluster":
@@ -191,7 +208,7 @@ class Cluster:
         from .dask_local import ForkedWorkers
 
         workers = ForkedWorkers(n, dict(QUIET_SETTINGS), worker_preload(plan))
-        owned: list[Any] = [workers]
+        owned: list[Any] = [workers, _QuietLogs()]
         try:
             with dask.config.set(QUIET_SETTINGS):  # the scheduler and the client read them as they start
                 lc = distributed.LocalCluster(n_workers=0, threads_per_worker=1, processes=True,
