@@ -36,6 +36,13 @@ from typing import Any
 
 PR_SET_PDEATHSIG = 1
 CLOSE_SECONDS = 10.0  # a worker that has not left this long after the scheduler closed is killed
+# A worker's heartbeat: Dask's scheduler asks for one every 0.5 s from each worker of a cluster of up
+# to 10 (no setting changes that), and each costs the worker and the scheduler CPU: the largest
+# part of what a cluster costs per second once the quiet settings are in (cluster.QUIET_SETTINGS).
+# What a heartbeat carries (metrics for the dashboard, the worker's liveness for a 5-minute TTL) is
+# not needed more often here: a worker that dies closes its connection, which the scheduler sees
+# at once.
+HEARTBEAT_SECONDS = 5.0
 
 
 def can_fork() -> bool:
@@ -157,9 +164,23 @@ def _worker_main(pipe: int, name: str, workdir: str, settings: dict[str, Any]) -
         logging.getLogger(logger).setLevel(logging.ERROR)
 
     async def run() -> None:
-        async with distributed.Worker(address, nthreads=1, name=name, local_directory=workdir,
-                                      dashboard=False, death_timeout=60) as worker:
+        async with _worker_class(distributed)(address, nthreads=1, name=name, local_directory=workdir,
+                                              dashboard=False, death_timeout=60,
+                                              heartbeat_interval=f"{HEARTBEAT_SECONDS}s") as worker:
             await worker.finished()
 
     asyncio.run(run())
     return 0
+
+
+def _worker_class(distributed: Any) -> Any:
+    """distributed.Worker, heartbeating every HEARTBEAT_SECONDS whatever the scheduler asks."""
+
+    class Worker(distributed.Worker):
+        async def heartbeat(self) -> None:
+            await super().heartbeat()
+            callback = self.periodic_callbacks.get("heartbeat")
+            if callback is not None:  # the scheduler's reply has just set it to 0.5 s
+                callback.callback_time = HEARTBEAT_SECONDS * 1000
+
+    return Worker
