@@ -76,6 +76,7 @@ class ForkedWorkers:
         # gc.collect() first (34 ms here with distributed imported): little garbage is left after
         # imports, and the driver gets it back with gc.unfreeze()
         gc.freeze()
+        driver = os.getpid()
         try:
             for i in range(n):
                 r, w = os.pipe()
@@ -84,7 +85,8 @@ class ForkedWorkers:
                     code = 1
                     try:
                         os.close(w)
-                        code = _worker_main(r, f"s3bulk-{i}", os.path.join(self.scratch, str(i)), settings)
+                        code = _worker_main(r, driver, f"s3bulk-{i}", os.path.join(self.scratch, str(i)),
+                                            settings)
                     finally:
                         os._exit(code)
                 os.close(r)
@@ -137,7 +139,7 @@ class ForkedWorkers:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def _worker_main(pipe: int, name: str, workdir: str, settings: dict[str, Any]) -> int:
+def _worker_main(pipe: int, driver: int, name: str, workdir: str, settings: dict[str, Any]) -> int:
     """In a forked worker: die with the driver, wait for the scheduler's address, then run a
     single-threaded Dask Worker until the scheduler closes it. SIGINT stays blocked as the
     driver blocked it before forking (a Ctrl-C is the coordinator's to interpret)."""
@@ -145,8 +147,8 @@ def _worker_main(pipe: int, name: str, workdir: str, settings: dict[str, Any]) -
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass
-    if os.getppid() == 1:
-        return 0  # the driver died before we could ask
+    if os.getppid() != driver:
+        return 0  # the driver died before we asked to die with it
     data = b""
     while not data.endswith(b"\n"):
         chunk = os.read(pipe, 4096)
