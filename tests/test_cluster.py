@@ -171,10 +171,10 @@ def test_list_get_server_chain_on_a_scheduler(cli, tmp_path, listget_server, das
     assert run.summary["journal"] is None
 
 
-def _popen_copy(args: list[str], tmp_path: Path, state: Path) -> subprocess.Popen:
+def _popen_copy(args: list[str], tmp_path: Path, state: Path, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "s3bulk", "copy", *args, "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            start_new_session=True, env=dict(os.environ, XDG_STATE_HOME=str(state)))
+                            start_new_session=True, env=dict(os.environ, XDG_STATE_HOME=str(state), **(env or {})))
 
 
 def test_worker_killed_mid_run_loses_nothing(cli, s3, bucket, tmp_path, endpoint, dask_procs):
@@ -452,14 +452,17 @@ def test_a_local_clusters_worker_killed_mid_run_loses_nothing(s3, bucket, tmp_pa
 
 def test_a_local_clusters_workers_die_with_their_driver_and_resume_finishes(cli, s3, bucket, tmp_path, endpoint):
     """The driver of `--cluster local:2` SIGKILLed mid-run: its forked workers do not outlive it
-    (nothing keeps copying, nothing is left running), and `--resume` finishes the copy."""
+    (nothing keeps copying, nothing is left running), `--resume` finishes the copy, and the
+    killed run's Dask work directory is gone after it."""
     objects = _tree(400)
     put_tree(s3, bucket, objects)
     dst = tmp_path / "dst"
     state = tmp_path / "state"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     args = [f"s3://{bucket}/", str(dst), "--endpoint-url", endpoint, "--page-size", "25",
             "--max-rps", "100", "--cluster", "local:2"]
-    proc = _popen_copy(args, tmp_path, state)
+    proc = _popen_copy(args, tmp_path, state, env={"TMPDIR": str(scratch)})
     workers: set[int] = set()
     try:
         assert proc.stdout is not None
@@ -478,6 +481,8 @@ def test_a_local_clusters_workers_die_with_their_driver_and_resume_finishes(cli,
         except ProcessLookupError:
             pass
     assert len(read_tree(dst)) < len(objects), "the driver was killed midway"
-    run = cli("copy", *args, "--json", "--resume", env={"XDG_STATE_HOME": str(state)})
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("s3bulk-dask-")], "the killed run left one"
+    run = cli("copy", *args, "--json", "--resume", env={"XDG_STATE_HOME": str(state), "TMPDIR": str(scratch)})
     _copy_ok(run)
     assert read_tree(dst) == objects
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("s3bulk-dask-")]

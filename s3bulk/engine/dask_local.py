@@ -44,6 +44,7 @@ CLOSE_SECONDS = 10.0  # a worker that has not left this long after the scheduler
 # not needed more often here: a worker that dies closes its connection, which the scheduler sees
 # at once.
 HEARTBEAT_SECONDS = 5.0
+SCRATCH_PREFIX = "s3bulk-dask-"  # + the driver's pid: the workers' Dask work dirs in the temp dir
 
 
 def can_fork() -> bool:
@@ -65,7 +66,9 @@ class ForkedWorkers:
     def __init__(self, n: int, settings: dict[str, Any], preload: list[str]) -> None:
         for name in preload:  # imported once here, shared by every worker
             importlib.import_module(name)
-        self.scratch = tempfile.mkdtemp(prefix="s3bulk-dask-")  # their Dask work dirs, removed at close
+        _sweep_stale(tempfile.gettempdir())
+        # their Dask work dirs, removed at close (or by a later cluster when this driver is killed)
+        self.scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
         self.pids: list[int] = []
         self._pipes: list[int] = []
         for stream in (sys.stdout, sys.stderr):  # else a worker could write our buffered output again
@@ -187,3 +190,24 @@ def _worker_class(distributed: Any) -> Any:
                 callback.callback_time = HEARTBEAT_SECONDS * 1000
 
     return Worker
+
+
+def _sweep_stale(tmp: str) -> None:
+    """Remove the work dirs of forked clusters whose driver is gone: a driver killed (SIGKILL)
+    takes its workers with it but cannot remove theirs. A pid in use again keeps its dir (safe)."""
+    try:
+        entries = list(os.scandir(tmp))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith(SCRATCH_PREFIX):
+            continue
+        pid_text = entry.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit() or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except (PermissionError, OverflowError):
+            pass  # alive (another user's), or not a pid
