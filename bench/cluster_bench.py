@@ -3,7 +3,7 @@ wall time and the CPU of the whole process tree, to see what running units as Da
 
     uv run --extra dask python bench/cluster_bench.py [--files 20000] [--size 100] [--workers 2]
         [--source local|localstack|versitygw|serve] [--endpoint http://127.0.0.1:4566] [--repeat 2]
-        [--args "MORE S3BULK OPTIONS FOR BOTH RUNS"]
+        [--args "MORE S3BULK OPTIONS FOR BOTH RUNS"] [--name NAME]
 
 Source `local` (default): a directory of N files on tmpfs, listed in key order and so split into
 many units, with no server competing for the cores: what the client itself costs. Source `localstack`: a bucket on the LocalStack at --endpoint holding N objects (filled once, from
@@ -18,7 +18,7 @@ CPU is user + system time of the whole tree. This process makes itself the tree'
 forkserver, which forked the Dask workers and reaped them) come back to it; it reaps every one of
 them before reading its children's rusage, which then holds all of the tree's CPU. The servers
 (LocalStack, versitygw, `s3bulk serve`) run on the same cores and are not counted. A markdown table
-goes to stdout and JSON to bench/results/cluster-<date>-<source>-<files>.json.
+goes to stdout and JSON to bench/results/cluster-<date>-<source>-<files>[-NAME].json.
 """
 
 from __future__ import annotations
@@ -145,6 +145,7 @@ def main() -> None:
     ap.add_argument("--endpoint", default=os.environ.get("S3BULK_TEST_ENDPOINT", "http://127.0.0.1:4566"))
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--args", default="", help="more s3bulk options for both runs, e.g. '--pages-ahead 8'")
+    ap.add_argument("--name", default="", help="added to the results file's name (bench/results/cluster-...-NAME.json)")
     args = ap.parse_args()
     for k, v in CREDS.items():
         os.environ.setdefault(k, v)
@@ -220,7 +221,8 @@ def main() -> None:
           f"({100 * (per_object['cluster'] - per_object['pool']) / per_object['cluster']:+.1f}%).")
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"cluster-{date.today()}-{args.source}-{args.files}.json").write_text(json.dumps(
+    name = f"-{args.name}" if args.name else ""
+    (out / f"cluster-{date.today()}-{args.source}-{args.files}{name}.json").write_text(json.dumps(
         {"date": str(date.today()), "machine": platform.platform(), "cores": os.cpu_count(), "source": args.source,
          "files": args.files, "size": args.size, "workers": args.workers, "rows": rows, "empty_rows": empty}, indent=2))
     if not all(r["complete_and_correct"] for r in rows + empty):

@@ -16,8 +16,10 @@ the engine on the workers, and waits; this process reads /proc through psutil:
 - idle: CPU of each process over `--seconds` after a 2 s settle, as ms of CPU per second of wall
   time, for the driver (scheduler, nannies and client live there) and the worker processes.
 
-The variants are a ladder: each adds settings to the one before; "s3bulk" is what
-engine/cluster.py sets now, and "+name" variants add one more thing to that. Markdown goes to stdout and JSON to
+The variants are a ladder: each adds settings to the one before, on Dask's LocalCluster whose
+nannies start the workers (its last step, "forkserver", is how s3bulk started them before); "s3bulk"
+is what engine/cluster.py does now (workers forked from the driver without nannies,
+engine/dask_local.py), and "+name" variants add one more setting to that. Markdown goes to stdout and JSON to
 bench/results/cluster-idle-<date>.json.
 """
 
@@ -53,6 +55,7 @@ LADDER: list[tuple[str, dict[str, Any]]] = [
 
 # "+name": what engine/cluster.py uses now plus these (tried, see the README for what was kept)
 EXTRA: dict[str, dict[str, Any]] = {
+    "+client-info-10s": {"distributed.client.scheduler-info-interval": "10s"},
     "+no-stealing-amm": {"distributed.scheduler.work-stealing": False,
                          "distributed.scheduler.active-memory-manager.start": False},
 }
@@ -87,6 +90,10 @@ def child(name: str, workers: int) -> None:
 
     settings = settings_of(name)
     cluster.local_settings = lambda: settings  # type: ignore[assignment]
+    if name in dict(LADDER):  # Dask's LocalCluster, nannies starting the workers, as s3bulk did before
+        cluster.forked_ok = lambda: False  # type: ignore[assignment]
+    else:  # workers forked from this process (dask_local.py), with these settings
+        cluster.QUIET_SETTINGS.update({k: v for k, v in settings.items() if "multiprocessing" not in k})
     ru = resource.getrusage(resource.RUSAGE_SELF)
     before = ru.ru_utime + ru.ru_stime
     t0 = time.perf_counter()

@@ -20,7 +20,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import ROOT, bucket_tree, put_tree, read_tree, write_tree
+from conftest import ROOT, bucket_tree, child_pids, put_tree, read_tree, write_tree
 
 distributed = pytest.importorskip("distributed")
 
@@ -171,10 +171,10 @@ def test_list_get_server_chain_on_a_scheduler(cli, tmp_path, listget_server, das
     assert run.summary["journal"] is None
 
 
-def _popen_copy(args: list[str], tmp_path: Path, state: Path) -> subprocess.Popen:
+def _popen_copy(args: list[str], tmp_path: Path, state: Path, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "s3bulk", "copy", *args, "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            start_new_session=True, env=dict(os.environ, XDG_STATE_HOME=str(state)))
+                            start_new_session=True, env=dict(os.environ, XDG_STATE_HOME=str(state), **(env or {})))
 
 
 def test_worker_killed_mid_run_loses_nothing(cli, s3, bucket, tmp_path, endpoint, dask_procs):
@@ -328,22 +328,41 @@ def _quiet_state(dask_worker) -> dict:
             "memory_monitor_ms": pcs["memory_monitor"].callback_time if "memory_monitor" in pcs else None}
 
 
-def test_a_local_cluster_runs_without_dasks_idle_background():
+@pytest.mark.parametrize("beside_a_thread", [False, True], ids=["forked", "nannies"])
+def test_a_local_cluster_runs_without_dasks_idle_background(beside_a_thread):
     """`--cluster local:N` (Cluster.connect("local:N")): its workers do not run Dask's statistical
     profiler (it samples every thread every 10 ms) and check their event loop and memory once a
     second, not every 20 and 100 ms: CPU a long run from a slow server would pay every second. The
-    caller's own Dask config is left as it was."""
+    caller's own Dask config is left as it was. Both ways of starting it: workers forked from a
+    process with one thread (no nannies), and Dask's nannies where other threads run (the API
+    inside a threaded program: forking it would be unsafe)."""
+    import threading
+
     import dask
 
     from s3bulk.engine.cluster import Cluster
 
+    alone = threading.active_count() == 1
     before = dask.config.get("distributed.worker.profile.enabled")
-    c = Cluster.connect("local:1")
+    release = threading.Event()
+    other = threading.Thread(target=release.wait, daemon=True)
+    if beside_a_thread:
+        other.start()
     try:
-        state = list(c.client.run(_quiet_state).values())
+        c = Cluster.connect("local:1")
+        try:
+            state = list(c.client.run(_quiet_state).values())
+            nannies = [w.get("nanny") for w in c.client.scheduler_info()["workers"].values()]
+            assert c.client.submit(sum, [1, 2]).result(timeout=60) == 3
+        finally:
+            c.close()
     finally:
-        c.close()
+        release.set()
     assert state == [{"profiling": False, "profile_config": False, "tick_ms": 1000, "memory_monitor_ms": 1000}]
+    if beside_a_thread:
+        assert nannies[0], "a nanny starts the worker where this process runs other threads"
+    elif alone:
+        assert nannies == [None], "a worker forked from this process, no nanny"
     assert dask.config.get("distributed.worker.profile.enabled") == before
     assert dask.config.get("distributed.worker.multiprocessing-method") == "spawn"
 
@@ -353,9 +372,10 @@ def _env_of_worker(name: str) -> str | None:
 
 
 def test_a_second_local_cluster_sees_the_environment_of_today(monkeypatch):
-    """Workers of `--cluster local:N` are forked from a forkserver that lives as long as the
-    process: a second cluster in one process (the API called twice) still gives its workers the
-    environment as it is now (credentials and endpoints come from there)."""
+    """A second `--cluster local:N` in one process (the API called twice) gives its workers the
+    environment as it is now (credentials and endpoints come from there): workers forked from
+    this process copy it; where nannies start them (beside other threads), from a forkserver
+    that lives as long as the process, they are handed it."""
     from s3bulk.engine.cluster import Cluster
 
     c = Cluster.connect("local:1")
@@ -380,11 +400,89 @@ def test_a_quiet_local_cluster_run_prints_nothing_when_port_8787_is_taken(cli, t
         taken.listen()
     except OSError:
         pass  # already taken by something else: the case itself
+    scratch = tmp_path / "tmp"  # the workers' Dask work directories go under TMPDIR, and go
+    scratch.mkdir()
     try:
         objects = {"a.txt": b"hello", "d/b.bin": os.urandom(300)}
         write_tree(tmp_path / "src", objects)
-        run = cli("copy", str(tmp_path / "src"), str(tmp_path / "dst"), "-q", "--no-journal", "--cluster", "local:1")
+        run = cli("copy", str(tmp_path / "src"), str(tmp_path / "dst"), "-q", "--no-journal", "--cluster", "local:1",
+                  env={"TMPDIR": str(scratch)})
     finally:
         taken.close()
     assert run.code == 0 and run.err == "", run.err
     assert read_tree(tmp_path / "dst") == objects
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("s3bulk-dask-")]
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited (a zombie nobody reaped yet counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def test_a_local_clusters_worker_killed_mid_run_loses_nothing(s3, bucket, tmp_path, endpoint):
+    """`--cluster local:2` forks its workers without nannies: one SIGKILLed once objects landed is
+    not restarted, its task runs again on the other worker, and every object arrives, whole."""
+    objects = _tree(400)
+    src = tmp_path / "src"
+    write_tree(src, objects)
+    proc = _popen_copy([str(src), f"s3://{bucket}/", "--endpoint-url", endpoint, "--page-size", "25",
+                        "--max-rps", "100", "--cluster", "local:2", "--no-journal"], tmp_path, tmp_path / "state")
+    try:
+        def two_workers_and_some_landed() -> bool:
+            assert proc.poll() is None, proc.communicate()
+            landed = s3.list_objects_v2(Bucket=bucket, MaxKeys=1).get("KeyCount", 0)
+            return landed > 0 and len(child_pids(proc.pid)) == 2
+
+        _wait_for("both workers running after some objects landed", two_workers_and_some_landed)
+        victim = min(child_pids(proc.pid))
+        os.kill(victim, signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, err
+    summary = [json.loads(x) for x in out.splitlines() if '"summary"' in x][-1]
+    assert summary["copied"] == len(objects), summary
+    assert bucket_tree(s3, bucket) == objects
+
+
+def test_a_local_clusters_workers_die_with_their_driver_and_resume_finishes(cli, s3, bucket, tmp_path, endpoint):
+    """The driver of `--cluster local:2` SIGKILLed mid-run: its forked workers do not outlive it
+    (nothing keeps copying, nothing is left running), `--resume` finishes the copy, and the
+    killed run's Dask work directory is gone after it."""
+    objects = _tree(400)
+    put_tree(s3, bucket, objects)
+    dst = tmp_path / "dst"
+    state = tmp_path / "state"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    args = [f"s3://{bucket}/", str(dst), "--endpoint-url", endpoint, "--page-size", "25",
+            "--max-rps", "100", "--cluster", "local:2"]
+    proc = _popen_copy(args, tmp_path, state, env={"TMPDIR": str(scratch)})
+    workers: set[int] = set()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            workers |= child_pids(proc.pid)
+            event = json.loads(line)
+            if event["event"] == "progress" and event["copied"] > 0 and len(workers) == 2:
+                break
+        os.kill(proc.pid, signal.SIGKILL)  # the driver alone: its workers must follow it
+        proc.wait(60)
+        assert len(workers) == 2
+        _wait_for("the workers to end with their driver", lambda: all(_gone(pid) for pid in workers))
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever of its session is left, if the test failed
+        except ProcessLookupError:
+            pass
+    assert len(read_tree(dst)) < len(objects), "the driver was killed midway"
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("s3bulk-dask-")], "the killed run left one"
+    run = cli("copy", *args, "--json", "--resume", env={"XDG_STATE_HOME": str(state), "TMPDIR": str(scratch)})
+    _copy_ok(run)
+    assert read_tree(dst) == objects
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("s3bulk-dask-")]

@@ -32,13 +32,14 @@ every Dask worker resolves its own (environment, profile, instance role).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
 import time
 import uuid
 from dataclasses import replace
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import S3BulkError, UsageError
 from ..model import Counters, WorkUnit
@@ -68,13 +69,63 @@ QUIET_SETTINGS: dict[str, Any] = {
 }
 
 
+class _QuietLogs:
+    """Keeps Dask's log lines below ERROR out of this process's output from now until `close`
+    (the last thing a Cluster closes). LocalCluster's silence_logs ends when its close returns,
+    but the scheduler's close still logs the workers' connections it finds closed (at INFO, with
+    a traceback) when they leave first: seen in `-q` output."""
+
+    def __init__(self) -> None:
+        import logging
+
+        self.logger = logging.getLogger("distributed")
+        self.level = self.logger.level
+        self.logger.setLevel(max(logging.ERROR, self.logger.getEffectiveLevel()))
+
+    def close(self) -> None:
+        self.logger.setLevel(self.level)
+
+
 def import_distributed() -> Any:
-    """The distributed module, or one UsageError line saying how to install it."""
+    """The distributed module, or one UsageError line saying how to install it. Importing it is
+    the largest part of what Dask adds to a run that starts its own cluster (~0.25 CPU s of
+    ~0.4, issue 12), so it is imported the cheap way (_cheap_import)."""
     try:
-        import distributed
+        with _cheap_import():
+            import distributed
     except ImportError:
         raise UsageError(INSTALL_HINT) from None
     return distributed
+
+
+@contextlib.contextmanager
+def _cheap_import() -> Iterator[None]:
+    """While distributed is imported: no garbage collection (the import makes tens of thousands
+    of objects that all live on, and the collections they trigger walk everything imported
+    before), and dask's and distributed's YAML defaults parsed by libyaml where PyYAML has it (the
+    same safe loader in C: 21 -> 3 ms for the two files). Together ~40 ms of the import's ~300
+    here (medians of 8 runs each)."""
+    import gc
+    import importlib
+
+    yaml: Any = None
+    try:
+        yaml = importlib.import_module("yaml")  # dask's dependency (no type stubs here)
+    except ImportError:
+        pass
+    safe_load = getattr(yaml, "safe_load", None)
+    fast = getattr(yaml, "CSafeLoader", None)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    if yaml is not None and safe_load is not None and fast is not None:
+        yaml.safe_load = lambda stream: yaml.load(stream, Loader=fast)
+    try:
+        yield
+    finally:
+        if yaml is not None and safe_load is not None:
+            yaml.safe_load = safe_load
+        if was_enabled:
+            gc.enable()
 
 
 class Cluster:
@@ -86,9 +137,11 @@ class Cluster:
         self._owned = owned
 
     @classmethod
-    def connect(cls, spec: Any) -> "Cluster":
+    def connect(cls, spec: Any, plan: Plan | None = None) -> "Cluster":
         """`spec`: a distributed.Client, "local" / "local:N" (a LocalCluster of N worker processes,
-        one thread each; N defaults to the cores), or a scheduler address (tcp://host:8786)."""
+        one thread each; N defaults to the cores), or a scheduler address (tcp://host:8786).
+        `plan`: the run's, when known: workers forked for `local:N` start with its stores'
+        modules imported."""
         distributed = import_distributed()
         if isinstance(spec, distributed.Client):
             return cls(spec, [])
@@ -100,7 +153,7 @@ class Cluster:
             n_text = spec[6:] or str(os.cpu_count() or 1)
             if not n_text.isdigit() or int(n_text) < 1:
                 raise UsageError(f"invalid --cluster {spec!r}: local:N needs N >= 1 worker processes")
-            return cls._local(distributed, int(n_text))
+            return cls._local(distributed, int(n_text), plan)
         if "://" not in spec and ":" not in spec:
             raise UsageError(f"invalid --cluster {spec!r}: expected local[:N] or a scheduler address "
                              "such as tcp://host:8786")
@@ -111,7 +164,7 @@ class Cluster:
         return cls(client, [client])
 
     @classmethod
-    def _local(cls, distributed: Any, n: int) -> "Cluster":
+    def _local(cls, distributed: Any, n: int, plan: Plan | None = None) -> "Cluster":
         import logging
         import signal
 
@@ -123,6 +176,8 @@ class Cluster:
         if masked:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
+            if forked_ok():
+                return cls._forked(distributed, n, plan)
             with dask.config.set(local_settings()):  # the nannies hand this config to their workers
                 _preload_forkserver()
                 # env: the forkserver's environment is this process's when it started (the first
@@ -141,7 +196,40 @@ class Cluster:
         finally:
             if masked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        return cls(client, [client, lc])
+        return cls(client, [client, lc, _QuietLogs()])
+
+    @classmethod
+    def _forked(cls, distributed: Any, n: int, plan: Plan | None) -> "Cluster":
+        """A scheduler here and N worker processes forked from this process, no nannies
+        (dask_local.py). Called with SIGINT blocked, which the workers inherit."""
+        import logging
+
+        import dask
+
+        from .dask_local import ForkedWorkers
+
+        workers = ForkedWorkers(n, dict(QUIET_SETTINGS), worker_preload(plan))
+        owned: list[Any] = [workers, _QuietLogs()]
+        try:
+            with dask.config.set(QUIET_SETTINGS):  # the scheduler and the client read them as they start
+                lc = distributed.LocalCluster(n_workers=0, threads_per_worker=1, processes=True,
+                                              dashboard_address=None, silence_logs=logging.ERROR,
+                                              scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+                owned.insert(0, lc)  # closed before the workers are waited for: its close ends them
+                workers.serve(lc.scheduler_address)
+                client = distributed.Client(lc, set_as_default=False)
+                owned.insert(0, client)
+            client.wait_for_workers(n, timeout=CONNECT_TIMEOUT)
+        except BaseException as exc:
+            for thing in owned:
+                try:
+                    thing.close()
+                except Exception:
+                    pass
+            if isinstance(exc, (OSError, TimeoutError)):
+                raise S3BulkError(f"cannot start a local Dask cluster: {exc}") from None
+            raise
+        return cls(client, owned)
 
     def slots(self) -> int:
         """Tasks that can run at once: the sum of the workers' threads (waits for one worker)."""
@@ -182,6 +270,23 @@ class Cluster:
 # in every child as multiprocessing's __mp_main__, so it comes free too).
 FORKSERVER_PRELOAD = ["distributed", "s3bulk.cli", "s3bulk.engine.worker", "s3bulk.engine.transfer",
                       "s3bulk.stores.s3", "s3bulk.stores.local", "s3bulk.stores.listget"]
+
+
+def worker_preload(plan: Plan | None) -> list[str]:
+    """What a forked worker runs (dask_local.py), imported once by the driver before it forks
+    them: the engine, and the plan's stores (every kind when the plan is not known)."""
+    from .pool import _STORE_MODULES
+
+    kinds = {plan.src.kind, plan.dst.kind} if plan is not None else {"s3", "local", "http"}
+    return ["s3bulk.engine.worker", "s3bulk.engine.transfer",
+            *(_STORE_MODULES[k] for k in sorted(kinds) if k in _STORE_MODULES)]
+
+
+def forked_ok() -> bool:
+    """Whether `local:N` forks its workers from this process (dask_local.can_fork)."""
+    from .dask_local import can_fork
+
+    return can_fork()
 
 
 def local_settings() -> dict[str, Any]:

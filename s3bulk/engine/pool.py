@@ -47,7 +47,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
         from .cluster import Cluster, prepare
 
         try:
-            dask = Cluster.connect(cluster)
+            dask = Cluster.connect(cluster, plan)
             plan = prepare(dask, plan)  # workers = the cluster's task slots
         except BaseException:
             if dask is not None:
