@@ -7,7 +7,7 @@
 Why: on real S3 a ListObjectsV2 page takes 75-300 ms, so a tool that lists one bucket through a single
 chain of pages is bound by latency, not CPU; LocalStack and versitygw on this machine spend 100+ us of
 CPU per key listed and cannot show that. bench/slow_s3.py answers every request after `--delay-ms`
-(50 by default) over a synthetic key space, at ~3 us of its own CPU per key listed, so what is timed
+(50 by default) over a synthetic key space, at ~0.2 us of its own CPU per key listed, so what is timed
 is the client's listing strategy and its per-key cost.
 
 For each key shape (`--shapes`; bench/slow_s3.py: `flat` obj-0000123, `dated`
