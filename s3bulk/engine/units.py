@@ -44,7 +44,7 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
     if max_points <= 0 or not last.startswith(prefix):
         return []
     first = sample[0] if sample else last
-    d = _first_difference(first, last)
+    d = varies = _first_difference(first, last)
     numbered = False
     if coarse:
         # one position left of where the page varies; two when the page spans every value of its
@@ -59,7 +59,8 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
         here = last[j]
         stop = False
         wide = coarse and j == len(prefix)
-        column = {k[j] for k in sample if len(k) > j}
+        # left of d every key of the page has last[j] there: nothing to learn from the sample
+        column = {k[j] for k in sample if len(k) > j} if j >= varies else set()
         by_class = wide or not (coarse and _in_word(last, j))
         for c in _likely_after(here, column, wide, by_class, numbered):
             cand = last[:j] + c
