@@ -392,15 +392,35 @@ def _stepped(agen: AsyncGenerator[T, None]) -> Generator[T, None, None]:
     """An async generator driven from synchronous code by an event loop of its own, one item per
     step; closing the generator (or a consumer that stops early) closes the async one in that loop."""
     loop = asyncio.new_event_loop()
+    step: asyncio.Future[T] | None = None
     try:
         while True:
+            step = asyncio.ensure_future(agen.__anext__(), loop=loop)
             try:
-                yield loop.run_until_complete(agen.__anext__())
+                yield loop.run_until_complete(step)
             except StopAsyncIteration:
                 return
     finally:
-        loop.run_until_complete(agen.aclose())
+        if step is not None and not step.done():  # interrupted (Ctrl-C) in the middle of a step
+            step.cancel()
+            try:
+                _settle(loop, step)
+            except (asyncio.CancelledError, Exception):
+                pass  # the generator ended with it; aclose() below is then a no-op
+        _settle(loop, asyncio.ensure_future(agen.aclose(), loop=loop))
         loop.close()
+
+
+def _settle(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any]) -> Any:
+    """loop.run_until_complete(fut), also after Ctrl-C interrupted an earlier run of the loop between
+    its step's end and the callback that stops the loop: that stop, still queued, ends the next run
+    early ('Event loop stopped before Future completed'); the loop is simply run again."""
+    while True:
+        try:
+            return loop.run_until_complete(fut)
+        except RuntimeError:
+            if fut.done():
+                raise
 
 
 def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,

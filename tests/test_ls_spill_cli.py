@@ -88,3 +88,33 @@ def test_a_reader_that_stops_early_leaves_no_traceback_and_no_spill(hashed, tmp_
     assert p.returncode == 0, err
     assert b"Traceback" not in err and b"destroyed" not in err, err
     assert not list(tmp_path.glob("s3bulk-ls-*"))
+
+
+def test_ctrl_c_just_as_a_page_is_ready_still_closes_the_listing():
+    """Ctrl-C can land after a step of the listing finished but before the event loop ran the
+    callback that ends that step's run (a `loop.stop()` left queued). Closing the listing then ran
+    that stale stop first: 'internal error: Event loop stopped before Future completed' (exit 3, not
+    130), and the listing's cleanup (its requests, the spill files) did not run to its end."""
+    import asyncio
+
+    from s3bulk.api import _stepped
+
+    closed: list[bool] = []
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    async def pages():
+        try:
+            asyncio.get_running_loop().call_soon(interrupt)  # runs right after this step completes
+            yield "first page"
+            yield "second page"
+        finally:
+            await asyncio.sleep(0)  # cleanup that needs the loop (cancelled listings, spill files)
+            closed.append(True)
+
+    got: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        for text in _stepped(pages()):
+            got.append(text)
+    assert closed == [True]

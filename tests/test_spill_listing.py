@@ -135,8 +135,9 @@ class Rounds:
 
     ordered = True
 
-    def __init__(self, keys: list[str]) -> None:
+    def __init__(self, keys: list[str], blind: bool = False) -> None:
         self.keys, self.pending, self.per_round, self.requests = keys, [], [], 0
+        self.blind = blind  # answer as S3 does: it does not know the unit's end, the client cuts there
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
         import bisect
@@ -150,6 +151,10 @@ class Rounds:
         keys = self.keys
         i = bisect.bisect_right(keys, unit.after) if unit.after is not None else bisect.bisect_left(keys, prefix)
         j = min(i + limit, len(keys))
+        if self.blind:  # a full page that ends inside the unit: only the next request can tell what follows
+            k = j if unit.until is None else bisect.bisect_right(keys, unit.until, i, j)
+            out = [ObjectInfo(x) for x in keys[i:k]]
+            return Page(out, next_after=out[-1].key if k == j < len(keys) and out else None)
         if unit.until is not None:
             j = min(j, bisect.bisect_right(keys, unit.until))
         out = [ObjectInfo(k) for k in keys[i:j]]
@@ -195,3 +200,32 @@ def test_listings_fan_out_in_a_few_rounds_and_pages_stay_full(shape: str, tmp_pa
     assert max(rounds[:3]) >= 16
     assert len(rounds) <= 40  # the chain: 400
     assert store.requests <= 2 * 400
+
+
+@pytest.mark.parametrize("shape", ["flat", "dated"])
+def test_numbered_and_dated_names_cost_few_requests_beyond_the_pages(shape: str, tmp_path) -> None:
+    """Requests are what a listing pays for on S3 (and CPU on both sides). A store that, as S3, does
+    not know where a unit ends answers a full page that may end exactly at the unit's end; one more
+    request then finds nothing. Ranges cut one page long on numbered names (`obj-0001`, `obj-0002`:
+    1,000 names each, a page) did that for every range, and cuts at the next letters of fixed text
+    (`month=` -> `montj`) listed nothing: 1.65x (flat) and 1.9x (dated) the 400 pages here, now 1.2x
+    and 1.4x. The fan-out stays: 16 listings in flight within three rounds."""
+    make = {"flat": lambda i: f"obj-{i:07d}",
+            "dated": lambda i: f"year={2020 + i // 15000}/month={(i // 1250) % 12 + 1:02d}/day={(i // 50) % 25 + 1:02d}/part-{i:05d}"}[shape]
+    keys = sorted(make(i) for i in range(40_000))
+    store = Rounds(keys, blind=True)
+
+    async def run() -> list[str]:
+        clock = asyncio.ensure_future(store.clock())
+        try:
+            return [e.key async for page in list_in_order(store, "", page_size=100, concurrency=64, max_streams=128,
+                                                          spill_bytes=1 << 30, spill_dir=str(tmp_path)) for e in page]
+        finally:
+            clock.cancel()
+
+    assert asyncio.run(run()) == keys
+    rounds = store.per_round
+    print(f"{shape}: {len(rounds)} rounds, {store.requests} requests, in flight per round {rounds[:8]}...")
+    assert max(rounds[:3]) >= 16
+    assert len(rounds) <= 40  # the chain: 400
+    assert store.requests <= 1.5 * 400

@@ -38,20 +38,31 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
     `prefix`, guessed from `sample` (the keys of the page just listed, in order, ending at `last`).
     `coarse` (`ls`): start one position further left, so that no range is likely smaller than a page
     (a range cut where the page's keys vary holds a fraction of a page and costs a whole request:
-    half the requests on 1M hashed keys), and cut at every likely character at the first position
-    after the prefix (the remaining range fans out in one round, not two pieces a round)."""
+    half the requests on 1M hashed keys), two on numbered names (see below), cut at every likely
+    character at the first position after the prefix (the remaining range fans out in one round,
+    not two pieces a round), and not at the next letters of fixed text (`month=`: `montj`)."""
     if max_points <= 0 or not last.startswith(prefix):
         return []
     first = sample[0] if sample else last
-    d = _first_difference(first, last)
+    d = varies = _first_difference(first, last)
+    numbered = False
     if coarse:
-        d = max(d - 1, 0)
+        # one position left of where the page varies; two when the page spans every value of its
+        # class there (numbered names: `...000` to `...999`): cuts one position left would each
+        # hold exactly one page, and a range that ends exactly at a page's end costs one more
+        # request to learn that nothing follows (1M flat keys: 600 such requests)
+        numbered = _spans_class(first, last, d)
+        d = max(d - (2 if numbered else 1), 0)
     finest = min(max(d, len(prefix)), len(last) - 1)
     points: list[str] = []
     for j in range(finest, len(prefix) - 1, -1):
         here = last[j]
         stop = False
-        for c in _likely_after(here, {k[j] for k in sample if len(k) > j}, coarse and j == len(prefix)):
+        wide = coarse and j == len(prefix)
+        # left of d every key of the page has last[j] there: nothing to learn from the sample
+        column = {k[j] for k in sample if len(k) > j} if j >= varies else set()
+        by_class = wide or not (coarse and _in_word(last, j))
+        for c in _likely_after(here, column, wide, by_class, numbered):
             cand = last[:j] + c
             if until is not None and cand >= until:
                 stop = True  # every later candidate is larger still
@@ -76,16 +87,44 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
 _CLASSES = ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-def _likely_after(here: str, column: set[str], wide: bool = False) -> list[str]:
-    """Characters greater than `here` that keys probably have at its position: the rest of its class
-    (digits, lower or upper ASCII letters; `wide`: all of it, else the next PER_POSITION), and
-    whatever the page showed at that position. `wide` also adds the hex letters after a digit
-    (hashed names): the first position after the prefix is where a big remaining range must fan
-    out at once; a cut there that holds no key costs one request."""
-    likely = {c for c in column if c > here}
+def _spans_class(first: str, last: str, d: int) -> bool:
+    """The page's keys run through every value of their character class at position d."""
+    if d >= min(len(first), len(last)):
+        return False
     for cls in _CLASSES:
+        if first[d] == cls[0] and last[d] == cls[-1]:
+            return True
+    return False
+
+
+def _in_word(key: str, j: int) -> bool:
+    """key[j] is an ASCII letter in a run of three or more (`year=`, `month=`, `part-`): fixed text,
+    whose next letters are ranges that hold no key (dated paths, 1M keys: ~500 empty listings).
+    Hex digits of hashed names rarely run three letters long."""
+    if not key[j].isascii() or not key[j].isalpha():
+        return False
+    a = b = j
+    while a > 0 and key[a - 1].isascii() and key[a - 1].isalpha():
+        a -= 1
+    while b + 1 < len(key) and key[b + 1].isascii() and key[b + 1].isalpha():
+        b += 1
+    return b - a >= 2
+
+
+def _likely_after(here: str, column: set[str], wide: bool = False, by_class: bool = True,
+                  all_digits: bool = False) -> list[str]:
+    """Characters greater than `here` that keys probably have at its position: the rest of its class
+    (digits, lower or upper ASCII letters; `wide`: all of it, else the next PER_POSITION; none
+    without `by_class`), and whatever the page showed at that position. `wide` also adds the hex
+    letters after a digit (hashed names): the first position after the prefix is where a big
+    remaining range must fan out at once; a cut there that holds no key costs one request.
+    `all_digits` (numbered names): every following digit, so that the remaining range fans out
+    into ranges of ten pages, a hundred, ... in one round."""
+    likely = {c for c in column if c > here}
+    for cls in _CLASSES if by_class else ():
         if here in cls:
-            likely.update(cls[cls.index(here) + 1:][:None if wide else PER_POSITION])
+            every = wide or (all_digits and cls is _CLASSES[0])
+            likely.update(cls[cls.index(here) + 1:][:None if every else PER_POSITION])
     if wide and here in _CLASSES[0]:
         likely.update("abcdef")
     return sorted(likely)
