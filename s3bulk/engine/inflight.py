@@ -9,10 +9,12 @@ count grows only on evidence, checked once a tick (TICK seconds):
 - work was waiting (objects queued while every transfer was busy): more could start at once;
 - the worker's thread spent less than BUSY of the tick on the CPU: latency, not CPU, is the limit;
 - the last growth paid: objects/s rose by RISE at least (a server that is the bottleneck, or that
-  slows down with more in flight, stops the growth: after STRIKES growths that did not pay, for good);
+  slows down with more in flight, stops the growth for good after one that did not: against
+  versitygw on the same two cores, growing to 256 before stopping cost both sides more CPU);
 - the request limiter (AIMD on SlowDown, stores/resilient.py) has room: throttling is its business.
 
-It grows by half (twice when the thread used less than half of BUSY) up to the ceiling
+It grows by half (twice when the thread used less than half of BUSY and the last growth paid
+PAID_WELL: the first step is always by half, so a server-bound run ends at 1.5x the start) up to the ceiling
 (TransferOptions.concurrency_ceiling: 512 by default, less under --max-memory: budget.py), and never
 shrinks: transfers beyond what the server takes wait in the limiter, which halves on SlowDown.
 """
@@ -25,14 +27,15 @@ from typing import Callable
 TICK = 0.2       # seconds between two looks
 BUSY = 0.7       # share of a tick on the CPU above which the worker counts as CPU-bound
 RISE = 1.1       # objects/s after a growth over before it, for the growth to count as paid
-STRIKES = 2      # growths that did not pay before the count is left as it is
+STRIKES = 1      # growths that did not pay before the count is left as it is
+PAID_WELL = 1.3  # a growth that raised objects/s this much may be followed by a doubling
 
 
 class InFlight:
     """The target number of transfers in flight for one worker (its consumer tasks)."""
 
     __slots__ = ("target", "ceiling", "_cpu", "_clock", "_last_cpu", "_last_at", "_last_done", "_before",
-                 "_strikes", "_ticks")
+                 "_strikes", "_ticks", "_paid")
 
     def __init__(self, start: int, ceiling: int, *, cpu: Callable[[], float] = time.thread_time,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -43,6 +46,7 @@ class InFlight:
         self._before: float | None = None  # objects/s in the tick before the last growth (None: none yet)
         self._strikes = 0
         self._ticks = 0
+        self._paid = 0.0  # how much the last growth raised objects/s (0: no growth yet)
 
     @property
     def fixed(self) -> bool:
@@ -64,14 +68,16 @@ class InFlight:
         if not waiting:  # the listing did not keep up: nothing to learn about transfers in flight
             return self.target
         if self._before is not None:  # the first busy tick after a growth: did it pay?
-            if rate < self._before * RISE:
+            self._paid = rate / max(1e-9, self._before)
+            if self._paid < RISE:
                 self._strikes += 1
             self._before = None
             if self._strikes >= STRIKES:
                 return self.target
         if self._ticks < 2 or share >= BUSY:  # the first tick is the listing's start-up
             return self.target
-        grown = min(self.ceiling, self.target * 2 if share < BUSY / 2 else self.target * 3 // 2)
+        double = share < BUSY / 2 and self._paid >= PAID_WELL
+        grown = min(self.ceiling, self.target * 2 if double else self.target * 3 // 2)
         if room is not None:
             grown = min(grown, max(self.target, room))
         if grown > self.target:
