@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from s3bulk.engine.budget import fit_to_memory
-from s3bulk.engine.inflight import BUSY, STRIKES, InFlight
+from s3bulk.engine.inflight import BUSY, QUEUED, STRIKES, InFlight
 from s3bulk.engine.plan import AUTO_MAX_CONCURRENCY, MiB, TransferOptions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,13 +41,14 @@ def _grower(start: int = 64, ceiling: int = 512) -> tuple[InFlight, Ticks]:
 
 
 def _run(g: InFlight, t: Ticks, ticks: int, busy: float, rate_of, waiting: bool = True,
-         room: int | None = None) -> list[int]:
-    """`ticks` looks, objects/s given by rate_of(target); returns the targets after each."""
+         room: int | None = None, mean: float = 0.05, shortest: float = 0.05) -> list[int]:
+    """`ticks` looks, objects/s given by rate_of(target), transfers taking `mean` seconds on average
+    and `shortest` at least; returns the targets after each."""
     done, seen = 0, []
     for _ in range(ticks):
         t.step(0.2, busy)
         done += int(rate_of(g.target) * 0.2)
-        seen.append(g.tick(done, waiting, room))
+        seen.append(g.tick(done, waiting, room, mean, shortest))
     return seen
 
 
@@ -61,6 +62,12 @@ def test_grows_to_the_ceiling_while_latency_bound():
 def test_does_not_grow_when_the_cpu_is_the_limit():
     g, t = _grower()
     assert _run(g, t, 10, busy=BUSY + 0.05, rate_of=lambda n: 5000) == [64] * 10
+
+
+def test_does_not_grow_when_requests_queue_at_the_server():
+    """A server on the same machine: ~1 ms at best, 30 ms on average with 64 in flight."""
+    g, t = _grower()
+    assert _run(g, t, 10, busy=0.1, rate_of=lambda n: 2000, mean=0.030, shortest=0.030 / (QUEUED + 1)) == [64] * 10
 
 
 def test_does_not_grow_when_nothing_waits():

@@ -21,6 +21,7 @@ import os
 import resource
 import signal
 import threading
+import time
 from typing import Any
 
 from ..errors import RUN_STOPPERS, BucketMissing, S3BulkError, StoreError
@@ -112,6 +113,8 @@ class Worker:
         self._reported_concurrency = 0
         self._transfers = plan.options.concurrency  # consumer tasks running (engine/inflight.py may add some)
         self._finished = 0  # objects this worker finished (copied or failed): what inflight.py measures
+        self._took = 0.0  # seconds the objects copied took in all (inflight.py: mean against the shortest)
+        self._shortest = 0.0  # the least one took (0: none yet)
         self._logs = 0  # per-page object logs opened by this worker (for their names)
         self._terminating = False  # a forced stop: see terminate()
 
@@ -276,11 +279,15 @@ class Worker:
         """More transfers in flight while requests, not the CPU, hold the worker back (inflight.py)."""
         opts = self.plan.options
         plan = InFlight(opts.concurrency, opts.concurrency_ceiling())
+        seen, seen_took = 0, 0.0
         while not plan.fixed:
             await asyncio.sleep(TICK)
             limits = [store.limiter.limit() for store in self._stores if getattr(store, "limiter", None) is not None]
             room = min(limits) - opts.part_concurrency if limits else None
-            target = plan.tick(self._finished, objects.qsize() > 0, room)
+            n = self._finished - seen
+            mean = (self._took - seen_took) / n if n else 0.0
+            seen, seen_took = self._finished, self._took
+            target = plan.tick(seen, objects.qsize() > 0, room, mean, self._shortest)
             while len(consumers) < target and not self.stopping:
                 consumers.append(asyncio.create_task(self._consume(objects)))
             self._transfers = len(consumers)
@@ -537,6 +544,7 @@ class Worker:
     async def _consume(self, objects: asyncio.Queue) -> None:
         transfer = self.transfer
         c = self.counters
+        clock = time.monotonic  # not uvloop's loop.time(): whole milliseconds, and a nearby server answers in less
         while True:
             item = await objects.get()
             if item is _STOP:
@@ -546,7 +554,12 @@ class Worker:
                 state.drop()
                 continue
             try:
+                began = clock()
                 size, server_side = await transfer.copy(info)
+                took = clock() - began
+                self._took += took
+                if 0 < took < self._shortest or not self._shortest:
+                    self._shortest = took
                 c.done += 1
                 c.done_bytes += size
                 if server_side:
