@@ -17,9 +17,9 @@ count grows only on evidence, checked once a tick (TICK seconds):
 - the request limiter (AIMD on SlowDown, stores/resilient.py) has room: throttling is its business.
 
 It grows by half (twice when the thread used less than half of BUSY and the last growth paid
-PAID_WELL: the first step is always by half, so a server-bound run ends at 1.5x the start) up to the ceiling
-(TransferOptions.concurrency_ceiling: 512 by default, less under --max-memory: budget.py), and never
-shrinks: transfers beyond what the server takes wait in the limiter, which halves on SlowDown.
+PAID_WELL; the first step is always by half) up to the ceiling (TransferOptions.concurrency_ceiling:
+512 by default, less under --max-memory: budget.py), and never shrinks: transfers beyond what the
+server takes wait in the request limiter, which halves what is in flight on SlowDown.
 """
 
 from __future__ import annotations
