@@ -10,8 +10,8 @@ count grows only on evidence, checked once a tick (TICK seconds):
 - the worker's thread spent less than BUSY of the tick on the CPU: latency, not CPU, is the limit;
 - transfers took no more than QUEUED times the shortest one seen (the round trip, as BBR's min RTT):
   their time goes to the distance, not to waiting in a busy server's queue. Against a server on the
-  same machine (versitygw: ~1 ms at best, ~30 ms on average with 64 in flight) nothing grows; the
-  first step to 96 already cost 15-30% of objects/s there;
+  same machine (versitygw: ~1 ms at best, ~30 ms on average with 64 in flight) nothing grows:
+  more in flight would only wait longer in its queue, and cost connections;
 - the last growth paid: objects/s rose by RISE at least (a server that is the bottleneck, or that
   slows down with more in flight, stops the growth for good after STRIKES growths that did not);
 - the request limiter (AIMD on SlowDown, stores/resilient.py) has room: throttling is its business.
