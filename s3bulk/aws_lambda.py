@@ -68,6 +68,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         for name in _OPTION_SIZES & set(given):
             given[name] = parse_size(str(given[name]), name)
         given["workers"] = 1  # no process pool inside Lambda
+        if "concurrency" in given:  # as -c N on the command line: exactly N, not a start that may grow
+            given.setdefault("max_concurrency", given["concurrency"])
         options = TransferOptions(**given, write_props=props_options.write_props(
             **{k: v for k, v in props.items() if not k.startswith("sse_c_copy_source")}))
         budget = event.get("max_memory")

@@ -76,7 +76,8 @@ def _s3_options(endpoint_url: Optional[str], profile: Optional[str], region: Opt
 # Options shared by copy and sync, declared once.
 O = typer.Option
 Workers = Annotated[int, O("--workers", "-w", metavar="N", help="worker processes (0 = one per core)", min=0)]
-Concurrency = Annotated[int, O("--concurrency", "-c", metavar="N", help="transfers in flight per worker", min=1)]
+Concurrency = Annotated[Optional[int], O("--concurrency", "-c", metavar="N", min=1, show_default=False,
+                                          help="transfers in flight per worker, exactly N [default: 64, raised up to 512 while requests are slow and the CPU is not]")]
 PartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers (raised to fit 10,000 parts)")]
 Threshold = Annotated[str, O(metavar="SIZE", help="objects above this move in parts")]
 MaxBuffer = Annotated[str, O("--max-buffer", metavar="SIZE", help="object bytes held in memory at once, all workers")]
@@ -131,7 +132,7 @@ ExpectedSize = Annotated[Optional[str], O("--expected-size", metavar="SIZE", hel
 def copy(
     src: str = typer.Argument(..., metavar="SRC", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file"),
     dst: str = typer.Argument(..., metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)"),
-    workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "8MiB",
+    workers: Workers = 0, concurrency: Concurrency = None, part_size: PartSize = "8MiB",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
@@ -187,7 +188,7 @@ def sync(
     exact_timestamps: bool = typer.Option(False, "--exact-timestamps", help="copy when modification times differ at all (to local disk; to S3 as the default)"),
     checksum: bool = typer.Option(False, "--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times"),
     hash_cache: Optional[str] = typer.Option(None, metavar="FILE", help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)"),
-    workers: Workers = 0, concurrency: Concurrency = 64, part_size: PartSize = "8MiB",
+    workers: Workers = 0, concurrency: Concurrency = None, part_size: PartSize = "8MiB",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
@@ -237,7 +238,7 @@ def check(
     checksum: bool = typer.Option(False, "--checksum", help="compare content (ETag/MD5; local hashes cached), not only sizes"),
     one_way: bool = typer.Option(False, "--one-way", help="do not report keys only in DST"),
     hash_cache: Optional[str] = typer.Option(None, metavar="FILE", help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)"),
-    workers: Workers = 0, concurrency: Concurrency = 64, page_size: PageSize = 1000,
+    workers: Workers = 0, concurrency: Concurrency = None, page_size: PageSize = 1000,
     include: Include = None, exclude: Exclude = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
@@ -288,7 +289,7 @@ def _filters(argv: list[str], include: Optional[list[str]], exclude: Optional[li
     return Filters(tuple(rules))
 
 
-def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int, part_size: str,
+def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: Optional[int], part_size: str,
              multipart_threshold: str, max_buffer: str, page_size: int, max_memory, include, exclude,
              endpoint_url, profile, region, no_sign_request, path_style,
              src_endpoint_url, src_profile, src_region, src_no_sign_request,
@@ -314,7 +315,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
             _side(base, dst_endpoint_url, dst_profile, dst_region, dst_no_sign_request), props)
         copy_pipe(command, src, dst, src_s3=src_s3, dst_s3=dst_s3,
                   json_out=json_out, quiet=quiet, progress=progress, expected_size=expected_size, part_size=part_size,
-                  concurrency=concurrency, max_buffer=max_buffer, max_memory=max_memory, retries=retries,
+                  concurrency=concurrency or 64, max_buffer=max_buffer, max_memory=max_memory, retries=retries,
                   request_timeout=request_timeout, max_rps=max_rps, max_bandwidth=max_bandwidth, adaptive=adaptive,
                   refused={"--resume": resume, "--files-from": files_from is not None, "--cluster": cluster is not None,
                            "--include/--exclude": bool(include or exclude), "--journal": journal is not None})
@@ -370,7 +371,9 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: int
         if journal is not None and journal_dir is not None:
             raise UsageError("give --journal PATH or --journal-dir DIR, not both")
         options = TransferOptions(
-            workers=workers, concurrency=concurrency, page_size=page_size,
+            workers=workers, page_size=page_size,
+            # -c N: exactly N; without it, 64 that may grow while requests are slow (engine/inflight.py)
+            concurrency=concurrency or 64, max_concurrency=concurrency or 0,
             part_size=parse_size(part_size, "--part-size"),
             multipart_threshold=parse_size(multipart_threshold, "--multipart-threshold"),
             max_bytes_in_flight=parse_size(max_buffer, "--max-buffer"),

@@ -12,6 +12,9 @@ from .sync import SyncOptions
 from ..urls import Location
 
 MiB = 1024 * 1024
+# transfers in flight per worker a run may grow to by default: at 50 ms a request and ~150 us of CPU
+# an object, one core needs ~330 in flight to be busy; each costs a connection (~30 KiB: budget.py)
+AUTO_MAX_CONCURRENCY = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +22,10 @@ class TransferOptions:
     """Knobs of the engine. Defaults suit a small machine talking to a nearby S3."""
 
     workers: int = 0                 # worker processes; 0 = one per core
-    concurrency: int = 64            # transfers in flight per worker
+    concurrency: int = 64            # transfers in flight per worker (at the start: see max_concurrency)
+    # while requests are slow (latency, not CPU, bounds the worker: engine/inflight.py) a worker adds
+    # transfers up to this many; 0 = AUTO_MAX_CONCURRENCY; equal to concurrency = fixed (what -c N asks)
+    max_concurrency: int = 0
     page_size: int = 1000            # keys per listing request
     multipart_threshold: int = 16 * MiB
     part_size: int = 8 * MiB          # 8 in flight per object: 64 MiB (aws-cli uses 8 MiB parts too)
@@ -74,9 +80,16 @@ class TransferOptions:
     def resolved_workers(self) -> int:
         return self.workers if self.workers > 0 else max(1, os.cpu_count() or 1)
 
+    def concurrency_ceiling(self) -> int:
+        """The most transfers a worker may have in flight: `max_concurrency`, or by default
+        AUTO_MAX_CONCURRENCY when adaptive (never below `concurrency`)."""
+        if self.max_concurrency > 0:
+            return max(self.concurrency, self.max_concurrency)
+        return max(self.concurrency, AUTO_MAX_CONCURRENCY) if self.adaptive else self.concurrency
+
     def store_options(self) -> StoreOptions:
         workers = self.resolved_workers()
-        connections = self.concurrency + self.part_concurrency
+        connections = self.concurrency_ceiling() + self.part_concurrency
         resilience = ResilienceOptions(retries=self.retries, concurrency=connections, adaptive=self.adaptive,
                                        max_rps=self.max_rps, max_bandwidth=float(self.max_bandwidth), workers=workers,
                                        request_deadline=self.request_deadline, retry_max_time=self.retry_max_time)
@@ -89,7 +102,8 @@ class TransferOptions:
 
 _SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_threshold", "copy_part_size",
           "max_bandwidth")
-_RANGES = (("workers", 0, 4096), ("concurrency", 1, 100_000), ("page_size", 1, 1000), ("part_concurrency", 1, 10_000),
+_RANGES = (("workers", 0, 4096), ("concurrency", 1, 100_000), ("max_concurrency", 0, 100_000), ("page_size", 1, 1000),
+           ("part_concurrency", 1, 10_000),
            ("pages_ahead", 1, 1000), ("retries", 0, 1000), ("request_timeout", 0.1, None), ("max_rps", 0, None),
            ("request_deadline", 0, None), ("retry_max_time", 0, None),
            ("max_bandwidth", 0, None), ("max_bytes_in_flight", 1, None), ("multipart_threshold", 0, None),

@@ -21,6 +21,7 @@ import os
 import resource
 import signal
 import threading
+import time
 from typing import Any
 
 from ..errors import RUN_STOPPERS, BucketMissing, S3BulkError, StoreError
@@ -33,6 +34,7 @@ from .journal import ObjectLog, page_skipped
 from .events import Difference, DryRunAction, PlannedEvent
 from .messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone,
                        WorkerMessage, upload_message)
+from .inflight import TICK, InFlight
 from .plan import Plan
 from .transfer import ByteBudget, Stopped, Transfer
 from .units import split_unit
@@ -109,6 +111,10 @@ class Worker:
         self.comparator: Any = None
         self._stores: tuple[Any, ...] = ()
         self._reported_concurrency = 0
+        self._transfers = plan.options.concurrency  # consumer tasks running (engine/inflight.py may add some)
+        self._finished = 0  # objects this worker finished (copied or failed): what inflight.py measures
+        self._took = 0.0  # seconds the objects copied took in all (inflight.py: mean against the shortest)
+        self._shortest = 0.0  # the least one took (0: none yet)
         self._logs = 0  # per-page object logs opened by this worker (for their names)
         self._terminating = False  # a forced stop: see terminate()
 
@@ -158,7 +164,8 @@ class Worker:
                 stats.retries = stats.throttled = 0
                 limiter = store.limiter  # the destination's when both have one: it is the one written to
         if limiter is not None:
-            now = limiter.limit()
+            # requests in flight allowed: the limiter's share, or fewer when fewer transfers run
+            now = min(limiter.limit(), self._transfers + self.plan.options.part_concurrency)
             c.concurrency += now - self._reported_concurrency
             self._reported_concurrency = now
 
@@ -241,6 +248,7 @@ class Worker:
         getter = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="s3bulk-units")
         consumers = [asyncio.create_task(self._consume(objects)) for _ in range(opts.concurrency)]
         flusher = asyncio.create_task(self._flush_periodically())
+        grower = asyncio.create_task(self._grow(objects, consumers))
         units: set[asyncio.Task[None]] = set()
         try:
             while self.fatal is None:
@@ -257,14 +265,32 @@ class Worker:
                 task.add_done_callback(units.discard)
             if units:
                 await asyncio.gather(*units)
+            grower.cancel()  # no consumer may start after the stop marks are queued
             for _ in consumers:
                 await objects.put(_STOP)
             await asyncio.gather(*consumers)
         finally:
-            for task in (*consumers, *units, flusher):
+            for task in (*consumers, *units, flusher, grower):
                 task.cancel()  # no-ops after a normal end; on cancellation, stop every transfer
             await asyncio.gather(*consumers, *units, return_exceptions=True)
             getter.shutdown(wait=False)
+
+    async def _grow(self, objects: asyncio.Queue, consumers: list[asyncio.Task[None]]) -> None:
+        """More transfers in flight while requests, not the CPU, hold the worker back (inflight.py)."""
+        opts = self.plan.options
+        plan = InFlight(opts.concurrency, opts.concurrency_ceiling())
+        seen, seen_took = 0, 0.0
+        while not plan.fixed:
+            await asyncio.sleep(TICK)
+            limits = [store.limiter.limit() for store in self._stores if getattr(store, "limiter", None) is not None]
+            room = min(limits) - opts.part_concurrency if limits else None
+            n = self._finished - seen
+            mean = (self._took - seen_took) / n if n else 0.0
+            seen, seen_took = self._finished, self._took
+            target = plan.tick(seen, objects.qsize() > 0, room, mean, self._shortest)
+            while len(consumers) < target and not self.stopping:
+                consumers.append(asyncio.create_task(self._consume(objects)))
+            self._transfers = len(consumers)
 
     async def _flush_periodically(self) -> None:
         while True:
@@ -518,6 +544,7 @@ class Worker:
     async def _consume(self, objects: asyncio.Queue) -> None:
         transfer = self.transfer
         c = self.counters
+        clock = time.monotonic  # not uvloop's loop.time(): whole milliseconds, and a nearby server answers in less
         while True:
             item = await objects.get()
             if item is _STOP:
@@ -527,12 +554,18 @@ class Worker:
                 state.drop()
                 continue
             try:
+                began = clock()
                 size, server_side = await transfer.copy(info)
+                took = clock() - began
+                self._took += took
+                if 0 < took < self._shortest or not self._shortest:
+                    self._shortest = took
                 c.done += 1
                 c.done_bytes += size
                 if server_side:
                     c.server_side += 1
                 state.copied_bytes += size
+                self._finished += 1
                 if self.plan.report_objects:
                     self._report_copied(info, size)
                 if state.log is not None:
@@ -557,6 +590,7 @@ class Worker:
                         self._die(_stop_message(exc), 3)
                     continue
                 self._record_failure(info, exc)
+                self._finished += 1
                 state.failed += 1
                 state.finished()
 

@@ -260,7 +260,10 @@ class Limiter:
             return
         limit, last = self.shared.get()
         if sent_at > last:
-            self.shared.set(max(float(self.workers), limit / 2), time.time())
+            # halve what is in flight (the run's, estimated from this worker's), not a ceiling far
+            # above it: a worker may hold fewer transfers than its limit allows (engine/inflight.py)
+            flying = float(max(1, self.active) * self.workers)
+            self.shared.set(max(float(self.workers), min(limit, flying) / 2), time.time())
             self._limit_cache = (0.0, 0.0)
 
     def close(self) -> None:
