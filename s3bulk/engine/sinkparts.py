@@ -1,0 +1,50 @@
+"""Parts of a multipart download written into the destination file as their bytes arrive (issue 17).
+
+Used by engine/transfer.py (the parts this process moves) and engine/spread.py (a helper
+process's parts) where the source hands ranges to a sink (features.read_to: the S3 store) and the
+destination is a local file written at offsets (stores/local.py LocalMultipart.range_sink): no
+part buffer, no second pass over the part's bytes for the pwrite or the checksum
+(stores/filesink.py says why). Anything else keeps receiving parts into buffers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..stores.filesink import RangeSink
+
+
+def sink_for(src: Any, upload: Any, start: int, end: int, check: Any) -> RangeSink | None:
+    """A sink for bytes [start, end) of `upload`'s file, taking the checksum `check` wants; None
+    when this source or destination cannot do it (or S3BULK_RANGE_SINK=0 turns it off)."""
+    if not getattr(src.features, "read_to", False):
+        return None
+    make: Callable[..., RangeSink | None] | None = getattr(upload, "range_sink", None)
+    if make is None or not enabled():
+        return None
+    return make(start, end, check.algorithm if check is not None else None)
+
+
+def enabled() -> bool:
+    """S3BULK_RANGE_SINK=0: parts go through part buffers as before (for comparing the two)."""
+    import os
+
+    return os.environ.get("S3BULK_RANGE_SINK", "1") != "0"
+
+
+async def fill(src: Any, key: str, number: int, sink: RangeSink, check: Any, reads: int,
+               mismatch: Callable[[], BaseException]) -> int:
+    """Read the sink's range into it (the store retries failed reads, each from the range's first
+    byte) and hand its checksum to `check`; a part of a COMPOSITE object whose own checksum does
+    not match is read again, `reads` times in all, then `mismatch()` is raised. Returns the CRC
+    given to `check` (0 without one)."""
+    for _ in range(max(1, reads)):
+        await src.read_to(key, sink.start, sink.end, sink)
+        if check is None:
+            return 0
+        crc = sink.crc()
+        check.add_crc(number, crc, sink.length)
+        got = getattr(check, "got", None)  # checksums.CompositeParts: each part checked alone
+        if got is None or got.get(number):
+            return crc
+    raise mismatch()
