@@ -217,6 +217,22 @@ _SHARED_SCRATCH = sys.platform != "win32"
 _scratch_local = threading.local()
 
 
+_SINK_SCRATCH = 1024 * 1024
+# A body going to a sink (BodySink) is received into its own per-thread scratch of 1 MiB, made on
+# the first such body: measured against versitygw on loopback, receiving 1 GiB and pwriting it
+# into tmpfs took 0.73 / 0.62 / 0.53 / 0.54 / 0.60 s of system CPU with 64 KiB / 256 KiB / 1 MiB /
+# 2 MiB / 4 MiB reads (fewer syscalls, until the chunk no longer stays in the core's 2 MiB L2).
+
+
+def _thread_sink_scratch() -> memoryview:
+    """This thread's scratch buffer for sunk bodies, made on first use."""
+    try:
+        return cast(memoryview, _scratch_local.sink)
+    except AttributeError:
+        buf = _scratch_local.sink = memoryview(bytearray(_SINK_SCRATCH))
+        return buf
+
+
 def _thread_scratch() -> bytearray:
     """This thread's scratch buffer, made on first use."""
     try:
@@ -360,7 +376,7 @@ class _Conn(asyncio.BufferedProtocol):
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self.sinking:  # never past this body, as below
-            return memoryview(self.scratch)[:min(len(self.scratch), self.need - self.filled)]
+            return _thread_sink_scratch()[:min(_SINK_SCRATCH, self.need - self.filled)]
         if self.view is not None:
             return self.view[self.filled:self.need]  # never past this body: the next bytes are not ours
         return memoryview(self.scratch)
@@ -368,7 +384,7 @@ class _Conn(asyncio.BufferedProtocol):
     def buffer_updated(self, nbytes: int) -> None:
         self.rx += nbytes
         if self.sinking:
-            self._to_sink(memoryview(self.scratch)[:nbytes])
+            self._to_sink(_thread_sink_scratch()[:nbytes])
             return
         if self.view is not None:
             self.filled += nbytes
@@ -467,7 +483,9 @@ class _Conn(asyncio.BufferedProtocol):
         if not (length.isascii() and length.isdigit()):  # llhttp checked it; int() alone takes "1_0"
             raise ProtocolError(f"malformed Content-Length {length[:40]!r}")
         self.need = int(length)
-        if self.sink is not None and self.sink.accepts(status, self.need):
+        # (not on Windows: its proactor keeps a read's buffer across the wait, so the per-thread
+        # sink scratch cannot be shared; the body is received into memory and handed over whole)
+        if self.sink is not None and _SHARED_SCRATCH and self.sink.accepts(status, self.need):
             self._start_sink()
             return False
         n = min(len(buf), self.need)
