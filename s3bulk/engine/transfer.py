@@ -37,7 +37,7 @@ from ..stores.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, par
 from . import props as object_props
 from .plan import KeyMap, TransferOptions
 from .partbuf import part_buffer
-from .sinkparts import fill, sink_for
+from .sinkparts import fill, range_size, sink_for
 from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 
@@ -235,7 +235,7 @@ class Transfer:
 
     async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None,
                          info: ObjectInfo | None = None) -> None:
-        part = part_size_for(size, self.options.part_size)
+        part = range_size(part_size_for(size, self.options.part_size), self.options, self.src, self.dst)
         # before any upload is opened (its HEAD may fail)
         check = await _source_check(self.src, src_key, size, self.dst_kind == "s3", self.budget.limit)
         if isinstance(check, CompositeParts):

@@ -730,6 +730,11 @@ class LocalMultipart:
         except OSError as exc:
             raise _translate_os(exc, "write", self.final, self.key) from exc
 
+    @property
+    def takes_sinks(self) -> bool:
+        """Whether range_sink gives sinks (engine/sinkparts.py)."""
+        return not self.flush and self.fd >= 0
+
     def range_sink(self, start: int, end: int, algorithm: str | None = None) -> RangeSink | None:
         """A sink that writes bytes [start, end) into the temporary file as they are received
         (stores/filesink.py); None with --flush-writes' part-by-part write-through, which keeps
