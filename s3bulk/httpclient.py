@@ -10,7 +10,8 @@ Heads and chunked bodies are parsed by llhttp (httptools, the parser under uvloo
 parser written to RFC 9112 and used by far more traffic than ours, at about the CPU of the
 hand-written one it replaced (bench/http_parser_bench.py). It sees only the bytes of the head (and
 of chunked bodies): a body with a Content-Length is received straight into its buffer by
-get_buffer, and one delimited by the end of the connection is collected here.
+get_buffer, and one delimited by the end of the connection is collected here A caller with a
+BodySink (a ranged download into a file) has such a body handed to it chunk by chunk instead.
 
 Timeouts are limits on silence, as in every HTTP client users know: `connect_timeout` for the TCP
 (and TLS) set-up, and `timeout` for a request during which no byte arrived and no byte of the
