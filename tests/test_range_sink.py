@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 MiB = 1024 * 1024
@@ -76,3 +78,67 @@ def test_a_multipart_download_to_a_file_holds_no_part_buffers(s3, bucket, tmp_pa
     six = _peak_rss_kib([f"s3://{bucket}/six.bin", str(tmp_path / "six.bin"), *common])
     assert (tmp_path / "six.bin").stat().st_size == 48 * MiB
     assert six - two < 12 * 1024, f"peak RSS {two} KiB for 2 parts, {six} KiB for 6"
+
+
+def test_only_a_206_of_the_range_s_length_is_written_into_the_file_and_a_failing_write_fails_the_request(tmp_path):
+    """The client hands a body to the file only when it is the range (206, its exact length): an
+    error answer's body, or an answer of another length, never lands in the file. A write that
+    fails (a full disk) fails the request with its own error, and the connection is not reused."""
+    import asyncio
+
+    from test_httpclient import read_request, serving
+
+    from s3bulk.httpclient import HttpClient
+    from s3bulk.stores.filesink import RangeSink
+
+    body = bytes(range(256)) * 4096  # 1 MiB
+    answers = [b"HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\n\r\nforbidden",
+               b"HTTP/1.1 206 Partial Content\r\nContent-Length: 10\r\n\r\n0123456789",
+               b"HTTP/1.1 206 Partial Content\r\nContent-Length: %d\r\n\r\n" % len(body) + body,
+               b"HTTP/1.1 206 Partial Content\r\nContent-Length: %d\r\n\r\n" % len(body) + body]
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:  # until the client closes the connection
+            await read_request(reader)
+            answer = answers.pop(0)
+            for at in range(0, len(answer), 100_000):  # in pieces, as a network delivers it
+                writer.write(answer[at:at + 100_000])
+                await writer.drain()
+
+    class DiskFull(Exception):
+        pass
+
+    async def main() -> None:
+        path = tmp_path / "f.bin"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        os.ftruncate(fd, 3 * len(body))
+        try:
+            async with serving(handler) as (port, conns):
+                client = HttpClient("127.0.0.1", port)
+                sink = RangeSink(fd, len(body), 2 * len(body))
+                for status in (403, 206):  # an error, then a 206 of another length: kept in memory
+                    sink.begin()
+                    resp = await asyncio.wait_for(client.request("GET", "/k", sink=sink), 30)
+                    assert resp.status == status and resp.body and sink.written == 0
+                sink.begin()
+                resp = await asyncio.wait_for(client.request("GET", "/k", sink=sink), 30)
+                assert resp.status == 206 and resp.body == b"" and sink.written == len(body)
+                assert os.pread(fd, 3 * len(body), 0) == bytes(len(body)) + body + bytes(len(body))
+
+                def full(exc: OSError) -> BaseException:
+                    return DiskFull(str(exc))
+
+                failing = RangeSink(-1, 0, len(body), on_error=full)  # every pwrite fails (EBADF)
+                failing._allocated = True
+                failing.begin()
+                with pytest.raises(DiskFull):
+                    await asyncio.wait_for(client.request("GET", "/k", sink=failing), 30)
+                answers.append(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                resp = await asyncio.wait_for(client.request("GET", "/k"), 30)
+                assert resp.body == b"ok"
+                assert len(conns) == 2, "the connection whose body was not read was reused"
+                await client.close()
+        finally:
+            os.close(fd)
+
+    asyncio.run(main())
