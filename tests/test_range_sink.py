@@ -125,11 +125,11 @@ def test_only_a_206_of_the_range_s_length_is_written_into_the_file_and_a_failing
                 assert resp.status == 206 and resp.body == b"" and sink.written == len(body)
                 assert os.pread(fd, 3 * len(body), 0) == bytes(len(body)) + body + bytes(len(body))
 
-                def full(exc: OSError) -> BaseException:
-                    return DiskFull(str(exc))
+                class Full(RangeSink):
+                    def write(self, chunk: memoryview) -> None:
+                        raise DiskFull("no space left on device")
 
-                failing = RangeSink(-1, 0, len(body), on_error=full)  # every pwrite fails (EBADF)
-                failing._allocated = True
+                failing = Full(fd, 0, len(body))
                 failing.begin()
                 with pytest.raises(DiskFull):
                     await asyncio.wait_for(client.request("GET", "/k", sink=failing), 30)
