@@ -22,7 +22,8 @@ Sampled every 50 ms from /proc/PID/smaps_rollup over the tree (children through
 
 `--s3bulk-root DIR` (repeatable) also runs s3bulk from another source tree with this project's
 interpreter (e.g. `git archive REV | tar -x -C DIR`), for a before/after in the same run.
-Results: bench/results/footprint-DATE.{json,md}; the markdown is printed too.
+Results: bench/results/footprint-DATE[-SCENARIOS][-NAME].{json,md} (`--name` labels one run); the
+markdown is printed too.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ def main() -> None:
                          "(big-object scenarios only)")
     ap.add_argument("--tools", default="s3bulk,s5cmd,aws-cli")
     ap.add_argument("--scenarios", default="one,dl-small,dl-big,ul-big")
+    ap.add_argument("--name", default="", help="added to the results' file names (one run's label)")
     args = ap.parse_args()
     scenarios = args.scenarios.split(",")
     ensure_peers()
@@ -253,6 +255,8 @@ def main() -> None:
     stem = f"footprint-{date.today()}" + ("" if (args.small, args.big_mib) == (20_000, 1024) else "-quick")
     if args.scenarios != ap.get_default("scenarios"):
         stem += "-" + args.scenarios.replace(",", "-")
+    if args.name:
+        stem += "-" + args.name
     (out_dir / f"{stem}.json").write_text(json.dumps({"machine": info, "records": records}, indent=2))
     (out_dir / f"{stem}.md").write_text(md)
     shutil.rmtree(work, ignore_errors=True)

@@ -10,7 +10,8 @@ Heads and chunked bodies are parsed by llhttp (httptools, the parser under uvloo
 parser written to RFC 9112 and used by far more traffic than ours, at about the CPU of the
 hand-written one it replaced (bench/http_parser_bench.py). It sees only the bytes of the head (and
 of chunked bodies): a body with a Content-Length is received straight into its buffer by
-get_buffer, and one delimited by the end of the connection is collected here.
+get_buffer, and one delimited by the end of the connection is collected here A caller with a
+BodySink (a ranged download into a file) has such a body handed to it chunk by chunk instead.
 
 Timeouts are limits on silence, as in every HTTP client users know: `connect_timeout` for the TCP
 (and TLS) set-up, and `timeout` for a request during which no byte arrived and no byte of the
@@ -148,6 +149,24 @@ class BodySource(Protocol):
 Body = Union[bytes, bytearray, memoryview, BodySource]
 
 
+class BodySink(Protocol):
+    """Where the body of an answer goes as it arrives instead of into memory (request(sink=...)):
+    each chunk received is handed to write() at once, in order, from the scratch buffer the socket
+    was read into, while it is still in the CPU's cache (stores/filesink.py writes it at its file
+    offset). write() runs on the event loop and nothing is read from the connection meanwhile: a
+    slow sink slows the reading, and the socket's buffer then the peer (TCP), never memory here."""
+
+    def accepts(self, status: int, length: int) -> bool:
+        """Whether the answer with this status and Content-Length goes to the sink (anything
+        else, an error answer above all, is received into memory as usual)."""
+        ...
+
+    def write(self, chunk: memoryview) -> None:
+        """The next bytes of the body (a view valid only during the call); may raise, which fails
+        the request and closes the connection."""
+        ...
+
+
 def retry_after(headers: dict[str, str]) -> float | None:
     """Seconds a 503/429 answer asks us to wait (Retry-After as seconds or an HTTP date), or None."""
     value = headers.get("retry-after")
@@ -197,6 +216,22 @@ _SCRATCH = 256 * 1024
 # proactor keeps the buffer across an overlapped read: there each connection keeps its own.
 _SHARED_SCRATCH = sys.platform != "win32"
 _scratch_local = threading.local()
+
+
+_SINK_SCRATCH = 1024 * 1024
+# A body going to a sink (BodySink) is received into its own per-thread scratch of 1 MiB, made on
+# the first such body: measured against versitygw on loopback, receiving 1 GiB and pwriting it
+# into tmpfs took 0.73 / 0.62 / 0.53 / 0.54 / 0.60 s of system CPU with 64 KiB / 256 KiB / 1 MiB /
+# 2 MiB / 4 MiB reads (fewer syscalls, until the chunk no longer stays in the core's 2 MiB L2).
+
+
+def _thread_sink_scratch() -> memoryview:
+    """This thread's scratch buffer for sunk bodies, made on first use."""
+    try:
+        return cast(memoryview, _scratch_local.sink)
+    except AttributeError:
+        buf = _scratch_local.sink = memoryview(bytearray(_SINK_SCRATCH))
+        return buf
 
 
 def _thread_scratch() -> bytearray:
@@ -255,7 +290,7 @@ class _Conn(asyncio.BufferedProtocol):
     __slots__ = ("transport", "buf", "waiter", "head", "need", "body", "filled", "chunked", "closed",
                  "head_only", "keep_alive", "scratch", "into", "view", "idle_since", "rx", "rx_start",
                  "mark", "quiet_since", "fd", "paused", "drained", "parser", "fields", "head_seen",
-                 "chunks_done")
+                 "chunks_done", "sink", "sinking")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -276,6 +311,7 @@ class _Conn(asyncio.BufferedProtocol):
         self.fields: dict[str, str] = {}  # the headers of the head being parsed
         self.head_seen = False    # llhttp reached the end of the head it was given
         self.chunks_done = False  # the chunked answer is whole: more bytes are not ours
+        self.sink: BodySink | None = None  # where the caller wants the body's bytes, if it has a sink
         self._reset()
 
     def _reset(self) -> None:
@@ -283,6 +319,7 @@ class _Conn(asyncio.BufferedProtocol):
         self.need = -1
         self.body: bytearray | memoryview | None = None
         self.view = None
+        self.sinking = False  # this answer's body goes to self.sink
         self.filled = 0
         self.chunked = False
         self.head_only = False
@@ -339,12 +376,17 @@ class _Conn(asyncio.BufferedProtocol):
                                              received=got))
 
     def get_buffer(self, sizehint: int) -> memoryview:
+        if self.sinking:  # never past this body, as below
+            return _thread_sink_scratch()[:min(_SINK_SCRATCH, self.need - self.filled)]
         if self.view is not None:
             return self.view[self.filled:self.need]  # never past this body: the next bytes are not ours
         return memoryview(self.scratch)
 
     def buffer_updated(self, nbytes: int) -> None:
         self.rx += nbytes
+        if self.sinking:
+            self._to_sink(_thread_sink_scratch()[:nbytes])
+            return
         if self.view is not None:
             self.filled += nbytes
             if self.filled == self.need:
@@ -442,6 +484,11 @@ class _Conn(asyncio.BufferedProtocol):
         if not (length.isascii() and length.isdigit()):  # llhttp checked it; int() alone takes "1_0"
             raise ProtocolError(f"malformed Content-Length {length[:40]!r}")
         self.need = int(length)
+        # (not on Windows: its proactor keeps a read's buffer across the wait, so the per-thread
+        # sink scratch cannot be shared; the body is received into memory and handed over whole)
+        if self.sink is not None and _SHARED_SCRATCH and self.sink.accepts(status, self.need):
+            self._start_sink()
+            return False
         n = min(len(buf), self.need)
         into = self.into
         if n == self.need and (into is None or n < _COPY_BELOW):
@@ -460,6 +507,40 @@ class _Conn(asyncio.BufferedProtocol):
         if n == self.need:
             self._body_done()
         return False
+
+    def _start_sink(self) -> None:
+        """The body goes to the sink: what came with the head first, the rest as it arrives."""
+        self.sinking = True
+        buf = self.buf
+        n = min(len(buf), self.need)
+        if n:
+            first = bytes(buf[:n])
+            del buf[:n]
+            self._to_sink(memoryview(first))
+        elif self.need == 0:
+            self._finish(b"")
+
+    def _to_sink(self, chunk: memoryview) -> None:
+        """One received chunk of a sunk body; the answer (with an empty body) once all arrived. A
+        failing sink fails the request (its error as is) and closes the connection: the rest of
+        the body is not read."""
+        self.filled += len(chunk)
+        sink = self.sink
+        if sink is None:  # it failed on an earlier chunk: the connection is closing
+            return
+        try:
+            sink.write(chunk)
+        except Exception as exc:
+            self.sink = None
+            self.closed = True
+            w = self.waiter
+            if w is not None and not w.done():
+                w.set_exception(exc)
+            if self.transport is not None:
+                self.transport.close()
+            return
+        if self.filled >= self.need:
+            self._finish(b"")
 
     def _feed_chunks(self, data: bytes | bytearray) -> None:
         """Give what arrived of a chunked body to llhttp; on_body collects it, on_message_complete
@@ -608,11 +689,13 @@ class HttpClient:
             raise
 
     async def request(self, method: str, target: str, headers: dict[str, str] | None = None,
-                      body: Body | None = None, into: memoryview | None = None) -> Response:
+                      body: Body | None = None, into: memoryview | None = None,
+                      sink: BodySink | None = None) -> Response:
         """Send one request and return the whole response. A body is sent with its Content-Length;
         small ones go out in the same write as the head, larger ones (and a BodySource) in chunks as
         the socket takes them. With `into`, a response body that fits is received straight into it
-        and returned as a memoryview of it."""
+        and returned as a memoryview of it. With `sink`, a body of known length that the sink
+        accepts is handed to it chunk by chunk as it arrives, and the response's body is empty."""
         extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
         if body is not None:
             extra += f"Content-Length: {len(body)}\r\n"
@@ -637,6 +720,7 @@ class HttpClient:
                 fut: asyncio.Future[Response] = loop.create_future()
                 conn.waiter = fut
                 conn.into = into
+                conn.sink = sink
                 conn.head_only = method == "HEAD"
                 conn.rx_start = conn.rx
                 transport = conn.transport
@@ -665,6 +749,7 @@ class HttpClient:
                 finally:
                     conn.waiter = None
                     conn.into = None
+                    conn.sink = None
                     self._busy.discard(conn)
                 if (conn.keep_alive and sent_all and not conn.closed and not conn.buf
                         and not transport.get_write_buffer_size()):

@@ -144,6 +144,9 @@ class ManifestSource:
     async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
         return await self.inner.read_into(key, start, end, buf)
 
+    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
+        await self.inner.read_to(key, start, end, sink)
+
     def read_body(self, key: str, start: int, end: int) -> Any:
         return self.inner.read_body(key, start, end)  # features.file_bodies, as the inner store's
 

@@ -265,15 +265,24 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
                         key: str, path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
     from ..stores import open_store
     from ..stores.conditions import IF_MATCH
+    from ..stores.filesink import RangeSink
     from .partbuf import part_buffer
+    from .sinkparts import enabled, fill
     from .transfer import _read_range as read_range
 
     IF_MATCH.set(if_match)  # this helper's loop reads this one object only
     src = await open_store(location, store_options)
     fd = os.open(path, os.O_WRONLY)
     buffers: list[memoryview] = []
+    sinks = getattr(src.features, "read_to", False) and enabled()
     try:
         async def one(number: int, start: int, end: int) -> None:
+            if sinks:  # written into the file as received, checksum on the way (sinkparts.py)
+                sink = RangeSink(fd, start, end, check.algorithm if check is not None else None)
+                crc = await fill(src, key, number, sink, _Collect() if check is not None else None, 1,
+                                 lambda: AssertionError("unreachable: nothing is checked here"))
+                os.write(w, _PROGRESS.pack(end - start, number, crc))
+                return
             buf = buffers.pop() if buffers else None
             if buf is None or len(buf) < end - start:
                 buf = part_buffer(end - start)
@@ -289,6 +298,14 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
     finally:
         os.close(fd)
         await src.close()
+
+
+class _Collect:
+    """What a helper's fill() hands the part's CRC to: nothing is checked here, the CRC goes back
+    to the parent, whose check takes it (as for parts received into buffers)."""
+
+    def add_crc(self, number: int, crc: int, size: int) -> None:
+        pass
 
 
 def _pwrite_all(fd: int, data: Any, offset: int) -> None:

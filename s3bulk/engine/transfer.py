@@ -37,6 +37,7 @@ from ..stores.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, par
 from . import props as object_props
 from .plan import KeyMap, TransferOptions
 from .partbuf import part_buffer
+from .sinkparts import fill, range_size, sink_for
 from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 
@@ -234,7 +235,7 @@ class Transfer:
 
     async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None,
                          info: ObjectInfo | None = None) -> None:
-        part = part_size_for(size, self.options.part_size)
+        part = range_size(part_size_for(size, self.options.part_size), self.options, self.src, self.dst)
         # before any upload is opened (its HEAD may fail)
         check = await _source_check(self.src, src_key, size, self.dst_kind == "s3", self.budget.limit)
         if isinstance(check, CompositeParts):
@@ -278,6 +279,15 @@ class Transfer:
             try:
                 if self.stopping():  # asked while this part waited for memory
                     stopped = True
+                    return
+                sink = sink_for(self.src, upload, start, end, check)
+                if sink is not None:  # written into the file as received: no part buffer (sinkparts.py)
+                    crc = await fill(self.src, src_key, number, sink, check, PART_READS,
+                                     lambda: _part_mismatch(check, number, self.src.location.url_for(src_key), src_key))
+                    if partial:
+                        cast(PartialUpload, upload).part_landed(number, crc if check is not None else NO_CRC)
+                    moved += end - start
+                    self.on_part_bytes(end - start)
                     return
                 buf = buffers.pop() if buffers else None
                 if buf is None or len(buf) < end - start:
@@ -342,8 +352,7 @@ class Transfer:
             data = await _read_range(self.src, src_key, start, end, buf)
             if check is None or check.add(number, data) is not False:
                 return data
-        raise ChecksumMismatch(f"{check.algorithm} of part {number} does not match the part's checksum",
-                               op="get", url=self.src.location.url_for(src_key), key=src_key)
+        raise _part_mismatch(check, number, self.src.location.url_for(src_key), src_key)
 
     async def _spread_parts(self, upload: "_StopAware", src_key: str, size: int, part: int, processes: int,
                             one: Callable[[int, int, int], Any], check: Any = None,
@@ -541,6 +550,12 @@ def _verifier(check: Any, url: str, key: str) -> Callable[[], None] | None:
             raise ChecksumMismatch(f"{check.algorithm} of the parts read does not match the object's",
                                    op="get", url=url, key=key)
     return verify
+
+
+def _part_mismatch(check: Any, number: int, url: str, key: str) -> "ChecksumMismatch":
+    """A part that does not match its own checksum after PART_READS reads."""
+    return ChecksumMismatch(f"{check.algorithm} of part {number} does not match the part's checksum",
+                            op="get", url=url, key=key)
 
 
 def _copier(store: Writer) -> ServerSideCopier:

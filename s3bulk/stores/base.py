@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Awaitable, Callable, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import Any, Awaitable, Callable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 from ..errors import StoreError
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
@@ -44,6 +44,7 @@ class Features:
 
     ordered: bool = True             # list_page in UTF-8 byte order, honouring unit.after/until
     read_into: bool = False          # IntoReader
+    read_to: bool = False            # SinkReader
     write: bool = False              # Writer: prepare, put, start_multipart, delete_many
     resumable_uploads: bool = False  # ResumableUploads: uploads outlive the process, by upload id
     server_side_copy: bool = False   # ServerSideCopier (still ask can_copy_from for a given source)
@@ -201,6 +202,16 @@ class IntoReader(Protocol):
 
     async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
         """The bytes, as a view of `buf` (its first end-start bytes)."""
+        ...
+
+
+@runtime_checkable
+class SinkReader(Protocol):
+    """features.read_to: bytes [start, end) handed to a sink as they arrive (stores/filesink.py
+    writes them into the destination file), so a ranged download holds no part buffer."""
+
+    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
+        """Every attempt starts the sink over (sink.begin()) before its first byte."""
         ...
 
 

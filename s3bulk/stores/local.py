@@ -25,7 +25,7 @@ import stat as stat_mod
 import threading
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from typing import Any, Generator, Sequence
+from typing import TYPE_CHECKING, Any, Generator, Sequence
 
 from ..errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt, DestinationUnusable
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
@@ -34,6 +34,9 @@ from . import xattrs
 from .base import Features
 from .bodies import FileBody
 from . import partfile
+
+if TYPE_CHECKING:
+    from .filesink import RangeSink
 
 _tmp_counter = itertools.count()
 # Temporary files this process has open, so a worker told to stop can remove them before it exits.
@@ -759,6 +762,22 @@ class LocalMultipart:
                 self._pwrite(data, offset)
         except OSError as exc:
             raise _translate_os(exc, "write", self.final, self.key) from exc
+
+    @property
+    def takes_sinks(self) -> bool:
+        """Whether range_sink gives sinks (engine/sinkparts.py)."""
+        return not self.flush and self.fd >= 0
+
+    def range_sink(self, start: int, end: int, algorithm: str | None = None) -> RangeSink | None:
+        """A sink that writes bytes [start, end) into the temporary file as they are received
+        (stores/filesink.py); None with --flush-writes' part-by-part write-through, which keeps
+        its part buffers and thread."""
+        if self.flush or self.fd < 0:
+            return None
+        from .filesink import RangeSink
+
+        return RangeSink(self.fd, start, end, algorithm,
+                         on_error=lambda exc: _translate_os(exc, "write", self.final, self.key))
 
     async def complete(self) -> None:
         try:

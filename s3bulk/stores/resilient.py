@@ -400,6 +400,13 @@ class ResilientStore:
         await self.limiter.pace_bytes(end - start)
         return await self._call(lambda: self.inner.read_into(key, start, end, buf), op="get", key=key)
 
+    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
+        if not self.features.read_to:
+            raise Unsupported("this store cannot hand a range to a sink", op="get",
+                              url=self.location.url_for(key), key=key)
+        await self.limiter.pace_bytes(end - start)
+        await self._call(lambda: self.inner.read_to(key, start, end, sink), op="get", key=key)
+
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         data, size = await self._call(lambda: self.inner.read_first(key, limit), op="get", key=key)
         await self.limiter.pace_bytes(len(data))

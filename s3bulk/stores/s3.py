@@ -159,7 +159,7 @@ class S3Store:
 
     ordered = True
     # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
-    features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
+    features = Features(ordered=True, read_into=True, read_to=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
                         hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3", checksums=True,
                         versions=True, streamed_puts=True)
@@ -678,6 +678,15 @@ class S3Store:
             return data  # received in place
         buf[:len(data)] = data
         return buf[:len(data)]
+
+    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
+        """Bytes [start, end) handed to `sink` (stores/filesink.RangeSink) as they arrive on the lean
+        path; through botocore, read whole and handed over in one go."""
+        if await self._on_wire(lambda wire: wire.get_to(key, start, end, self._url(key), sink)) is not _NO_WIRE:
+            return
+        data = await self.read(key, start, end)
+        sink.begin()
+        sink.write(memoryview(data))
 
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         info = await self.head(key)

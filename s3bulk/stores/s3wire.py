@@ -256,7 +256,7 @@ class S3Wire:
 
     async def _send(self, method: str, path: str, params: dict[str, str] | None, headers: dict[str, str],
                     body: Body | None, op: str, url: str, key: str,
-                    into: memoryview | None = None) -> Response:
+                    into: memoryview | None = None, sink: Any = None) -> Response:
         query = canonical_query(params) if params else ""
         if self.request_payer:
             headers["x-amz-request-payer"] = self.request_payer
@@ -265,7 +265,7 @@ class S3Wire:
             self.signer.sign(creds, method, self.host, path, query, headers)
         target = f"{path}?{query}" if query else path
         try:
-            return await self.client.request(method, target, headers, body, into)
+            return await self.client.request(method, target, headers, body, into, sink)
         except HttpError as exc:
             raise from_transport(exc, op=op, url=url, key=key) from exc
 
@@ -393,6 +393,25 @@ class S3Wire:
         if found is not None and composite is not None:
             composite.append(found)
         return data
+
+    async def get_to(self, key: str, start: int, end: int, url: str, sink: Any) -> None:
+        """Bytes [start, end) of the object handed to `sink` (a stores/filesink.RangeSink) as they
+        arrive; the sink is started over first (a retried read rewrites the range from its start).
+        A server that ignores Range (200, the whole object) is cut here and written in one go."""
+        headers: dict[str, str] = dict(self.read_headers)
+        headers["range"] = f"bytes={start}-{end - 1}"
+        headers.update(if_match_header())  # a resumed download: only the version it continues
+        sink.begin()
+        resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key, sink=sink)
+        if resp.status not in (200, 206):
+            raise self._error(resp, "get", url, key)
+        if resp.status == 206 and sink.written == end - start and not resp.body:
+            return  # the body went to the sink, byte-counted by the client against its Content-Length
+        data = resp.body if resp.status == 206 else memoryview(resp.body)[start:end]
+        if len(data) != end - start:
+            raise Corrupt(f"range returned {len(data)} bytes, expected {end - start}", op="get", url=url, key=key)
+        sink.begin()
+        sink.write(memoryview(data))
 
     async def put(self, key: str, data: bytes | bytearray | memoryview | FileBody, url: str,
                   content_type: str | None = None, extra: dict[str, str] | None = None,
