@@ -37,8 +37,10 @@ class RoundStore:
 
     ordered = True
 
-    def __init__(self, keys: list[str]) -> None:
+    def __init__(self, keys: list[str], blind: bool = True) -> None:
         self.keys = keys
+        # blind: answer as S3 does (it does not know the unit's end); otherwise a store that stops at it
+        self.blind = blind
         self.pending: list[asyncio.Future[None]] = []
         self.per_round: list[int] = []
         self.requests = self.empty = self.tails = self.short = 0
@@ -51,14 +53,19 @@ class RoundStore:
         keys = self.keys
         i = bisect.bisect_right(keys, unit.after) if unit.after is not None else bisect.bisect_left(keys, prefix)
         j = min(i + limit, len(keys))  # S3's page: it does not know `until`
-        k = j if unit.until is None else bisect.bisect_right(keys, unit.until, i, j)
+        if self.blind:
+            k = j if unit.until is None else bisect.bisect_right(keys, unit.until, i, j)
+            more = k == j < len(keys)  # a full page: only the next request can tell what follows
+        else:
+            k = j if unit.until is None else min(j, bisect.bisect_right(keys, unit.until))
+            more = k < len(keys) and (unit.until is None or keys[k] <= unit.until)
         out = [ObjectInfo(x) for x in keys[i:k]]
         if not out:
             self.empty += 1
             self.tails += unit.after is not None and i > 0 and keys[i - 1] == unit.after
         elif len(out) < limit:
             self.short += 1
-        return Page(out, next_after=out[-1].key if k == j < len(keys) and out else None)
+        return Page(out, next_after=out[-1].key if more and out else None)
 
     async def clock(self) -> None:
         while True:

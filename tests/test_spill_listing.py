@@ -9,9 +9,14 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from listing_rounds import RoundStore as Rounds  # noqa: E402  (each request takes one round)
 
 from s3bulk.engine.listing import list_in_order
 from s3bulk.model import Page, WorkUnit
@@ -128,48 +133,17 @@ def test_without_room_on_disk_the_held_page_limit_still_bounds_memory(bucket, tm
     assert got == keys
 
 
-class Rounds:
-    """An ordered store over a sorted key list where every request takes one round: a clock task
-    answers all requests sent in a round once the loop has nothing else to do. Counts rounds and
-    requests in flight per round (no wall clock)."""
+def list_in_rounds(store: Rounds, tmp_path) -> list[str]:
+    """Every key `ls`'s defaults (64 in flight) list from `store`, each request taking one round."""
+    async def run() -> list[str]:
+        clock = asyncio.ensure_future(store.clock())
+        try:
+            return [e.key async for page in list_in_order(store, "", page_size=100, concurrency=64, max_streams=128,
+                                                          spill_bytes=1 << 30, spill_dir=str(tmp_path)) for e in page]
+        finally:
+            clock.cancel()
 
-    ordered = True
-
-    def __init__(self, keys: list[str], blind: bool = False) -> None:
-        self.keys, self.pending, self.per_round, self.requests = keys, [], [], 0
-        self.blind = blind  # answer as S3 does: it does not know the unit's end, the client cuts there
-
-    async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
-        import bisect
-
-        from s3bulk.model import ObjectInfo
-
-        self.requests += 1
-        done = asyncio.get_running_loop().create_future()
-        self.pending.append(done)
-        await done
-        keys = self.keys
-        i = bisect.bisect_right(keys, unit.after) if unit.after is not None else bisect.bisect_left(keys, prefix)
-        j = min(i + limit, len(keys))
-        if self.blind:  # a full page that ends inside the unit: only the next request can tell what follows
-            k = j if unit.until is None else bisect.bisect_right(keys, unit.until, i, j)
-            out = [ObjectInfo(x) for x in keys[i:k]]
-            return Page(out, next_after=out[-1].key if k == j < len(keys) and out else None)
-        if unit.until is not None:
-            j = min(j, bisect.bisect_right(keys, unit.until))
-        out = [ObjectInfo(k) for k in keys[i:j]]
-        more = j < len(keys) and (unit.until is None or keys[j] <= unit.until)
-        return Page(out, next_after=out[-1].key if more and out else None)
-
-    async def clock(self) -> None:
-        while True:
-            for _ in range(30):  # let every task run until it waits on a request
-                await asyncio.sleep(0)
-            if self.pending:
-                batch, self.pending = self.pending, []
-                self.per_round.append(len(batch))
-                for f in batch:
-                    f.set_result(None)
+    return asyncio.run(run())
 
 
 @pytest.mark.parametrize("shape", ["flat", "dated", "hashed"])
@@ -184,17 +158,8 @@ def test_listings_fan_out_in_a_few_rounds_and_pages_stay_full(shape: str, tmp_pa
             "dated": lambda i: f"year={2020 + i // 15000}/month={(i // 1250) % 12 + 1:02d}/day={(i // 50) % 25 + 1:02d}/part-{i:05d}",
             "hashed": lambda i: f"{hashlib.md5(str(i).encode()).hexdigest()[:8]}/obj-{i}"}[shape]
     keys = sorted(make(i) for i in range(40_000))
-    store = Rounds(keys)
-
-    async def run() -> list[str]:
-        clock = asyncio.ensure_future(store.clock())
-        try:
-            return [e.key async for page in list_in_order(store, "", page_size=100, concurrency=64, max_streams=128,
-                                                          spill_bytes=1 << 30, spill_dir=str(tmp_path)) for e in page]
-        finally:
-            clock.cancel()
-
-    assert asyncio.run(run()) == keys
+    store = Rounds(keys, blind=False)
+    assert list_in_rounds(store, tmp_path) == keys
     rounds = store.per_round
     print(f"{shape}: {len(rounds)} rounds, {store.requests} requests, in flight per round {rounds[:8]}...")
     assert max(rounds[:3]) >= 16
@@ -213,17 +178,8 @@ def test_numbered_and_dated_names_cost_few_requests_beyond_the_pages(shape: str,
     make = {"flat": lambda i: f"obj-{i:07d}",
             "dated": lambda i: f"year={2020 + i // 15000}/month={(i // 1250) % 12 + 1:02d}/day={(i // 50) % 25 + 1:02d}/part-{i:05d}"}[shape]
     keys = sorted(make(i) for i in range(40_000))
-    store = Rounds(keys, blind=True)
-
-    async def run() -> list[str]:
-        clock = asyncio.ensure_future(store.clock())
-        try:
-            return [e.key async for page in list_in_order(store, "", page_size=100, concurrency=64, max_streams=128,
-                                                          spill_bytes=1 << 30, spill_dir=str(tmp_path)) for e in page]
-        finally:
-            clock.cancel()
-
-    assert asyncio.run(run()) == keys
+    store = Rounds(keys)
+    assert list_in_rounds(store, tmp_path) == keys
     rounds = store.per_round
     print(f"{shape}: {len(rounds)} rounds, {store.requests} requests, in flight per round {rounds[:8]}...")
     assert max(rounds[:3]) >= 16
