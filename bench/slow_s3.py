@@ -194,15 +194,20 @@ class Bucket:
             self.rendered = {}
         self.stored.pop(key, None)
 
+    def first(self, prefix: str, after: str | None, start_at: str | None) -> int:
+        """Index of the first key a listing answers: in `prefix`, past `after`, from `start_at`."""
+        i = bisect_left(self.keys, prefix)
+        if after is not None:
+            i = max(i, bisect_right(self.keys, after))
+        if start_at is not None:
+            i = max(i, bisect_left(self.keys, start_at))
+        return i
+
     def span(self, prefix: str, after: str | None, start_at: str | None, limit: int) -> tuple[int, int, bool]:
         """A page without a delimiter as indices: keys[i:j], and whether more keys follow in the prefix."""
         keys = self.keys
         n = len(keys)
-        i = bisect_left(keys, prefix)
-        if after is not None:
-            i = max(i, bisect_right(keys, after))
-        if start_at is not None:
-            i = max(i, bisect_left(keys, start_at))
+        i = self.first(prefix, after, start_at)
         j = min(i + limit, n)
         if prefix and j > i and not keys[j - 1].startswith(prefix):
             past = _past_prefix(prefix)
@@ -219,11 +224,7 @@ class Bucket:
         ("from", smallest string past the last common prefix)."""
         keys = self.keys
         n = len(keys)
-        i = bisect_left(keys, prefix)
-        if after is not None:
-            i = max(i, bisect_right(keys, after))
-        if start_at is not None:
-            i = max(i, bisect_left(keys, start_at))
+        i = self.first(prefix, after, start_at)
         out: list[str] = []
         cps: list[str] = []
         last: tuple[str, str] | None = None

@@ -177,6 +177,14 @@ def _popen_copy(args: list[str], tmp_path: Path, state: Path, env: dict | None =
                             start_new_session=True, env=dict(os.environ, XDG_STATE_HOME=str(state), **(env or {})))
 
 
+def _copied_every_object(returncode: int, out: str, err: str, s3, bucket: str, objects: dict[str, bytes]) -> None:
+    """A run that lost a worker ended well: exit 0, every object counted copied once, the bucket as the tree."""
+    assert returncode == 0, err
+    summary = [json.loads(x) for x in out.splitlines() if '"summary"' in x][-1]
+    assert summary["copied"] == len(objects), summary
+    assert bucket_tree(s3, bucket) == objects
+
+
 def test_worker_killed_mid_run_loses_nothing(cli, s3, bucket, tmp_path, endpoint, dask_procs):
     """A third worker is SIGKILLed while it runs a task and after objects landed: Dask runs its task
     again elsewhere; every object arrives, whole, and is counted once."""
@@ -202,10 +210,7 @@ def test_worker_killed_mid_run_loses_nothing(cli, s3, bucket, tmp_path, endpoint
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 0, err
-    summary = [json.loads(x) for x in out.splitlines() if '"summary"' in x][-1]
-    assert summary["copied"] == len(objects), summary
-    assert bucket_tree(s3, bucket) == objects
+    _copied_every_object(proc.returncode, out, err, s3, bucket, objects)
 
 
 def test_driver_killed_mid_run_resumes_from_its_journal(cli, s3, bucket, tmp_path, endpoint, dask_procs):
@@ -444,10 +449,7 @@ def test_a_local_clusters_worker_killed_mid_run_loses_nothing(s3, bucket, tmp_pa
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 0, err
-    summary = [json.loads(x) for x in out.splitlines() if '"summary"' in x][-1]
-    assert summary["copied"] == len(objects), summary
-    assert bucket_tree(s3, bucket) == objects
+    _copied_every_object(proc.returncode, out, err, s3, bucket, objects)
 
 
 def test_a_local_clusters_workers_die_with_their_driver_and_resume_finishes(cli, s3, bucket, tmp_path, endpoint):
