@@ -121,6 +121,8 @@ class JsonRenderer(Renderer):
             self._write({"event": "copied", "action": "copy", **payload})
         elif kind == "deleted":
             self._write({"event": "deleted", "action": "delete", **payload})
+        elif kind == "restarted":
+            self._write({"event": "restarted", **payload})
         elif kind == "progress":
             now = time.monotonic()
             if now - self._last >= 1.0:
@@ -205,6 +207,9 @@ class HumanRenderer(Renderer):
             line = (f"copy: {payload['src']} -> {payload['dst']}" if kind == "copied"
                     else f"delete: {payload.get('dst') or payload.get('src')}")
             self.out.print(printable(line), markup=False, soft_wrap=True)
+        elif kind == "restarted":
+            self.err.print(printable(f"restarted: {payload['src']} ({payload['reason']})"), markup=False,
+                           soft_wrap=True)
         elif kind == "failure":
             self._failures_shown += 1
             if self._failures_shown <= MAX_FAILURE_LINES:

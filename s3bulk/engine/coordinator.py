@@ -360,10 +360,14 @@ class Coordinator:
 
 def _emit_objects(emit: Callable[[str, Any], None], notes: list[tuple[str, str, str, int]]) -> None:
     """Per-object notes (plan.report_objects) as events: ("copied", {"src", "dst", "size"}) and
-    ("deleted", {"src": url} for mv's sources or {"dst": url} for sync --delete)."""
+    ("deleted", {"src": url} for mv's sources or {"dst": url} for sync --delete); and, whatever
+    report_objects says, ("restarted", {"src", "dst"}) for an object started over because its
+    source changed while it was read."""
     for kind, url, other, size in notes:
         if kind == "copied":
             emit("copied", {"src": url, "dst": other, "size": size})
+        elif kind == "restarted":
+            emit("restarted", {"src": url, "dst": other, "reason": "source changed during the copy"})
         else:
             emit("deleted", {other: url})
 

@@ -91,7 +91,8 @@ class Planned:
 @dataclass(frozen=True, slots=True)
 class ObjectsReported:
     """With plan.report_objects (`--json -v`) only, since the last flush: each object copied
-    ("copied", src_url, dst_url, size) or deleted ("deleted", url, "src" | "dst", 0)."""
+    ("copied", src_url, dst_url, size) or deleted ("deleted", url, "src" | "dst", 0); and always each
+    object started over because its source changed ("restarted", src_url, dst_url, 0)."""
 
     wid: int
     notes: list[tuple[str, str, str, int]]

@@ -45,6 +45,7 @@ UNSIZED_PROBE = 1024 * 1024  # first GET of an object of unknown size asks for t
 STREAM_ABOVE = 1024 * 1024   # single PUTs from a local file bigger than this are streamed, not read whole
 PART_READS = 3               # reads of a part that does not match its own checksum before the object fails
 MIN_S3_PART = 5 * 1024 * 1024  # S3 refuses smaller parts (but the last) at completion
+RESTARTS = 1  # an object whose source changes while it is copied starts over this often, then fails
 
 
 class Stopped(Exception):
@@ -105,7 +106,8 @@ class Transfer:
                  on_upload: Callable[[tuple], None] | None = None,
                  resumable: dict[str, dict[str, Any]] | None = None,
                  on_part_bytes: Callable[[int], None] | None = None,
-                 keep_partial: bool = False, resume_partial: bool = False) -> None:
+                 keep_partial: bool = False, resume_partial: bool = False,
+                 on_restart: Callable[[str, str], None] | None = None) -> None:
         self.src, self.dst, self.keymap, self.options, self.budget = src, dst, keymap, options, budget
         self.server_side = dst.features.server_side_copy and _copier(dst).can_copy_from(src)
         self.stopping = stopping or (lambda: False)
@@ -114,6 +116,8 @@ class Transfer:
         # bytes of parts as they land (+n), taken back when their object ends (-sum): progress
         # moves during a big object, and the object's size still counts once, when it is done
         self.on_part_bytes = on_part_bytes or (lambda n: None)
+        # (src key, why): an object started over because its source changed while it was read
+        self.on_restart = on_restart or (lambda key, why: None)
         # a journal is kept: a big download's temporary file outlives a stop (stores/partfile.py);
         # with --resume, one left by the stopped run is continued
         self.keep_partial, self.resume_partial = keep_partial, resume_partial
@@ -123,7 +127,23 @@ class Transfer:
         self._dst_props = object_props.Resolver(self.write_props, self.src_kind, self.dst_kind)
 
     async def copy(self, info: ObjectInfo) -> tuple[int, bool]:
-        """Copy one object; returns (bytes, whether it was copied server-side)."""
+        """Copy one object; returns (bytes, whether it was copied server-side).
+
+        Every read of an object in more than one request asks for the one version the run saw
+        (If-Match, stores/conditions.py); a source that changed meanwhile raises SourceChanged
+        and nothing lands under the final name. The object then starts over from its current
+        version (RESTARTS times), and fails with one line if it changes again."""
+        for attempt in range(RESTARTS + 1):
+            try:
+                return await self._copy_once(info)
+            except SourceChanged as exc:
+                if attempt == RESTARTS:
+                    raise exc.final() from None
+                self.on_restart(info.key, exc.message)
+                info = await self.src.head(info.key)  # its new version (size, ETag, mtime)
+        raise AssertionError("unreachable")
+
+    async def _copy_once(self, info: ObjectInfo) -> tuple[int, bool]:
         dst_key = self.keymap(info.key)
         if info.size is None:
             return await self._copy_unsized(info.key, dst_key)

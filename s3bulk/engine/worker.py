@@ -205,7 +205,8 @@ class Worker:
             self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.bodies,
                                      stopping=lambda: self.stopping, on_upload=self._upload_event,
                                      resumable=self.resume.uploads, on_part_bytes=self._part_bytes,
-                                     keep_partial=self.resume.journaled, resume_partial=self.resume.resumed)
+                                     keep_partial=self.resume.journaled, resume_partial=self.resume.resumed,
+                                     on_restart=self._restarted)
             self.filters = self.plan.filters.compiled() if self.plan.filters else None
             if self.plan.sync is not None:
                 from .sync import Comparator
@@ -593,6 +594,12 @@ class Worker:
                 self._finished += 1
                 state.failed += 1
                 state.finished()
+
+    def _restarted(self, key: str, why: str) -> None:
+        """An object started over because its source changed while it was read: always told
+        (a "restarted" event), not only with -v."""
+        plan = self.plan
+        self.objects.append(("restarted", plan.src.url_for(key), plan.dst.url_for(plan.keymap(key)), 0))
 
     def _report_copied(self, info: ObjectInfo, size: int) -> None:
         plan = self.plan

@@ -19,9 +19,24 @@ IF_MATCH: ContextVar[str | None] = ContextVar("s3bulk_if_match", default=None)
 
 
 class SourceChanged(StoreError):
-    """The source is no longer the version a resumed download continues (412 to If-Match)."""
+    """The source is no longer the version this copy reads (412 to If-Match, or a changed ETag).
+
+    Not retried as such: engine/transfer.py starts the object over once from its new version
+    (a "restarted" event), and a second change fails the object with `final_message`. Nothing
+    lands under the final name from two versions."""
 
     retryable = False
+    final_message = "source changed during the copy"
+
+    def final(self) -> "SourceChanged":
+        """The failure reported when the object changed again after its restart: one line."""
+        return type(self)(self.final_message, op=self.op, url=self.url, key=self.key)
+
+
+class SourceFileChanged(SourceChanged):
+    """A local file changed (size, mtime or ctime) while it was read for an upload."""
+
+    final_message = "source file changed during the upload"
 
 
 def if_match_header() -> dict[str, str]:
