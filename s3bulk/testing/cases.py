@@ -1,0 +1,447 @@
+"""The contract cases, one public async function each, registered in CASES in a stable order.
+
+Each case's docstring says what it guarantees and why the engine relies on it. A case that
+tests a capability runs whenever the store declares it (so a store that loses a declared
+capability fails) and raises CapabilityAbsent only when the store declares it lacks it and
+the case checked that it indeed does (see harness.require).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from typing import Any, Awaitable, Callable
+
+from ..errors import NotFound
+from ..model import WorkUnit
+from ..stores.base import Features, IntoReader, ResumableUploads, ServerSideCopier, Store, Writer, unwrap
+from ..urls import Location
+from .harness import (KEYS, CapabilityAbsent, Case, Harness, MiB, body, expect_raises, list_all, noise, require,
+                      utf8_sorted)
+
+CaseFn = Callable[[Harness, Any], Awaitable[None]]
+
+CASES: dict[str, Case] = {}
+"""Every case by name, in the order they are defined here (declaration, listing, reading, writing)."""
+
+
+def _case(objects: Callable[[], dict[str, bytes]] = dict) -> Callable[[CaseFn], CaseFn]:
+    """Register the decorated function as a case whose `objects()` are seeded before it runs."""
+
+    def register(fn: CaseFn) -> CaseFn:
+        CASES[fn.__name__] = Case(fn.__name__, fn, objects)
+        return fn
+
+    return register
+
+
+def _all_keys() -> dict[str, bytes]:
+    return {k: body(k) for k in KEYS}
+
+
+OLD = 1_000_000_000.0  # a modification time in 2001: far from now, whole seconds
+PART = 5 * MiB  # the smallest part S3 takes (the last may be smaller)
+
+
+def _big() -> bytes:
+    return os.urandom(PART) + b"tail-of-the-object" * 100
+
+
+def _parts(data: bytes) -> list[tuple[int, int, bytes]]:
+    return [(n, off, data[off:off + PART]) for n, off in enumerate(range(0, len(data), PART), 1)]
+
+
+def _multipart_etag(data: bytes) -> str:
+    digests = b"".join(hashlib.md5(p).digest() for _, _, p in _parts(data))
+    return hashlib.md5(digests).hexdigest() + f"-{len(_parts(data))}"
+
+
+# ------------------------------------------------------------------------------------ declaration
+
+
+@_case()
+async def declares_its_features(h: Harness, store: Any) -> None:
+    """The store says what it can do in `features`, and its type agrees.
+
+    The engine asks `features`, never the concrete type, to decide how to list (by key range or
+    by token), write (whole, in parts, resumable), copy (server-side or through us) and compare
+    (mtime precision, hash kinds); each declared capability must come with its protocol's
+    methods. A wrapped store answers with its inner store's features, location and `unwrap()`.
+    """
+    f = store.features
+    assert isinstance(f, Features) and isinstance(store, Store)
+    assert store.ordered == f.ordered
+    assert isinstance(store, Writer) == f.write
+    if f.read_into:
+        assert isinstance(store, IntoReader)
+    if f.resumable_uploads:
+        assert f.write and isinstance(store, ResumableUploads)
+    if f.server_side_copy:
+        assert f.write and isinstance(store, ServerSideCopier)
+    assert f.mtime_precision is None or f.mtime_precision > 0
+    assert f.hashes <= {"s3-etag"}, "the engine compares only the hash kinds it knows"
+    assert isinstance(store.location, Location) and store.location.kind
+    if h.location_kind is not None:
+        assert store.location.kind == h.location_kind
+    if h.wrapped:
+        inner: Any = store.unwrap()  # a wrapper's way to its inner store (isinstance above narrowed `store`)
+        assert inner.features == f and inner.location == store.location
+        assert unwrap(store) is inner
+
+
+# ------------------------------------------------------------------------------------ listing
+
+
+@_case(_all_keys)
+async def lists_every_key_once_in_utf8_order_page_by_page(h: Harness, store: Any) -> None:
+    """Paging through a listing (three keys a page) gives every key exactly once, in UTF-8 byte
+    order for an ordered store, with sizes, mtimes and ETags as declared.
+
+    Sync merges two listings in step, so both sides must use the same order (S3's: UTF-8 bytes,
+    not a directory walk's, not UTF-16's); a key listed twice or never is copied twice or lost.
+    An ETag is given only by a store declaring "s3-etag" and is then the MD5 of the body; a
+    store without hashes gives None rather than something sync would compare wrongly.
+    """
+    listed = await list_all(store, "", 3)
+    keys = [e.key for e in listed]
+    assert sorted(keys) == sorted(KEYS) and len(keys) == len(KEYS)
+    if store.features.ordered:
+        assert keys == utf8_sorted(KEYS)
+    for e in listed:
+        assert e.size in (None, len(body(e.key)))
+        if e.size is not None and store.features.mtime_precision is not None:
+            assert e.mtime is not None
+        if "s3-etag" in store.features.hashes:
+            assert e.etag == hashlib.md5(body(e.key)).hexdigest()
+        elif e.size is not None:
+            assert e.etag is None
+
+
+@_case(_all_keys)
+async def lists_under_a_prefix(h: Harness, store: Any) -> None:
+    """A prefix is a string prefix, not a directory: "a" matches "a-b", "a/b" and "ab"; "a/c"
+    matches "a/c d"; a prefix nothing starts with lists nothing (and is no error).
+
+    Every command takes SRC as a prefix, the way S3 does; a store that treats it as a directory
+    would copy a different set of keys from S3 than from local files.
+    """
+    for prefix in ("a", "a/", "ab", "日本/", "😀", "zzz", "a/c"):
+        want = utf8_sorted([k for k in KEYS if k.startswith(prefix)])
+        keys = [e.key for e in await list_all(store, prefix, 2)]
+        assert (keys if store.features.ordered else sorted(keys, key=str.encode)) == want, prefix
+
+
+@_case(_all_keys)
+async def key_range_bounds(h: Harness, store: Any) -> None:
+    """An ordered store lists exactly the keys with after < key <= until (UTF-8 byte order),
+    whatever the page size, with or without a prefix.
+
+    The engine cuts the key space into such ranges and lists them in parallel, in several
+    processes, and a resumed run lists on from the last key a journal recorded: a range that
+    leaks one key past a bound copies it twice, one that stops short loses it. A store that
+    declares token-only paging (ordered=False) must really ignore `after` (the engine then never
+    splits it), and the case is skipped.
+    """
+    ordered = utf8_sorted(KEYS)
+    if not store.features.ordered:
+        page = await store.list_page("", WorkUnit(after=ordered[-2]), 100)
+        assert any(e.key <= ordered[-2] for e in page.entries)
+        raise CapabilityAbsent("declares no ordered listing")
+    bounds = [(None, None), ("a", "a0"), ("a-b", "a/b"), ("a/", "ab"), ("ab", None), (None, "a.b"),
+              ("\uff5e", "😀"), ("😀", None), ("😀", "😀\U00010000"), ("b", "b?"), (ordered[-1], None), ("a/b", "a/b")]
+    for after, until in bounds:
+        want = [k for k in ordered if (after is None or k.encode() > after.encode())
+                and (until is None or k.encode() <= until.encode())]
+        for limit in (1, 2, 1000):
+            got = [e.key for e in await list_all(store, "", limit, WorkUnit(after=after, until=until))]
+            assert got == want, (after, until, limit)
+    got = [e.key for e in await list_all(store, "a", 1, WorkUnit(after="a-b", until="ab"))]
+    assert got == ["a.b", "a/b", "a/c d", "a0", "ab"]
+
+
+# ------------------------------------------------------------------------------------ reading
+
+
+def _ranged_objects() -> dict[str, bytes]:
+    return {"d/obj": noise("d/obj", 1000), "d/odd key ü+😀": b"odd"}
+
+
+@_case(_ranged_objects)
+async def head_and_ranged_reads(h: Harness, store: Any) -> None:
+    """`head` gives the size (and an mtime exactly when the store declares an mtime precision);
+    `read` gives the whole body or bytes [start, end), an empty range included; `read_first`
+    gives at most `limit` first bytes and the total size in one request.
+
+    Large objects are copied as ranges read in parallel, and objects whose size the listing did
+    not give are read with read_first (small ones whole, large ones then in parts): an off-by-one
+    at either end of a range corrupts every large copy. Keys with spaces, "+" and non-ASCII must
+    reach the same object (URL encoding).
+    """
+    data = _ranged_objects()["d/obj"]
+    info = await store.head("d/obj")
+    assert info.key == "d/obj" and info.size == 1000
+    assert (info.mtime is None) == (store.features.mtime_precision is None)
+    assert await store.read("d/obj") == data
+    for start, end in ((0, 1), (10, 20), (999, 1000), (0, 1000), (5, 5)):
+        assert await store.read("d/obj", start, end) == data[start:end], (start, end)
+    assert await store.read_first("d/obj", 10) == (data[:10], 1000)
+    assert await store.read_first("d/obj", 5000) == (data, 1000)
+    assert await store.read("d/odd key ü+😀") == b"odd"
+    assert (await store.head("d/odd key ü+😀")).size == 3
+
+
+@_case(lambda: {"empty": b"", "full": b"x"})
+async def zero_byte_object(h: Harness, store: Any) -> None:
+    """An empty object exists: it heads as size 0, reads as b"", and is listed (size 0 or None).
+
+    Empty objects are common (markers, placeholders) and easy to lose: a store that reports
+    them missing, or a range request that fails on them, drops them from every copy.
+    """
+    assert (await store.head("empty")).size == 0
+    assert await store.read("empty") == b""
+    assert await store.read_first("empty", 1024) == (b"", 0)
+    listed = {e.key: e.size for e in await list_all(store)}
+    assert listed.keys() == {"empty", "full"} and listed["empty"] in (0, None)
+
+
+@_case(lambda: {"obj": noise("obj", 3000)})
+async def read_into_a_buffer(h: Harness, store: Any) -> None:
+    """With read_into, bytes [start, end) land in the caller's buffer and come back as a view of
+    it (not a copy); a missing key is NotFound.
+
+    The engine reuses a few part buffers for every multipart copy so memory stays bounded; a
+    store that returns fresh bytes instead silently doubles the memory a copy takes.
+    """
+    await require(store, "read_into")
+    data = noise("obj", 3000)
+    buf = memoryview(bytearray(4096))
+    got = await store.read_into("obj", 100, 2100, buf)
+    assert bytes(got) == data[100:2100]
+    assert got.obj is buf.obj, "read_into returned a copy, not the caller's memory"
+    got = await store.read_into("obj", 2999, 3000, buf)
+    assert bytes(got) == data[2999:]
+    with expect_raises(NotFound, "read_into of a missing key"):
+        await store.read_into("missing", 0, 10, buf)
+
+
+@_case(lambda: {"there": b"x", "dir/inside": b"y"})
+async def missing_key_is_not_found(h: Harness, store: Any) -> None:
+    """A key that does not exist is NotFound from head, read, a ranged read and read_first,
+    including a prefix of an existing key, a key under an existing key, and a missing key in an
+    existing "directory".
+
+    NotFound is final (the retry wrapper does not retry it) and means "the source went away" to
+    the engine, which reports it per object; any other error would be retried, or would fail
+    the run with a misleading message.
+    """
+    for key in ("missing", "dir/missing", "ther", "dir/inside/more"):
+        with expect_raises(NotFound, f"head({key!r})"):
+            await store.head(key)
+        with expect_raises(NotFound, f"read({key!r})"):
+            await store.read(key)
+        with expect_raises(NotFound, f"read({key!r}, 0, 1)"):
+            await store.read(key, 0, 1)
+        with expect_raises(NotFound, f"read_first({key!r})"):
+            await store.read_first(key, 10)
+
+
+@_case()
+async def missing_bucket_is_not_found(h: Harness, store: Any) -> None:
+    """On a bucket or directory that does not exist, listing and head are NotFound.
+
+    So a mistyped source fails at once with one line naming it, rather than copying nothing and
+    reporting success, or retrying for minutes. Skipped when the harness has no missing place
+    to open (`make_missing_store` returns None).
+    """
+    missing = await h.open_missing()
+    if missing is None:
+        raise CapabilityAbsent("has no bucket or directory to miss")
+    with expect_raises(NotFound, "listing a missing bucket"):
+        await missing.list_page("", WorkUnit(), 10)
+    with expect_raises(NotFound, "head in a missing bucket"):
+        await missing.head("k")
+
+
+# ------------------------------------------------------------------------------------ writing
+
+
+@_case()
+async def put_read_back_and_replace(h: Harness, store: Any) -> None:
+    """`put` writes an object (any of the awkward keys, an empty one too) that then lists, heads
+    and reads back byte for byte; a second put replaces it. A store that keeps mtimes keeps the
+    one given (within its declared precision); one that does not must not pretend to.
+
+    Sync decides "unchanged" from size and mtime (or ETag): a store that keeps a different
+    mtime than it was given, or claims precision it lacks, makes every sync copy everything
+    again, or worse, skip what changed.
+    """
+    await require(store, "write")
+    for key in KEYS:
+        await store.put(key, body(key, 100), OLD)
+    await store.put("zero", b"", OLD)
+    listed = {e.key: e for e in await list_all(store, "", 1000)}
+    assert sorted(listed) == sorted(KEYS + ["zero"])
+    for key in KEYS + ["zero"]:
+        want = body(key, 100) if key != "zero" else b""
+        assert await store.read(key) == want
+        info = await store.head(key)
+        assert info.size == len(want) == listed[key].size
+        f = store.features
+        if f.keeps_mtime:
+            assert abs(info.mtime - OLD) <= f.mtime_precision
+        else:
+            assert info.mtime is None or abs(info.mtime - OLD) > 86400
+        if "s3-etag" in f.hashes:
+            assert info.etag == listed[key].etag == hashlib.md5(want).hexdigest()
+    await store.put("a-b", b"replaced")
+    assert await store.read("a-b") == b"replaced"
+    assert (await store.head("a-b")).size == 8
+
+
+@_case()
+async def multipart_upload_in_any_order(h: Harness, store: Any) -> None:
+    """A multipart upload whose parts arrive in reverse order, each from a buffer the caller
+    reuses, completes into the right bytes; nothing is visible under the key before completion;
+    the upload has an id exactly when the store declares resumable uploads; an "s3-etag" store
+    gives the multipart ETag (MD5 of the part MD5s, "-N").
+
+    The engine sends parts in parallel (they finish in any order) from a few reused buffers, so
+    a store that keeps a reference instead of the bytes writes the wrong data; and a half-written
+    object visible under its final name is what a reader must never see.
+    """
+    await require(store, "write")
+    data = _big()
+    upload = await store.start_multipart("big/obj", len(data), PART, OLD)
+    assert (upload.upload_id is not None) == store.features.resumable_uploads
+    buf = bytearray(PART)
+    for number, offset, part in reversed(_parts(data)):
+        view = memoryview(buf)[:len(part)]
+        view[:] = part
+        await upload.put_part(number, offset, view)
+    with expect_raises(NotFound, "head before the upload completed"):
+        await store.head("big/obj")
+    await upload.complete()
+    assert await store.read("big/obj") == data
+    info = await store.head("big/obj")
+    assert info.size == len(data)
+    if "s3-etag" in store.features.hashes:
+        assert info.etag == _multipart_etag(data)
+    if store.features.keeps_mtime:
+        assert abs(info.mtime - OLD) <= store.features.mtime_precision
+
+
+@_case()
+async def multipart_abort_leaves_nothing(h: Harness, store: Any) -> None:
+    """An aborted upload leaves no object, nothing listed, no open upload under its id and
+    nothing else behind (the harness's `leftovers`, e.g. temporary files).
+
+    A stopped or failed copy aborts its uploads; anything left would cost storage (S3 bills
+    open uploads' parts) or show up as a stray file in the destination.
+    """
+    await require(store, "write")
+    upload = await store.start_multipart("gone", 2 * PART, PART)
+    await upload.put_part(1, 0, b"x" * PART)
+    await upload.abort()
+    with expect_raises(NotFound, "head of an aborted upload's key"):
+        await store.head("gone")
+    assert [e.key for e in await list_all(store)] == []
+    if upload.upload_id is not None:
+        with expect_raises(NotFound, "list_parts of an aborted upload"):
+            await store.list_parts("gone", upload.upload_id)
+    assert not h.leftovers(), f"left behind: {h.leftovers()}"
+
+
+@_case()
+async def multipart_resume_by_upload_id_from_another_store(h: Harness, store: Any) -> None:
+    """An upload started by one store object is found by its id from another (a later run):
+    list_parts gives the parts done, resume_multipart continues it, complete gives the whole
+    object; once completed the upload is NotFound.
+
+    This is how an interrupted copy of a large object resumes without sending its parts again:
+    the journal keeps only the key and the upload id, and the next run has its own process,
+    connections and store.
+    """
+    await require(store, "resumable_uploads")
+    data = _big()
+    (n1, o1, p1), (n2, o2, p2) = _parts(data)
+    upload = await store.start_multipart("resumed", len(data), PART)
+    upload_id = upload.upload_id
+    await upload.put_part(n1, o1, p1)
+    later = await h.open()
+    parts = await later.list_parts("resumed", upload_id)
+    assert [(p.number, p.size) for p in parts] == [(1, PART)]
+    resumed = await later.resume_multipart("resumed", upload_id, parts)
+    assert resumed.upload_id == upload_id
+    await resumed.put_part(n2, o2, p2)
+    await resumed.complete()
+    assert await later.read("resumed") == data
+    if "s3-etag" in store.features.hashes:
+        assert (await later.head("resumed")).etag == _multipart_etag(data)
+    with expect_raises(NotFound, "list_parts of a completed upload"):
+        await later.list_parts("resumed", upload_id)
+
+
+@_case()
+async def multipart_abort_by_upload_id(h: Harness, store: Any) -> None:
+    """Another store object aborts an open upload by its id; afterwards the upload and the key
+    are NotFound, and an id that never existed is NotFound too.
+
+    A new run aborts, by id and from its own process, the uploads its journal recorded for a
+    replaced run and those it cannot resume; an id already gone is NotFound (as S3's
+    NoSuchUpload), which that cleanup takes as done.
+    """
+    await require(store, "resumable_uploads")
+    upload = await store.start_multipart("aborted", 2 * PART, PART)
+    await upload.put_part(1, 0, b"y" * PART)
+    later = await h.open()
+    await later.abort_multipart("aborted", upload.upload_id)
+    with expect_raises(NotFound, "list_parts of an aborted upload"):
+        await later.list_parts("aborted", upload.upload_id)
+    with expect_raises(NotFound, "head of an aborted upload's key"):
+        await later.head("aborted")
+    with expect_raises(NotFound, "list_parts of an unknown upload id"):
+        await later.list_parts("aborted", "no-such-upload-" + uuid.uuid4().hex)
+
+
+@_case(lambda: {k: body(k) for k in ("keep", "del/1", "del/2", "del/3/x")})
+async def delete_many(h: Harness, store: Any) -> None:
+    """delete_many removes exactly the keys given (a key missing already is no failure, an
+    empty list is fine) and returns no failures; neighbours and keys sharing a prefix stay.
+
+    `sync --delete`, `mv` and `rm` delete in batches; deleting a key not asked for loses data,
+    and reporting a missing key as a failure would fail a rerun of an interrupted delete.
+    """
+    await require(store, "write")
+    failed = await store.delete_many(["del/1", "del/3/x", "never-there"])
+    assert failed == []
+    assert [e.key for e in await list_all(store)] == ["del/2", "keep"]
+    for key in ("del/1", "del/3/x"):
+        with expect_raises(NotFound, f"head of deleted {key!r}"):
+            await store.head(key)
+    assert await store.delete_many([]) == []
+
+
+@_case(lambda: {"src/obj": noise("src/obj", 2000)})
+async def server_side_copy_within_the_store(h: Harness, store: Any) -> None:
+    """A store that declares server-side copy can copy from another store object on the same
+    place (can_copy_from says so both ways): the copy reads back byte for byte, keeps the given
+    mtime when the store keeps mtimes, has the source's ETag; a missing source is NotFound.
+
+    The engine copies inside one store without the bytes passing through it whenever
+    can_copy_from allows; the source and destination are always two store objects.
+    """
+    await require(store, "server_side_copy")
+    data = noise("src/obj", 2000)
+    other = await h.open()
+    assert store.can_copy_from(other) and other.can_copy_from(store)
+    await store.copy_from(other, "src/obj", "dst/ü obj", len(data), OLD)
+    assert await store.read("dst/ü obj") == data
+    info = await store.head("dst/ü obj")
+    assert info.size == len(data)
+    if store.features.keeps_mtime:
+        assert abs(info.mtime - OLD) <= store.features.mtime_precision
+    if "s3-etag" in store.features.hashes:
+        assert info.etag == hashlib.md5(data).hexdigest()
+    with expect_raises(NotFound, "copy of a missing source"):
+        await store.copy_from(other, "src/missing", "dst/x", 1)
