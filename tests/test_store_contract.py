@@ -1,98 +1,50 @@
 """One contract, the same cases, every store (as rclone's fstests.Run and object_store's integration.rs).
 
-Every case below runs against: the in-memory store, local files (tmp_path), S3 on both data
+The cases live in s3bulk.testing (public, so a store written outside the project runs them
+too). Here each runs against: the in-memory store, local files (tmp_path), S3 on both data
 paths (lean and botocore, against LocalStack), the list/get store over a real `s3bulk serve`,
-and the retry wrapper around each of them. A case that needs a capability runs whenever the
-store declares it (so a store that loses a capability it declares fails here), and is skipped
-only when the store declares it does not have it, after checking that it indeed does not.
+and the retry wrapper around each of them; and against a store written the way an outside
+author would, through the public module only. A case that needs a capability runs whenever
+the store declares it (so a store that loses a capability it declares fails here), and is
+skipped only when the store declares it does not have it, after checking that it indeed does not.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
-import hashlib
-import os
+import subprocess
+import sys
+import time
 import uuid
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable, Sequence
 
 import pytest
 
 from conftest import write_tree
 from s3bulk.errors import NotFound
-from s3bulk.model import ObjectInfo, WorkUnit
-from s3bulk.stores import (Features, IntoReader, ResumableUploads, ServerSideCopier, Store, Unsupported, Writer,
-                           unwrap)
+from s3bulk.model import ObjectInfo, Page, WorkUnit
+from s3bulk.stores import Features
 from s3bulk.stores import memory
 from s3bulk.stores.resilient import ResilienceOptions, wrap
+from s3bulk.testing import CASES, Case, CapabilityAbsent, Harness, run_case
 from s3bulk.urls import Location, S3Options, parse_location
 
-MiB = 1024 * 1024
 
-# Valid as S3 keys, as local paths and as list/get names. Their UTF-8 byte order is not the
-# order of a directory walk ("a-b" < "a/b" < "a0"), nor UTF-16 order ("\uff5e" < "😀" in UTF-8,
-# the other way round in UTF-16), and several are prefixes of others ("ab" of "abc", "a" of most).
-KEYS = ["a-b", "a.b", "a/b", "a/c d", "a0", "ab", "abc", "b+c", "b%20c", "b?c#d", "e\u0301", "ü",
-        "日本/語", "\uff5e", "😀", "😀\U00010000", "\U00010000/ü"]
-
-
-def utf8_sorted(keys: list[str]) -> list[str]:
-    return sorted(keys, key=lambda k: k.encode("utf-8"))
+def run_or_skip(h: Harness, case: Case) -> None:
+    """A case the store declares does not apply is a skip, with the case's reason."""
+    try:
+        run_case(h, case)
+    except CapabilityAbsent as absent:
+        pytest.skip(str(absent))
 
 
-def body(key: str, size: int = 37) -> bytes:
-    """Distinct bytes per key."""
-    seed = key.encode("utf-8")
-    return (seed * (size // max(1, len(seed)) + 1))[:size]
-
-
-class Harness:
-    """One store under test: seeds objects behind its back, opens it (as often as a case needs,
-    wrapped or not), and closes what it opened."""
-
-    kind = ""
-
-    def __init__(self, wrapped: bool) -> None:
-        self.wrapped = wrapped
-        self.opened: list[Any] = []
-
-    def seed(self, objects: dict[str, bytes]) -> None:
-        raise NotImplementedError
-
-    async def _open(self) -> Any:
-        raise NotImplementedError
-
-    async def _open_missing(self) -> Any | None:
-        """The same kind of store on a bucket/directory that does not exist (None: no such thing)."""
-        return None
-
-    def _finish(self, store: Any) -> Any:
-        if self.wrapped:
-            store = wrap(store, ResilienceOptions(retries=2, backoff_base=0.01))
-        self.opened.append(store)
-        return store
-
-    async def open(self) -> Any:
-        store = self._finish(await self._open())
-        if store.features.write:
-            await store.prepare()
-        return store
-
-    async def open_missing(self) -> Any | None:
-        store = await self._open_missing()
-        return None if store is None else self._finish(store)
-
-    async def close(self) -> None:
-        for store in self.opened:
-            await store.close()
-        self.opened.clear()
-
-    def cleanup(self) -> None:
-        pass
+# ------------------------------------------------------------------------------------ this project's stores
 
 
 class MemoryHarness(Harness):
-    kind = "memory"
+    kind = location_kind = "memory"
 
     def __init__(self, wrapped: bool) -> None:
         super().__init__(wrapped)
@@ -103,10 +55,10 @@ class MemoryHarness(Harness):
         for k, v in objects.items():
             memory.bucket(self.name).put(k, v)
 
-    async def _open(self) -> Any:
+    async def make_store(self) -> Any:
         return memory.MemoryStore(parse_location(f"memory://{self.name}/"))
 
-    async def _open_missing(self) -> Any:
+    async def make_missing_store(self) -> Any:
         return memory.MemoryStore(parse_location(f"memory://missing-{uuid.uuid4().hex[:12]}/"))
 
     def cleanup(self) -> None:
@@ -114,7 +66,7 @@ class MemoryHarness(Harness):
 
 
 class LocalHarness(Harness):
-    kind = "local"
+    kind = location_kind = "local"
 
     def __init__(self, wrapped: bool, root: Path) -> None:
         super().__init__(wrapped)
@@ -123,18 +75,23 @@ class LocalHarness(Harness):
     def seed(self, objects: dict[str, bytes]) -> None:
         write_tree(self.root, objects)
 
-    async def _open(self) -> Any:
+    async def make_store(self) -> Any:
         from s3bulk.stores.local import LocalStore
 
         return LocalStore(parse_location(str(self.root)))
 
-    async def _open_missing(self) -> Any:
+    async def make_missing_store(self) -> Any:
         from s3bulk.stores.local import LocalStore
 
         return LocalStore(parse_location(str(self.root.parent / "missing")))
 
+    def leftovers(self) -> list[str]:
+        return [str(p) for p in self.root.rglob("*s3bulk*")]  # temporary files of an upload
+
 
 class S3Harness(Harness):
+    location_kind = "s3"
+
     def __init__(self, wrapped: bool, lean: bool, s3: Any, endpoint: str) -> None:
         super().__init__(wrapped)
         self.kind = "s3-lean" if lean else "s3-botocore"
@@ -155,10 +112,10 @@ class S3Harness(Harness):
         assert (store._wire is not None) == self.lean
         return store
 
-    async def _open(self) -> Any:
+    async def make_store(self) -> Any:
         return await self._s3(self.bucket)
 
-    async def _open_missing(self) -> Any:
+    async def make_missing_store(self) -> Any:
         return await self._s3(f"t-missing-{uuid.uuid4().hex[:12]}")
 
 
@@ -166,6 +123,7 @@ class ListGetHarness(Harness):
     """A directory served by `s3bulk serve` (three names a page), started on first open."""
 
     kind = "listget"
+    location_kind = "http"
 
     def __init__(self, wrapped: bool, root: Path, start: Callable[..., str]) -> None:
         super().__init__(wrapped)
@@ -176,7 +134,7 @@ class ListGetHarness(Harness):
         assert not self.url, "seed before the server starts: it caches directory listings"
         write_tree(self.root, objects)
 
-    async def _open(self) -> Any:
+    async def make_store(self) -> Any:
         from s3bulk.stores.listget import ListGetStore
 
         if not self.url:
@@ -205,401 +163,9 @@ def harness(request, tmp_path) -> Harness:
     h.cleanup()
 
 
-def run(h: Harness, case: Callable[[Any], Awaitable[None]]) -> None:
-    """Open the store in a fresh event loop, run the case, close everything."""
-
-    async def go() -> None:
-        store = await h.open()
-        try:
-            await case(store)
-        finally:
-            await h.close()
-
-    asyncio.run(go())
-
-
-async def list_all(store: Any, prefix: str = "", limit: int = 3, unit: WorkUnit | None = None) -> list[ObjectInfo]:
-    out: list[ObjectInfo] = []
-    u: WorkUnit | None = unit or WorkUnit()
-    pages = 0
-    while u is not None:
-        page = await store.list_page(prefix, u, limit)
-        assert len(page.entries) <= limit or not store.features.ordered
-        out += page.entries
-        u = u.rest(page)
-        pages += 1
-        assert pages < 1000, "listing does not end"
-    return out
-
-
-async def _lacks(store: Any, method: str, *args: Any) -> None:
-    """The store declares it cannot do `method`: it has no such method, or the method says Unsupported."""
-    fn = getattr(store, method, None)
-    if fn is not None:
-        with pytest.raises(Unsupported):
-            await fn(*args)
-
-
-async def require(store: Any, capability: str) -> None:
-    """Go on when the store declares `capability`; otherwise check it really lacks it and skip."""
-    if getattr(store.features, capability):
-        return
-    if capability == "write":
-        assert not isinstance(store, Writer)
-    elif capability == "read_into":
-        await _lacks(store, "read_into", "k", 0, 1, memoryview(bytearray(1)))
-    elif capability == "resumable_uploads":
-        await _lacks(store, "list_parts", "k", "id")
-        await _lacks(store, "resume_multipart", "k", "id", [])
-        await _lacks(store, "abort_multipart", "k", "id")
-        if store.features.write:  # its uploads have no id the journal could keep
-            upload = await store.start_multipart("no-id", 3, MiB)
-            assert upload.upload_id is None
-            await upload.abort()
-    elif capability == "server_side_copy":
-        assert not (isinstance(store, ServerSideCopier) and store.can_copy_from(store))
-        await _lacks(store, "copy_from", store, "k", "k2", 1)
-    pytest.skip(f"declares no {capability}")
-
-
-# ------------------------------------------------------------------------------------ declaration
-
-
-def test_declares_its_features(harness):
-    async def case(store: Any) -> None:
-        f = store.features
-        assert isinstance(f, Features) and isinstance(store, Store)
-        assert store.ordered == f.ordered
-        assert isinstance(store, Writer) == f.write
-        if f.read_into:
-            assert isinstance(store, IntoReader)
-        if f.resumable_uploads:
-            assert f.write and isinstance(store, ResumableUploads)
-        if f.server_side_copy:
-            assert f.write and isinstance(store, ServerSideCopier)
-        assert f.mtime_precision is None or f.mtime_precision > 0
-        assert f.hashes <= {"s3-etag"}
-        assert store.location.kind in ("memory", "local", "s3", "http")
-        if harness.wrapped:
-            inner = store.unwrap()
-            assert unwrap(store) is inner and inner.features == f and inner.location == store.location
-
-    run(harness, case)
-
-
-# ------------------------------------------------------------------------------------ listing
-
-
-def test_lists_every_key_once_in_utf8_order_page_by_page(harness):
-    harness.seed({k: body(k) for k in KEYS})
-
-    async def case(store: Any) -> None:
-        listed = await list_all(store, "", 3)
-        keys = [e.key for e in listed]
-        assert sorted(keys) == sorted(KEYS) and len(keys) == len(KEYS)
-        if store.features.ordered:
-            assert keys == utf8_sorted(KEYS)
-        for e in listed:
-            assert e.size in (None, len(body(e.key)))
-            if e.size is not None and store.features.mtime_precision is not None:
-                assert e.mtime is not None
-            if "s3-etag" in store.features.hashes:
-                assert e.etag == hashlib.md5(body(e.key)).hexdigest()
-            elif e.size is not None:
-                assert e.etag is None
-
-    run(harness, case)
-
-
-def test_lists_under_a_prefix(harness):
-    harness.seed({k: body(k) for k in KEYS})
-
-    async def case(store: Any) -> None:
-        for prefix in ("a", "a/", "ab", "日本/", "😀", "zzz", "a/c"):
-            want = utf8_sorted([k for k in KEYS if k.startswith(prefix)])
-            keys = [e.key for e in await list_all(store, prefix, 2)]
-            assert (keys if store.features.ordered else sorted(keys, key=str.encode)) == want, prefix
-
-    run(harness, case)
-
-
-def test_key_range_bounds(harness):
-    harness.seed({k: body(k) for k in KEYS})
-    ordered = utf8_sorted(KEYS)
-
-    async def case(store: Any) -> None:
-        if not store.features.ordered:
-            # declared token-only paging: `after` is not honoured, so the key space cannot be cut
-            page = await store.list_page("", WorkUnit(after=ordered[-2]), 100)
-            assert any(e.key <= ordered[-2] for e in page.entries)
-            pytest.skip("declares no ordered listing")
-        bounds = [(None, None), ("a", "a0"), ("a-b", "a/b"), ("a/", "ab"), ("ab", None), (None, "a.b"),
-                  ("\uff5e", "😀"), ("😀", None), ("😀", "😀\U00010000"), ("b", "b?"), (ordered[-1], None), ("a/b", "a/b")]
-        for after, until in bounds:
-            want = [k for k in ordered if (after is None or k.encode() > after.encode())
-                    and (until is None or k.encode() <= until.encode())]
-            for limit in (1, 2, 1000):
-                got = [e.key for e in await list_all(store, "", limit, WorkUnit(after=after, until=until))]
-                assert got == want, (after, until, limit)
-        got = [e.key for e in await list_all(store, "a", 1, WorkUnit(after="a-b", until="ab"))]
-        assert got == ["a.b", "a/b", "a/c d", "a0", "ab"]
-
-    run(harness, case)
-
-
-# ------------------------------------------------------------------------------------ reading
-
-
-def test_head_and_ranged_reads(harness):
-    data = os.urandom(1000)
-    harness.seed({"d/obj": data, "d/odd key ü+😀": b"odd"})
-
-    async def case(store: Any) -> None:
-        info = await store.head("d/obj")
-        assert info.key == "d/obj" and info.size == 1000
-        assert (info.mtime is None) == (store.features.mtime_precision is None)
-        assert await store.read("d/obj") == data
-        for start, end in ((0, 1), (10, 20), (999, 1000), (0, 1000), (5, 5)):
-            assert await store.read("d/obj", start, end) == data[start:end], (start, end)
-        assert await store.read_first("d/obj", 10) == (data[:10], 1000)
-        assert await store.read_first("d/obj", 5000) == (data, 1000)
-        assert await store.read("d/odd key ü+😀") == b"odd"
-        assert (await store.head("d/odd key ü+😀")).size == 3
-
-    run(harness, case)
-
-
-def test_zero_byte_object(harness):
-    harness.seed({"empty": b"", "full": b"x"})
-
-    async def case(store: Any) -> None:
-        assert (await store.head("empty")).size == 0
-        assert await store.read("empty") == b""
-        assert await store.read_first("empty", 1024) == (b"", 0)
-        listed = {e.key: e.size for e in await list_all(store)}
-        assert listed.keys() == {"empty", "full"} and listed["empty"] in (0, None)
-
-    run(harness, case)
-
-
-def test_read_into_a_buffer(harness):
-    data = os.urandom(3000)
-    harness.seed({"obj": data})
-
-    async def case(store: Any) -> None:
-        await require(store, "read_into")
-        buf = memoryview(bytearray(4096))
-        got = await store.read_into("obj", 100, 2100, buf)
-        assert bytes(got) == data[100:2100]
-        assert got.obj is buf.obj  # the caller's memory, not a fresh copy
-        got = await store.read_into("obj", 2999, 3000, buf)
-        assert bytes(got) == data[2999:]
-        with pytest.raises(NotFound):
-            await store.read_into("missing", 0, 10, buf)
-
-    run(harness, case)
-
-
-def test_missing_key_is_not_found(harness):
-    harness.seed({"there": b"x", "dir/inside": b"y"})
-
-    async def case(store: Any) -> None:
-        for key in ("missing", "dir/missing", "ther", "dir/inside/more"):
-            with pytest.raises(NotFound):
-                await store.head(key)
-            with pytest.raises(NotFound):
-                await store.read(key)
-            with pytest.raises(NotFound):
-                await store.read(key, 0, 1)
-            with pytest.raises(NotFound):
-                await store.read_first(key, 10)
-
-    run(harness, case)
-
-
-def test_missing_bucket_is_not_found(harness):
-    async def case(store: Any) -> None:
-        missing = await harness.open_missing()
-        if missing is None:
-            pytest.skip("a list/get server has no buckets or directories to miss")
-        with pytest.raises(NotFound):
-            await missing.list_page("", WorkUnit(), 10)
-        with pytest.raises(NotFound):
-            await missing.head("k")
-
-    run(harness, case)
-
-
-# ------------------------------------------------------------------------------------ writing
-
-
-def test_put_read_back_and_replace(harness):
-    async def case(store: Any) -> None:
-        await require(store, "write")
-        old = 1_000_000_000.0  # 2001: far from now, whole seconds
-        for key in KEYS:
-            await store.put(key, body(key, 100), old)
-        await store.put("zero", b"", old)
-        listed = {e.key: e for e in await list_all(store, "", 1000)}
-        assert sorted(listed) == sorted(KEYS + ["zero"])
-        for key in KEYS + ["zero"]:
-            want = body(key, 100) if key != "zero" else b""
-            assert await store.read(key) == want
-            info = await store.head(key)
-            assert info.size == len(want) == listed[key].size
-            f = store.features
-            if f.keeps_mtime:
-                assert abs(info.mtime - old) <= f.mtime_precision
-            else:
-                assert info.mtime is None or abs(info.mtime - old) > 86400
-            if "s3-etag" in f.hashes:
-                assert info.etag == listed[key].etag == hashlib.md5(want).hexdigest()
-        await store.put("a-b", b"replaced")
-        assert await store.read("a-b") == b"replaced"
-        assert (await store.head("a-b")).size == 8
-
-    run(harness, case)
-
-
-PART = 5 * MiB  # the smallest part S3 takes (the last may be smaller)
-
-
-def _big() -> bytes:
-    return os.urandom(PART) + b"tail-of-the-object" * 100
-
-
-def _parts(data: bytes) -> list[tuple[int, int, bytes]]:
-    return [(n, off, data[off:off + PART]) for n, off in enumerate(range(0, len(data), PART), 1)]
-
-
-def _multipart_etag(data: bytes) -> str:
-    digests = b"".join(hashlib.md5(p).digest() for _, _, p in _parts(data))
-    return hashlib.md5(digests).hexdigest() + f"-{len(_parts(data))}"
-
-
-def test_multipart_upload_in_any_order(harness):
-    data = _big()
-
-    async def case(store: Any) -> None:
-        await require(store, "write")
-        upload = await store.start_multipart("big/obj", len(data), PART, 1_000_000_000.0)
-        assert (upload.upload_id is not None) == store.features.resumable_uploads
-        buf = bytearray(PART)
-        for number, offset, part in reversed(_parts(data)):
-            view = memoryview(buf)[:len(part)]
-            view[:] = part
-            await upload.put_part(number, offset, view)  # the engine reuses its part buffers
-        with pytest.raises(NotFound):
-            await store.head("big/obj")  # nothing is visible before completion
-        await upload.complete()
-        assert await store.read("big/obj") == data
-        info = await store.head("big/obj")
-        assert info.size == len(data)
-        if "s3-etag" in store.features.hashes:
-            assert info.etag == _multipart_etag(data)
-        if store.features.keeps_mtime:
-            assert abs(info.mtime - 1_000_000_000.0) <= store.features.mtime_precision
-
-    run(harness, case)
-
-
-def test_multipart_abort_leaves_nothing(harness):
-    async def case(store: Any) -> None:
-        await require(store, "write")
-        upload = await store.start_multipart("gone", 2 * PART, PART)
-        await upload.put_part(1, 0, b"x" * PART)
-        await upload.abort()
-        with pytest.raises(NotFound):
-            await store.head("gone")
-        assert [e.key for e in await list_all(store)] == []
-        if upload.upload_id is not None:
-            with pytest.raises(NotFound):
-                await store.list_parts("gone", upload.upload_id)
-        if harness.kind == "local":
-            assert not list(harness.root.rglob("*s3bulk*")), "temporary file left behind"
-
-    run(harness, case)
-
-
-def test_multipart_resume_by_upload_id_from_another_store(harness):
-    data = _big()
-    (n1, o1, p1), (n2, o2, p2) = _parts(data)
-
-    async def case(store: Any) -> None:
-        await require(store, "resumable_uploads")
-        upload = await store.start_multipart("resumed", len(data), PART)
-        upload_id = upload.upload_id
-        await upload.put_part(n1, o1, p1)
-        # a later run, with its own store, finds the upload by its id
-        later = await harness.open()
-        parts = await later.list_parts("resumed", upload_id)
-        assert [(p.number, p.size) for p in parts] == [(1, PART)]
-        resumed = await later.resume_multipart("resumed", upload_id, parts)
-        assert resumed.upload_id == upload_id
-        await resumed.put_part(n2, o2, p2)
-        await resumed.complete()
-        assert await later.read("resumed") == data
-        if "s3-etag" in store.features.hashes:
-            assert (await later.head("resumed")).etag == _multipart_etag(data)
-        with pytest.raises(NotFound):
-            await later.list_parts("resumed", upload_id)  # completed: no longer open
-
-    run(harness, case)
-
-
-def test_multipart_abort_by_upload_id(harness):
-    async def case(store: Any) -> None:
-        await require(store, "resumable_uploads")
-        upload = await store.start_multipart("aborted", 2 * PART, PART)
-        await upload.put_part(1, 0, b"y" * PART)
-        later = await harness.open()
-        await later.abort_multipart("aborted", upload.upload_id)
-        with pytest.raises(NotFound):
-            await later.list_parts("aborted", upload.upload_id)
-        with pytest.raises(NotFound):
-            await later.head("aborted")
-        with pytest.raises(NotFound):
-            await later.list_parts("aborted", "no-such-upload-" + uuid.uuid4().hex)
-
-    run(harness, case)
-
-
-def test_delete_many(harness):
-    harness.seed({k: body(k) for k in ("keep", "del/1", "del/2", "del/3/x")})
-
-    async def case(store: Any) -> None:
-        await require(store, "write")
-        failed = await store.delete_many(["del/1", "del/3/x", "never-there"])
-        assert failed == []
-        assert [e.key for e in await list_all(store)] == ["del/2", "keep"]
-        for key in ("del/1", "del/3/x"):
-            with pytest.raises(NotFound):
-                await store.head(key)
-        assert await store.delete_many([]) == []
-
-    run(harness, case)
-
-
-def test_server_side_copy_within_the_store(harness):
-    data = os.urandom(2000)
-    harness.seed({"src/obj": data})
-
-    async def case(store: Any) -> None:
-        await require(store, "server_side_copy")
-        other = await harness.open()  # another store object on the same place
-        assert store.can_copy_from(other) and other.can_copy_from(store)
-        await store.copy_from(other, "src/obj", "dst/ü obj", len(data), 1_000_000_000.0)
-        assert await store.read("dst/ü obj") == data
-        info = await store.head("dst/ü obj")
-        assert info.size == len(data)
-        if store.features.keeps_mtime:
-            assert abs(info.mtime - 1_000_000_000.0) <= store.features.mtime_precision
-        if "s3-etag" in store.features.hashes:
-            assert info.etag == hashlib.md5(data).hexdigest()
-        with pytest.raises(NotFound):
-            await store.copy_from(other, "src/missing", "dst/x", 1)
-
-    run(harness, case)
+@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
+def test_contract(harness: Harness, case: Case) -> None:
+    run_or_skip(harness, case)
 
 
 # ------------------------------------------------------------------------------------ the wrapper
@@ -632,3 +198,205 @@ def test_wrapper_retries_injected_faults_and_forwards_declarations():
             memory.drop(name)
 
     asyncio.run(go())
+
+
+# ------------------------------------------------------------------------------------ a store from outside
+# Written as a store author outside the project would: against the protocols of s3bulk.stores and
+# the public s3bulk.testing, nothing private. Objects live in a dict per place.
+
+_PLACES: dict[str, dict[str, tuple[bytes, float]]] = {}
+
+
+class DictStore:
+    """Ordered listing, whole and multipart writes (an upload dies with the process: no id),
+    deletes; no read_into, no resumable uploads, no server-side copy."""
+
+    ordered = True
+    features = Features(ordered=True, write=True, keeps_mtime=True, mtime_precision=1e-6)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.location = Location("dict", name, "", f"dict://{name}/")
+
+    def _objects(self, op: str, key: str = "") -> dict[str, tuple[bytes, float]]:
+        objects = _PLACES.get(self.name)
+        if objects is None:
+            raise NotFound("no such place", op=op, url=self.location.raw, key=key)
+        return objects
+
+    def _one(self, op: str, key: str) -> tuple[bytes, float]:
+        found = self._objects(op, key).get(key)
+        if found is None:
+            raise NotFound("no such key", op=op, url=self.location.raw + key, key=key)
+        return found
+
+    def _keys(self, keys: list[str]) -> list[str]:
+        return keys
+
+    async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        objects = self._objects("list", prefix)
+        keys = sorted(k for k in objects if k.startswith(prefix) and (unit.after is None or k > unit.after)
+                      and (unit.until is None or k <= unit.until))  # str order is UTF-8 byte order
+        page = self._keys(keys[:limit])
+        entries = [ObjectInfo(k, len(objects[k][0]), objects[k][1]) for k in page]
+        return Page(entries, next_after=keys[limit - 1] if len(keys) > limit else None)
+
+    async def head(self, key: str) -> ObjectInfo:
+        data, mtime = self._one("head", key)
+        return ObjectInfo(key, len(data), mtime)
+
+    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+        data = self._one("get", key)[0]
+        return data if start is None else data[start:end]
+
+    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+        data = self._one("get", key)[0]
+        return data[:limit], len(data)
+
+    async def close(self) -> None:
+        pass
+
+    async def prepare(self) -> None:
+        _PLACES.setdefault(self.name, {})
+
+    async def put(self, key: str, data: bytes, mtime: float | None = None, *, props: Any = None) -> None:
+        self._objects("put", key)[key] = (bytes(data), time.time() if mtime is None else mtime)
+
+    async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None, *,
+                              props: Any = None) -> "DictUpload":
+        return DictUpload(self, key, mtime)
+
+    async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
+        for key in keys:
+            self._objects("delete", key).pop(key, None)
+        return []
+
+
+class DictUpload:
+    upload_id = None
+
+    def __init__(self, store: DictStore, key: str, mtime: float | None) -> None:
+        self.store, self.key, self.mtime = store, key, mtime
+        self.parts: dict[int, bytes] = {}
+
+    async def put_part(self, number: int, offset: int, data: bytes) -> None:
+        self.parts[number] = bytes(data)  # the caller reuses its buffer
+
+    async def complete(self) -> None:
+        await self.store.put(self.key, b"".join(self.parts[n] for n in sorted(self.parts)), self.mtime)
+
+    async def abort(self) -> None:
+        self.parts.clear()
+
+
+class DictHarness(Harness):
+    kind = location_kind = "dict"
+
+    def __init__(self, store: type[DictStore] = DictStore, wrapped: bool = False) -> None:
+        super().__init__(wrapped)
+        self.store, self.name = store, f"place-{uuid.uuid4().hex[:12]}"
+        _PLACES[self.name] = {}
+
+    def seed(self, objects: dict[str, bytes]) -> None:
+        _PLACES[self.name].update((k, (v, time.time())) for k, v in objects.items())
+
+    async def make_store(self) -> DictStore:
+        return self.store(self.name)
+
+    async def make_missing_store(self) -> DictStore:
+        return self.store(f"missing-{uuid.uuid4().hex[:12]}")
+
+    def cleanup(self) -> None:
+        _PLACES.pop(self.name, None)
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["dict", "dict+retry"])
+@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
+def test_a_store_from_outside_runs_every_case(case: Case, wrapped: bool) -> None:
+    """What the module docstring of s3bulk.testing tells a store author to write, run as written:
+    the dict store passes every case it declares and is skipped, after the check, on the rest."""
+    harness = DictHarness(wrapped=wrapped)
+    try:
+        run_or_skip(harness, case)
+    finally:
+        harness.cleanup()
+
+
+class ListsOutOfOrder(DictStore):
+    def _keys(self, keys: list[str]) -> list[str]:
+        return keys[::-1]
+
+
+class ClaimsReadInto(DictStore):
+    features = Features(ordered=True, write=True, read_into=True, keeps_mtime=True, mtime_precision=1e-6)
+
+
+class HidesItsWrites(DictStore):
+    features = Features(ordered=True, keeps_mtime=True, mtime_precision=1e-6)
+
+
+class KeepsBufferReferences(DictStore):
+    async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None, *,
+                              props: Any = None) -> DictUpload:
+        return UploadKeepingReferences(self, key, mtime)
+
+
+class UploadKeepingReferences(DictUpload):
+    async def put_part(self, number: int, offset: int, data: bytes) -> None:
+        self.parts[number] = data  # a reference to the caller's buffer, which it reuses
+
+
+@pytest.mark.parametrize("store, case, says", [
+    (ListsOutOfOrder, "lists_every_key_once_in_utf8_order_page_by_page", ""),
+    (ClaimsReadInto, "declares_its_features", ""),
+    (HidesItsWrites, "put_read_back_and_replace", "declares no write but is a Writer"),
+    (KeepsBufferReferences, "multipart_upload_in_any_order", ""),
+], ids=["out-of-order", "claims-read-into", "hides-writes", "keeps-buffer-refs"])
+def test_the_cases_fail_a_store_that_breaks_the_contract(store: type[DictStore], case: str, says: str) -> None:
+    """Each broken variant of the dict store fails its case with AssertionError (an undeclared
+    capability the store has anyway is a failure too, not a skip)."""
+    harness = DictHarness(store)
+    try:
+        with pytest.raises(AssertionError, match=says or None):
+            run_case(harness, CASES[case])
+    finally:
+        harness.cleanup()
+
+
+# ------------------------------------------------------------------------------------ the module's cost
+
+
+def test_the_contract_module_imports_without_pytest() -> None:
+    """A store's tests may use another runner: s3bulk.testing must not need pytest."""
+    code = ("import sys; sys.modules['pytest'] = None; import s3bulk.testing as t; "
+            "assert 'pytest' not in {m.split('.')[0] for m in sys.modules if sys.modules[m] is not None}; "
+            "print(len(t.CASES))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == len(CASES) >= 16
+
+
+def _imported(path: Path, package: Path) -> set[str]:
+    """Every module the file imports, anywhere in it (imports inside functions count), relative
+    imports resolved."""
+    here = list(path.relative_to(package.parent).parts[:-1])  # the package a relative import starts from
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(here[:len(here) - node.level + 1] if node.level else [])
+            mod = ".".join(p for p in (base, node.module or "") if p)
+            names.add(mod)
+            names |= {f"{mod}.{a.name}" for a in node.names}
+    return names
+
+
+def test_the_tool_never_imports_the_contract_module() -> None:
+    """The cases are for store authors' tests: no module of the tool imports them, so they cost
+    a command nothing."""
+    package = Path(__file__).resolve().parent.parent / "s3bulk"
+    importers = [str(p.relative_to(package)) for p in package.rglob("*.py")
+                 if "testing" not in p.relative_to(package).parts
+                 and any(n == "s3bulk.testing" or n.startswith("s3bulk.testing.") for n in _imported(p, package))]
+    assert importers == []
