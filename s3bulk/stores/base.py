@@ -9,7 +9,7 @@ parts, resume or abort them by upload id (`ResumableUploads`), copy inside itsel
 content hashes its listings carry. The engine asks `features`, never the concrete type, so
 a wrapper (resilient.py) that forwards every method still answers truthfully, and a new
 backend implements only what it declares. A method of a capability a store does not
-declare raises `Unsupported` (or is absent); tests/test_store_contract.py checks both ways.
+declare raises `Unsupported` (or is absent); the contract cases (s3bulk.testing) check both ways.
 
 Stores know nothing of concurrency or retries of their own; the engine bounds how many
 calls are in flight and the wrapper retries. Every method raises only
