@@ -992,7 +992,7 @@ def main() -> None:
     log(f"wrote {out / stem}.json and .md in {time.monotonic() - t_start:.0f} s")
     if args.update_readme:
         if quick:
-            log("note: updating README with a quick (non-default) run")
+            log("note: updating bench/README.md with a quick (non-default) run")
         update_readme(md)
     failed = [r for r in bench.records if not r["ok"]]
     if failed:
