@@ -53,7 +53,7 @@ LADDER: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-# "+name": what engine/cluster.py uses now plus these (tried, see the README for what was kept)
+# "+name": what engine/cluster.py uses now plus these (tried, see bench/README.md for what was kept)
 EXTRA: dict[str, dict[str, Any]] = {
     "+client-info-10s": {"distributed.client.scheduler-info-interval": "10s"},
     "+no-stealing-amm": {"distributed.scheduler.work-stealing": False,

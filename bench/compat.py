@@ -7,8 +7,8 @@
 Why: S3 servers differ in what they accept (key encodings, checksums, tagging, versioning,
 multipart rules), and a tool that works against one can silently lose data against another. This
 script runs each scenario through the real `s3bulk` command line against each server and checks the
-result by reading it back with botocore (or the file system), so the table in the README says what a
-user can rely on, server by server.
+result by reading it back with botocore (or the file system), so the table in the docs
+(docs/reference/compatibility.md) says what a user can rely on, server by server.
 
 Servers (each started on 127.0.0.1 on a free port, data under a temporary directory; installs
 cached in ~/.cache/s3bulk-bench unless the repo's .cache/bin already has the binary):
@@ -28,7 +28,7 @@ Each scenario is a small function (see SCENARIOS): pass, fail (with the one-line
 (with the reason, e.g. "option not in this build" when `s3bulk ... --help` lacks an option another
 branch adds, or the server lacks the feature). Output: bench/results/compat-DATE.json and .md, the
 markdown on stdout, and with `--update-readme` the table between `<!-- compat:start -->` and
-`<!-- compat:end -->` in README.md. Known server bugs and what s3bulk does about them are kept in
+`<!-- compat:end -->` in docs/reference/compatibility.md. Known server bugs and what s3bulk does about them are kept in
 NOTES below and printed as footnotes where they explain a failure or skip.
 """
 
@@ -759,7 +759,7 @@ SCENARIOS: list[tuple[str, str, Scenario]] = [
 ]
 
 # Known behaviour of a server that explains a fail or skip, and what s3bulk does about it:
-# (server, text found in the failure's reason, note). The README footnotes come from here.
+# (server, text found in the failure's reason, note). The table's footnotes come from here.
 NOTES: list[tuple[str, str, str]] = [
     ("s3proxy", "does not support additional checksums",
      "s3proxy (3.0.0; 2.6.0 also for `x-amz-checksum-mode` on GET) answers `501 NotImplemented` to every "
@@ -920,8 +920,7 @@ def markdown(results: dict, versions: dict, cmdline: str, when: str) -> str:
             if status != "pass":
                 known = next((n for srv_, text, n in NOTES if srv_ == s and text in why), None)
                 if status == "skip" and why.startswith("option not in this build"):
-                    cell += " " + note("option not in this build of s3bulk (metadata, tags: issue 16's s4-meta16 "
-                                       "work; checksums, versions: s4-sums16): the scenario runs once `--help` "
+                    cell += " " + note("option not in this build of s3bulk: the scenario runs once `--help` "
                                        "shows it")
                 else:
                     cell += " " + note(f"{s}: {known}" if known else f"{s}: {why}")
@@ -934,14 +933,14 @@ def markdown(results: dict, versions: dict, cmdline: str, when: str) -> str:
 
 
 def update_readme(md: str) -> None:
-    readme = ROOT / "README.md"
-    text = readme.read_text()
+    page = ROOT / "docs" / "reference" / "compatibility.md"
+    text = page.read_text()
     start, end = "<!-- compat:start -->", "<!-- compat:end -->"
     i, j = text.find(start), text.find(end)
     if i < 0 or j < i:
-        raise SystemExit("README.md has no compat markers (<!-- compat:start --> ... <!-- compat:end -->)")
-    readme.write_text(text[: i + len(start)] + "\n" + md.strip() + "\n" + text[j:])
-    log("README.md updated")
+        raise SystemExit(f"{page} has no compat markers (<!-- compat:start --> ... <!-- compat:end -->)")
+    page.write_text(text[: i + len(start)] + "\n" + md.strip() + "\n" + text[j:])
+    log(f"{page.relative_to(ROOT)} updated")
 
 
 def main() -> None:

@@ -72,7 +72,7 @@ time) and drops PYTHONDONTWRITEBYTECODE from the tools' environment.
 
 Output: bench/results/peers-DATE.json and .md (suffix -quick when sizes or reps differ from the
 defaults), the markdown printed on stdout, and with `--update-readme` the table replaces the text
-between `<!-- peers-bench:start -->` and `<!-- peers-bench:end -->` in README.md.
+between `<!-- peers-bench:start -->` and `<!-- peers-bench:end -->` in bench/README.md.
 """
 
 from __future__ import annotations
@@ -890,14 +890,14 @@ def markdown(args, agg: dict, info: dict, versions: dict, cmdline: str) -> str:
 
 
 def update_readme(md: str) -> None:
-    readme = ROOT / "README.md"
+    readme = ROOT / "bench" / "README.md"
     text = readme.read_text()
     start, end = "<!-- peers-bench:start -->", "<!-- peers-bench:end -->"
     i, j = text.find(start), text.find(end)
     if i < 0 or j < i:
-        raise SystemExit("README.md has no peers-bench markers")
+        raise SystemExit("bench/README.md has no peers-bench markers")
     readme.write_text(text[: i + len(start)] + "\n" + md.strip() + "\n" + text[j:])
-    log("README.md updated")
+    log("bench/README.md updated")
 
 
 def main() -> None:
@@ -917,7 +917,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run before it is killed and failed")
     ap.add_argument("--workdir", default=None, help="scratch directory (default: a new one under /dev/shm)")
     ap.add_argument("--no-keep-alive", action="store_true", help="start versitygw without --keep-alive")
-    ap.add_argument("--update-readme", action="store_true", help="put the table between the README markers")
+    ap.add_argument("--update-readme", action="store_true", help="put the table between the markers in bench/README.md")
     ap.add_argument("--s3bulk-base", default=None, metavar="PATH",
                     help="also run the s3bulk executable at PATH as tool s3bulk-base (add it to --tools)")
     ap.add_argument("--name", default=None, help="results file name stem (default peers-DATE[-quick])")
@@ -992,7 +992,7 @@ def main() -> None:
     log(f"wrote {out / stem}.json and .md in {time.monotonic() - t_start:.0f} s")
     if args.update_readme:
         if quick:
-            log("note: updating README with a quick (non-default) run")
+            log("note: updating bench/README.md with a quick (non-default) run")
         update_readme(md)
     failed = [r for r in bench.records if not r["ok"]]
     if failed:

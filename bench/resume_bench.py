@@ -1,10 +1,10 @@
 """What a resume redoes: stop a copy at random points (Ctrl-C or SIGKILL), resume it, and count the
-objects transferred more than once (issue 15; README "Resuming").
+objects transferred more than once (issue 15; docs/guides/resume.md).
 
 Source: `s3bulk serve --synthetic N` (no set-up time for 30,000 objects) behind a proxy that counts
 the GETs per object (tests/faultproxy.py), so "transferred twice" is exact even across SIGKILLs.
 Destination: local disk. Default options (workers = cores, --concurrency 64, pages of 1,000), so
-the bound it checks is the README's: workers x concurrency objects per SIGKILL, 0 after one Ctrl-C.
+the bound it checks is the one docs/guides/resume.md states: workers x concurrency objects per SIGKILL, 0 after one Ctrl-C.
 
     uv run --frozen --extra dask python bench/resume_bench.py [--sizes 300,3000,30000] [--kills 3] [--seed 1]
 

@@ -1,6 +1,6 @@
 """What a resume redoes inside one large object: download it to local disk, stop the run at a
 random point (SIGKILL or Ctrl-C), resume it, and count the bytes fetched twice (issue 15's last
-item; README "Resuming").
+item; docs/guides/resume.md).
 
 Source: one object in LocalStack behind a proxy (tests/faultproxy.py) that records the Range of
 every GET, so "fetched twice" is exact even across a SIGKILL. Default options (8 MiB parts, 8 in

@@ -2,7 +2,7 @@
 
     uv run --extra dask python bench/rm_du_bench.py                       # rm 30,000 keys, du 100,000 keys
     uv run --extra dask python bench/rm_du_bench.py --rm-keys 100000      # the 100,000-object rm
-    uv run --extra dask python bench/rm_du_bench.py --update-readme       # also rewrite the README table
+    uv run --extra dask python bench/rm_du_bench.py --update-readme       # also rewrite the table in bench/README.md
     uv run --extra dask python bench/rm_du_bench.py --ops rm --rm-keys 100000 --tools s3bulk,s5cmd
 
 Why: emptying a prefix and sizing a bucket are both a listing plus (for rm) one request per 1,000 keys
@@ -149,10 +149,10 @@ def markdown(args, records: list[dict], cmdline: str) -> str:
 
 
 def update_readme(table: str) -> None:
-    path = ROOT / "README.md"
+    path = ROOT / "bench" / "README.md"
     text = path.read_text()
     if README_START not in text or README_END not in text:
-        raise SystemExit(f"README.md has no {README_START} ... {README_END} block")
+        raise SystemExit(f"bench/README.md has no {README_START} ... {README_END} block")
     head, rest = text.split(README_START, 1)
     _, tail = rest.split(README_END, 1)
     path.write_text(head + README_START + "\n" + table + README_END + tail)

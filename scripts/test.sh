@@ -9,10 +9,18 @@ cd "$(dirname "$0")/.."
 command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
 # bytecode now, once: some machines set PYTHONDONTWRITEBYTECODE, and then every process the tests
 # start (CLI runs, spawned workers) would compile botocore from source again (~2 s of CPU each)
-uv sync --frozen -q --compile-bytecode --extra dask  # tests/test_cluster.py needs distributed
+# --extra dask: tests/test_cluster.py needs distributed; --group docs: mkdocs, to build the docs site
+uv sync --frozen -q --compile-bytecode --extra dask --group docs
 uv run --frozen --extra dask python -m compileall -q s3bulk tests >/dev/null
 # types first (a few seconds; [tool.mypy] in pyproject.toml): an error fails the run before any test
 uv run --frozen --extra dask mypy
+# the docs next (a few seconds): the command pages must match the CLI's help (scripts/cli_docs.py
+# writes them; --check names a page that drifted), and the site must build with no warning at all
+# (a broken link or anchor, a page left out of the nav); it builds offline, into a scratch directory
+uv run --frozen --extra dask --group docs python scripts/cli_docs.py --check
+site=$(mktemp -d -t s3bulk-site-XXXXXX)
+NO_MKDOCS_2_WARNING=1 uv run --frozen --extra dask --group docs mkdocs build --strict -q -d "$site"
+rm -rf "$site"
 bash localstack/start.sh --install
 
 started=""

@@ -1,7 +1,8 @@
 """Hostile inputs and hostile servers, each through the real command line: the expected exit code, a
 clear message (one `s3bulk: error:` line for a run that cannot start, one `ERROR` line per failed
 object otherwise), never a traceback, never the secret key, nothing written outside DST and no
-temporary part file left anywhere. The README's "What s3bulk guarantees" table lists these cases by id.
+temporary part file left anywhere. The docs' guarantees page (docs/reference/guarantees.md) lists these
+cases by id (tests/test_cli_docs.py checks that it lists every one).
 
 More cases live next door: tests/test_safety.py (escaping keys, symlinked directories in DST,
 malformed URLs, missing bucket, wrong or missing credentials, refused connections, DST is a file)

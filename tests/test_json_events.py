@@ -1,6 +1,7 @@
-"""`--json` as a script reads it (issue 15): every event kind the CLI emits checked against the
-README's schema table, per-object `copied`/`deleted` events behind `-v`, and `start` + `summary`
-as the first and last lines even when the run cannot start. Real CLI, real LocalStack."""
+"""`--json` as a script reads it: every event kind the CLI emits checked against the schema table
+of the docs (docs/reference/json-lines.md), per-object `copied`/`deleted` events behind `-v`, and
+`start` + `summary` as the first and last lines even when the run cannot start. Real CLI, real
+LocalStack."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ W1 = ["--workers", "1"]
 
 
 def _documented() -> dict[str, set[str]]:
-    """{event: its fields} from the README's `--json` table (names in backticks, outside parentheses)."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("### `--json`: the JSON Lines schema", 1)[1].split("\n### ", 1)[0]
+    """{event: its fields} from the docs' `--json` table (names in backticks, outside parentheses)."""
+    text = (ROOT / "docs" / "reference" / "json-lines.md").read_text()
+    section = text.split("\n## Events\n", 1)[1].split("\n## ", 1)[0]
     table: dict[str, set[str]] = {}
     for line in section.splitlines():
         m = re.match(r"\| `(\w+)` \| [^|]* \| (.*) \|$", line)

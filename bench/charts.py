@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Draw bench/charts/*.png from the result files in bench/results/.
+
+    uv run --frozen --group bench python bench/charts.py           # all charts
+    uv run --frozen --group bench python bench/charts.py --list    # which result files feed which chart
+
+Why a script: a chart drawn by hand goes stale the day a benchmark runs again. Each chart here
+reads the JSON a benchmark wrote (bench/results/ keeps the latest run of each) and says in its
+title what was measured and where; bench/README.md shows them beside the tables. Run it after a
+benchmark whose results a chart reads, and commit the PNGs with the results.
+
+Charts (a series with few points is drawn with what there is, and its caption says so):
+- headline.png: objects/s for 20,000 objects of 100 B, per tool (peers_bench.py, versitygw).
+- objects_per_s.png: objects/s against the object count, per tool (listing_bench.py copies at
+  50 ms per request; memory_bench.py from `s3bulk serve`).
+- listing_keys_per_s.png: listing keys/s against the key count, per tool and key shape
+  (listing_bench.py at 50 ms per request).
+- peak_memory.png: peak memory against the object or key count (memory_bench.py, listing_bench.py).
+- throughput_by_size.png: MB/s against object size, per tool (peers_bench.py: 100 B and 1 GiB;
+  the 1 GiB download again from footprint_bench.py's later run).
+
+Matplotlib's Agg backend: no display, the same PNG on any machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+CHARTS = HERE / "charts"
+
+# one colour and marker per tool, the same on every chart
+STYLE = {
+    "s3bulk": ("#1f77b4", "o"),
+    "s3bulk-unordered": ("#17becf", "s"),
+    "s3bulk --max-memory 128MiB": ("#17becf", "s"),
+    "s5cmd": ("#ff7f0e", "^"),
+    "rclone": ("#2ca02c", "D"),
+    "aws-cli": ("#7f7f7f", "v"),
+}
+SHAPES = ("flat", "dated", "hashed")
+
+# the result files each chart reads (relative to bench/results/)
+PEERS = "peers-2026-11-22.json"
+BIG_LATER = "footprint-2026-11-23-dl-big-s6-quiet.json"
+COPIES = ["copy11-grow-20k.json", "copy11-100k-hashed-quiet.json"]
+MEMORY = "memory-2026-11-22.json"
+LISTINGS = ["listing-2026-11-23-100k-ls11.json", "listing-2026-11-23-1m-ls11-flat.json",
+            "listing-2026-11-23-1m-ls11-dated.json", "listing-2026-11-23-1m-ls11-hashed.json",
+            "listing-2026-11-23-2m-ls11-mem.json"]
+SOURCES = {
+    "headline.png": [PEERS],
+    "objects_per_s.png": [*COPIES, MEMORY],
+    "listing_keys_per_s.png": LISTINGS,
+    "peak_memory.png": [MEMORY, *LISTINGS],
+    "throughput_by_size.png": [PEERS, BIG_LATER],
+}
+
+
+def load(name: str) -> Any:
+    return json.loads((RESULTS / name).read_text())
+
+
+def style(tool: str) -> dict[str, Any]:
+    color, marker = STYLE.get(tool, ("black", "x"))
+    return {"color": color, "marker": marker}
+
+
+def listing_points(kind: str, value: str) -> dict[tuple[str, str], list[tuple[int, float]]]:
+    """{(shape, tool): [(keys, value)]} over the listing results, kind 'ls' rows only."""
+    points: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for name in LISTINGS:
+        data = load(name)
+        keys = data["config"]["keys"]
+        for row, m in data["summary"].items():
+            what, shape, tool = row.split("|")
+            if what == kind and m["ok"] == m["runs"]:
+                points.setdefault((shape, tool), []).append((keys, m[value]))
+    return {k: sorted(v) for k, v in points.items()}
+
+
+def headline(out: Path) -> None:
+    data = load(PEERS)
+    scenarios = [("dl-small", "download"), ("ul-small", "upload"), ("cp-small", "server-side copy")]
+    tools = data["config"]["tools"]
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    width = 0.8 / len(tools)
+    for i, tool in enumerate(tools):
+        rates = [data["summary"][f"versitygw|{s}|{tool}"]["obj_per_s"] for s, _ in scenarios]
+        xs = [j + (i - (len(tools) - 1) / 2) * width for j in range(len(scenarios))]
+        bars = ax.bar(xs, rates, width, label=tool, color=style(tool)["color"])
+        ax.bar_label(bars, labels=[f"{r:,.0f}" for r in rates], fontsize=7, padding=2)
+    ax.set_xticks(range(len(scenarios)), [label for _, label in scenarios])
+    ax.set_ylabel("objects per second (median of 3)")
+    ax.set_title(f"20,000 objects of 100 B, versitygw on loopback, 2 cores ({data['date']})", fontsize=10)
+    ax.legend(frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def objects_per_s(out: Path) -> None:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+    points: dict[str, list[tuple[int, float]]] = {}
+    for name in COPIES:
+        data = load(name)
+        for row, m in data["summary"].items():
+            kind, _shape, tool = row.split("|")
+            if kind == "copy" and m["ok"] == m["runs"]:
+                points.setdefault(tool, []).append((data["config"]["keys_copy"], m["keys_per_s"]))
+    for tool, pts in sorted(points.items()):
+        pts.sort()
+        left.plot([p[0] for p in pts], [p[1] for p in pts], label=tool, **style(tool))
+    left.set_title("copy from S3 at 50 ms per request (hashed keys)\nonly 2 counts measured: 20,000 and 100,000",
+                   fontsize=9)
+    series: dict[str, list[tuple[int, float]]] = {}
+    for row in load(MEMORY):
+        tool = "s3bulk" if row["settings"] == "default" else f"s3bulk {row['settings']}"
+        series.setdefault(tool, []).append((row["objects"], row["objects"] / row["wall_s"]))
+    for tool, pts in sorted(series.items()):
+        pts.sort()
+        right.plot([p[0] for p in pts], [p[1] for p in pts], label=tool, **style(tool))
+    right.set_title("copy from `s3bulk serve` to tmpfs (no latency)\ns3bulk only", fontsize=9)
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel("objects of 100 B")
+        ax.set_ylabel("objects per second")
+        ax.set_ylim(bottom=0)
+        ax.legend(frameon=False, fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def listing_keys_per_s(out: Path) -> None:
+    points = listing_points("ls", "keys_per_s")
+    fig, axes = plt.subplots(1, len(SHAPES), figsize=(12, 4), sharey=True)
+    for ax, shape in zip(axes, SHAPES):
+        for (s, tool), pts in sorted(points.items()):
+            if s != shape:
+                continue
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=tool, **style(tool))
+        ax.set_xscale("log")
+        ax.set_title(f"{shape} keys", fontsize=9)
+        ax.set_xlabel("keys listed")
+        ax.grid(alpha=0.3)
+        ax.legend(frameon=False, fontsize=8)
+    axes[0].set_ylabel("keys per second (one run each)")
+    fig.suptitle("s3bulk ls against s5cmd ls at 50 ms per request (bench/slow_s3.py); "
+                 "2,000,000 keys: s3bulk only, flat and hashed", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def peak_memory(out: Path) -> None:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+    series: dict[str, list[tuple[int, float]]] = {}
+    for row in load(MEMORY):
+        tool = "s3bulk" if row["settings"] == "default" else f"s3bulk {row['settings']}"
+        series.setdefault(tool, []).append((row["objects"], row["peak_rss_mib"]))
+    for tool, pts in sorted(series.items()):
+        pts.sort()
+        left.plot([p[0] for p in pts], [p[1] for p in pts], label=tool, **style(tool))
+    left.set_title("copy from `s3bulk serve`: peak RSS, all processes", fontsize=9)
+    left.set_xlabel("objects copied")
+    points = listing_points("ls", "peak_rss_tree_mib")
+    for (shape, tool), pts in sorted(points.items()):
+        if shape != "hashed":
+            continue
+        right.plot([p[0] for p in pts], [p[1] for p in pts], label=tool, **style(tool))
+    right.set_title("ls at 50 ms per request, hashed keys: peak RSS of the process tree\n"
+                    "s5cmd measured at 100,000 and 1,000,000 keys only", fontsize=9)
+    right.set_xlabel("keys listed")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_ylabel("MiB")
+        ax.set_ylim(bottom=0)
+        ax.legend(frameon=False, fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def throughput_by_size(out: Path) -> None:
+    data = load(PEERS)
+    cfg = data["config"]
+    sizes = {"small": cfg["small_size"], "big": cfg["big_mib"] * 1024 * 1024}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
+    for ax, (direction, label) in zip(axes, [("dl", "download"), ("ul", "upload")]):
+        for tool in cfg["tools"]:
+            xs, ys = [], []
+            for kind, size in sizes.items():
+                m = data["summary"].get(f"versitygw|{direction}-{kind}|{tool}")
+                if m and m["ok"] == m["runs"]:
+                    xs.append(size)
+                    ys.append(m["mb_per_s"])
+            ax.plot(xs, ys, label=tool, linestyle=":", **style(tool))
+        if direction == "dl":  # the 1 GiB download measured again later, on a quiet machine
+            later = load(BIG_LATER)
+            for tool in ("s3bulk", "s5cmd"):
+                walls = sorted(r["wall_s"] for r in later["records"] if r["tool"] == tool and r["ok"])
+                if walls:
+                    rate = sizes["big"] / walls[len(walls) // 2] / 1e6
+                    ax.plot([sizes["big"]], [rate], linestyle="none", markerfacecolor="none", markersize=9,
+                            label=f"{tool}, later run (footprint_bench)", **style(tool))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("object size, bytes (20,000 x 100 B; 1 x 1 GiB)")
+        ax.set_title(f"{label}, versitygw on loopback ({data['date']})", fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(frameon=False, fontsize=8)
+    axes[0].set_ylabel("MB per second (median of 3)")
+    fig.suptitle("throughput against object size: only two sizes measured (the dotted lines join them, "
+                 "nothing between was measured)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+CHART_FUNCS = {
+    "headline.png": headline,
+    "objects_per_s.png": objects_per_s,
+    "listing_keys_per_s.png": listing_keys_per_s,
+    "peak_memory.png": peak_memory,
+    "throughput_by_size.png": throughput_by_size,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--list", action="store_true", help="print which result files feed which chart")
+    args = ap.parse_args(argv)
+    missing = sorted({n for names in SOURCES.values() for n in names if not (RESULTS / n).exists()})
+    if args.list or missing:
+        for chart, names in SOURCES.items():
+            print(f"{chart}: {', '.join(names)}")
+    if missing:
+        print(f"charts: result files missing: {', '.join(missing)}", file=sys.stderr)
+        return 1
+    if args.list:
+        return 0
+    CHARTS.mkdir(exist_ok=True)
+    plt.rcParams.update({"font.size": 9, "svg.hashsalt": "s3bulk", "path.simplify": True})
+    for name, draw in CHART_FUNCS.items():
+        draw(CHARTS / name)
+        print(f"wrote {(CHARTS / name).relative_to(HERE.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""The user docs say what the program does: each command page of the site (docs/commands/, written
+by scripts/cli_docs.py) holds the help the installed `s3bulk` prints and names every option of
+every command; the guarantees page lists every hostile case tests/test_hostile.py runs; the
+README stays a landing page (its two set-up commands first, at most 16 KB) and no page a user
+reads cites an issue number. Each check runs the real command line, as a user would read `--help`."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+DOCS = ROOT / "docs"
+PAGES = DOCS / "commands"
+S3BULK = str(Path(sys.executable).parent / "s3bulk")
+ENV = dict(os.environ, COLUMNS="80")  # the width scripts/cli_docs.py renders the help at
+
+
+def help_text(*command: str) -> str:
+    run = subprocess.run([S3BULK, *command, "--help"], env=ENV, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.rstrip("\n")
+
+
+def commands() -> list[str]:
+    """The commands `s3bulk --help` lists, in its order."""
+    section = help_text().split("\nCommands:\n", 1)[1]
+    return [m.group(1) for m in re.finditer(r"^  (\S+)\s", section, re.M)]
+
+
+def folded_help(page: str) -> str:
+    """The `--help` text a page keeps (the folded block at its end), indentation removed."""
+    block = page.split('??? note "As `', 1)[1].split("```text\n", 1)[1].split("\n    ```", 1)[0]
+    return "\n".join(line[4:] for line in block.splitlines())
+
+
+def option_flags(text: str) -> set[str]:
+    """Every flag spelling in a `--help` text's option lines (`-w`, `--workers`, `--no-progress`)."""
+    flags = set()
+    for line in text.splitlines():
+        if re.match(r"^  -", line):
+            names = re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]
+            flags.update(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", names))
+    return flags
+
+
+def test_the_committed_pages_are_what_the_script_writes():
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli_docs.py"), "--check"], env=ENV,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("command", ["", *commands()])
+def test_each_command_page_holds_the_help_the_cli_prints(command):
+    page_path = PAGES / f"{command or 'index'}.md"
+    assert page_path.exists(), f"no page for `s3bulk {command}`: run scripts/cli_docs.py"
+    page = page_path.read_text()
+    printed = help_text(*([command] if command else []))
+    assert folded_help(page) == printed
+    # and the tables above it (what the site shows) name every option the help lists
+    tables = page.split('??? note "As `', 1)[0]
+    missing = {flag for flag in option_flags(printed) if f"`{flag}" not in tables and f" {flag}" not in tables}
+    assert not missing, f"s3bulk {command}: options the page's tables leave out: {sorted(missing)}"
+    title = f"# s3bulk {command}".rstrip()
+    assert title + "\n" in page
+
+
+def test_every_command_has_a_page_and_no_page_is_left_over():
+    listed = {f"{c}.md" for c in commands()} | {"index.md"}
+    assert {p.name for p in PAGES.glob("*.md")} == listed
+
+
+def test_the_guarantees_page_lists_every_hostile_case():
+    ids = re.findall(r'^@case\("([^"]+)"', (ROOT / "tests" / "test_hostile.py").read_text(), re.M)
+    assert len(ids) >= 30
+    page = (DOCS / "reference" / "guarantees.md").read_text()
+    assert [i for i in ids if f"`{i}`" not in page] == []
+
+
+def _first_code_block(text: str) -> str:
+    return text.split("```", 2)[1].split("\n", 1)[1]
+
+
+def test_the_readme_is_a_landing_page_with_the_set_up_commands_first():
+    readme = (ROOT / "README.md").read_bytes()
+    assert len(readme) <= 16 * 1024, f"README.md is {len(readme)} bytes; move detail into docs/"
+    block = _first_code_block(readme.decode()).splitlines()
+    assert [line.split()[0] for line in block] == ["./scripts/demo.sh", "./scripts/test.sh"], block
+
+
+def test_getting_started_in_the_docs_is_the_readmes():
+    """tests/test_user_meets.py runs the README's block; the site's copy must be the same lines."""
+    def block(text: str) -> str:
+        return text.split("<!-- getting-started:begin -->", 1)[1].split("<!-- getting-started:end -->", 1)[0]
+    assert block((DOCS / "getting-started.md").read_text()) == block((ROOT / "README.md").read_text())
+
+
+def test_no_issue_numbers_where_users_read():
+    pattern = re.compile(r"issue [0-9]+|#[0-9]{2}\b", re.I)
+    found = []
+    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if pattern.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert found == []
