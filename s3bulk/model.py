@@ -7,7 +7,7 @@ pickle cheaply: work units and counters cross process boundaries, objects do not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 
 class ObjectInfo(NamedTuple):
@@ -126,8 +126,10 @@ class Counters:
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """One object that could not be copied: what was tried, from where, to where, and why."""
+    """One object that could not be copied: what was tried, from where, to where, and why (also
+    the event a run's subscriber receives: engine/events.py)."""
 
+    event: ClassVar[str] = "failure"
     op: str
     src: str
     dst: str
