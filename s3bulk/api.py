@@ -15,9 +15,8 @@ engine/rm.py deletes, engine/ls.py lists; this module checks arguments and docum
 from __future__ import annotations
 
 import asyncio
-import functools
 import warnings
-from typing import IO, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar
+from typing import IO, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
 
 from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, EventSink, JsonLinePrinter,
                             LinePrinter, Notice, Progress, Restarted, Stopping, Subscriber, as_subscriber)
@@ -54,7 +53,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
          exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
-         move: bool = False) -> Summary:
+         move: bool = False, report_objects: bool = False) -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
     nothing could start (bad URL, bad option: UsageError, missing bucket, ...); per-object failures
     are in the Summary.
@@ -74,7 +73,9 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     "local" / "local:N" (a LocalCluster of N worker processes), or a distributed.Client (left open).
     Needs `pip install 's3bulk[dask]'` (UsageError otherwise).
     subscriber: a Subscriber whose methods receive the run's events (on_progress with Progress,
-    on_failure with Failure, on_stopping, on_notice; for sync(dry_run=True) on_dry_run per key).
+    on_failure with Failure, on_stopping, on_notice, on_restarted; for sync(dry_run=True) on_dry_run
+    per key). report_objects=True adds on_copied (and on_deleted for a move or sync --delete) per
+    object, as `--json -v` prints them: a message per object from each worker, so off by default.
     on_event(kind, payload): the older callback form of the same events ("progress", "failure",
     "stopping", "notice", "dryrun", ...); give one or the other.
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
@@ -85,7 +86,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
                subscriber=_subscriber(subscriber, on_event), max_memory=max_memory, start=start,
                should_stop=should_stop, journal=journal, resume=resume, files_from=files_from,
                files_from_format=files_from_format, filters=_filters(include, exclude, filters),
-               cluster=cluster, move=move)
+               cluster=cluster, move=move, report_objects=report_objects)
 
 
 def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, compare: str = "default",
@@ -94,7 +95,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
          subscriber: Subscriber | None = None, on_event: EventSink | None = None,
          max_memory: int | str | None = None, journal: str | None = None, resume: bool = False,
          include: Sequence[str] = (), exclude: Sequence[str] = (), filters: FilterRules | None = None,
-         cluster: object = None) -> Summary:
+         cluster: object = None, report_objects: bool = False) -> Summary:
     """Make DST hold what SRC holds, as `s3bulk sync`: copy what is missing or different, skip
     what is equal, and with delete=True remove DST keys SRC lacks (not those filtered out).
     compare: "default" (size, or SRC newer), "size-only", "exact-timestamps" or "checksum".
@@ -118,7 +119,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
         events = LinePrinter(sys.stdout, then=events)
     return run("sync", src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                subscriber=events, max_memory=max_memory, journal=None if dry_run else journal, resume=resume,
-               filters=rules, cluster=cluster)
+               filters=rules, cluster=cluster, report_objects=report_objects)
 
 
 def move(src: str, dst: str, *, options: TransferOptions | None = None,
@@ -127,13 +128,14 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
          max_memory: int | str | None = None, start: WorkUnit | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
-         exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None) -> Summary:
+         exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
+         report_objects: bool = False) -> Summary:
     """`s3bulk mv`: `copy` with move=True (every argument as for it): each source object is deleted
     once its copy has landed; a copy that failed or was interrupted never deletes its source."""
     return copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber,
                 on_event=on_event, max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
                 resume=resume, files_from=files_from, files_from_format=files_from_format, include=include,
-                exclude=exclude, filters=filters, cluster=cluster, move=True)
+                exclude=exclude, filters=filters, cluster=cluster, move=True, report_objects=report_objects)
 
 
 def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, json_lines: bool = False,
@@ -369,13 +371,25 @@ def _in_thread(fn: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     workers are processes or that thread's own event loop; a stream's blocking reads and writes stay
     off the caller's loop), so the caller's loop stays free. Same arguments, same result."""
 
-    @functools.wraps(fn)
     async def in_thread(*args: P.args, **kwargs: P.kwargs) -> R:
         return await asyncio.to_thread(fn, *args, **kwargs)
 
-    in_thread.__name__ = in_thread.__qualname__ = fn.__name__ + "_async"
-    in_thread.__doc__ = f"`{fn.__name__}` awaited inside a running event loop (it runs in a thread of its own)."
+    _named_after(in_thread, fn, fn.__name__ + "_async",
+                 f"`{fn.__name__}` awaited inside a running event loop (it runs in a thread of its own, so the "
+                 "loop stays free). Same arguments, same result.")
     return in_thread
+
+
+def _named_after(wrapper: Callable[..., object], fn: Callable[..., object], name: str, doc: str) -> None:
+    """Give `wrapper` `fn`'s parameters and result (for help(), IDEs and the API reference: an
+    `async def` is annotated with what awaiting it gives) under `name`."""
+    import inspect
+
+    setattr(wrapper, "__signature__", inspect.signature(fn))
+    wrapper.__annotations__ = dict(fn.__annotations__)
+    wrapper.__name__ = wrapper.__qualname__ = name
+    wrapper.__module__ = fn.__module__
+    wrapper.__doc__ = doc
 
 
 copy_async = _in_thread(copy)
@@ -419,17 +433,25 @@ def _size(value: int | str | None, what: str) -> int | None:
 # --- the older names, kept for one release (CHANGELOG.md) ----------------------------------------------
 
 def _renamed(new: Callable[P, R], old: str) -> Callable[P, R]:
-    """`new` under its old name `old`, warning (DeprecationWarning) each time it is called."""
+    """`new` under its old name `old`, warning (DeprecationWarning) each time it is called; a
+    coroutine function stays one (`inspect.iscoroutinefunction`), as the old name was."""
+    import inspect
 
-    @functools.wraps(new)
-    def alias(*args: P.args, **kwargs: P.kwargs) -> R:
+    def warn() -> None:
         warnings.warn(f"s3bulk.{old} is deprecated and goes in the next release: use s3bulk.{new.__name__}",
-                      DeprecationWarning, stacklevel=2)
+                      DeprecationWarning, stacklevel=3)
+
+    def alias(*args: P.args, **kwargs: P.kwargs) -> R:
+        warn()
         return new(*args, **kwargs)
 
-    alias.__name__ = alias.__qualname__ = old
-    alias.__doc__ = f"Deprecated: the old name of `{new.__name__}`, kept for one release."
-    return alias
+    async def async_alias(*args: P.args, **kwargs: P.kwargs) -> object:
+        warn()
+        return await cast(Callable[P, Awaitable[object]], new)(*args, **kwargs)
+
+    chosen = cast(Callable[P, R], async_alias if inspect.iscoroutinefunction(new) else alias)
+    _named_after(chosen, new, old, f"Deprecated: the old name of `{new.__name__}`, kept for one release.")
+    return chosen
 
 
 acopy = _renamed(copy_async, "acopy")
