@@ -161,7 +161,7 @@ class Summary:
     def ok(self) -> bool:
         return self.fatal is None and not self.interrupted and self.counters.failed == 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """The counts and outcome as plain JSON-able values (what `--json`'s summary carries)."""
         c = self.counters
         return {"ok": self.ok, "listed": c.listed, "copied": c.done, "copied_bytes": c.done_bytes,
