@@ -3,7 +3,7 @@
     import s3bulk
     summary = s3bulk.copy("s3://bucket/prefix/", "/data/mirror")
     summary = s3bulk.sync("/data/site", "s3://bucket/site/", delete=True, exclude=["*.tmp"])
-    summary = await s3bulk.acopy(...)        # inside a running event loop
+    summary = await s3bulk.copy_async(...)   # inside a running event loop (every call has an *_async twin)
     for obj in s3bulk.ls("s3://bucket/prefix/"):
         ...
     s3bulk.rm("s3://bucket/tmp/")                 # batched DeleteObjects; RmResult(deleted, failures)
@@ -11,7 +11,13 @@
     s3bulk.du("s3://bucket/logs/", depth=1)       # DuResult(objects, bytes, groups)
     s3bulk.check("/data/site", "s3://bucket/site/", checksum=True).identical
 
-Imports are lazy so that `import s3bulk` stays cheap (no rich, typer or process pool).
+    class Failures(s3bulk.Subscriber):           # a run's events, one method per kind
+        def on_failure(self, event: s3bulk.Failure) -> None:
+            print(event.src, event.error)
+    s3bulk.copy("s3://bucket/prefix/", "/data/mirror", subscriber=Failures())
+
+Imports are lazy so that `import s3bulk` stays cheap (no rich, typer or process pool): each name
+is imported from s3bulk.api (or below) the first time it is used.
 """
 
 from __future__ import annotations
@@ -19,40 +25,39 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["copy", "sync", "acopy", "async_sync", "ls", "alist", "rm", "move", "mv", "du", "check",
-           "TransferOptions", "S3Options", "Summary", "errors"]
+__all__ = [
+    "copy", "copy_async", "sync", "sync_async", "move", "move_async", "check", "check_async",
+    "ls", "ls_async", "du", "du_async", "rm", "rm_async",
+    "upload_stream", "upload_stream_async", "download_stream", "download_stream_async",
+    "Summary", "CheckResult", "DuResult", "RmResult", "PipeResult", "ObjectInfo",
+    "TransferOptions", "S3Options",
+    "Subscriber", "Event", "Progress", "Failure", "Stopping", "Notice", "Copied", "Deleted", "Restarted",
+    "DryRunAction", "Difference",
+    "errors",
+]
+# the older names, kept for one release (CHANGELOG.md): each warns when called
+_DEPRECATED = ("acopy", "async_sync", "alist", "mv")
 
 if TYPE_CHECKING:
-    from .api import acopy, alist, async_sync, check, copy, du, ls, move, rm, sync
-    from .api import move as mv
-    from .engine.plan import TransferOptions
-    from .model import Summary
-    from .urls import S3Options
+    from . import errors
+    from .api import (CheckResult, Copied, Deleted, Difference, DryRunAction, DuResult, Event, Failure, Notice,
+                      ObjectInfo, PipeResult, Progress, Restarted, RmResult, S3Options, Stopping, Subscriber,
+                      Summary, TransferOptions, acopy, alist, async_sync, check, check_async, copy, copy_async,
+                      download_stream, download_stream_async, du, du_async, ls, ls_async, move, move_async, mv,
+                      rm, rm_async, sync, sync_async, upload_stream, upload_stream_async)
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("copy", "sync", "acopy", "async_sync", "ls", "alist", "rm", "move", "du", "check"):
-        from . import api
-
-        return getattr(api, name)
-    if name == "mv":  # the command's name
-        from .api import move
-
-        return move
-    if name == "TransferOptions":
-        from .engine.plan import TransferOptions
-
-        return TransferOptions
-    if name == "S3Options":
-        from .urls import S3Options
-
-        return S3Options
-    if name == "Summary":
-        from .model import Summary
-
-        return Summary
     if name == "errors":
         import importlib
 
         return importlib.import_module(".errors", __name__)
-    raise AttributeError(name)
+    if name in __all__ or name in _DEPRECATED:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 's3bulk' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -7,7 +7,7 @@ pickle cheaply: work units and counters cross process boundaries, objects do not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 
 class ObjectInfo(NamedTuple):
@@ -126,8 +126,10 @@ class Counters:
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """One object that could not be copied: what was tried, from where, to where, and why."""
+    """One object that could not be copied: what was tried, from where, to where, and why (also
+    the event a run's subscriber receives: engine/events.py)."""
 
+    event: ClassVar[str] = "failure"
     op: str
     src: str
     dst: str
@@ -159,7 +161,7 @@ class Summary:
     def ok(self) -> bool:
         return self.fatal is None and not self.interrupted and self.counters.failed == 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """The counts and outcome as plain JSON-able values (what `--json`'s summary carries)."""
         c = self.counters
         return {"ok": self.ok, "listed": c.listed, "copied": c.done, "copied_bytes": c.done_bytes,

@@ -52,14 +52,14 @@ def test_sync_with_filters_delete_and_dry_run(two_buckets, capfd):
     assert again.to_dict()["skipped"] == 3
 
 
-def test_acopy_inside_a_running_loop(two_buckets):
+def test_copy_async_inside_a_running_loop(two_buckets):
     s, sb, d, db = two_buckets
     for i in range(20):
         sb.put(f"k{i}", b"x" * i)
 
     async def main():
-        return await s3bulk.acopy(f"memory://{s}/", f"memory://{d}/", options=ONE, include=["k1*"], exclude=["k1"],
-                                  filters=[("exclude", "*"), ("include", "k1*")])
+        return await s3bulk.copy_async(f"memory://{s}/", f"memory://{d}/", options=ONE, include=["k1*"], exclude=["k1"],
+                                       filters=[("exclude", "*"), ("include", "k1*")])
 
     summary = asyncio.run(main())
     assert summary.ok

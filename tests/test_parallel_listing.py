@@ -11,7 +11,7 @@ import hashlib
 from conftest import bucket_tree, put_tree, read_tree
 from faultproxy import Faults
 
-from s3bulk.api import alist
+from s3bulk.api import ls_async
 from s3bulk.urls import S3Options
 
 
@@ -65,7 +65,7 @@ def test_ls_lists_ranges_at_once_in_key_order(endpoint, s3, bucket, make_fault_p
                                                       only=lambda method, target: "list-type=2" in target))
 
     async def listed() -> list[str]:
-        return [o.key async for o in alist(f"s3://{bucket}/", s3=S3Options(endpoint_url=proxy.url), page_size=10)]
+        return [o.key async for o in ls_async(f"s3://{bucket}/", s3=S3Options(endpoint_url=proxy.url), page_size=10)]
 
     keys = asyncio.run(listed())
     assert keys == sorted(objects, key=lambda k: k.encode("utf-8"))
@@ -91,9 +91,9 @@ def test_ls_unordered_lists_every_key_once(endpoint, s3, bucket, make_fault_prox
                                                       only=lambda method, target: "list-type=2" in target))
 
     async def listed() -> list[list[str]]:
-        from s3bulk.api import alist_pages
+        from s3bulk.api import ls_pages_async
 
-        return [[o.key for o in page] async for page in alist_pages(
+        return [[o.key for o in page] async for page in ls_pages_async(
             f"s3://{bucket}/", s3=S3Options(endpoint_url=proxy.url), page_size=10, ordered=False)]
 
     pages = asyncio.run(listed())

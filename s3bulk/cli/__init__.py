@@ -304,7 +304,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: Opt
              expected_size: Optional[str] = None, checksum_algorithm: Optional[str] = None,
              version_id: Optional[str] = None, all_versions: bool = False, include_delete_markers: bool = False,
              as_of: Optional[str] = None, **props: Any) -> None:
-    """Parse, run through the one orchestration path (api._run) and render a copy or a sync; exits
+    """Parse, run through the one orchestration path (engine/orchestrate.py) and render a copy or a sync; exits
     with the documented code. Everything but parsing and rendering lives in the API."""
     if "-" in (src, dst) or expected_size is not None:  # one object from stdin or to stdout: cli/pipes.py
         from .pipes import copy_pipe
@@ -324,7 +324,7 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: Opt
     import signal
     import threading
 
-    from ..api import _run
+    from ..engine.orchestrate import run
     from ..engine.plan import TransferOptions
     from .render import make_renderer
 
@@ -341,20 +341,6 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: Opt
     global _RENDERER
     _RENDERER = renderer
     first_signal = _FirstSignal()
-
-    def on_event(kind, payload) -> None:
-        if kind in ("dryrun", "difference"):
-            renderer.planned(payload)
-            return
-        if kind == "progress":
-            sys.stdout.flush()  # the dry run's lines so far (written unflushed)
-        if kind == "notice":
-            print(f"s3bulk: {payload}", file=sys.stderr, flush=True)
-            return
-        if kind == "stopping":
-            print("s3bulk: stopping: finishing the transfers in flight and writing the journal "
-                  "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
-        renderer.on_event(kind, payload)
 
     @contextlib.contextmanager
     def around_run():
@@ -395,8 +381,8 @@ def _execute(command: str, *, src: str, dst: str, workers: int, concurrency: Opt
                                  options=options, filters=_filters(_ARGV, include, exclude), json_out=json_out,
                                  quiet=quiet, verbose=verbose, as_of=as_of, resume=resume, journal=journal,
                                  no_journal=no_journal, journal_dir=journal_dir, argv=_ARGV)
-        summary = _run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
-                       on_event=on_event, max_memory=parse_size(max_memory, "--max-memory")
+        summary = run(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
+                      subscriber=renderer, max_memory=parse_size(max_memory, "--max-memory")
                        if max_memory is not None else None,
                        journal=None if no_journal else journal, default_journal=not no_journal,
                        resume=resume, filters=_filters(_ARGV, include, exclude), files_from=files_from,

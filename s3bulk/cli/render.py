@@ -1,9 +1,9 @@
 """Turning engine events into what the user sees: a live display, JSON lines, or nothing.
 
-The engine emits ("progress", Progress) a few times a second, ("failure",
-Failure) as they happen, and in a dry run or `check` ("dryrun", DryRunAction) or
-("difference", Difference) per key (engine/events.py); a renderer turns them into
-output and has no say in what is transferred.
+A renderer is the run's Subscriber (engine/events.py): the engine hands it Progress a few times a
+second, each Failure as it happens, Copied / Deleted per object with -v, Restarted, Stopping and
+Notice, and in a dry run or `check` a DryRunAction or Difference per key; the renderer turns them
+into output and has no say in what is transferred.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import time
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from ..engine.events import PlannedEvent, write_line
-from ..engine.pool import Progress
+from ..engine.events import (Copied, Deleted, Difference, DryRunAction, Notice, PlannedEvent, Progress, Restarted,
+                             Stopping, Subscriber, write_line)
 from ..model import Failure, Summary
 from ..sizes import human_bytes, human_duration
 
@@ -44,8 +44,9 @@ def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str
     }
 
 
-class Renderer:
-    """Base: quiet. Subclasses draw."""
+class Renderer(Subscriber):
+    """Base: quiet but for what every renderer shows: a dry run's or `check`'s lines on stdout
+    (`planned`), notices and the stopping line on stderr. Subclasses draw the rest."""
 
     def __init__(self, command: str, src: str, dst: str) -> None:
         self.command, self.src, self.dst = command, src, dst
@@ -56,8 +57,29 @@ class Renderer:
     def __exit__(self, *exc: Any) -> None:
         pass
 
+    def on_progress(self, event: Progress) -> None:
+        sys.stdout.flush()  # the dry run's lines so far (written unflushed)
+
+    def on_dry_run(self, event: DryRunAction) -> None:
+        self.planned(event)
+
+    def on_difference(self, event: Difference) -> None:
+        self.planned(event)
+
+    def on_notice(self, event: Notice) -> None:
+        print(f"s3bulk: {event.message}", file=sys.stderr, flush=True)
+
+    def on_stopping(self, event: Stopping) -> None:
+        print("s3bulk: stopping: finishing the transfers in flight and writing the journal "
+              "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
+
     def on_event(self, kind: str, payload: Any) -> None:
-        pass
+        """The older (kind, payload) entry, for a caller that prints notices, the stopping line and
+        planned lines itself and hands on the rest: the same methods, by the payload's type."""
+        if kind in ("copied", "deleted", "restarted"):
+            payload = _typed(kind, payload)
+        if isinstance(payload, (Progress, Failure, Copied, Deleted, Restarted)):
+            self.notify(payload)
 
     def planned(self, event: PlannedEvent) -> None:
         """A dry run's action or a difference `check` found: one line on stdout, whatever else
@@ -78,11 +100,10 @@ class QuietRenderer(Renderer):
         super().__init__(command, src, dst)
         self._shown = 0
 
-    def on_event(self, kind: str, payload: Any) -> None:
-        if kind == "failure":
-            self._shown += 1
-            if self._shown <= MAX_FAILURE_LINES:
-                print(_failure_line(payload), file=sys.stderr, flush=True)
+    def on_failure(self, event: Failure) -> None:
+        self._shown += 1
+        if self._shown <= MAX_FAILURE_LINES:
+            print(_failure_line(event), file=sys.stderr, flush=True)
 
     def finish(self, summary: Summary) -> None:
         if summary.fatal:
@@ -114,25 +135,29 @@ class JsonRenderer(Renderer):
             self.started = True
             self._write({"event": "start", "command": self.command, "src": self.src, "dst": self.dst})
 
-    def on_event(self, kind: str, payload: Any) -> None:
-        if kind == "failure":
-            self._write({"event": "failure", **asdict(payload)})
-        elif kind == "copied":
-            self._write({"event": "copied", "action": "copy", **payload})
-        elif kind == "deleted":
-            self._write({"event": "deleted", "action": "delete", **payload})
-        elif kind == "restarted":
-            self._write({"event": "restarted", **payload})
-        elif kind == "progress":
-            now = time.monotonic()
-            if now - self._last >= 1.0:
-                self._last = now
-                c = payload.counters
-                self._write({"event": "progress", "listed": c.listed, "listed_bytes": c.listed_bytes,
-                             "copied": c.done, "copied_bytes": c.done_bytes, "moved_bytes": c.moved_bytes,
-                             "skipped": c.skipped, "skipped_bytes": c.skipped_bytes, "deleted": c.deleted,
-                             "failed": c.failed, "listing_done": payload.listing_done,
-                             "elapsed_seconds": round(payload.elapsed, 3)})
+    def on_failure(self, event: Failure) -> None:
+        self._write({"event": "failure", **asdict(event)})
+
+    def on_copied(self, event: Copied) -> None:
+        self._write(event.json_fields())
+
+    def on_deleted(self, event: Deleted) -> None:
+        self._write(event.json_fields())
+
+    def on_restarted(self, event: Restarted) -> None:
+        self._write(event.json_fields())
+
+    def on_progress(self, event: Progress) -> None:
+        super().on_progress(event)
+        now = time.monotonic()
+        if now - self._last >= 1.0:
+            self._last = now
+            c = event.counters
+            self._write({"event": "progress", "listed": c.listed, "listed_bytes": c.listed_bytes,
+                         "copied": c.done, "copied_bytes": c.done_bytes, "moved_bytes": c.moved_bytes,
+                         "skipped": c.skipped, "skipped_bytes": c.skipped_bytes, "deleted": c.deleted,
+                         "failed": c.failed, "listing_done": event.listing_done,
+                         "elapsed_seconds": round(event.elapsed, 3)})
 
     def planned(self, event: PlannedEvent) -> None:
         fields = event.json_fields()
@@ -192,30 +217,35 @@ class HumanRenderer(Renderer):
             self._live.__exit__(*exc)
             self._live = None
 
-    def on_event(self, kind: str, payload: Any) -> None:
-        if kind == "progress":
-            self._progress = payload
-            c = payload.counters
-            # bytes as they move (parts of big objects included), so one big object shows a rate
-            self._rate_window.append((payload.elapsed, c.done + c.skipped, c.moved_bytes))
-            while len(self._rate_window) > 2 and payload.elapsed - self._rate_window[0][0] > 5:
-                self._rate_window.pop(0)
-            if self.plain_progress and (not self._last_line or time.monotonic() - self._last_line >= 1.0):
-                self._last_line = time.monotonic()
-                self.err.print(self._status_line(), markup=False, soft_wrap=True, highlight=False)
-        elif kind in ("copied", "deleted") and self.verbose:  # -v: a line per object, as aws-cli prints
-            line = (f"copy: {payload['src']} -> {payload['dst']}" if kind == "copied"
-                    else f"delete: {payload.get('dst') or payload.get('src')}")
-            self.out.print(printable(line), markup=False, soft_wrap=True)
-        elif kind == "restarted":
-            self.err.print(printable(f"restarted: {payload['src']} ({payload['reason']})"), markup=False,
-                           soft_wrap=True)
-        elif kind == "failure":
-            self._failures_shown += 1
-            if self._failures_shown <= MAX_FAILURE_LINES:
-                self.err.print(_failure_line(payload), markup=False, soft_wrap=True)
-            elif self._failures_shown == MAX_FAILURE_LINES + 1:
-                self.err.print("... more failures; the summary has the count", markup=False)
+    def on_progress(self, event: Progress) -> None:
+        super().on_progress(event)
+        self._progress = event
+        c = event.counters
+        # bytes as they move (parts of big objects included), so one big object shows a rate
+        self._rate_window.append((event.elapsed, c.done + c.skipped, c.moved_bytes))
+        while len(self._rate_window) > 2 and event.elapsed - self._rate_window[0][0] > 5:
+            self._rate_window.pop(0)
+        if self.plain_progress and (not self._last_line or time.monotonic() - self._last_line >= 1.0):
+            self._last_line = time.monotonic()
+            self.err.print(self._status_line(), markup=False, soft_wrap=True, highlight=False)
+
+    def on_copied(self, event: Copied) -> None:
+        if self.verbose:  # -v: a line per object, as aws-cli prints
+            self.out.print(printable(f"copy: {event.src} -> {event.dst}"), markup=False, soft_wrap=True)
+
+    def on_deleted(self, event: Deleted) -> None:
+        if self.verbose:
+            self.out.print(printable(f"delete: {event.url}"), markup=False, soft_wrap=True)
+
+    def on_restarted(self, event: Restarted) -> None:
+        self.err.print(printable(f"restarted: {event.src} ({event.reason})"), markup=False, soft_wrap=True)
+
+    def on_failure(self, event: Failure) -> None:
+        self._failures_shown += 1
+        if self._failures_shown <= MAX_FAILURE_LINES:
+            self.err.print(_failure_line(event), markup=False, soft_wrap=True)
+        elif self._failures_shown == MAX_FAILURE_LINES + 1:
+            self.err.print("... more failures; the summary has the count", markup=False)
 
     def _rates(self) -> tuple[float, float]:
         if len(self._rate_window) < 2:
@@ -325,6 +355,15 @@ def plural(n: int, noun: str) -> str:
 def printable(text: str) -> str:
     """Text as one line with control characters shown escaped (\\n, \\x1b, ...)."""
     return text.translate(_ESCAPES)
+
+
+def _typed(kind: str, payload: dict[str, Any]) -> Copied | Deleted | Restarted:
+    """An older per-object payload (a dict) as its event."""
+    if kind == "copied":
+        return Copied(payload["src"], payload["dst"], payload["size"])
+    if kind == "restarted":
+        return Restarted(payload["src"], payload["dst"], payload["reason"])
+    return Deleted(payload["src"], "src") if "src" in payload else Deleted(payload["dst"], "dst")
 
 
 def _failure_line(f: Failure) -> str:

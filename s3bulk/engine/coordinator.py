@@ -26,6 +26,7 @@ as handles that look like a multiprocessing.Process.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
 import queue
@@ -41,13 +42,14 @@ from ..model import Counters, Failure, Summary, WorkUnit
 from .messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone, UploadEnded,
                        UploadStarted, WorkerMessage)
 from . import hints
+from .events import Copied, Deleted, Event, Progress, Restarted, Stopping
 from .plan import Plan
 from .units import join_units
 
 MAX_FAILURES_KEPT = 1000
 DRAIN_SECONDS = 30.0  # a graceful stop that takes longer than this becomes an immediate one
 PROGRESS_SECONDS = 0.25
-EventSink = Callable[[str, Any], None]
+Emit = Callable[[Event], None]  # Subscriber.notify of the run's subscriber (events.py)
 
 
 class Phase(enum.Enum):
@@ -56,15 +58,6 @@ class Phase(enum.Enum):
     STOPPING = "stopping"
     DRAINING = "draining"
     DONE = "done"
-
-
-class Progress:
-    """A snapshot for renderers: counts so far and whether the listing has finished."""
-
-    __slots__ = ("counters", "listing_done", "elapsed", "workers")
-
-    def __init__(self, counters: Counters, listing_done: bool, elapsed: float, workers: int) -> None:
-        self.counters, self.listing_done, self.elapsed, self.workers = counters, listing_done, elapsed, workers
 
 
 class Signals:
@@ -94,7 +87,7 @@ class Coordinator:
     connection and restores the signal handlers, whatever happens."""
 
     def __init__(self, plan: Plan, summary: Summary, handles: list[Any], units_q: Any, events_q: Any,
-                 starts: list[WorkUnit], signals: Signals, *, emit: EventSink, started: float,
+                 starts: list[WorkUnit], signals: Signals, *, emit: Emit, started: float,
                  in_process: bool, journal: Any = None, should_stop: Callable[[], bool] | None = None,
                  close: Callable[[], None] | None = None) -> None:
         self.plan, self.summary, self.handles = plan, summary, handles
@@ -132,10 +125,10 @@ class Coordinator:
             summary.counters.add(msg.counters)
             for f in msg.failures:
                 _keep_failure(summary, f)
-                self.emit("failure", f)
+                self.emit(f)
         elif isinstance(msg, Planned):
             for event in msg.events:
-                self.emit(event.event, event)
+                self.emit(event)
         elif isinstance(msg, ObjectsReported):
             _emit_objects(self.emit, msg.notes)
         elif isinstance(msg, Listed):
@@ -187,7 +180,9 @@ class Coordinator:
             self.journal.maybe_commit()
 
     def snapshot(self) -> Progress:
-        return Progress(self.summary.counters, self.unlisted == 0, time.monotonic() - self.started, self.workers)
+        """The counts as they are now: a copy, so an event kept by a subscriber stays as it was."""
+        return Progress(dataclasses.replace(self.summary.counters), self.unlisted == 0,
+                        time.monotonic() - self.started, self.workers)
 
     # --- the phases ------------------------------------------------------------------------------
     def _begin_draining(self) -> None:
@@ -196,7 +191,7 @@ class Coordinator:
         self.draining_since = time.monotonic()
         self.phase = Phase.DRAINING
         self.summary.interrupted = True
-        self.emit("stopping", None)
+        self.emit(Stopping())
         for p in self.handles:
             _request_stop(p)
         _take_back(self.units_q, self.frontier)
@@ -248,7 +243,7 @@ class Coordinator:
         now = time.monotonic()
         if now - self._last_progress >= PROGRESS_SECONDS:
             self._last_progress = now
-            self.emit("progress", self.snapshot())
+            self.emit(self.snapshot())
             return self._judge_dead_workers()
         return True
 
@@ -292,7 +287,7 @@ class Coordinator:
         own = resource.getrusage(resource.RUSAGE_SELF)
         summary.cpu_seconds = own.ru_utime + own.ru_stime + sum(cpu for _, cpu in self.exited.values())
         summary.peak_rss_bytes = peak_rss_bytes() + sum(rss for rss, _ in self.exited.values())
-        self.emit("progress", self.snapshot())
+        self.emit(self.snapshot())
         return summary
 
     def _finish(self) -> None:
@@ -358,18 +353,17 @@ class Coordinator:
                 p.join(timeout=5)
 
 
-def _emit_objects(emit: Callable[[str, Any], None], notes: list[tuple[str, str, str, int]]) -> None:
-    """Per-object notes (plan.report_objects) as events: ("copied", {"src", "dst", "size"}) and
-    ("deleted", {"src": url} for mv's sources or {"dst": url} for sync --delete); and, whatever
-    report_objects says, ("restarted", {"src", "dst"}) for an object started over because its
-    source changed while it was read."""
+def _emit_objects(emit: Emit, notes: list[tuple[str, str, str, int]]) -> None:
+    """Per-object notes (plan.report_objects) as events: Copied, and Deleted (side "src" for mv's
+    sources, "dst" for sync --delete); and, whatever report_objects says, Restarted for an object
+    started over because its source changed while it was read."""
     for kind, url, other, size in notes:
         if kind == "copied":
-            emit("copied", {"src": url, "dst": other, "size": size})
+            emit(Copied(url, other, size))
         elif kind == "restarted":
-            emit("restarted", {"src": url, "dst": other, "reason": "source changed during the copy"})
+            emit(Restarted(url, other, "source changed during the copy"))
         else:
-            emit("deleted", {other: url})
+            emit(Deleted(url, "src" if other == "src" else "dst"))
 
 
 def _request_stop(p: Any) -> None:

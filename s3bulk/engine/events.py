@@ -1,15 +1,106 @@
-"""What a dry run would do, and what `check` found, as typed events for subscribers.
+"""Everything a run tells whoever watches it, as typed events, and the one place that delivers them.
 
-Workers send them to the coordinator in batches (messages.Planned); the coordinator hands each to
-`on_event(event.event, event)` like failures and progress, and the subscriber decides what the user
-sees: the CLI's renderers print `line()` or `json_fields()` on stdout, api.sync prints the lines
-as it always did, an API caller may collect them. A worker never writes to stdout itself.
+The coordinator turns what workers report into events and hands each to one `Subscriber`
+(`Subscriber.notify`, the single dispatch point); a subscriber has one method per kind of event,
+each a no-op until overridden, as s3transfer's subscribers have `on_queued` / `on_progress` /
+`on_done`. The CLI's renderers (the live display, `--quiet`, `--json`), the lines a dry run or
+`check` prints, and a Python caller's own subscriber all receive the same objects; nothing
+dispatches on strings. A worker never writes to stdout itself.
+
+    event          method           when
+    Progress       on_progress      about four times a second, and once at the end
+    Failure        on_failure       an object could not be copied (or deleted)
+    Stopping       on_stopping      a first Ctrl-C or SIGTERM began a graceful stop
+    Notice         on_notice        a remark for the user ("nothing to resume ...")
+    Copied         on_copied        an object landed (with report_objects: `--json -v`, `-v`)
+    Deleted        on_deleted       an object was deleted: mv's source, or sync --delete's destination
+    Restarted      on_restarted     an object started over because its source changed while it was read
+    DryRunAction   on_dry_run       a dry run: a copy or delete a real run would do
+    Difference     on_difference    `check`: a key only in SRC, only in DST, or different
+
+The older callback form, `on_event(kind, payload)` with `kind` the event's `event` name, still
+works through `Callback` (payloads as they always were: plain dicts for copied / deleted /
+restarted, None for stopping, a str for a notice).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Literal, TextIO
+from typing import Any, Callable, ClassVar, Literal, TextIO, Union
+
+from ..model import Counters, Failure
+
+__all__ = ["Callback", "Copied", "Deleted", "Difference", "DryRunAction", "Event", "EventSink", "Failure",
+           "JsonLinePrinter", "LinePrinter", "Notice", "PlannedEvent", "Progress", "Relay", "Restarted",
+           "Stopping", "Subscriber", "as_subscriber"]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Counts so far (a copy: later counts do not change it), whether the listing has finished,
+    seconds since the run began, and the number of workers."""
+
+    event: ClassVar[str] = "progress"
+    counters: Counters
+    listing_done: bool
+    elapsed: float
+    workers: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stopping:
+    """A first Ctrl-C or SIGTERM: the transfers in flight finish, then the run returns."""
+
+    event: ClassVar[str] = "stopping"
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A one-line remark for the user, such as "nothing to resume (no journal at ...)"."""
+
+    event: ClassVar[str] = "notice"
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Copied:
+    """One object landed at `dst` (`size` bytes)."""
+
+    event: ClassVar[str] = "copied"
+    src: str
+    dst: str
+    size: int
+
+    def json_fields(self) -> dict[str, Any]:
+        """The --json line without its schema version (the renderer adds "v")."""
+        return {"event": self.event, "action": "copy", "src": self.src, "dst": self.dst, "size": self.size}
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """One object deleted: `side` "src" for a source `mv` moved, "dst" for a key `sync --delete`
+    removed."""
+
+    event: ClassVar[str] = "deleted"
+    url: str
+    side: Literal["src", "dst"]
+
+    def json_fields(self) -> dict[str, Any]:
+        return {"event": self.event, "action": "delete", self.side: self.url}
+
+
+@dataclass(frozen=True, slots=True)
+class Restarted:
+    """An object started over from its new version because its source changed while it was read
+    (a second change fails it)."""
+
+    event: ClassVar[str] = "restarted"
+    src: str
+    dst: str
+    reason: str
+
+    def json_fields(self) -> dict[str, Any]:
+        return {"event": self.event, "src": self.src, "dst": self.dst, "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +147,145 @@ class Difference:
 
 
 PlannedEvent = DryRunAction | Difference
+Event = Union[Progress, Failure, Stopping, Notice, Copied, Deleted, Restarted, DryRunAction, Difference]
+EventSink = Callable[[str, Any], None]  # the older form: on_event(kind, payload)
+
+
+class Subscriber:
+    """Receives a run's events: subclass it and override the methods for the events wanted (each
+    is a no-op here), then pass an instance as `subscriber=` to copy / sync / move / check.
+
+    The methods run in the thread that runs the coordinator (the caller's, or `*_async`'s worker
+    thread), between its turns: a slow method slows the run's bookkeeping, not the transfers. An
+    exception raised by one stops the run as any bug would."""
+
+    def on_progress(self, event: Progress) -> None:
+        """Counts so far, about four times a second and once at the end."""
+
+    def on_failure(self, event: Failure) -> None:
+        """An object that could not be copied or deleted (the summary keeps the first 1,000)."""
+
+    def on_stopping(self, event: Stopping) -> None:
+        """A first Ctrl-C or SIGTERM began a graceful stop."""
+
+    def on_notice(self, event: Notice) -> None:
+        """A remark for the user."""
+
+    def on_copied(self, event: Copied) -> None:
+        """An object landed (only when the run reports objects: `--json -v`)."""
+
+    def on_deleted(self, event: Deleted) -> None:
+        """An object was deleted (only when the run reports objects)."""
+
+    def on_restarted(self, event: Restarted) -> None:
+        """An object started over because its source changed while it was read."""
+
+    def on_dry_run(self, event: DryRunAction) -> None:
+        """A dry run: one copy or delete a real run would do."""
+
+    def on_difference(self, event: Difference) -> None:
+        """`check`: one key that differs or is on one side only."""
+
+    def notify(self, event: Event) -> None:
+        """Deliver `event` to its method: the one dispatch point, by the event's type."""
+        getattr(self, _METHODS[type(event)])(event)
+
+
+# event type -> the Subscriber method that receives it (a test checks every event has one)
+_METHODS: dict[type, str] = {
+    Progress: "on_progress", Failure: "on_failure", Stopping: "on_stopping", Notice: "on_notice",
+    Copied: "on_copied", Deleted: "on_deleted", Restarted: "on_restarted", DryRunAction: "on_dry_run",
+    Difference: "on_difference",
+}
+
+
+class Callback(Subscriber):
+    """The older callback form as a subscriber: `on_event(kind, payload)` gets each event with the
+    payload it always had, so code written for it keeps working."""
+
+    def __init__(self, on_event: EventSink) -> None:
+        self.on_event = on_event
+
+    def on_progress(self, event: Progress) -> None:
+        self.on_event(event.event, event)
+
+    def on_failure(self, event: Failure) -> None:
+        self.on_event("failure", event)
+
+    def on_stopping(self, event: Stopping) -> None:
+        self.on_event(event.event, None)
+
+    def on_notice(self, event: Notice) -> None:
+        self.on_event(event.event, event.message)
+
+    def on_copied(self, event: Copied) -> None:
+        self.on_event(event.event, {"src": event.src, "dst": event.dst, "size": event.size})
+
+    def on_deleted(self, event: Deleted) -> None:
+        self.on_event(event.event, {event.side: event.url})
+
+    def on_restarted(self, event: Restarted) -> None:
+        self.on_event(event.event, {"src": event.src, "dst": event.dst, "reason": event.reason})
+
+    def on_dry_run(self, event: DryRunAction) -> None:
+        self.on_event(event.event, event)
+
+    def on_difference(self, event: Difference) -> None:
+        self.on_event(event.event, event)
+
+
+def as_subscriber(events: Subscriber | EventSink | None) -> Subscriber:
+    """A Subscriber for whatever a caller passed: one as is, an `on_event(kind, payload)` callable
+    wrapped (`Callback`), None as one that ignores everything."""
+    if events is None:
+        return Subscriber()
+    if isinstance(events, Subscriber):
+        return events
+    return Callback(events)
+
+
+class Relay(Subscriber):
+    """A subscriber that acts on some events itself, then passes every event on to `then`."""
+
+    def __init__(self, then: Subscriber | None = None) -> None:
+        self.then = then if then is not None else Subscriber()
+
+    def notify(self, event: Event) -> None:
+        super().notify(event)
+        self.then.notify(event)
+
+
+class LinePrinter(Relay):
+    """Prints each dry-run / check line on `out` (flushed with each progress event and at the
+    end), as `sync(dry_run=True)` and `check` always have, then passes every event on."""
+
+    def __init__(self, out: TextIO, then: Subscriber | None = None) -> None:
+        super().__init__(then)
+        self.out = out
+
+    def on_dry_run(self, event: DryRunAction) -> None:
+        write_line(self.out, event.line())
+
+    def on_difference(self, event: Difference) -> None:
+        write_line(self.out, event.line())
+
+    def on_progress(self, event: Progress) -> None:
+        self.out.flush()
+
+
+class JsonLinePrinter(LinePrinter):
+    """`check(json_lines=True)`: each dry-run / check event as a JSON line (schema v1) on `out`."""
+
+    def on_dry_run(self, event: DryRunAction) -> None:
+        self._json(event)
+
+    def on_difference(self, event: Difference) -> None:
+        self._json(event)
+
+    def _json(self, event: PlannedEvent) -> None:
+        import json
+
+        self.out.write(json.dumps({"v": 1, **event.json_fields()}, ensure_ascii=False) + "\n")
 
 
 def one_line(text: str) -> str:
@@ -73,17 +303,3 @@ def write_line(out: TextIO, text: str) -> None:
     else:
         buffer.write((text + "\n").encode("utf-8", "backslashreplace"))
 
-
-def printing_lines(on_event: Callable[[str, Any], None] | None, out: TextIO) -> Callable[[str, Any], None]:
-    """An event sink that prints each dry-run / check line on `out` (flushed with each progress
-    event and at the end), then passes every event on to `on_event`."""
-
-    def sink(kind: str, payload: Any) -> None:
-        if kind in (DryRunAction.event, Difference.event):
-            write_line(out, payload.line())
-        elif kind == "progress":
-            out.flush()
-        if on_event is not None:
-            on_event(kind, payload)
-
-    return sink

@@ -1,6 +1,6 @@
 """Listing one prefix through many key ranges at once, yielding keys in order, in bounded memory.
 
-`s3bulk ls` (and the API's `ls`/`alist`) prints keys in key order, because people diff listings.
+`s3bulk ls` (and the API's `ls`/`ls_async`) prints keys in key order, because people diff listings.
 A single chain of pages waits one round trip per page; here the range after each listed page is
 split (units.py) into streams that are listed concurrently, and the output walks the streams in key
 order. Each stream holds the pages it has listed but not yet printed. At most `max_pages` are held

@@ -164,3 +164,10 @@ async def _prepare_destination(dst: Location, options: TransferOptions) -> None:
         await store.prepare()
     finally:
         await store.close()
+
+
+def names_nothing(exc: Exception) -> bool:
+    """Whether a NotFound from `resolve_source` says an S3 prefix holds nothing (not that the
+    bucket is missing, nor a local directory: a typo there must not pass for a finished run). A
+    `mv --resume` or `rm --resume` run again after it completed meets exactly this."""
+    return getattr(exc, "message", "").startswith("no such key or prefix")

@@ -1,7 +1,7 @@
 """Starting a run: the journal's resume state, the workers (processes, one in-process thread, or a
 Dask cluster), then the coordinator's loop (coordinator.py) over them.
 
-`run_plan` is the engine's entry point (api._run calls it). Only work units and aggregated
+`run_plan` is the engine's entry point (orchestrate.run calls it). Only work units and aggregated
 counters cross process boundaries; what a Ctrl-C or SIGTERM does is coordinator.py's to say.
 """
 
@@ -18,19 +18,20 @@ from typing import Any, Callable, Iterator
 
 from ..errors import S3BulkError
 from ..model import Summary, WorkUnit
-from .coordinator import DRAIN_SECONDS, MAX_FAILURES_KEPT, Coordinator, EventSink, Progress, Signals, quietly
+from .coordinator import DRAIN_SECONDS, MAX_FAILURES_KEPT, Coordinator, Signals, quietly
+from .events import EventSink, Progress, Subscriber, as_subscriber
 from .plan import Plan
 
 __all__ = ["DRAIN_SECONDS", "MAX_FAILURES_KEPT", "EventSink", "Progress", "run_plan"]
 
 
-def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool | None = None,
+def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_process: bool | None = None,
              start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
              journal: Any = None, cluster: Any = None) -> Summary:
-    """Run a plan to the end and return its summary. `on_event(kind, payload)` sees
-    "progress" (Progress) about four times a second, "failure" (Failure) as they come, and
-    "stopping" (None) when a first Ctrl-C or SIGTERM begins a graceful stop, and in a dry run
-    "dryrun" (events.DryRunAction) or, for `check`, "difference" (events.Difference) per key.
+    """Run a plan to the end and return its summary. `on_event`, a Subscriber (or an older
+    `on_event(kind, payload)` callable), receives the run's events (events.py): Progress about four
+    times a second, each Failure as it comes, Stopping when a first Ctrl-C or SIGTERM begins a
+    graceful stop, and in a dry run a DryRunAction or, for `check`, a Difference per key.
 
     `start` continues an earlier run from the unit it stopped at. When `should_stop()` turns true
     the run takes no new units, lets those in flight finish, and returns with `summary.resume`
@@ -41,7 +42,7 @@ def run_plan(plan: Plan, on_event: EventSink | None = None, *, in_process: bool 
 
     `cluster` (a Dask scheduler address, "local[:N]" or a distributed.Client) runs the units as
     tasks on that cluster instead of worker processes (cluster.py); everything else is the same."""
-    emit = on_event or (lambda kind, payload: None)
+    emit = as_subscriber(on_event).notify
     dask: Any = None  # the Dask cluster connection (cluster.Cluster) when --cluster is given
     if cluster is not None:
         from .cluster import Cluster, prepare

@@ -1,0 +1,137 @@
+"""The Python API's names: every operation has a synchronous form and an `*_async` twin named
+alike, each with a typed result; the older names still work for one release and say so; `import
+s3bulk` stays cheap; the package is marked typed. Runs on the in-memory store (in-process)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.resources
+import inspect
+import io
+import pathlib
+import subprocess
+import sys
+import typing
+import uuid
+
+import pytest
+
+import s3bulk
+from s3bulk import api
+from s3bulk.engine.plan import TransferOptions
+from s3bulk.stores import memory
+
+ONE = TransferOptions(workers=1, concurrency=4)
+OPERATIONS = ["copy", "sync", "move", "check", "ls", "du", "rm", "upload_stream", "download_stream"]
+OLD_NAMES = {"acopy": "copy_async", "async_sync": "sync_async", "alist": "ls_async", "mv": "move"}
+
+
+@pytest.fixture
+def two():
+    names = [f"names-{uuid.uuid4().hex[:10]}" for _ in range(2)]
+    yield names[0], memory.bucket(names[0]), names[1], memory.bucket(names[1])
+    for n in names:
+        memory.drop(n)
+
+
+def test_every_operation_has_an_async_twin_and_every_public_name_resolves():
+    for name in OPERATIONS:
+        assert name in s3bulk.__all__ and f"{name}_async" in s3bulk.__all__, name
+        assert not inspect.iscoroutinefunction(getattr(s3bulk, name)), name
+        twin = getattr(s3bulk, f"{name}_async")
+        assert twin.__name__ == f"{name}_async"
+        if name != "ls":  # ls_async is an async iterator, not a coroutine
+            assert inspect.iscoroutinefunction(twin), name
+            assert inspect.signature(twin) == inspect.signature(getattr(s3bulk, name)), name
+    for name in s3bulk.__all__:
+        assert getattr(s3bulk, name) is not None, name
+    for name in api.__all__:
+        assert hasattr(api, name), name
+    assert set(s3bulk.__all__) - {"errors"} <= set(api.__all__)
+    assert not set(OLD_NAMES) & set(s3bulk.__all__), "the deprecated names are not advertised"
+    assert set(s3bulk.__all__) <= set(dir(s3bulk))
+
+
+def _mentions_any(hint: object) -> bool:
+    return hint is typing.Any or any(_mentions_any(arg) for arg in typing.get_args(hint))
+
+
+def test_no_public_function_returns_any():
+    for name in api.__all__:
+        fn = getattr(api, name)
+        if inspect.isfunction(fn):
+            returns = typing.get_type_hints(fn).get("return")
+            assert returns is not None and not _mentions_any(returns), (name, returns)
+
+
+def test_the_package_is_marked_typed():
+    assert importlib.resources.files("s3bulk").joinpath("py.typed").is_file()
+
+
+def test_import_stays_cheap():
+    """`import s3bulk` loads none of its modules (nor rich, typer, aiobotocore, the process pool)
+    until a name is used."""
+    out = subprocess.run([sys.executable, "-c", "import s3bulk, sys; print(sorted(m for m in sys.modules if "
+                          "m.startswith(('s3bulk.', 'rich', 'typer', 'aiobotocore', 'multiprocessing', 'asyncio'))))"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
+
+
+def test_the_async_twins_inside_a_running_loop(two, tmp_path):
+    s, sb, d, db = two
+    for i in range(6):
+        sb.put(f"in/k{i}", bytes([i]) * (i + 1))
+
+    async def main():
+        copied = await s3bulk.copy_async(f"memory://{s}/in/", f"memory://{d}/a/", options=ONE)
+        synced = await s3bulk.sync_async(f"memory://{s}/in/", f"memory://{d}/a/", options=ONE)
+        checked = await s3bulk.check_async(f"memory://{s}/in/", f"memory://{d}/a/", options=ONE)
+        listed = [o.key async for o in s3bulk.ls_async(f"memory://{d}/a/")]
+        counted = await s3bulk.du_async(f"memory://{d}/a/")
+        up = await s3bulk.upload_stream_async(io.BytesIO(b"streamed"), f"memory://{d}/s.bin", options=ONE)
+        out = io.BytesIO()
+        down = await s3bulk.download_stream_async(f"memory://{d}/s.bin", out, options=ONE)
+        moved = await s3bulk.move_async(f"memory://{d}/a/", f"memory://{d}/b/", options=ONE)
+        removed = await s3bulk.rm_async(f"memory://{d}/b/")
+        return copied, synced, checked, listed, counted, up, out.getvalue(), down, moved, removed
+
+    copied, synced, checked, listed, counted, up, data, down, moved, removed = asyncio.run(main())
+    assert copied.ok and copied.counters.done == 6
+    assert synced.counters.skipped == 6 and synced.counters.done == 0
+    assert checked.identical and checked.identical_objects == 6
+    assert listed == [f"a/k{i}" for i in range(6)]
+    assert (counted.objects, counted.bytes) == (6, sum(range(1, 7)))
+    assert (up.bytes, down.bytes, data) == (8, 8, b"streamed")
+    assert moved.ok and moved.counters.done == 6
+    assert removed.ok and removed.deleted == 6
+    assert set(db.keys_after("", None)) == {"s.bin"}
+
+
+def test_the_old_names_still_work_and_warn(two):
+    s, sb, d, db = two
+    for i in range(3):
+        sb.put(f"k{i}", b"x")
+
+    async def main():
+        with pytest.warns(DeprecationWarning, match="copy_async"):
+            copied = await s3bulk.acopy(f"memory://{s}/", f"memory://{d}/c/", options=ONE)
+        with pytest.warns(DeprecationWarning, match="sync_async"):
+            synced = await s3bulk.async_sync(f"memory://{s}/", f"memory://{d}/c/", options=ONE)
+        with pytest.warns(DeprecationWarning, match="ls_async"):
+            listed = [o.key async for o in s3bulk.alist(f"memory://{d}/c/")]
+        return copied, synced, listed
+
+    copied, synced, listed = asyncio.run(main())
+    assert copied.counters.done == 3 and synced.counters.skipped == 3 and listed == ["c/k0", "c/k1", "c/k2"]
+    with pytest.warns(DeprecationWarning, match="s3bulk.move"):
+        moved = s3bulk.mv(f"memory://{d}/c/", f"memory://{d}/m/", options=ONE)
+    assert moved.counters.done == 3 and db.contents("c/") == {} and set(db.contents("m/")) == {"k0", "k1", "k2"}
+    for old, new in OLD_NAMES.items():
+        alias = getattr(s3bulk, old)
+        assert alias.__name__ == old and "Deprecated" in (alias.__doc__ or "") and new in alias.__doc__
+        assert inspect.signature(alias) == inspect.signature(getattr(s3bulk, new))
+        assert inspect.iscoroutinefunction(alias) == inspect.iscoroutinefunction(getattr(s3bulk, new))
+    changelog = (pathlib.Path(__file__).parent.parent / "CHANGELOG.md").read_text()
+    deprecated = changelog.split("### Deprecated", 1)[1].split("\n## ", 1)[0]
+    for old, new in OLD_NAMES.items():
+        assert f"`s3bulk.{old}`: use `s3bulk.{new}`" in deprecated, old
