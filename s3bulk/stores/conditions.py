@@ -7,6 +7,10 @@ version, which would be spliced in. The condition travels as a context variable,
 transfer around the object's reads only (and by a spread helper for its parts), so the store
 API stays as it is; stores that cannot send it (local files, list/get servers) ignore it, and
 the resumed run's listing, compared with the recorded identity, is then the check.
+
+A local file has no ETag: its version is what the listing saw (size, mtime) and what fstat says
+of the fd each read opens (FileVersion, carried by SOURCE_FILE the same way), so an upload in parts
+or a streamed PUT never completes from two versions of a file rewritten meanwhile.
 """
 
 from __future__ import annotations
