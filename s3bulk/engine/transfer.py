@@ -32,7 +32,7 @@ from ..model import ObjectInfo, ObjectProps
 from ..stores import Store, Writer, part_size_for
 from ..stores.base import (ChecksumReader, IntoReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier,
                            upload_in_parts)
-from ..stores.conditions import IF_MATCH, SourceChanged
+from ..stores.conditions import IF_MATCH, SOURCE_FILE, FileVersion, SourceChanged
 from ..stores.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from . import props as object_props
 from .plan import KeyMap, TransferOptions
@@ -110,6 +110,7 @@ class Transfer:
                  on_restart: Callable[[str, str], None] | None = None) -> None:
         self.src, self.dst, self.keymap, self.options, self.budget = src, dst, keymap, options, budget
         self.server_side = dst.features.server_side_copy and _copier(dst).can_copy_from(src)
+        self.local_src = src.location.kind == "local"  # its reads are pinned to one version of the file
         self.stopping = stopping or (lambda: False)
         self.on_upload = on_upload or (lambda msg: None)   # for the journal: uploads begun and ended
         self.resumable = resumable if resumable is not None else {}  # dst key -> upload left open
@@ -132,8 +133,15 @@ class Transfer:
         Every read of an object in more than one request asks for the one version the run saw
         (If-Match, stores/conditions.py); a source that changed meanwhile raises SourceChanged
         and nothing lands under the final name. The object then starts over from its current
-        version (RESTARTS times), and fails with one line if it changes again."""
+        version (RESTARTS times), and fails with one line if it changes again.
+
+        From a local file, every read of the object (its parts, a streamed PUT's passes) must find
+        the file as the listing saw it and as its first open found it (SOURCE_FILE, a
+        conditions.FileVersion checked by the local store's reads): all parts are read, each
+        checked, before an upload is completed, so a file rewritten meanwhile raises
+        SourceFileChanged and its upload is aborted."""
         for attempt in range(RESTARTS + 1):
+            pin = SOURCE_FILE.set(FileVersion(info.size, info.mtime)) if self.local_src else None
             try:
                 return await self._copy_once(info)
             except SourceChanged as exc:
@@ -141,6 +149,9 @@ class Transfer:
                     raise exc.final() from None
                 self.on_restart(info.key, exc.message)
                 info = await self.src.head(info.key)  # its new version (size, ETag, mtime)
+            finally:
+                if pin is not None:
+                    SOURCE_FILE.reset(pin)
         raise AssertionError("unreachable")
 
     async def _copy_once(self, info: ObjectInfo) -> tuple[int, bool]:

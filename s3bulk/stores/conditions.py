@@ -7,10 +7,15 @@ version, which would be spliced in. The condition travels as a context variable,
 transfer around the object's reads only (and by a spread helper for its parts), so the store
 API stays as it is; stores that cannot send it (local files, list/get servers) ignore it, and
 the resumed run's listing, compared with the recorded identity, is then the check.
+
+A local file has no ETag: its version is what the listing saw (size, mtime) and what fstat says
+of the fd each read opens (FileVersion, carried by SOURCE_FILE the same way), so an upload in parts
+or a streamed PUT never completes from two versions of a file rewritten meanwhile.
 """
 
 from __future__ import annotations
 
+import os
 from contextvars import ContextVar
 
 from ..errors import StoreError
@@ -37,6 +42,65 @@ class SourceFileChanged(SourceChanged):
     """A local file changed (size, mtime or ctime) while it was read for an upload."""
 
     final_message = "source file changed during the upload"
+
+
+class FileVersion:
+    """The version of a local file that every read of one object must come from.
+
+    Why: a file rewritten in place while it is uploaded in parts (a database, a log) would give an
+    object whose first parts are of the old file and the rest of the new one, completed with exit
+    0. The transfer sets one FileVersion around each object (SOURCE_FILE) from what its listing
+    saw (size, mtime); the local store's reads (stores/local.py, stores/bodies.py) call `opened`
+    with the fstat of the fd they open and `read` with the fstat of the same fd once their bytes
+    are read. The first open pins the file's identity (device, inode, size, mtime and ctime in
+    ns) after comparing it with the listing; every read must end with the identity it opened with,
+    and that must be the pinned one. A rewrite changes mtime and ctime (an append also the size), a
+    replacement by rename the inode: the read raises SourceFileChanged, so no upload completes
+    from two versions (the transfer starts the object over once, then fails it). The cost is one
+    fstat of an fd already open per read (two for a ranged read), nothing per byte.
+
+    A read outside a transfer gets a FileVersion of its own (nothing to compare with but itself):
+    its bytes are still all from one version."""
+
+    __slots__ = ("size", "mtime", "pinned")
+
+    def __init__(self, size: int | None = None, mtime: float | None = None) -> None:
+        self.size, self.mtime = size, mtime  # what the listing saw (None: not known)
+        self.pinned: tuple[int, int, int, int, int] | None = None
+
+    def opened(self, st: os.stat_result, url: str, key: str) -> tuple[int, int, int, int, int]:
+        """The identity of a file just opened (its fstat), checked against this version; returned
+        for `read`."""
+        ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        pinned = self.pinned
+        if pinned is None:
+            # the listing's mtime is st_mtime as a float: the same conversion gives the same value
+            if (self.size is not None and st.st_size != self.size) or (
+                    self.mtime is not None and abs(st.st_mtime - self.mtime) > 1e-6):
+                raise SourceFileChanged("the file changed since it was listed (size or mtime)",
+                                        op="read", url=url, key=key)
+            self.pinned = ident
+        elif ident != pinned:
+            raise SourceFileChanged("the file changed while it was read (size, mtime or ctime)",
+                                    op="read", url=url, key=key)
+        return ident
+
+    def read(self, ident: tuple[int, int, int, int, int], st: os.stat_result, url: str, key: str) -> None:
+        """After a read through the fd opened as `ident`: its fstat now must still be that one, and
+        the object's (two reads that opened concurrently each compare with what the other pinned)."""
+        now = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if now != ident or now != self.pinned:
+            raise SourceFileChanged("the file changed while it was read (size, mtime or ctime)",
+                                    op="read", url=url, key=key)
+
+
+# the version of the local file the current object is read from (set by engine/transfer.py)
+SOURCE_FILE: ContextVar[FileVersion | None] = ContextVar("s3bulk_source_file", default=None)
+
+
+def source_file() -> FileVersion:
+    """The current object's FileVersion, or a new one for a read on its own."""
+    return SOURCE_FILE.get() or FileVersion()
 
 
 def if_match_header() -> dict[str, str]:

@@ -33,6 +33,7 @@ from ..urls import Location
 from . import xattrs
 from .base import Features
 from .bodies import FileBody
+from .conditions import source_file
 from . import partfile
 
 if TYPE_CHECKING:
@@ -314,13 +315,18 @@ class LocalStore:
         return ObjectInfo(key, st.st_size, st.st_mtime, None)
 
     def _read_sync(self, path: str, key: str, start: int | None, end: int | None) -> bytes:
+        """Bytes [start, end) (or the whole file), all of one version of it (conditions.FileVersion:
+        the fstat at open and after the read are the object's; else SourceFileChanged)."""
+        version = source_file()
         try:
             fd = os.open(path, os.O_RDONLY)
         except OSError as exc:
             raise _translate_os(exc, "read", path, key) from exc
         try:
+            st = os.fstat(fd)
+            ident = version.opened(st, path, key)
             if start is None:
-                size = os.fstat(fd).st_size
+                size = st.st_size
                 data = os.read(fd, size) if size else b""
                 want = size
             else:
@@ -330,9 +336,11 @@ class LocalStore:
             while len(data) < want:  # short reads happen on some filesystems
                 more = os.pread(fd, want - len(data), (start or 0) + len(data))
                 if not more:
+                    version.read(ident, os.fstat(fd), path, key)  # shrank: changed, if it says so
                     raise Corrupt(f"file shrank while reading: got {len(data)} of {want} bytes",
                                   op="read", url=path, key=key)
                 data += more
+            version.read(ident, os.fstat(fd), path, key)
             return data
         except OSError as exc:
             raise _translate_os(exc, "read", path, key) from exc
@@ -346,18 +354,24 @@ class LocalStore:
         return self._read_sync(path, key, start, end)
 
     def _read_into_sync(self, path: str, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        """A part of an upload: checked like _read_sync, so a part read after the file changed is
+        never sent and the upload is aborted instead of completed from two versions."""
+        version = source_file()
         try:
             fd = os.open(path, os.O_RDONLY)
         except OSError as exc:
             raise _translate_os(exc, "read", path, key) from exc
         try:
+            ident = version.opened(os.fstat(fd), path, key)
             want, got = end - start, 0
             while got < want:
                 n = os.preadv(fd, [buf[got:want]], start + got)
                 if n == 0:
+                    version.read(ident, os.fstat(fd), path, key)
                     raise Corrupt(f"file shrank while reading: got {got} of {want} bytes",
                                   op="read", url=path, key=key)
                 got += n
+            version.read(ident, os.fstat(fd), path, key)
             return buf[:want]
         except OSError as exc:
             raise _translate_os(exc, "read", path, key) from exc
@@ -387,7 +401,7 @@ class LocalStore:
     def read_body(self, key: str, start: int, end: int) -> FileBody:
         """Bytes [start, end) of the file as a body an upload streams (features.file_bodies)."""
         path = self._src_path(key)
-        return FileBody(path, start, end, url=path, key=key)
+        return FileBody(path, start, end, url=path, key=key, version=source_file())
 
     async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         info = await self.head(key)
@@ -621,11 +635,13 @@ class LocalStore:
         await _write_in_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
 
     def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:
+        version = source_file()
         try:
             sfd = os.open(src_path, os.O_RDONLY)
         except OSError as exc:
             raise _translate_os(exc, "read", src_path, src_key) from exc
         try:
+            ident = version.opened(os.fstat(sfd), src_path, src_key)
             dfd, tmp, final = self._open_tmp(dst_key)
         except BaseException:
             os.close(sfd)
@@ -641,6 +657,7 @@ class LocalStore:
                 os.utime(dfd, (mtime, mtime))
             os.close(dfd)
             dfd = -1
+            version.read(ident, os.fstat(sfd), src_path, src_key)  # one version, or nothing lands
             if copied != size:
                 raise Corrupt(f"source changed while copying: {copied} bytes instead of {size}",
                               op="copy", url=src_path, key=src_key)
