@@ -6,8 +6,9 @@ config file (HOME is an empty directory), and an HTTP(S) proxy on a port nobody 
 driver alone is given the endpoint: by AWS_ENDPOINT_URL, by AWS_ENDPOINT_URL_S3, by a profile's
 endpoint_url, or by a profile's `services` section. Copy (S3 -> local) and sync --delete (local ->
 S3) then end identical to the source: the workers went where the driver was told, with the driver's
-proxy settings (none), not their own. The plan sent to the workers holds no secret. A worker that
-cannot reach the endpoint ends the run with one line naming the worker and the endpoint.
+proxy settings (none), not their own. The plan sent to the workers holds no secret (and a run that
+would need an SSE-C key there is refused). A worker that cannot reach the endpoint ends the run with
+one line naming the worker and the endpoint.
 
 One scheduler and two workers serve the whole module (start-ups are the slow part)."""
 
@@ -142,6 +143,19 @@ def test_the_plan_holds_the_resolved_settings_and_no_secret(s3, bucket, endpoint
     sent = pickle.dumps(plan)
     for word in (secret, token, key_id, password):
         assert word.encode() not in sent, word
+
+
+def test_an_sse_c_key_is_never_sent_to_a_cluster(cli, s3, bucket, tmp_path, bare_cluster):
+    """An SSE-C key is a secret, and the plan is what every task gets: a run that would need one on
+    the cluster's machines is refused up front, in one line that does not print it."""
+    key = "k" * 32
+    write_tree(tmp_path / "src", {"a": b"1"})
+    run = cli("copy", str(tmp_path / "src"), f"s3://{bucket}/", "--sse-c", "AES256", "--sse-c-key", key,
+              "--no-journal", "--cluster", bare_cluster.address)
+    assert run.code == 2, run
+    lines = run.err.strip().splitlines()
+    assert len(lines) == 1 and "SSE-C" in lines[0] and key not in run.err, run.err
+    assert s3.list_objects_v2(Bucket=bucket).get("KeyCount", 0) == 0
 
 
 def test_a_worker_that_cannot_reach_the_endpoint_ends_the_run_in_one_line(cli, s3, bucket, tmp_path, bare_cluster):

@@ -138,9 +138,10 @@ class Cluster:
     """A connection to a Dask cluster for one run: the Client, and the LocalCluster when we
     started one (closed with the run); a Client the caller passed in is left open."""
 
-    def __init__(self, client: Any, owned: list[Any]) -> None:
+    def __init__(self, client: Any, owned: list[Any], local: bool = False) -> None:
         self.client = client
         self._owned = owned
+        self.local = local  # its workers are processes of this machine that s3bulk started (local:N)
 
     @classmethod
     def connect(cls, spec: Any, plan: Plan | None = None) -> "Cluster":
@@ -202,7 +203,7 @@ class Cluster:
         finally:
             if masked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        return cls(client, [client, lc, _QuietLogs()])
+        return cls(client, [client, lc, _QuietLogs()], local=True)
 
     @classmethod
     def _forked(cls, distributed: Any, n: int, plan: Plan | None) -> "Cluster":
@@ -235,7 +236,7 @@ class Cluster:
             if isinstance(exc, (OSError, TimeoutError)):
                 raise S3BulkError(f"cannot start a local Dask cluster: {exc}") from None
             raise
-        return cls(client, owned)
+        return cls(client, owned, local=True)
 
     def slots(self) -> int:
         """Tasks that can run at once: the sum of the workers' threads (waits for one worker)."""
@@ -351,6 +352,10 @@ def prepare(cluster: Cluster, plan: Plan) -> Plan:
             raise UsageError(f"{loc.display} lives in one process: it cannot be used with --cluster")
     if plan.sync is not None and plan.sync.dry_run:
         raise UsageError("--dry-run prints from the workers: run it without --cluster (it copies nothing)")
+    if not cluster.local and _customer_keys(plan):
+        # the plan is all a task gets, and a key is a secret: it never leaves this machine
+        raise UsageError("SSE-C keys (--sse-c-key, --sse-c-copy-source-key) are secrets and are not sent to "
+                         "the machines of a cluster: run without --cluster, or with --cluster local:N")
     slots = cluster.slots()
     _probe(cluster, plan)
     unreached = {addr: why for addr, why in cluster.client.run(_warm, plan).items() if why}
@@ -359,6 +364,12 @@ def prepare(cluster: Cluster, plan: Plan) -> Plan:
         more = f" (and {len(unreached) - 1} more)" if len(unreached) > 1 else ""
         raise S3BulkError(f"--cluster: Dask worker {_label(cluster, addr)}{more} {why}")
     return replace(plan, options=replace(plan.options, workers=slots))
+
+
+def _customer_keys(plan: Plan) -> bool:
+    """Whether the plan holds an SSE-C key (to write with, or to read a side with)."""
+    sides = [loc.s3.sse_c_key for loc in (plan.src, plan.dst) if loc.kind == "s3"]
+    return plan.options.write_props.set.sse_c_key is not None or any(k is not None for k in sides)
 
 
 def _label(cluster: Cluster, addr: str) -> str:
