@@ -158,7 +158,8 @@ def test_an_sse_c_key_is_never_sent_to_a_cluster(cli, s3, bucket, tmp_path, bare
     assert s3.list_objects_v2(Bucket=bucket).get("KeyCount", 0) == 0
 
 
-def test_a_worker_that_cannot_reach_the_endpoint_ends_the_run_in_one_line(cli, s3, bucket, tmp_path, bare_cluster):
+def test_a_worker_that_cannot_reach_the_endpoint_ends_the_run_in_one_line(cli, s3, bucket, tmp_path, bare_cluster,
+                                                                         make_fault_proxy, endpoint):
     """A third worker that resolves `localhost` elsewhere (its own /etc/hosts, in a private mount
     namespace) cannot reach http://localhost:PORT, which the driver and the two other workers reach:
     the run stops before copying anything, in one line naming that worker and the endpoint."""
@@ -167,9 +168,9 @@ def test_a_worker_that_cannot_reach_the_endpoint_ends_the_run_in_one_line(cli, s
     probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip("cannot make a mount namespace here")
-    port = int(os.environ.get("S3BULK_TEST_ENDPOINT", "http://127.0.0.1:4566").rsplit(":", 1)[1].rstrip("/"))
+    port = make_fault_proxy(endpoint).port  # in front of LocalStack, listening on 127.0.0.1 only
     hosts = tmp_path / "hosts"
-    hosts.write_text("127.0.0.2 localhost\n")  # the endpoint listens on 127.0.0.1 only
+    hosts.write_text("127.0.0.2 localhost\n")  # where nothing listens on that port
     put_tree(s3, bucket, {"a": b"1"})
     island = bare_cluster.worker("island", prefix=[
         "unshare", "-m", "--propagation", "private", "sh", "-c",

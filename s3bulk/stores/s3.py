@@ -2,7 +2,8 @@
 
 botocore gives us the whole credential chain (env, config and credentials files,
 profiles, SSO, assume-role, instance metadata), endpoint settings
-(AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files), the control plane (multipart
+(AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files: resolved once per run, where it starts, into
+the location's S3Settings, which every client here is then built from; s3setup.settle), the control plane (multipart
 create/complete/abort, deletes) and the fallback data path. Its exceptions are translated
 into s3bulk.errors here and nowhere else. aiobotocore (and aiohttp under it) is imported and
 its client built only when a request needs it: a lean-path run whose credentials come from the
