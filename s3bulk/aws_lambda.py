@@ -21,6 +21,10 @@ uploads), so the next invocation copies only what is left, continuing open uploa
 from another source/destination is refused. ("complete" is "done", kept for older callers; a
 token of the older form, a work unit, is still accepted.)
 
+The S3 settings of each side (endpoint, region, addressing, CA bundle, proxies) are resolved once
+per call from the event and this function's environment (stores/s3setup.settle) and used by every
+request of the call; credentials come from the function's role or environment as usual.
+
 Lambda has no /dev/shm, so multiprocessing queues cannot work there: the copy always runs in this
 one process, with one event loop and a bounded number of transfers. Imports stay light: rich,
 typer and the process pool are never loaded.
@@ -82,6 +86,12 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         src_s3 = S3Options(endpoint_url=event.get("src_endpoint_url", base))
         dst_s3 = S3Options(endpoint_url=event.get("dst_endpoint_url", base))
         src_s3, dst_s3 = props_options.customer_keys(src, dst, src_s3, dst_s3, props)  # SSE-C reads
+        # every setting of each S3 side resolved once, from this function's environment and the
+        # event (the endpoint given here, or AWS_ENDPOINT_URL[_S3]...): the run uses exactly these
+        from .stores.s3setup import settle
+
+        src_s3 = settle(src_s3) if str(src).startswith("s3://") else src_s3
+        dst_s3 = settle(dst_s3) if str(dst).startswith("s3://") else dst_s3
 
         def should_stop() -> bool:
             return context is not None and context.get_remaining_time_in_millis() < margin

@@ -17,8 +17,40 @@ _BUCKET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
 
 
 @dataclass(frozen=True, slots=True)
+class S3Settings:
+    """Every non-secret setting that decides where one S3 side's requests go and how, resolved once
+    from the options, the environment and the AWS config file (stores/s3setup.py: settle). A run's
+    plan carries them to every worker process, Dask task and Lambda call, which then use exactly
+    these and none of their own environment: the endpoint is part of the address of the data, and
+    a worker that read its own could read or write elsewhere than the driver checked. Credentials
+    are not here: each worker resolves its own (environment, profile, instance role)."""
+
+    endpoint_url: str | None   # None: AWS's own endpoint for the region (nothing configured elsewhere counts)
+    region: str                # "us-east-1" where none is configured: what botocore uses for S3 then
+    s3: tuple[tuple[str, object], ...] = ()  # the profile's `s3` section (addressing_style, ...), --path-style in it
+    use_fips_endpoint: bool = False
+    use_dualstack_endpoint: bool = False
+    ca_bundle: str | None = None   # AWS_CA_BUNDLE or the profile's ca_bundle, as an absolute path
+    # HTTP(S)_PROXY as {scheme: proxy URL} without any user:password (a secret: a worker adds its own,
+    # from its environment, when it names the same proxy), and NO_PROXY as it was
+    proxies: tuple[tuple[str, str], ...] = ()
+    no_proxy: str | None = None
+    proxies_config: tuple[tuple[str, object], ...] = ()  # proxy_ca_bundle, proxy_client_cert, ... of the profile
+    no_sign_request: bool = False
+
+    @property
+    def addressing_style(self) -> str | None:
+        return dict(self.s3).get("addressing_style")  # type: ignore[return-value]
+
+    def describe_endpoint(self) -> str:
+        """The endpoint for messages: its URL, or AWS's for the region."""
+        return self.endpoint_url or f"AWS S3 ({self.region})"
+
+
+@dataclass(frozen=True, slots=True)
 class S3Options:
-    """How to reach one S3 side. None means: let botocore's usual chain decide (env, config files)."""
+    """How to reach one S3 side. None means: let botocore's usual chain decide (env, config files),
+    once, where the run starts (`settled`, filled in by stores/s3setup.settle)."""
 
     endpoint_url: str | None = None
     profile: str | None = None
@@ -29,6 +61,7 @@ class S3Options:
     # read (GET, HEAD) and as the copy source's key on a server-side copy from here. It says how to
     # read the objects, not where they are: left out of comparisons, the address cache and reprs.
     sse_c_key: bytes | None = field(default=None, compare=False)
+    settled: S3Settings | None = None  # what the options above resolved to (None: not resolved yet)
 
     def __repr__(self) -> str:  # never anything secret in here, but keep reprs short
         return (f"S3Options(endpoint_url={self.endpoint_url!r}, profile={self.profile!r}, "

@@ -132,8 +132,9 @@ def test_the_cache_file_is_plain_json_of_addresses(s3, bucket, endpoint, tmp_pat
     run = _run(["copy", f"s3://{bucket}/k", str(tmp_path / "a"), "--endpoint-url", endpoint],
                {"XDG_CACHE_HOME": str(cache_home)}, tmp_path)
     assert run.returncode == 0, _errors(run.stderr)
-    entries = json.loads((cache_home / "s3bulk" / "endpoints.json").read_text())["entries"]
-    assert [e["endpoint_url"] for e in entries.values()] == [endpoint]
+    entries = json.loads((cache_home / "s3bulk" / "endpoints.json").read_text())["entries"].values()
+    assert [e["endpoint_url"] for e in entries if "object_url" in e] == [endpoint]  # the bucket's address
+    assert [e["settings"]["endpoint_url"] for e in entries if "settings" in e] == [endpoint]  # the side's settings
 
 
 @pytest.mark.parametrize("env", [

@@ -26,8 +26,14 @@ from the run that finished, and copying a key again is safe (atomic local writes
 PUTs, multipart parts sent again), so nothing is lost or counted twice. A driver that dies leaves a
 journal with the units whose every object was copied: `--resume` does the rest.
 
-Credentials never travel: the plan holds URLs, endpoints, profile and region names, no secrets;
-every Dask worker resolves its own (environment, profile, instance role).
+Settings travel, credentials do not: the plan holds each S3 side's settings as the driver resolved
+them (S3Settings: endpoint, region, addressing style, CA bundle path, proxies without their
+passwords, --no-sign-request), and every task uses exactly those, never its own environment's: a
+worker started without AWS_ENDPOINT_URL, or with credentials for AWS, still reads and writes where
+the driver checked. No secret is in the plan: every Dask worker resolves its own credentials
+(environment, profile, instance role). Before any task runs, each worker makes one request to each
+endpoint (prepare: _warm); one that cannot reach it ends the run in one line naming the worker
+and the endpoint, and so does a task whose requests stop connecting mid-run (run_units).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import uuid
 from dataclasses import replace
 from typing import Any, Iterator
 
-from ..errors import S3BulkError, UsageError
+from ..errors import S3BulkError, StoreError, UsageError
 from ..model import Counters, WorkUnit
 from .messages import Abandoned, Exited, Fatal, Listed, ProgressReport, UnitDone, WorkerMessage
 from .plan import Plan
@@ -132,9 +138,10 @@ class Cluster:
     """A connection to a Dask cluster for one run: the Client, and the LocalCluster when we
     started one (closed with the run); a Client the caller passed in is left open."""
 
-    def __init__(self, client: Any, owned: list[Any]) -> None:
+    def __init__(self, client: Any, owned: list[Any], local: bool = False) -> None:
         self.client = client
         self._owned = owned
+        self.local = local  # its workers are processes of this machine that s3bulk started (local:N)
 
     @classmethod
     def connect(cls, spec: Any, plan: Plan | None = None) -> "Cluster":
@@ -196,7 +203,7 @@ class Cluster:
         finally:
             if masked:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        return cls(client, [client, lc, _QuietLogs()])
+        return cls(client, [client, lc, _QuietLogs()], local=True)
 
     @classmethod
     def _forked(cls, distributed: Any, n: int, plan: Plan | None) -> "Cluster":
@@ -229,7 +236,7 @@ class Cluster:
             if isinstance(exc, (OSError, TimeoutError)):
                 raise S3BulkError(f"cannot start a local Dask cluster: {exc}") from None
             raise
-        return cls(client, owned)
+        return cls(client, owned, local=True)
 
     def slots(self) -> int:
         """Tasks that can run at once: the sum of the workers' threads (waits for one worker)."""
@@ -345,32 +352,96 @@ def prepare(cluster: Cluster, plan: Plan) -> Plan:
             raise UsageError(f"{loc.display} lives in one process: it cannot be used with --cluster")
     if plan.sync is not None and plan.sync.dry_run:
         raise UsageError("--dry-run prints from the workers: run it without --cluster (it copies nothing)")
+    if not cluster.local and _customer_keys(plan):
+        # the plan is all a task gets, and a key is a secret: it never leaves this machine
+        raise UsageError("SSE-C keys (--sse-c-key, --sse-c-copy-source-key) are secrets and are not sent to "
+                         "the machines of a cluster: run without --cluster, or with --cluster local:N")
     slots = cluster.slots()
-    cluster.client.run(_warm, plan)  # every worker at once, not task by task
     _probe(cluster, plan)
+    unreached = {addr: why for addr, why in cluster.client.run(_warm, plan).items() if why}
+    if unreached:  # every worker at once, not task by task
+        addr, why = sorted(unreached.items())[0]
+        more = f" (and {len(unreached) - 1} more)" if len(unreached) > 1 else ""
+        raise S3BulkError(f"--cluster: Dask worker {_label(cluster, addr)}{more} {why}")
     return replace(plan, options=replace(plan.options, workers=slots))
 
 
-def _warm(plan: Plan) -> None:
-    """Open and close the plan's stores once in a worker process: the imports and botocore's
-    parsed S3 model (seconds of CPU the first time, cached per process) are then paid by all
-    workers at once up front, not by the first tasks one after another."""
+def _customer_keys(plan: Plan) -> bool:
+    """Whether the plan holds an SSE-C key (to write with, or to read a side with)."""
+    sides = [loc.s3.sse_c_key for loc in (plan.src, plan.dst) if loc.kind == "s3"]
+    return plan.options.write_props.set.sse_c_key is not None or any(k is not None for k in sides)
+
+
+def _label(cluster: Cluster, addr: str) -> str:
+    """A worker's address, with its name when it has one of its own."""
+    try:
+        name = cluster.client.scheduler_info()["workers"][addr].get("name")
+    except Exception:
+        name = None
+    return f"{addr} ({name})" if name is not None and str(name) != addr else addr
+
+
+def endpoint_of(loc: Any) -> str:
+    """Where a network side's requests go, for messages: the S3 endpoint the run resolved (or
+    AWS's for the region), or the list/get server."""
+    if loc.kind == "s3":
+        settled = loc.s3.settled
+        return settled.describe_endpoint() if settled is not None else (loc.s3.endpoint_url or "AWS S3")
+    return str(loc.root)
+
+
+def _side_of(plan: Plan, exc: StoreError) -> Any:
+    """The side of the plan whose request failed with `exc` (by the URL it names)."""
+    sides = [loc for loc in (plan.src, plan.dst) if loc.kind in ("s3", "http")] or [plan.src]
+    for loc in sides:
+        prefix = f"s3://{loc.root}" if loc.kind == "s3" else str(loc.root).rstrip("/")
+        if exc.url == prefix or exc.url.startswith(prefix + "/"):
+            return loc
+    return sides[0]
+
+
+def _warm(plan: Plan) -> str:
+    """In a worker process: open the plan's stores and make one request to each network side
+    (HeadBucket; a list/get server's first page). The imports and botocore's parsed S3 model
+    (seconds of CPU the first time, cached per process) are then paid by all workers at once up
+    front, not by the first tasks one after another; and a worker that cannot reach an endpoint
+    says so here, before any task runs: what is wrong, or "" (anything but a failure to connect is
+    the tasks' to report, object by object)."""
     import asyncio
 
-    from ..stores import open_store
+    from ..errors import ConnectFailed
+    from ..stores import Writer, open_store
     from . import transfer, worker  # noqa: F401
+
+    problem: list[str] = []
+    base = plan.options.store_options()
+    options = replace(base, resilience=replace(base.resilience, retries=min(base.resilience.retries, 2)))
 
     async def touch() -> None:
         for loc in (plan.src, plan.dst):
+            store = None
             try:
-                store = await open_store(loc, plan.options.store_options())
-                await store.close()
+                store = await open_store(loc, options)
+                if loc.kind == "s3" and isinstance(store, Writer):
+                    await store.prepare()
+                elif loc.kind == "http":
+                    await store.list_page(loc.prefix, WorkUnit(), 1)
+            except ConnectFailed as exc:
+                problem.append(f"cannot reach the endpoint {endpoint_of(loc)} of {loc.display} ({exc})")
+                return
             except Exception:
                 pass  # the task will say what is wrong
+            finally:
+                if store is not None:
+                    try:
+                        await store.close()
+                    except Exception:
+                        pass
 
     t = threading.Thread(target=asyncio.run, args=(touch(),))  # client.run calls us on the worker's loop
     t.start()
     t.join()
+    return problem[0] if problem else ""
 
 
 def _probe(cluster: Cluster, plan: Plan) -> None:
@@ -382,6 +453,10 @@ def _probe(cluster: Cluster, plan: Plan) -> None:
         needs.append(plan.src.root)
     if plan.manifest is not None:
         needs.append(plan.manifest)
+    for loc in (plan.src, plan.dst):  # the CA bundle the driver resolved is read on every worker
+        settled = loc.s3.settled if loc.kind == "s3" else None
+        if settled is not None and settled.ca_bundle and settled.ca_bundle not in needs:
+            needs.append(settled.ca_bundle)
     dst_dir = plan.dst.root if plan.dst.kind == "local" else None
     if not needs and dst_dir is None:
         return
@@ -534,9 +609,27 @@ def run_units(plan: Plan, units: list[WorkUnit], body_bytes: int, resume: Any,
     events = _Collector()
     here = _task_thread()
     here.switch_to(run_id or uuid.uuid4().hex)
-    worker = Worker(plan, 0, units_q, events, body_bytes, None, resume, stores=here)
+    where = _this_worker()
+
+    def unreachable(exc: StoreError) -> str:
+        return (f"Dask worker {where} cannot reach the endpoint {endpoint_of(_side_of(plan, exc))} ({exc}); "
+                "objects not yet copied were not attempted; fix it and run the same command with --resume")
+
+    worker = Worker(plan, 0, units_q, events, body_bytes, None, resume, stores=here, unreachable=unreachable)
     here.loop.run_until_complete(worker.run())
     return events.result(), time.thread_time() - cpu
+
+
+def _this_worker() -> str:
+    """The Dask worker running this task: its address, and its name when it has one of its own."""
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+    except Exception:  # not inside a Dask worker (a test calling run_units itself)
+        return f"in process {os.getpid()}"
+    name = getattr(w, "name", None)
+    return f"{w.address} ({name})" if name is not None and str(name) != w.address else str(w.address)
 
 
 class ClusterHandle:

@@ -38,8 +38,8 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
                      files_from_name: str | None = None, move: bool = False) -> Plan:
     """A plan for `copy` (sync=None) or `sync`. Sync always treats SRC and DST as prefixes.
     `files_from`: the keys to copy come from this manifest (engine/manifest.py), not a listing."""
-    src = parse_location(src_text, src_s3)
-    dst = parse_location(dst_text, dst_s3)
+    src = _settled(parse_location(src_text, src_s3))
+    dst = _settled(parse_location(dst_text, dst_s3))
     if dst.kind == "http":
         raise UsageError("an http:// list/get server is read-only: it can be a SRC, not a DST")
     if sync is not None and sync.delete and src.kind == "http":
@@ -70,6 +70,17 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
     return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
                 move=move, manifest=files_from, manifest_format=manifest_format,
                 manifest_name=files_from_name or (os.path.abspath(files_from) if files_from else None))
+
+
+def _settled(loc: Location) -> Location:
+    """An S3 location with every non-secret setting resolved here, once (stores/s3setup.settle):
+    the plan carries them, so each worker process, Dask task or Lambda call reaches exactly the
+    endpoint (region, addressing, CA bundle, proxies) checked here, whatever its own environment."""
+    if loc.kind != "s3":
+        return loc
+    from ..stores.s3setup import settle
+
+    return dataclasses.replace(loc, s3=settle(loc.s3))
 
 
 def _as_dir(prefix: str) -> str:

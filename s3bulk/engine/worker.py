@@ -22,9 +22,9 @@ import resource
 import signal
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
-from ..errors import RUN_STOPPERS, BucketMissing, S3BulkError, StoreError
+from ..errors import RUN_STOPPERS, BucketMissing, ConnectFailed, S3BulkError, StoreError
 from ..filters import CompiledFilters
 from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
@@ -89,8 +89,13 @@ class ResumeInfo:
 
 class Worker:
     def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
-                 parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: Any = None) -> None:
+                 parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: Any = None,
+                 unreachable: Callable[[StoreError], str] | None = None) -> None:
         self.plan = plan
+        # a Dask task's (cluster.run_units): a request that could not connect to its endpoint (after
+        # its retries) stops the run with this one line naming the Dask worker and the endpoint,
+        # rather than failing every object that machine takes (it alone may be cut off)
+        self.unreachable = unreachable
         # where the stores come from: opened here and closed at the end (None), or kept open by
         # the caller across runs of this worker (cluster._TaskThread: open(role, loc, opts), keeps())
         self.store_keeper = stores
@@ -214,7 +219,7 @@ class Worker:
                 self.comparator = Comparator(self.plan.sync.compare, src, dst, self.plan.sync.hash_cache)
             await self._loop(src)
         except S3BulkError as exc:
-            self._send(Fatal(self.wid, str(exc), exc.exit_code))
+            self._send(Fatal(self.wid, self._why_not_reached(exc) or str(exc), exc.exit_code))
         except Exception as exc:  # a bug: say so rather than hang the run
             self._send(Fatal(self.wid, f"internal error in worker: {type(exc).__name__}: {exc}", 3))
         finally:
@@ -310,7 +315,7 @@ class Worker:
             try:
                 page = await src.list_page(prefix, unit, plan.options.page_size)
             except S3BulkError as exc:
-                self._die(f"listing failed: {exc}", exc.exit_code)
+                self._die(self._why_not_reached(exc) or f"listing failed: {exc}", exc.exit_code)
                 return
             entries = page.entries
             rest = unit.rest(page)
@@ -357,7 +362,8 @@ class Worker:
                 try:
                     entries = await self._compare(src, unit, rest, entries)
                 except S3BulkError as exc:
-                    self._die(f"listing the destination failed: {exc}", exc.exit_code)
+                    self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}",
+                              exc.exit_code)
                     return
             state = _UnitState(len(entries), self._object_log())
             state.failed = len(page.problems) + conflicting
@@ -410,6 +416,13 @@ class Worker:
             return None
         self._logs += 1
         return ObjectLog(os.path.join(d, f"{os.getpid()}-{self.wid}-{self._logs}.keys"))
+
+    def _why_not_reached(self, exc: Exception) -> str:
+        """The line that stops the run when `exc` says this worker cannot reach an endpoint and it
+        runs as a Dask task (`unreachable`); "" otherwise."""
+        if self.unreachable is None or not isinstance(exc, ConnectFailed):
+            return ""
+        return self.unreachable(exc)
 
     def _die(self, message: str, code: int) -> None:
         self.fatal = (message, code)
@@ -582,13 +595,14 @@ class Worker:
                 if self._terminating:  # cut short by the forced stop: not copied, not a failure
                     state.drop()
                     continue
-                if isinstance(exc, RUN_STOPPERS):
+                unreached = self._why_not_reached(exc)
+                if isinstance(exc, RUN_STOPPERS) or unreached:
                     # reported once, as the reason the run stops (not as a failure per object); this
                     # object and the rest count as not attempted and are left for --resume
                     state.drop()
                     if self.fatal is None:
                         self.stopping = True  # take no more objects: each would fail the same way
-                        self._die(_stop_message(exc), 3)
+                        self._die(unreached or _stop_message(exc), 3)
                     continue
                 self._record_failure(info, exc)
                 self._finished += 1

@@ -2,7 +2,8 @@
 
 botocore gives us the whole credential chain (env, config and credentials files,
 profiles, SSO, assume-role, instance metadata), endpoint settings
-(AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files), the control plane (multipart
+(AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files: resolved once per run, where it starts, into
+the location's S3Settings, which every client here is then built from; s3setup.settle), the control plane (multipart
 create/complete/abort, deletes) and the fallback data path. Its exceptions are translated
 into s3bulk.errors here and nowhere else. aiobotocore (and aiohttp under it) is imported and
 its client built only when a request needs it: a lean-path run whose credentials come from the
@@ -188,6 +189,7 @@ class S3Store:
         self._frozen: Any = None
         self._frozen_at = 0.0
         self._ca_bundle: str | None = None
+        self.settings: Any = location.s3.settled  # urls.S3Settings, resolved at the latest in open()
         self.identity: tuple[str, str] | None = None  # (endpoint, access key id): who we are, for copy
         # SSE-C: objects here are read with this customer key (every GET and HEAD, and as the copy
         # source of a server-side copy); their ETags are then no MD5 of the bytes, so none is declared
@@ -203,6 +205,15 @@ class S3Store:
         need (_control)."""
         opts = self.location.s3
         try:
+            # every setting of this side, resolved once where the run started (the plan carries
+            # them) or here when nothing did: never this process's environment over the run's
+            from dataclasses import replace
+
+            from .s3setup import settle
+
+            opts = settle(opts)
+            self.location = replace(self.location, s3=opts)
+            self.settings = opts.settled
             if self._lean and not (self.bucket.startswith("arn:") or self.bucket.endswith("--x-s3")):
                 await self._open_lean()
             else:  # the botocore data path; access points and directory buckets: botocore knows their rules
@@ -245,12 +256,14 @@ class S3Store:
             self.identity = (client.meta.endpoint_url, access)
             return
         self.identity = (resolved.endpoint_url, access)
-        self._ca_bundle = resolved.ca_bundle
+        settings = self.settings
+        self._ca_bundle = settings.ca_bundle
         try:
             self._wire = S3Wire(resolved.wire_url(), resolved.region,
                                 self._credentials if self._cred_source is not None else _no_credentials,
                                 bucket=self.bucket, max_connections=self._max_connections,
-                                timeout=self._timeout, verify=resolved.ca_bundle or True,
+                                timeout=self._timeout, verify=settings.ca_bundle or True,
+                                proxy=s3setup.proxy_for(settings, resolved.object_url),
                                 request_payer=self._request_payer, sse_c_key=self._read_key)
         except UseBotocore:
             s3setup.forget(key)
@@ -268,32 +281,28 @@ class S3Store:
         from urllib.parse import parse_qs, urlsplit
 
         import botocore.session
-        from botocore import UNSIGNED
         from botocore.config import Config
 
-        from .s3setup import Resolved
+        from . import s3setup
 
         opts = self.location.s3
+        settings = self.settings
         if session is None:
             session = botocore.session.Session(profile=opts.profile)
         session.register_component("data_loader", _shared_loader(session.get_config_variable("data_path")))
-        kwargs: dict[str, Any] = {}
-        if opts.no_sign_request:
-            kwargs["signature_version"] = UNSIGNED
-        if opts.path_style:
-            kwargs["s3"] = {"addressing_style": "path"}
-        client = session.create_client("s3", endpoint_url=opts.endpoint_url, region_name=opts.region,
-                                       config=Config(**kwargs), aws_access_key_id="presign-only",
-                                       aws_secret_access_key="presign-only")
+        s3setup.pin(session, settings)
+        client = session.create_client("s3", **s3setup.client_args(settings),
+                                       config=Config(**s3setup.config_args(settings)),
+                                       aws_access_key_id="presign-only", aws_secret_access_key="presign-only")
         url = client.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": "k"}, ExpiresIn=60)
         parts = urlsplit(url)
         if not parts.path.endswith("/k") or parts.scheme not in ("http", "https"):
             return None
         scope = parse_qs(parts.query).get("X-Amz-Credential", [""])[0].split("/")
-        return Resolved(endpoint_url=client.meta.endpoint_url, region=client.meta.region_name,
-                        object_url=f"{parts.scheme}://{parts.netloc}{parts.path}",
-                        signing_region=scope[2] if len(scope) >= 4 else None,
-                        ca_bundle=session.get_config_variable("ca_bundle"))
+        return s3setup.Resolved(endpoint_url=client.meta.endpoint_url, region=client.meta.region_name,
+                                object_url=f"{parts.scheme}://{parts.netloc}{parts.path}",
+                                signing_region=scope[2] if len(scope) >= 4 else None,
+                                ca_bundle=settings.ca_bundle)
 
     async def _control(self) -> Any:
         """The aiobotocore client (control plane, the botocore data path, fallbacks): imported and
@@ -310,12 +319,15 @@ class S3Store:
     async def _create_client(self) -> Any:
         from aiobotocore.config import AioConfig
         from aiobotocore.session import AioSession
-        from botocore import UNSIGNED
+
+        from . import s3setup
 
         opts = self.location.s3
+        settings = self.settings
         session = AioSession(profile=opts.profile)
         session.register_component("data_loader", _shared_loader(session.get_config_variable("data_path")))
-        self._ca_bundle = session.get_config_variable("ca_bundle")
+        s3setup.pin(session, settings)
+        self._ca_bundle = settings.ca_bundle
         kwargs: dict[str, Any] = dict(
             max_pool_connections=self._max_connections,
             # retries are the engine's (stores/resilient.py), the same for both data paths: one
@@ -325,14 +337,11 @@ class S3Store:
             connect_timeout=10,
             read_timeout=self._timeout,
             tcp_keepalive=True,
+            **s3setup.config_args(settings),
         )
-        if opts.no_sign_request:
-            kwargs["signature_version"] = UNSIGNED
-        if opts.path_style:
-            kwargs["s3"] = {"addressing_style": "path"}
         config = AioConfig(**kwargs)
         client = await self._stack.enter_async_context(session.create_client(
-            "s3", endpoint_url=opts.endpoint_url, region_name=opts.region, config=config))
+            "s3", **s3setup.client_args(settings), config=config))
         # List keys as they are. botocore would ask for url-encoded keys on every listing, but some
         # servers (LocalStack) then compare StartAfter and continuation tokens against the *encoded*
         # keys, whose order is not the key order: a listing resumed after "ü" starts over. We ask
@@ -345,7 +354,7 @@ class S3Store:
         client.meta.events.register("before-call.s3", self._drop_refused_checksums)
         if self._request_payer:
             _add_request_payer(client, self._request_payer)
-        if self._cred_source is None and not opts.no_sign_request:
+        if self._cred_source is None and not settings.no_sign_request:
             creds = await session.get_credentials()
             if creds is not None:
                 self._cred_source = _aio_credentials(creds)

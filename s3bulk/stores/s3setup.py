@@ -17,6 +17,13 @@ whose only use on the lean path was one presigned URL. Here:
   aiobotocore. Change any of them and the entry is simply not found. A wrong address cannot go
   unnoticed either: a region redirect hands the store to botocore for the rest of the run.
   The file holds addresses and regions only, never credentials.
+- The settings of a side (settle, S3Settings in urls.py): the endpoint URL (--endpoint-url,
+  AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's services section or endpoint_url), the
+  region, the profile's `s3` section (addressing style...), FIPS/dual-stack, the CA bundle, the
+  proxies: resolved once where a run starts, through botocore's own config chain, and kept in the
+  same file under the same kind of key (the proxies, read from HTTP(S)_PROXY/NO_PROXY, are not
+  kept: reading them costs nothing). Every S3 client, lean or botocore, is then built from them
+  (pin, client_config, proxy_for), whatever the environment of the process it runs in.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Any, Awaitable, Callable
 
-from ..urls import S3Options
+from ..urls import S3Options, S3Settings
 from .sigv4 import Credentials
 
 CredentialSource = Callable[[], Awaitable[Credentials | None]]
@@ -81,8 +88,9 @@ def _package_id(name: str) -> Any:
     return (origin, _file_id(origin)) if origin else None
 
 
-def cache_key(bucket: str, opts: S3Options, environ: dict[str, str] | None = None) -> str:
-    """Everything botocore's choice of address for `bucket` depends on, hashed."""
+def cache_key(bucket: str, opts: S3Options, environ: dict[str, str] | None = None, kind: str = "address") -> str:
+    """Everything botocore's choice of address for `bucket` depends on, hashed (`kind`
+    "settings": the settings of a side, bucket "")."""
     env = os.environ if environ is None else environ
     home = os.path.expanduser("~")
     config = env.get("AWS_CONFIG_FILE") or os.path.join(home, ".aws", "config")
@@ -90,8 +98,10 @@ def cache_key(bucket: str, opts: S3Options, environ: dict[str, str] | None = Non
     models = os.path.join(home, ".aws", "models")
     parts = {
         "format": _FORMAT,
+        "kind": kind,
         "bucket": bucket,
-        "options": [opts.endpoint_url, opts.profile, opts.region, opts.no_sign_request, opts.path_style],
+        "options": [opts.endpoint_url, opts.profile, opts.region, opts.no_sign_request, opts.path_style,
+                    asdict(opts.settled) if opts.settled is not None else None],
         "env": sorted((k, v) for k, v in env.items()
                       if k.startswith("AWS_") and not any(w in k for w in _SECRET_WORDS)),
         "files": [os.path.expanduser(config), _file_id(os.path.expanduser(config)),
@@ -139,10 +149,15 @@ def remember(key: str, resolved: Resolved) -> None:
     """Keep `resolved` for this process and the next runs (best effort: a read-only or missing
     cache directory, as on Lambda, only means the next run resolves again)."""
     _MEMO[key] = resolved
+    _store(key, asdict(resolved))
+
+
+def _store(key: str, value: dict[str, Any]) -> None:
+    """Write one entry into the cache file (best effort)."""
     path = _cache_path()
     entries = _read_file()
     entries.pop(key, None)
-    entries[key] = asdict(resolved)
+    entries[key] = value
     while len(entries) > _MAX_ENTRIES:
         entries.pop(next(iter(entries)))  # oldest first: dicts keep insertion order
     import threading
@@ -164,6 +179,205 @@ def remember(key: str, resolved: Resolved) -> None:
 def forget(key: str) -> None:
     """Drop an entry that turned out not to fit (the store then resolves through botocore)."""
     _MEMO.pop(key, None)
+
+
+# ------------------------------------------------------------------ the settings of a side
+
+_SETTINGS_MEMO: dict[str, dict[str, Any]] = {}
+
+
+def settle(opts: S3Options) -> S3Options:
+    """`opts` with `settled` filled in from this process's options, environment and AWS config
+    file (unchanged when it is already: what a run's driver resolved is never resolved again
+    elsewhere). The one place a side's settings are resolved; raises UsageError for a profile
+    that does not exist or a config file botocore cannot read."""
+    if opts.settled is not None:
+        return opts
+    from dataclasses import replace
+
+    return replace(opts, settled=resolve_settings(opts))
+
+
+def resolve_settings(opts: S3Options) -> S3Settings:
+    """The settings `opts` stand for here (settle). What comes from botocore's config chain is
+    kept (memory and the cache file, keyed as addresses are: cache_key), so a run whose settings
+    are known needs no botocore at all; the proxies are read from the environment every time."""
+    key = cache_key("", opts, kind="settings")
+    found: Any = _SETTINGS_MEMO.get(key)
+    if found is None:
+        raw = _read_file().get(key)
+        found = raw.get("settings") if isinstance(raw, dict) else None
+    settings = _settings_from(found, opts) if isinstance(found, dict) else None
+    if settings is None:  # not known yet (or a damaged entry): ask botocore
+        found = _from_botocore(opts)
+        _store(key, {"settings": found})
+        settings = _settings_from(found, opts)
+        assert settings is not None
+    _SETTINGS_MEMO[key] = found
+    return settings
+
+
+def _settings_from(found: dict[str, Any], opts: S3Options) -> S3Settings | None:
+    proxies, no_proxy = _env_proxies()
+    try:
+        return S3Settings(endpoint_url=found["endpoint_url"], region=str(found["region"]),
+                          s3=tuple(sorted(dict(found["s3"]).items())),
+                          use_fips_endpoint=bool(found["use_fips_endpoint"]),
+                          use_dualstack_endpoint=bool(found["use_dualstack_endpoint"]),
+                          ca_bundle=found["ca_bundle"], proxies=proxies, no_proxy=no_proxy,
+                          proxies_config=tuple(sorted(dict(found["proxies_config"]).items())),
+                          no_sign_request=opts.no_sign_request)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _from_botocore(opts: S3Options) -> dict[str, Any]:
+    """What botocore's own chain makes of the options, environment and config file: the same
+    lookups a client would do (session.create_client), without building one."""
+    import botocore.exceptions
+    import botocore.session
+
+    from ..errors import UsageError
+
+    try:
+        session = botocore.session.Session(profile=opts.profile)
+        endpoint = opts.endpoint_url
+        if endpoint is None and not session.get_config_variable("ignore_configured_endpoint_urls"):
+            # the chain botocore puts in every client's config store: AWS_ENDPOINT_URL_S3,
+            # AWS_ENDPOINT_URL, the profile's services section, the profile's endpoint_url
+            from botocore.configprovider import ConfiguredEndpointProvider
+
+            endpoint = ConfiguredEndpointProvider(full_config=session.full_config,
+                                                  scoped_config=session.get_scoped_config(),
+                                                  client_name="s3").provide()
+        region = opts.region or session.get_config_variable("region") or "us-east-1"
+        s3 = dict(session.get_config_variable("s3") or {})
+        if opts.path_style:
+            s3["addressing_style"] = "path"
+        ca_bundle = session.get_config_variable("ca_bundle")
+        proxies_config = dict(session.get_config_variable("proxies_config") or {})
+        fips = bool(session.get_config_variable("use_fips_endpoint"))
+        dualstack = bool(session.get_config_variable("use_dualstack_endpoint"))
+    except botocore.exceptions.ProfileNotFound:
+        raise UsageError(f"AWS profile {opts.profile or os.environ.get('AWS_PROFILE')!r} not found") from None
+    except botocore.exceptions.BotoCoreError as exc:
+        raise UsageError(f"invalid AWS configuration: {exc}") from None
+    if endpoint is not None and not str(endpoint).startswith(("http://", "https://")):
+        raise UsageError(f"invalid S3 endpoint URL {endpoint!r}: expected http://HOST[:PORT] or https://...")
+    return {"endpoint_url": endpoint or None, "region": str(region), "s3": _plain(s3),
+            "use_fips_endpoint": fips, "use_dualstack_endpoint": dualstack,
+            "ca_bundle": os.path.abspath(os.path.expanduser(ca_bundle)) if ca_bundle else None,
+            "proxies_config": _plain(proxies_config)}
+
+
+def _plain(section: dict[str, Any]) -> dict[str, Any]:
+    """A config section as JSON keeps it (strings, numbers, booleans; anything else as a string)."""
+    return {str(k): v if isinstance(v, (str, int, float, bool)) or v is None else str(v) for k, v in section.items()}
+
+
+def _env_proxies() -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """HTTP(S)_PROXY (either case, as urllib and botocore read them) without credentials, and NO_PROXY."""
+    from urllib.request import getproxies
+
+    found = getproxies()
+    proxies = tuple((scheme, _without_credentials(_with_scheme(found[scheme])))
+                    for scheme in ("http", "https") if found.get(scheme))
+    return proxies, found.get("no") or None
+
+
+def _with_scheme(proxy: str) -> str:
+    if proxy.startswith(("http:", "https:")):
+        return proxy
+    return "http:" + proxy if proxy.startswith("//") else "http://" + proxy
+
+
+def _without_credentials(proxy: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(proxy)
+    if "@" not in parts.netloc:
+        return proxy
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def _with_local_credentials(proxy: str, scheme: str) -> str:
+    """The proxy with the user:password this process's own environment gives the same proxy (the
+    settings never carry them); as it is otherwise."""
+    from urllib.request import getproxies
+
+    mine = getproxies().get(scheme)
+    if mine:
+        mine = _with_scheme(mine)
+        if "@" in mine and _without_credentials(mine) == proxy:
+            return mine
+    return proxy
+
+
+def proxies_for(settings: S3Settings, url: str) -> dict[str, str]:
+    """{scheme: proxy URL} for requests to `url`, as botocore.utils.get_environ_proxies gives them,
+    but from the settings, not from this process's environment: none when NO_PROXY matches."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    if not settings.proxies:
+        return {}
+    if settings.no_proxy:
+        try:  # urllib's matching, as botocore's proxy_bypass does it with NO_PROXY in the environment
+            bypass: Any = getattr(urllib.request, "proxy_bypass_environment")
+            if bypass(urlsplit(url).netloc, {"no": settings.no_proxy}):
+                return {}
+        except (TypeError, ValueError):
+            pass
+    return {scheme: _with_local_credentials(proxy, scheme) for scheme, proxy in settings.proxies}
+
+
+def proxy_for(settings: S3Settings, url: str) -> str | None:
+    """The proxy for `url` (proxies_for), or None."""
+    from urllib.parse import urlsplit
+
+    return proxies_for(settings, url).get(urlsplit(url).scheme)
+
+
+def client_endpoint(settings: S3Settings) -> str:
+    """The endpoint a client is made for, for matching NO_PROXY against it: the settings' URL, or
+    AWS's for the region (as botocore makes it without FIPS or dual-stack)."""
+    if settings.endpoint_url:
+        return settings.endpoint_url
+    return "https://s3.amazonaws.com" if settings.region == "us-east-1" else f"https://s3.{settings.region}.amazonaws.com"
+
+
+def pin(session: Any, settings: S3Settings) -> None:
+    """Make a botocore (or aiobotocore) session answer every address setting from `settings`, not
+    from this process's environment or config file. What create_client gets explicitly (endpoint,
+    region) would win anyway; the `s3` section must be replaced whole (a client's own s3 config is
+    merged into the file's, so keys only this process's file has would leak in)."""
+    store = session.get_component("config_store")
+    for name, value in (("region", settings.region), ("ca_bundle", settings.ca_bundle),
+                        ("s3", dict(settings.s3)), ("proxies_config", dict(settings.proxies_config)),
+                        ("use_fips_endpoint", settings.use_fips_endpoint),
+                        ("use_dualstack_endpoint", settings.use_dualstack_endpoint),
+                        ("ignore_configured_endpoint_urls", True)):
+        store.set_config_variable(name, value)
+
+
+def client_args(settings: S3Settings) -> dict[str, Any]:
+    """create_client's keyword arguments for `settings` (with a session pinned to them: pin)."""
+    return {"endpoint_url": settings.endpoint_url, "region_name": settings.region, "verify": settings.ca_bundle}
+
+
+def config_args(settings: S3Settings) -> dict[str, Any]:
+    """A botocore Config's keyword arguments for `settings`: proxies chosen from them, never from
+    this process's environment (an explicit dict, even empty, keeps botocore from reading it)."""
+    out: dict[str, Any] = {"s3": dict(settings.s3), "proxies": proxies_for(settings, client_endpoint(settings)),
+                           "proxies_config": dict(settings.proxies_config) or None,
+                           "use_fips_endpoint": settings.use_fips_endpoint,
+                           "use_dualstack_endpoint": settings.use_dualstack_endpoint,
+                           "ignore_configured_endpoint_urls": True}
+    if settings.no_sign_request:
+        from botocore import UNSIGNED
+
+        out["signature_version"] = UNSIGNED
+    return out
 
 
 # ------------------------------------------------------------------ credentials

@@ -4,9 +4,9 @@
 Per small object aiobotocore spends ~2.5 ms of CPU (endpoint rules, parameter validation, event
 hooks, response parsing with dateutil, aiohttp); here a request is one formatted head, one
 signature and one parse of the status line and headers. What stays with botocore (s3.py): the
-credential chain, endpoint resolution (this module is handed the URL botocore would use; the
-proxy for it is chosen from HTTP(S)_PROXY/NO_PROXY as botocore chooses it, and an https:// proxy
-sends the store to botocore),
+credential chain, endpoint resolution (this module is handed the URL botocore would use and the
+proxy the run's settings give it, chosen from HTTP(S)_PROXY/NO_PROXY as botocore chooses it:
+s3setup.proxy_for; an https:// proxy sends the store to botocore),
 multipart create/complete/abort, deletes, and every request this path cannot make (it raises
 UseBotocore and the store falls back for good, e.g. on a region redirect).
 
@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import checksums
 from ..errors import Corrupt, StoreError, Transient, from_transport
-from ..httpclient import Body, HttpClient, HttpError, Response, proxy_for, retry_after
+from ..httpclient import Body, HttpClient, HttpError, Response, retry_after
 from ..model import ObjectInfo
 from .bodies import FileBody
 from .conditions import if_match_header
@@ -216,7 +216,7 @@ class S3Wire:
 
     def __init__(self, presigned_url: str, region: str | None, credentials: CredentialSource, *,
                  bucket: str, max_connections: int = 64, timeout: float = 60.0,
-                 verify: bool | str = True, request_payer: str | None = None,
+                 verify: bool | str = True, proxy: str | None = None, request_payer: str | None = None,
                  sse_c_key: bytes | None = None) -> None:
         parts = urlsplit(presigned_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -235,7 +235,7 @@ class S3Wire:
                 tls.check_hostname = False
                 tls.verify_mode = ssl.CERT_NONE
         port = parts.port or (443 if tls else 80)
-        proxy = proxy_for(presigned_url)  # the proxy botocore uses for this endpoint, if any
+        # `proxy`: the one the run's settings give this address (s3setup.proxy_for), if any
         if proxy is not None and not proxy.lower().startswith("http://"):
             raise UseBotocore("TLS to the proxy itself (an https:// proxy) is botocore's to do")
         self.client = HttpClient(parts.hostname, port, max_connections=max_connections, timeout=timeout,
