@@ -32,3 +32,13 @@ def cat_command(
                                     max_memory=max_memory, expected_size=None, src=url, dst="-", upload=False)
     run_pipe("cat", url, s3, options, upload=False, json_out=False, quiet=not verbose, summary=True,
              progress=progress)
+
+
+EXAMPLES = (
+    ("Print an object",
+     "s3bulk cat s3://bucket/notes.txt"),
+    ("Read a big object with 16 ranged GETs in flight, into another program",
+     "s3bulk cat s3://bucket/logs.gz -c 16 | zcat | wc -l"),
+    ("Show the byte count and rate as it goes",
+     "s3bulk cat s3://bucket/big.tar --progress | tar x"),
+)

@@ -65,3 +65,12 @@ def _check(params: Params) -> None:
 
 
 check = command(parameters, _check)
+
+EXAMPLES = (
+    ("Check that a local directory holds what a prefix holds (by size)",
+     "s3bulk check s3://bucket/photos/ ./photos/"),
+    ("Compare content too, and ignore keys only in DST",
+     "s3bulk check ./photos/ s3://bucket/photos/ --checksum --one-way"),
+    ("Compare two buckets, one JSON line per difference",
+     "s3bulk check s3://src/data/ s3://dst/data/ --json"),
+)

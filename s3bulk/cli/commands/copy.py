@@ -64,3 +64,26 @@ def _copy(params: Params) -> None:
 
 
 copy = command(parameters, _copy)
+
+EXAMPLES = (
+    ("Copy every object under a prefix to a local directory",
+     "s3bulk copy s3://bucket/photos/ ./photos/"),
+    ("Upload a local directory under a prefix",
+     "s3bulk copy ./photos/ s3://bucket/photos/"),
+    ("Copy one object to a local file",
+     "s3bulk copy s3://bucket/photos/cat.jpg ./cat.jpg"),
+    ("Copy from another S3-compatible store to AWS",
+     "s3bulk copy s3://src/data/ s3://dst/data/ --src-endpoint-url http://minio:9000"),
+    ("Copy only the .jpg objects, in at most 128 MiB of memory",
+     "s3bulk copy s3://bucket/photos/ jpg/ --include '*.jpg' --max-memory 128MiB"),
+    ("Continue an interrupted copy from its journal",
+     "s3bulk copy s3://bucket/photos/ ./photos/ --resume"),
+    ("Upload stdin as one object",
+     "tar c ./photos | s3bulk copy - s3://bucket/photos.tar"),
+    ("Copy the keys a file names, one per line",
+     "s3bulk copy s3://bucket/ ./some/ --files-from keys.txt"),
+    ("Copy every version under a prefix, oldest first, to a versioned bucket",
+     "s3bulk copy s3://bucket/docs/ s3://backup/docs/ --all-versions"),
+    ("Copy each key as it was at a moment in the past",
+     "s3bulk copy s3://bucket/docs/ ./docs/ --as-of 2026-11-01T00:00:00Z"),
+)

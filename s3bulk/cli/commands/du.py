@@ -51,3 +51,13 @@ def du_command(
                 out.write(line(objects, nbytes, "(total)" if prefix is None else prefix))
     except BrokenPipeError:
         quiet_broken_pipe()
+
+
+EXAMPLES = (
+    ("Count the objects and bytes under a prefix",
+     "s3bulk du s3://bucket/photos/"),
+    ("One line per top-level prefix, then the total",
+     "s3bulk du s3://bucket/ --depth 1"),
+    ("The same as JSON lines, for a script",
+     "s3bulk du s3://bucket/ --depth 1 --json"),
+)

@@ -77,3 +77,15 @@ def ls_command(
         from ..render import plural
 
         print(f"{plural(count, 'object')}, {plural(total, 'byte')}", file=sys.stderr)
+
+
+EXAMPLES = (
+    ("List every object under a prefix, in key order",
+     "s3bulk ls s3://bucket/photos/"),
+    ("List a big bucket faster, pages printed as they arrive",
+     "s3bulk ls s3://bucket/ --unordered"),
+    ("List a public bucket as JSON lines",
+     "s3bulk ls s3://bucket/ --no-sign-request --json"),
+    ("List every version and delete marker",
+     "s3bulk ls s3://bucket/docs/ --all-versions"),
+)

@@ -17,3 +17,12 @@ def _move(params: Params) -> None:
 
 
 mv = command(parameters, _move)
+
+EXAMPLES = (
+    ("Move every object under a prefix to another bucket",
+     "s3bulk mv s3://bucket/incoming/ s3://archive/2026/"),
+    ("Move local files into a bucket, deleting each file once uploaded",
+     "s3bulk mv ./outbox/ s3://bucket/inbox/"),
+    ("Move only the .log objects, continuing an interrupted move",
+     "s3bulk mv s3://bucket/logs/ ./logs/ --include '*.log' --resume"),
+)

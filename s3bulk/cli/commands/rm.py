@@ -93,3 +93,17 @@ def rm_command(
         print(f"{verb} {plural(result.deleted, 'object')}{tail}", file=sys.stderr)
     if result.failures:
         raise typer.Exit(shell.EXIT_FAILED)
+
+
+EXAMPLES = (
+    ("Print what would be deleted under a prefix, deleting nothing",
+     "s3bulk rm s3://bucket/tmp/ --dry-run"),
+    ("Delete every object under it",
+     "s3bulk rm s3://bucket/tmp/"),
+    ("Delete only the .tmp objects, one line per key",
+     "s3bulk rm s3://bucket/work/ --include '*.tmp' -v"),
+    ("Empty a whole bucket, every version and delete marker too",
+     "s3bulk rm s3://bucket --all --all-versions"),
+    ("Continue an interrupted rm",
+     "s3bulk rm s3://bucket/tmp/ --resume"),
+)

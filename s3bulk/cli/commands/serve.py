@@ -37,3 +37,15 @@ def serve(
                    announce=main_announce)
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+EXAMPLES = (
+    ("Serve a directory on port 8000",
+     "s3bulk serve ./data/ --port 8000"),
+    ("Serve it on every address, on any free port (the URL is printed)",
+     "s3bulk serve ./data/ --host 0.0.0.0 --port 0"),
+    ("Serve 100,000 generated files of 1 KiB each, from memory",
+     "s3bulk serve --synthetic 100000 --size 1KiB"),
+    ("Copy what a server serves to a bucket (from another shell)",
+     "s3bulk copy http://127.0.0.1:8000/ s3://bucket/data/"),
+)

@@ -94,3 +94,16 @@ def _sync(params: Params) -> None:
 
 
 sync = command(parameters, _sync)
+
+EXAMPLES = (
+    ("Make a local directory hold what a prefix holds",
+     "s3bulk sync s3://bucket/site/ ./site/"),
+    ("Mirror a local directory to a bucket, deleting what it no longer has",
+     "s3bulk sync ./site/ s3://bucket/site/ --delete"),
+    ("Print what a mirror would copy and delete, changing nothing",
+     "s3bulk sync ./site/ s3://bucket/site/ --delete --dry-run"),
+    ("Compare content (ETag/MD5) instead of sizes and times",
+     "s3bulk sync s3://bucket/site/ s3://mirror/site/ --checksum"),
+    ("Sync only the .html objects",
+     "s3bulk sync ./site/ s3://bucket/site/ --include '*.html'"),
+)
