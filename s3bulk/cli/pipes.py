@@ -1,4 +1,5 @@
-"""The command-line side of pipes: `s3bulk copy - DST`, `s3bulk copy SRC -` and `s3bulk cat URL`.
+"""The command-line side of pipes: `s3bulk copy - DST`, `s3bulk copy SRC -` and `s3bulk cat URL`
+(commands/cat.py).
 
 Kept apart from the bulk copy's rendering because stdout may carry the object's bytes: every
 message, the summary and (when stdout carries bytes) the `--json` summary go to stderr. The work
@@ -10,35 +11,41 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from ..errors import UsageError
 from ..sizes import human_bytes, parse_size
 from ..urls import S3Options
-from . import (Endpoint, MaxBandwidth, MaxMemory, NoSign, PartSize, PathStyle, Profile,
-               Region, RequestTimeout, Retries, _Command, _quiet_broken_pipe, _s3_options, app)
+from .shell import quiet_broken_pipe
 
 if TYPE_CHECKING:  # the engine is imported when a pipe runs, not for every command's start-up
     from ..engine.plan import TransferOptions
+    from .options import RunOptions
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat big | head`
 
 
-def _pipe_options(*, part_size: str, concurrency: int, max_buffer: str = "256MiB", retries: int = 5,
-                  request_timeout: float = 60.0, max_rps: float = 0.0, max_bandwidth: str = "0",
-                  adaptive: bool = True, max_memory: Optional[str], expected_size: Optional[str],
-                  src: str, dst: str, upload: bool) -> TransferOptions:
-    """The command line's sizes and rates as TransferOptions for one pipe (engine/pipe.py)."""
+def pipe_transfer_options(*, part_size: str, concurrency: int, max_memory: Optional[str],
+                          expected_size: Optional[str], src: str, dst: str, upload: bool,
+                          max_buffer: Optional[str] = None, retries: Optional[int] = None,
+                          request_timeout: Optional[float] = None, max_rps: Optional[float] = None,
+                          max_bandwidth: Optional[str] = None, adaptive: Optional[bool] = None) -> TransferOptions:
+    """The command line's sizes and rates as TransferOptions for one pipe (engine/pipe.py); one a
+    command does not take (None: cat has no --max-buffer) keeps the engine's default."""
     from ..engine.pipe import pipe_options
     from ..engine.plan import TransferOptions
 
-    options = TransferOptions(workers=1, part_size=parse_size(part_size, "--part-size"),
-                              part_concurrency=concurrency,
-                              max_bytes_in_flight=parse_size(max_buffer, "--max-buffer"), retries=retries,
-                              request_timeout=request_timeout, adaptive=adaptive, max_rps=max_rps,
-                              max_bandwidth=parse_size(max_bandwidth, "--max-bandwidth"))
+    part = parse_size(part_size, "--part-size")
+    given: dict[str, Any] = {name: value for name, value in (
+        ("retries", retries), ("request_timeout", request_timeout), ("adaptive", adaptive), ("max_rps", max_rps))
+        if value is not None}
+    if max_buffer is not None:
+        given["max_bytes_in_flight"] = parse_size(max_buffer, "--max-buffer")
+    if max_bandwidth is not None:
+        given["max_bandwidth"] = parse_size(max_bandwidth, "--max-bandwidth")
+    options = TransferOptions(workers=1, part_size=part, part_concurrency=concurrency, **given)
     return pipe_options(options, max_memory=parse_size(max_memory, "--max-memory") if max_memory is not None else None,
                         expected_size=parse_size(expected_size, "--expected-size") if expected_size is not None
                         else None, upload=upload, src=src, dst=dst)
@@ -69,7 +76,7 @@ def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *
         print(printable(f"s3bulk: interrupted: {exc}"), file=sys.stderr, flush=True)
         raise typer.Exit(exc.exit_code)
     except BrokenPipeError:
-        _quiet_broken_pipe()
+        quiet_broken_pipe()
         raise typer.Exit(EXIT_BROKEN_PIPE)
     if json_out:
         from ..memory import peak_rss_bytes
@@ -86,53 +93,39 @@ def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *
         print(printable(f"s3bulk: {line}"), file=sys.stderr, flush=True)
 
 
-def copy_pipe(command: str, src: str, dst: str, *, refused: dict[str, bool], src_s3: S3Options,
-              dst_s3: S3Options, json_out: bool, quiet: bool, progress: Optional[bool] = None,
-              **sizes: Any) -> None:
+def copy_pipe(command: str, run: RunOptions, *, src_s3: S3Options, dst_s3: S3Options) -> None:
     """`s3bulk copy - DST` or `s3bulk copy SRC -`; refuses what a pipe cannot do, in one line."""
+    src, dst, output = run.src, run.dst, run.output
     if command != "copy":
         raise UsageError(f"'-' (stdin or stdout) works with copy and cat, not {command}")
     if src == "-" and dst == "-":
         raise UsageError("SRC and DST cannot both be '-'")
     if src != "-" and dst != "-":
         raise UsageError("--expected-size applies only when SRC is '-' (stdin)")
-    if dst == "-" and sizes.get("expected_size") is not None:
+    if dst == "-" and run.expected_size is not None:
         raise UsageError("--expected-size applies only when SRC is '-' (stdin)")
+    files_from = run.manifest.files_from if run.manifest is not None else None
+    refused = {"--resume": run.journal.resume, "--files-from": files_from is not None, "--cluster": run.cluster is not None,
+               "--include/--exclude": run.filters.given, "--journal": run.journal.journal is not None}
     for option, given in refused.items():
         if given:
             raise UsageError(f"{option} cannot be used with '-' (one object from stdin or to stdout)")
+    sizes, network = run.sizes, run.network
+    assert sizes is not None and network is not None  # copy declares them
     upload = src == "-"
     # copy's -c counts objects in flight (64 by default); one object moves at most 8 parts at once
-    sizes["concurrency"] = min(sizes["concurrency"], 8)
-    options = _pipe_options(src=src, dst=dst, upload=upload, **sizes)
-    live = (sys.stderr.isatty() if progress is None else progress) and not (json_out or quiet)
-    expected = sizes.get("expected_size")
+    concurrency = min(run.parallel.concurrency or 64, 8)
+    options = pipe_transfer_options(
+        part_size=sizes.part_size, concurrency=concurrency, max_buffer=sizes.max_buffer, retries=network.retries,
+        request_timeout=network.request_timeout, max_rps=network.max_rps, max_bandwidth=network.max_bandwidth,
+        adaptive=network.adaptive, max_memory=sizes.max_memory, expected_size=run.expected_size, src=src, dst=dst,
+        upload=upload)
+    live = (sys.stderr.isatty() if output.progress is None else output.progress) and \
+        not (output.json_out or output.quiet)
+    expected = run.expected_size
     run_pipe(command, dst if upload else src, dst_s3 if upload else src_s3, options, upload=upload,
-             json_out=json_out, quiet=quiet, summary=True, progress=live,
+             json_out=output.json_out, quiet=output.quiet, summary=True, progress=live,
              expected_size=parse_size(expected, "--expected-size") if expected is not None else None)
 
 
-@app.command("cat", cls=_Command)
-def cat_command(
-    url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET/KEY, a local file, or http://HOST:PORT/get/NAME"),
-    part_size: PartSize = "8MiB",
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", metavar="N", min=1,
-                                             help="ranged GETs in flight (each holds one part)")] = 8,
-    max_memory: MaxMemory = None,
-    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
-    no_sign_request: NoSign = False, path_style: PathStyle = False,
-    retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_bandwidth: MaxBandwidth = "0",
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="a summary line on stderr")] = False,
-    progress: Annotated[bool, typer.Option("--progress", help="a live byte count and rate on stderr")] = False,
-) -> None:
-    """Write one object to stdout (as `s3bulk copy URL -`): ranged GETs in parallel, written in
-    order, memory bounded by part size x parts in flight. A prefix or a missing key is an error."""
-    s3 = _s3_options(endpoint_url, profile, region, no_sign_request, path_style)
-    options = _pipe_options(part_size=part_size, concurrency=concurrency, retries=retries,
-                            request_timeout=request_timeout, max_bandwidth=max_bandwidth, max_memory=max_memory,
-                            expected_size=None, src=url, dst="-", upload=False)
-    run_pipe("cat", url, s3, options, upload=False, json_out=False, quiet=not verbose, summary=True,
-             progress=progress)
-
-
-__all__ = ["copy_pipe", "cat_command", "EXIT_BROKEN_PIPE"]
+__all__ = ["copy_pipe", "run_pipe", "pipe_transfer_options", "EXIT_BROKEN_PIPE"]

@@ -1,6 +1,6 @@
 """The command line's versions options: `ls --all-versions`, `copy --version-id`, `copy
 --all-versions [--include-delete-markers]` (rm --all-versions renders as rm does). Kept apart from
-cli/__init__.py: they run versions.py's own path, not the worker pool."""
+cli/run.py: they run versions.py's own path, not the worker pool."""
 
 from __future__ import annotations
 

@@ -1,0 +1,76 @@
+"""`s3bulk check SRC DST`: compare as sync would, changing nothing. It reuses sync's option
+groups; it keeps no journal, and moves no bytes, so it has no sizes or network options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from .. import props as P
+from ..options import (Concurrency, DstEndpoint, DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, HashCache,
+                       Include, JournalOptions, Json, NoSign, PageSize, Params, PathStyle, Profile, Quiet, Region,
+                       RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc,
+                       Verbose, Workers, command, gather)
+
+if TYPE_CHECKING:
+    from ...engine.sync import SyncOptions
+
+O = typer.Option
+Checksum = Annotated[bool, O("--checksum", help="compare content (ETag/MD5; local hashes cached), not only sizes")]
+OneWay = Annotated[bool, O("--one-way", help="do not report keys only in DST")]
+
+
+@dataclass(frozen=True)
+class CheckChoice:
+    """What check compares: sync's dry run, by size (or content), both ways unless --one-way."""
+
+    checksum: bool
+    one_way: bool
+    hash_cache: Optional[str]
+
+    def sync_options(self) -> SyncOptions:
+        from ...engine.sync import SyncOptions
+
+        return SyncOptions(delete=not self.one_way, dry_run=True, compare="checksum" if self.checksum else "size-only",
+                           hash_cache=self.hash_cache, check=True)
+
+
+def parameters(
+    src: SyncSrc, dst: SyncDst,
+    checksum: Checksum = False, one_way: OneWay = False, hash_cache: HashCache = None,
+    workers: Workers = 0, concurrency: Concurrency = None, page_size: PageSize = 1000,
+    include: Include = None, exclude: Exclude = None,
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
+    src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
+    src_no_sign_request: SrcNoSign = None,
+    dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
+    dst_no_sign_request: DstNoSign = None,
+    json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
+    sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,  # SSE-C keys
+    sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,                                                # to read both
+) -> None:
+    """Compare SRC with DST as sync would, changing nothing: print each key only in SRC, only in
+    DST, or that differs (by size, or with --checksum by content); exit 0 when identical, 1 when not."""
+    # The declaration of check's parameters: their values reach _check, by name.
+
+
+def _check(params: Params) -> None:
+    from ..run import run_transfer
+
+    options = gather(CheckChoice, params).sync_options()
+    run_transfer("check", replace(RunOptions.of(params), journal=JournalOptions(no_journal=True)), options)
+
+
+check = command(parameters, _check)
+
+EXAMPLES = (
+    ("Check that a local directory holds what a prefix holds (by size)",
+     "s3bulk check s3://bucket/photos/ ./photos/"),
+    ("Compare content too, and ignore keys only in DST",
+     "s3bulk check ./photos/ s3://bucket/photos/ --checksum --one-way"),
+    ("Compare two buckets, one JSON line per difference",
+     "s3bulk check s3://src/data/ s3://dst/data/ --json"),
+)

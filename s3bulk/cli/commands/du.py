@@ -1,0 +1,63 @@
+"""`s3bulk du URL`: count the objects and bytes under URL, optionally per prefix."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
+from ..shell import quiet_broken_pipe
+
+
+def du_command(
+    url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX] or a local directory"),
+    depth: int = typer.Option(0, "--depth", metavar="N", min=0, help="also one line per prefix of N '/'-separated levels below URL"),
+    json_out: bool = typer.Option(False, "--json", help="one JSON object per line: a 'du' event per prefix, a 'class' event per storage class, then the 'total'"),
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
+) -> None:
+    """Count the objects and bytes under URL (optionally per prefix), listing in parallel.
+
+    Keys come in order, so each prefix's lines are printed as soon as it ends: memory stays flat
+    however many prefixes there are."""
+    from ...api import du_groups
+    from ...sizes import human_bytes
+
+    s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
+    out = sys.stdout
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    classes: dict[str, list[int]] = {}
+
+    def line(objects: int, nbytes: int, label: str) -> str:
+        return (f"{human_bytes(nbytes):>11} {nbytes:>16,} B {objects:>14,} "
+                f"{'object ' if objects == 1 else 'objects'}  {label}\n")
+
+    try:
+        for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, classes=classes):
+            if prefix is None:  # before the total: what each storage class holds (S3 sources)
+                for name, (c_objects, c_bytes) in sorted(classes.items()):
+                    out.write(dumps({"event": "class", "storage_class": name, "objects": c_objects,
+                                     "bytes": c_bytes, "v": 1}) + "\n" if json_out
+                              else line(c_objects, c_bytes, f"(storage class {name})"))
+            if json_out:
+                kind = "total" if prefix is None else "du"
+                row = {"event": kind, "prefix": prefix, "objects": objects, "bytes": nbytes, "v": 1}
+                if prefix is None:
+                    del row["prefix"]
+                out.write(dumps(row) + "\n")
+            else:
+                out.write(line(objects, nbytes, "(total)" if prefix is None else prefix))
+    except BrokenPipeError:
+        quiet_broken_pipe()
+
+
+EXAMPLES = (
+    ("Count the objects and bytes under a prefix",
+     "s3bulk du s3://bucket/photos/"),
+    ("One line per top-level prefix, then the total",
+     "s3bulk du s3://bucket/ --depth 1"),
+    ("The same as JSON lines, for a script",
+     "s3bulk du s3://bucket/ --depth 1 --json"),
+)

@@ -1,0 +1,91 @@
+"""`s3bulk ls URL`: list every object under URL with its size, in key order (or every version)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+
+import typer
+
+from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
+from ..shell import quiet_broken_pipe
+
+
+def ls_command(
+    url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/ or a local directory or file; lists recursively"),
+    json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
+    unordered: bool = typer.Option(False, "--unordered",
+                                   help="print pages as they arrive instead of in key order: faster on big buckets"),
+    concurrency: int = typer.Option(64, "--concurrency", "-c", metavar="N", min=1,
+                                    help="list requests in flight over split key ranges"),
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
+    all_versions: bool = typer.Option(False, "--all-versions", help="every version and delete marker, with its version id and whether it is the latest"),
+) -> None:
+    """List every object under URL with its size, in key order (unless --unordered).
+
+    URL is read as copy reads SRC: s3://BUCKET/NAME is the object NAME if there is one, else
+    everything under NAME/; a URL that matches nothing is an error."""
+    from ...api import ls_rendered
+    from ...model import ObjectInfo
+
+    s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
+    if all_versions:
+        from ..versions import ls_versions
+
+        try:
+            return ls_versions(url, s3, json_out)
+        except BrokenPipeError:
+            return quiet_broken_pipe()
+    out = sys.stdout
+    count = total = 0
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    stamps: dict[float | None, str] = {None: "-"}  # one strftime per second seen, not per key
+
+    def render(page: list[ObjectInfo]) -> str:
+        """A page's lines, made as it is listed (a page listed ahead of the output waits as text)."""
+        nonlocal count, total, stamps
+        lines = []
+        for obj in page:
+            count += 1
+            total += obj.size or 0
+            if json_out:
+                lines.append(dumps({"key": obj.key, "size": obj.size, "mtime": obj.mtime, "etag": obj.etag}))
+            else:
+                when = stamps.get(obj.mtime)
+                if when is None:
+                    assert obj.mtime is not None  # stamps maps None to "-"
+                    if len(stamps) > 4096:
+                        stamps = {None: "-"}
+                    when = stamps[obj.mtime] = datetime.fromtimestamp(obj.mtime, timezone.utc).strftime(
+                        "%Y-%m-%d %H:%M:%S")
+                lines.append(f"{when} {obj.size if obj.size is not None else '-':>12} {obj.key}")
+        return "\n".join(lines) + "\n" if lines else ""
+
+    texts = ls_rendered(url, render, s3=s3, ordered=not unordered, concurrency=concurrency)
+    try:
+        for text in texts:
+            if text:
+                out.write(text)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+        return
+    finally:
+        texts.close()  # `| head`, Ctrl-C: listings cancelled and spill files gone before the loop closes
+    if not json_out:
+        from ..render import plural
+
+        print(f"{plural(count, 'object')}, {plural(total, 'byte')}", file=sys.stderr)
+
+
+EXAMPLES = (
+    ("List every object under a prefix, in key order",
+     "s3bulk ls s3://bucket/photos/"),
+    ("List a big bucket faster, pages printed as they arrive",
+     "s3bulk ls s3://bucket/ --unordered"),
+    ("List a public bucket as JSON lines",
+     "s3bulk ls s3://bucket/ --no-sign-request --json"),
+    ("List every version and delete marker",
+     "s3bulk ls s3://bucket/docs/ --all-versions"),
+)

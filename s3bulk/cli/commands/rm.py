@@ -1,0 +1,109 @@
+"""`s3bulk rm URL`: delete every object under URL, in batches of 1,000 keys, journaled."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from typing import Optional
+
+import typer
+
+from ...errors import S3BulkError
+from .. import shell
+from ..options import (Endpoint, Exclude, FilterOptions, Include, JournalPath, MaxRps, NoJournal, NoSign, PathStyle,
+                       Profile, Region, Retries, S3Connection)
+from ..shell import quiet_broken_pipe
+
+
+def rm_command(
+    url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET/PREFIX/ (everything under it), s3://BUCKET/KEY, or a local directory"),
+    all_objects: bool = typer.Option(False, "--all", help="allow URL to be a whole bucket (every object in it)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print what would be deleted; delete nothing"),
+    include: Include = None, exclude: Exclude = None,
+    json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="one line per deleted key"),
+    concurrency: int = typer.Option(8, "--concurrency", "-c", metavar="N", min=1, help="DeleteObjects requests (1,000 keys each) in flight"),
+    resume: bool = typer.Option(False, "--resume", help="continue an interrupted rm from its journal: list only what it had not deleted (no journal, or nothing left: runs as usual, exit 0)"),
+    journal: JournalPath = None, no_journal: NoJournal = False,
+    retries: Retries = 5, max_rps: MaxRps = 0.0,
+    all_versions: bool = typer.Option(False, "--all-versions", help="delete every version and delete marker for good (without it a versioned bucket keeps them and gets delete markers, as S3 does)"),
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
+) -> None:
+    """Delete every object under URL (or the one object it names), in batches of 1,000 keys.
+
+    Keys the server refuses inside a DeleteObjects answer are reported one by one (exit 1). The
+    deleted key ranges are journaled: an interrupted rm run again with --resume lists only the rest."""
+    from ...api import rm
+    from ..render import plural, printable
+
+    s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+    def on_key(key_url: str, why: Optional[str]) -> None:
+        if why is not None:
+            if json_out:
+                print(dumps({"event": "failure", "op": "delete", "src": key_url, "error": why, "v": 1}), flush=True)
+            else:
+                print(printable(f"ERROR delete {key_url}: {why}"), file=sys.stderr, flush=True)
+        elif dry_run or verbose:
+            if json_out:
+                print(dumps({"event": "dryrun" if dry_run else "deleted", "action": "delete", "dst": key_url,
+                             "v": 1}), flush=True)
+            else:
+                print(printable(f"{'(dryrun) ' if dry_run else ''}delete: {key_url}"), flush=True)
+
+    if json_out:  # the stream begins with `start` and ends with `summary`, as copy's does
+        print(dumps({"event": "start", "command": "rm", "src": url, "dst": None, "v": 1}), flush=True)
+    try:
+        result = rm(url, s3=s3, filters=[r for r in (("include" if keep else "exclude", g) for keep, g in
+                                                   FilterOptions(include, exclude).filters(shell.ARGV).rules)],
+                    dry_run=dry_run, all_objects=all_objects, on_key=on_key, concurrency=concurrency,
+                    journal=None if no_journal else journal, default_journal=not no_journal, resume=resume,
+                    on_notice=lambda line: print(f"s3bulk: {line}", file=sys.stderr, flush=True),
+                    max_rps=max_rps, retries=retries, all_versions=all_versions)
+    except KeyboardInterrupt:
+        argv = [a for a in (shell.ARGV or ["rm", url]) if a != "--resume"]
+        how = ("resume with: " + shlex.join(["s3bulk", *argv, "--resume"])) if not no_journal and not dry_run \
+            else "no journal was kept, so a new run lists everything again"
+        print(f"s3bulk: interrupted; {how}", file=sys.stderr, flush=True)
+        raise typer.Exit(shell.EXIT_INTERRUPTED)
+    except S3BulkError as exc:
+        if json_out:
+            print(dumps({"event": "error", "error": str(exc), "v": 1}))
+            print(dumps({"event": "summary", "command": "rm", "src": url, "ok": False, "deleted": 0, "failed": 0,
+                         "dry_run": dry_run, "resumed_deleted": 0, "fatal": str(exc), "v": 1}))
+        print(printable(f"s3bulk: error: {exc}"), file=sys.stderr)
+        raise typer.Exit(exc.exit_code)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+        return
+    if json_out:
+        print(dumps({"event": "summary", "command": "rm", "src": url, "ok": result.ok, "deleted": result.deleted,
+                     "failed": len(result.failures), "dry_run": dry_run,
+                     "resumed_deleted": result.resumed_deleted, "fatal": None, "v": 1}))
+    else:
+        verb = "would delete" if dry_run else "deleted"
+        tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
+        if result.resumed_deleted:
+            tail += f" ({result.resumed_deleted:,} deleted before the interruption)"
+        if result.journal and result.failures:
+            tail += "; after fixing the cause, the same command with --resume retries the rest"
+        print(f"{verb} {plural(result.deleted, 'object')}{tail}", file=sys.stderr)
+    if result.failures:
+        raise typer.Exit(shell.EXIT_FAILED)
+
+
+EXAMPLES = (
+    ("Print what would be deleted under a prefix, deleting nothing",
+     "s3bulk rm s3://bucket/tmp/ --dry-run"),
+    ("Delete every object under it",
+     "s3bulk rm s3://bucket/tmp/"),
+    ("Delete only the .tmp objects, one line per key",
+     "s3bulk rm s3://bucket/work/ --include '*.tmp' -v"),
+    ("Empty a whole bucket, every version and delete marker too",
+     "s3bulk rm s3://bucket --all --all-versions"),
+    ("Continue an interrupted rm",
+     "s3bulk rm s3://bucket/tmp/ --resume"),
+)

@@ -1,0 +1,109 @@
+"""`s3bulk sync SRC DST`: make DST hold what SRC holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from ...errors import UsageError
+from .. import props as P
+from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyPartSize, CopyThreshold, DstEndpoint,
+                       DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, FilesFrom, FilesFromFormat, HashCache,
+                       Include, Json, JournalDir, JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps, NoJournal,
+                       NoSign, PageSize, Params, PartSize, PathStyle, Profile, Quiet, Region, RequestDeadline,
+                       RequestTimeout, Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint,
+                       SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose, Workers, command,
+                       gather)
+
+if TYPE_CHECKING:
+    from ...engine.sync import SyncOptions
+
+O = typer.Option
+Delete = Annotated[bool, O("--delete", help="remove DST keys that SRC does not have (not those excluded)")]
+DryRun = Annotated[bool, O("--dry-run", help="print what would be copied and deleted; change nothing")]
+SizeOnly = Annotated[bool, O("--size-only", help="copy only when sizes differ")]
+ExactTimestamps = Annotated[bool, O("--exact-timestamps", help="copy when modification times differ at all (to local disk; to S3 as the default)")]
+Checksum = Annotated[bool, O("--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times")]
+
+
+@dataclass(frozen=True)
+class SyncChoice:
+    """What sync compares and whether it deletes or only prints."""
+
+    delete: bool
+    dry_run: bool
+    size_only: bool
+    exact_timestamps: bool
+    checksum: bool
+    hash_cache: Optional[str]
+
+    def sync_options(self) -> SyncOptions:
+        from ...engine.sync import Compare, SyncOptions
+
+        if sum((self.size_only, self.exact_timestamps, self.checksum)) > 1:
+            raise UsageError("choose one of --size-only, --exact-timestamps, --checksum")
+        compare: Compare = "size-only" if self.size_only else "exact-timestamps" if self.exact_timestamps else \
+            "checksum" if self.checksum else "default"
+        return SyncOptions(delete=self.delete, dry_run=self.dry_run, compare=compare, hash_cache=self.hash_cache)
+
+
+def parameters(
+    src: SyncSrc, dst: SyncDst,
+    delete: Delete = False, dry_run: DryRun = False, size_only: SizeOnly = False,
+    exact_timestamps: ExactTimestamps = False, checksum: Checksum = False, hash_cache: HashCache = None,
+    workers: Workers = 0, concurrency: Concurrency = None, part_size: PartSize = "8MiB",
+    multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
+    max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
+    endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
+    no_sign_request: NoSign = False, path_style: PathStyle = False,
+    src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
+    src_no_sign_request: SrcNoSign = None,
+    dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
+    dst_no_sign_request: DstNoSign = None,
+    json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
+    copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
+    resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
+    no_journal: NoJournal = False,
+    retries: Retries = 5, request_timeout: RequestTimeout = 60.0, request_deadline: RequestDeadline = 0.0,
+    retry_max_time: RetryMaxTime = 600.0, max_rps: MaxRps = 0.0,
+    max_bandwidth: MaxBandwidth = "0", adaptive: Adaptive = True,
+    files_from: FilesFrom = None, files_from_format: FilesFromFormat = "auto", cluster: Cluster = None,
+    content_type: P.ContentType = None, no_guess_mime_type: P.NoGuess = False, metadata: P.Metadata = None,
+    cache_control: P.CacheControl = None, content_disposition: P.ContentDisposition = None,
+    content_encoding: P.ContentEncoding = None, content_language: P.ContentLanguage = None,
+    expires: P.Expires = None, storage_class: P.StorageClass = None, acl: P.Acl = None, tagging: P.Tagging = None,
+    sse: P.Sse = None, sse_kms_key_id: P.SseKmsKeyId = None, sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,
+    sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
+    request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
+    metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
+    checksum_algorithm: ChecksumAlgorithm = None,
+) -> None:
+    """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
+
+    Default comparison, as aws s3 sync: sizes differ, or SRC is newer than DST."""
+    # The declaration of sync's parameters: their values reach _sync, by name.
+
+
+def _sync(params: Params) -> None:
+    from ..run import run_transfer
+
+    options = gather(SyncChoice, params).sync_options()  # checked before anything else
+    run_transfer("sync", RunOptions.of(params), options)
+
+
+sync = command(parameters, _sync)
+
+EXAMPLES = (
+    ("Make a local directory hold what a prefix holds",
+     "s3bulk sync s3://bucket/site/ ./site/"),
+    ("Mirror a local directory to a bucket, deleting what it no longer has",
+     "s3bulk sync ./site/ s3://bucket/site/ --delete"),
+    ("Print what a mirror would copy and delete, changing nothing",
+     "s3bulk sync ./site/ s3://bucket/site/ --delete --dry-run"),
+    ("Compare content (ETag/MD5) instead of sizes and times",
+     "s3bulk sync s3://bucket/site/ s3://mirror/site/ --checksum"),
+    ("Sync only the .html objects",
+     "s3bulk sync ./site/ s3://bucket/site/ --include '*.html'"),
+)

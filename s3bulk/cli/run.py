@@ -1,0 +1,179 @@
+"""The run of copy, sync, mv and check: their option groups through the one orchestration path
+(engine/orchestrate.py), its events to the renderer (a Subscriber), its end to an exit code. Everything but parsing and
+rendering lives in the API; a pipe ('-') goes to cli/pipes.py, versions to cli/versions.py."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from typing import TYPE_CHECKING, Any, Iterator, Optional
+
+import typer
+
+from ..errors import S3BulkError, UsageError
+from . import shell
+from .options import RunOptions, max_memory, transfer_options
+
+if TYPE_CHECKING:
+    from ..engine.sync import SyncOptions
+    from .render import Renderer
+
+RENDERER: Optional[Renderer] = None  # the run's renderer, once run_transfer made one
+RUN_COMMANDS = ("copy", "sync", "mv", "check")
+
+
+def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptions] = None) -> None:
+    """Parse, run and render a copy, move, sync or check; exits with the documented code."""
+    src, dst, output, journal = run.src, run.dst, run.output, run.journal
+    if "-" in (src, dst) or run.expected_size is not None:  # one object from stdin or to stdout
+        from .pipes import copy_pipe
+
+        src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())  # SSE-C keys objects are read with
+        copy_pipe(command, run, src_s3=src_s3, dst_s3=dst_s3)
+        return
+    import contextlib
+    import signal
+    import threading
+
+    from ..engine.orchestrate import run as orchestrate
+    from .render import make_renderer
+
+    if run.cluster is not None:
+        from ..engine.cluster import import_distributed
+
+        import_distributed()  # without the extra: one line saying how to install it, exit 2
+    src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())  # SSE-C keys objects are read with
+    renderer = make_renderer(command, src, dst, json_mode=output.json_out, quiet=output.quiet,
+                             progress=output.progress, verbose=output.verbose)
+    global RENDERER
+    RENDERER = renderer
+    first_signal = _FirstSignal()
+
+    @contextlib.contextmanager
+    def around_run() -> Iterator[None]:
+        # run_plan counts Ctrl-Cs while it runs and then puts back the handler it found: make that
+        # one ignore them, so a Ctrl-C pressed as the run ends cannot cut off the summary or the
+        # resume line
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with renderer, first_signal:
+            yield
+
+    try:
+        journal.check()
+        options = transfer_options(run)
+        if run.versions.given:
+            if command != "copy":
+                raise UsageError("--version-id, --all-versions and --as-of go with copy")
+            from .versions import copy_versions
+
+            versions = run.versions
+            return copy_versions(src, dst, version_id=versions.version_id, all_versions=versions.all_versions,
+                                 include_delete_markers=versions.include_delete_markers, src_s3=src_s3,
+                                 dst_s3=dst_s3, options=options, filters=run.filters.filters(shell.ARGV),
+                                 json_out=output.json_out, quiet=output.quiet, verbose=output.verbose,
+                                 as_of=versions.as_of, resume=journal.resume, journal=journal.journal,
+                                 no_journal=journal.no_journal, journal_dir=journal.journal_dir, argv=shell.ARGV)
+        manifest: dict[str, Any] = {} if run.manifest is None else {  # check reads no manifest
+            "files_from": run.manifest.files_from, "files_from_format": run.manifest.files_from_format}
+        summary = orchestrate(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
+                              subscriber=renderer, max_memory=max_memory(run),
+                              journal=None if journal.no_journal else journal.journal,
+                              default_journal=not journal.no_journal, resume=journal.resume,
+                              filters=run.filters.filters(shell.ARGV), around_run=around_run, cluster=run.cluster,
+                              move=command == "mv", report_objects=output.verbose and not output.quiet,
+                              journal_dir=journal.journal_dir, **manifest)
+    except S3BulkError as exc:
+        renderer.error(str(exc), exc.exit_code)
+        raise typer.Exit(exc.exit_code)
+    renderer.finish(summary)
+    if summary.interrupted:
+        c = summary.counters
+        if summary.journal:
+            argv = [a for a in (shell.ARGV or [command, src, dst]) if a != "--resume"]
+            how = "resume with: " + shlex.join(["s3bulk", *argv, "--resume"])
+        else:
+            how = "no journal was kept, so a new run starts over"
+        from .render import plural
+
+        print(f"s3bulk: interrupted: {plural(c.done, 'object')} copied in this run ({c.listed:,} listed); {how}",
+              file=sys.stderr, flush=True)
+        # as a shell reports a process ended by the signal: 128 + 15 for SIGTERM, 128 + 2 for Ctrl-C
+        raise typer.Exit(shell.EXIT_TERMINATED if first_signal.signum == signal.SIGTERM
+                         else shell.EXIT_INTERRUPTED)
+    if summary.fatal:
+        raise typer.Exit(summary.fatal_code or shell.EXIT_FATAL)
+    if summary.counters.failed:
+        raise typer.Exit(shell.EXIT_FAILED)
+    if sync_options is not None and sync_options.check:
+        c = summary.counters
+        if not output.quiet:
+            from .render import plural
+
+            print(f"s3bulk check: {plural(c.skipped, 'object')} identical, {plural(c.done, 'key')} only in SRC "
+                  f"or different, {plural(c.deleted, 'key')} only in DST", file=sys.stderr)
+        if c.done or c.deleted:
+            raise typer.Exit(shell.EXIT_FAILED)
+
+
+def json_error(message: str, code: int) -> bool:
+    """With --json, an error that ends the run is also a JSON `start` (if not yet written), `error`
+    and `summary`, so a script can rely on the stream's first and last lines; True when written
+    (the renderer then printed the stderr line too)."""
+    from .render import JsonRenderer
+
+    argv = shell.ARGV
+    renderer = RENDERER
+    if not isinstance(renderer, JsonRenderer):
+        if "--json" not in argv or not argv or argv[0] not in RUN_COMMANDS:
+            return False
+        renderer = JsonRenderer(argv[0], None, None)  # the command line could not be read
+    if renderer.summarized:
+        return False
+    renderer.error(message, code)
+    return True
+
+
+class _FirstSignal:
+    """Which signal stopped the run (SIGINT or SIGTERM), for the exit code.
+
+    The engine counts both alike while it runs (engine/coordinator.py `Signals`, its own handler); the
+    signal number still reaches Python's wakeup fd, which is read here once the run is over."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._pipe: tuple[int, int] | None = None
+        self._old = -1
+
+    def __enter__(self) -> "_FirstSignal":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            r, w = os.pipe()
+            os.set_blocking(r, False)
+            os.set_blocking(w, False)
+            self._pipe = (r, w)
+            self._old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self._pipe is None:
+            return
+        signal.set_wakeup_fd(self._old, warn_on_full_buffer=False)
+        r, w = self._pipe
+        try:
+            seen = os.read(r, 4096)
+        except BlockingIOError:
+            seen = b""
+        finally:
+            os.close(r)
+            os.close(w)
+        for signum in seen:
+            if signum in (signal.SIGINT, signal.SIGTERM):
+                self.signum = signum
+                break
