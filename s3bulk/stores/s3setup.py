@@ -237,7 +237,7 @@ def _from_botocore(opts: S3Options) -> dict[str, Any]:
     import botocore.exceptions
     import botocore.session
 
-    from ..errors import UsageError
+    from ..errors import S3BulkError, UsageError
 
     try:
         session = botocore.session.Session(profile=opts.profile)
@@ -261,7 +261,9 @@ def _from_botocore(opts: S3Options) -> dict[str, Any]:
     except botocore.exceptions.ProfileNotFound:
         raise UsageError(f"AWS profile {opts.profile or os.environ.get('AWS_PROFILE')!r} not found") from None
     except botocore.exceptions.BotoCoreError as exc:
-        raise UsageError(f"invalid AWS configuration: {exc}") from None
+        # the files on this machine, not the command line: the run cannot start (exit 3, as before
+        # the settings were resolved here)
+        raise S3BulkError(f"invalid AWS configuration: {exc}") from None
     if endpoint is not None and not str(endpoint).startswith(("http://", "https://")):
         raise UsageError(f"invalid S3 endpoint URL {endpoint!r}: expected http://HOST[:PORT] or https://...")
     return {"endpoint_url": endpoint or None, "region": str(region), "s3": _plain(s3),
