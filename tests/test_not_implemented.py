@@ -57,7 +57,8 @@ _OPS = {
             ("get with properties", lambda s, i: s.read_with_props(_KEY)),
             ("list", lambda s, i: s.list_page("", WorkUnit(), 10)),
             ("list versions", lambda s, i: s.list_versions_page("", None, None, 10)),
-            ("list parts", lambda s, i: s.list_parts(_KEY, "u1"))],
+            ("list parts", lambda s, i: s.list_parts(_KEY, "u1")),
+            ("list multipart uploads", lambda s, i: s.list_uploads(""))],
     "HEAD": [("head", lambda s, i: s.head(_KEY)), ("head properties", lambda s, i: s.read_props(_KEY)),
              ("head checksum", lambda s, i: s.object_checksum(_KEY))],
     "PUT": [("put", lambda s, i: s.put("new", b"x" * 10)),
@@ -67,7 +68,8 @@ _OPS = {
              ("complete multipart upload", lambda s, i: RetriedUpload(s, S3Multipart(i, "big", "u1")).complete())],
     "DELETE": [("abort multipart upload", lambda s, i: s.abort_multipart(_KEY, "u1"))],
 }
-_CHECKSUMMED = {"put", "upload part", "create multipart upload"}  # with a checksum header: a 501 to it may refuse the header alone
+# sent with a checksum header: a 501 to it may refuse the header alone
+_CHECKSUMMED = {"put", "upload part", "create multipart upload"}
 
 
 @pytest.mark.parametrize("lean", [True, False], ids=["lean", "botocore"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -560,6 +561,25 @@ def test_multipart_abort_by_upload_id(harness):
             await later.head("aborted")
         with pytest.raises(NotFound):
             await later.list_parts("aborted", "no-such-upload-" + uuid.uuid4().hex)
+
+    run(harness, case)
+
+
+def test_list_open_uploads_under_a_prefix(harness):
+    """ListMultipartUploads: what finds an upload nothing recorded (engine/leftovers.py)."""
+    async def case(store: Any) -> None:
+        await require(store, "resumable_uploads")
+        before = time.time()
+        made = [(key, (await store.start_multipart(key, 2 * PART, PART)).upload_id)
+                for key in ("up/a", "up/a", "up/b", "upx")]
+        found, more = await store.list_uploads("up/")
+        assert more is None
+        assert sorted((u.key, u.upload_id) for u in found) == sorted(made[:3])
+        assert [u.key for u in found] == ["up/a", "up/a", "up/b"]  # in key order
+        assert all(u.initiated is None or u.initiated >= before - 60 for u in found)
+        for key, upload_id in made:
+            await store.abort_multipart(key, upload_id)
+        assert (await store.list_uploads("up"))[0] == []
 
     run(harness, case)
 

@@ -22,8 +22,8 @@ from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Desti
                       Throttled, Transient, UsageError)
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
-from .base import (Features, ObjectChecksum, ObjectVersion, PartInfo, Store, VersionPage, part_size_for,
-                   upload_in_parts)
+from .base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
+                   part_size_for, upload_in_parts)
 from .bodies import FileBody
 from .s3wire import ChecksumRefused, UseBotocore, refuses_checksums
 
@@ -888,6 +888,23 @@ class S3Store:
             await (await self._control()).abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id)
         except Exception as exc:
             raise translate(exc, "abort multipart upload", self._url(key), key) from exc
+
+    async def list_uploads(self, prefix: str, key_marker: str | None = None,
+                           upload_marker: str | None = None) -> tuple[list[OpenUpload], tuple[str, str] | None]:
+        """ListMultipartUploads, one page (control plane: botocore)."""
+        params: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        if key_marker is not None:
+            params["KeyMarker"] = key_marker
+            if upload_marker is not None:
+                params["UploadIdMarker"] = upload_marker
+        try:
+            resp = await (await self._control()).list_multipart_uploads(**params)
+        except Exception as exc:
+            raise translate(exc, "list multipart uploads", self._url(prefix)) from exc
+        found = [OpenUpload(u["Key"], u["UploadId"], u["Initiated"].timestamp() if u.get("Initiated") else None)
+                 for u in resp.get("Uploads", ())]
+        more = resp.get("IsTruncated") and resp.get("NextKeyMarker")
+        return found, ((resp["NextKeyMarker"], resp.get("NextUploadIdMarker") or "") if more else None)
 
     async def _delete_objects(self, delete: dict[str, Any]) -> Any:
         """DeleteObjects. It must carry a checksum (botocore sends CRC32); a server that refuses
