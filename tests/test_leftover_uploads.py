@@ -1,12 +1,13 @@
 """No multipart upload is left open at the destination with nothing recording it (issue 24).
 
-Two Ctrl-C (the second one a forced stop), one Ctrl-C, or a SIGKILL, at two moments of a multipart upload to LocalStack:
-while CreateMultipartUpload is in flight (toxiproxy holds every answer back, so the upload exists
-at the server before s3bulk hears of it), and while parts are being sent (--max-bandwidth). With
-a journal, every upload left open is recorded and `--resume` completes or aborts it: none is open
-afterwards. Without one, the stop aborts them itself (one Ctrl-C too, which keeps an upload open
-only for a journal): none is open when the run has exited.
-And `s3bulk rm --incomplete-uploads` finds and aborts the uploads open under a prefix."""
+Two Ctrl-C (the second one a forced stop), one Ctrl-C, or a SIGKILL, at three moments of a multipart
+upload to LocalStack: while CreateMultipartUpload is in flight (toxiproxy holds every answer back,
+so the upload exists at the server before s3bulk hears of it), while parts are being sent
+(--max-bandwidth), and during a server-side copy in parts (UploadPartCopy through the store's own
+upload, whose id the engine never sees). With a journal, every upload left open is recorded and
+`--resume` completes or aborts it: none is open afterwards. Without one, the stop aborts them
+itself (one Ctrl-C too, which keeps an upload open only for a journal): none is open when the run
+has exited. And `s3bulk rm --incomplete-uploads` finds and aborts the uploads open under a prefix."""
 
 from __future__ import annotations
 
@@ -43,29 +44,34 @@ def _wait(condition, what: str, proc: subprocess.Popen, timeout: float = 120) ->
 @pytest.mark.parametrize("moment, journaled, workers, stop", [
     ("creating", True, "1", "ctrl-c twice"), ("creating", True, "2", "ctrl-c twice"),
     ("creating", False, "2", "ctrl-c twice"), ("creating", True, "2", "sigkill"),
-    ("sending", True, "2", "ctrl-c twice"), ("sending", False, "2", "ctrl-c twice"), ("sending", False, "2", "ctrl-c")])
+    ("sending", True, "2", "ctrl-c twice"), ("sending", False, "2", "ctrl-c twice"), ("sending", False, "2", "ctrl-c"),
+    ("copying", True, "2", "ctrl-c twice"), ("copying", False, "2", "ctrl-c twice")])
 def test_a_stop_leaves_no_upload_unrecorded(moment, journaled, workers, stop, toxiproxy, endpoint, s3, bucket,
-                                            tmp_path, state_home):
+                                            make_bucket, tmp_path, state_home):
     src = tmp_path / "src"
     src.mkdir()
     body = os.urandom(SIZE)
     (src / "big.bin").write_bytes(body)
-    url, slow = endpoint, []
-    if moment == "creating":  # every answer comes 3 s late: the upload is made before s3bulk knows its id
-        name = f"late-{journaled}-{workers}-{stop.replace(' ', '-')}"
+    url, slow, source = endpoint, [], str(src)
+    if moment in ("creating", "copying"):  # every answer comes 3 s late: uploads exist before s3bulk hears of them
+        name = f"late-{moment}-{journaled}-{workers}-{stop.replace(' ', '-')}"
         url = toxiproxy.proxy(name, endpoint)
         toxiproxy.toxic(name, "latency", "downstream", latency=3000)
     else:  # one 5 MiB part every 2.5 s, two in flight at most (the others wait for memory)
         slow = ["--max-bandwidth", "2MiB", "--max-buffer", "10MiB"]
+    if moment == "copying":  # a server-side copy in parts (UploadPartCopy), the store's own upload
+        source = f"s3://{make_bucket()}/"
+        s3.put_object(Bucket=source[5:-1], Key="big.bin", Body=body)
+        slow = ["--copy-threshold", "5MiB", "--copy-part-size", "5MiB"]
     journal = tmp_path / "j.sqlite"
-    args = ["copy", str(src), f"s3://{bucket}/", "--part-size", "5MiB", "-w", workers, "--endpoint-url", url,
+    args = ["copy", source, f"s3://{bucket}/", "--part-size", "5MiB", "-w", workers, "--endpoint-url", url,
             *slow, *(["--journal", str(journal)] if journaled else ["--no-journal"])]
     env = dict(os.environ, XDG_STATE_HOME=state_home)
     proc = subprocess.Popen([sys.executable, "-m", "s3bulk", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=ROOT, start_new_session=True, env=env)
     try:
-        if moment == "creating":  # made at the server, its answer still on the way
-            _wait(lambda: any(_parts(s3, bucket, u) == 0 for u in _open_uploads(s3, bucket)), "upload made", proc)
+        if moment in ("creating", "copying"):  # made at the server, its answer still on the way
+            _wait(lambda: bool(_open_uploads(s3, bucket)), "upload made", proc)
         else:
             _wait(lambda: any(_parts(s3, bucket, u) >= 1 for u in _open_uploads(s3, bucket)), "part landed", proc)
         os.killpg(proc.pid, signal.SIGKILL if stop == "sigkill" else signal.SIGINT)
@@ -84,7 +90,7 @@ def test_a_stop_leaves_no_upload_unrecorded(moment, journaled, workers, stop, to
     if not journaled:  # nothing could resume them: the stop aborted them
         assert not _open_uploads(s3, bucket), "an upload left open that nothing records"
         return
-    if moment == "creating":
+    if moment in ("creating", "copying"):
         toxiproxy.remove_toxic(name, "latency", "downstream")
     resumed = subprocess.run([sys.executable, "-m", "s3bulk", *args, "--resume"], capture_output=True, text=True,
                              cwd=ROOT, env=env, timeout=300)

@@ -157,8 +157,17 @@ class Transfer:
         size = info.size
         if self.server_side:
             props, replace = await self._server_side_props(info.key, dst_key)
+            # above the copy threshold the store copies in parts (UploadPartCopy) through an upload of
+            # its own, whose id the engine never sees: an intent (no id; part size 0: none will come)
+            # stands for it until it ends
+            in_parts = size > self.options.copy_threshold and self.dst.features.resumable_uploads
+            if in_parts:
+                await self._resume_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
+                self.on_upload(("upload", dst_key, None, size, 0, info.size, info.mtime, info.etag))
             await _copier(self.dst).copy_from(self.src, info.key, dst_key, size, info.mtime,
                                               props=props, replace=replace)
+            if in_parts:
+                self.on_upload(("upload_end", dst_key, None))
             return size, True
         if size <= self.options.multipart_threshold:
             if size > STREAM_ABOVE and self.src.features.file_bodies and self.dst.features.streamed_puts:

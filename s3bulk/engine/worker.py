@@ -121,6 +121,9 @@ class Worker:
         # S3 multipart uploads of this worker's transfers: destination key -> upload id, None while
         # CreateMultipartUpload is in flight (what a forced stop must not leave open unrecorded)
         self._uploads: dict[str, str | None] = {}
+        # when each upload still unnamed was asked for (time.time()), and whether its id will come (no:
+        # a copy in parts the store runs itself, noted with part size 0)
+        self._asked: dict[str, tuple[float, bool]] = {}
         self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
 
     def _send(self, msg: WorkerMessage) -> None:
@@ -155,8 +158,12 @@ class Worker:
     async def _abort_uploads(self, until: float) -> None:
         """A forced stop with no journal to record the S3 uploads in flight: nothing would ever find
         them again, so they are aborted here (bounded by `until`, the loop's time). One whose
-        CreateMultipartUpload is still in flight is waited for, then aborted. What cannot be done
-        in time is left to the bucket's lifecycle rule or `s3bulk rm --incomplete-uploads`."""
+        CreateMultipartUpload is in flight is waited for, then aborted; one still unnamed after
+        that (its answer late, or a copy in parts the store runs itself) is looked for among the
+        key's open uploads. What cannot be done in time is left to the bucket's lifecycle rule or
+        `s3bulk rm --incomplete-uploads`."""
+        from .leftovers import resolve_intent
+
         loop = asyncio.get_running_loop()
         dst: Any = self.transfer.dst
         aborted: set[str] = set()
@@ -167,18 +174,32 @@ class Worker:
             except S3BulkError:
                 pass
 
+        async def find(key: str, asked: float | None) -> None:
+            try:
+                await resolve_intent(dst, key, asked, frozenset(aborted))
+            except S3BulkError:
+                pass
+
         while loop.time() < until:
             todo = [(k, u) for k, u in self._uploads.items() if u is not None and u not in aborted]
-            if not todo:
-                if None not in self._uploads.values():
+            if todo:
+                aborted.update(u for _, u in todo)
+                try:
+                    await asyncio.wait_for(asyncio.gather(*(abort(k, u) for k, u in todo)), until - loop.time())
+                except asyncio.TimeoutError:
                     return
-                await asyncio.sleep(0.01)  # a CreateMultipartUpload in flight: its answer names the upload
                 continue
-            aborted.update(u for _, u in todo)
-            try:
-                await asyncio.wait_for(asyncio.gather(*(abort(k, u) for k, u in todo)), until - loop.time())
-            except asyncio.TimeoutError:
+            unnamed = [k for k, u in self._uploads.items() if u is None]
+            if not unnamed:
                 return
+            if loop.time() >= until - 1.5 or not any(self._asked.get(k, (0.0, False))[1] for k in unnamed):
+                try:
+                    await asyncio.wait_for(asyncio.gather(*(find(k, self._asked.get(k, (None,))[0])
+                                                            for k in unnamed)), until - loop.time())
+                except asyncio.TimeoutError:
+                    pass
+                return
+            await asyncio.sleep(0.01)  # a CreateMultipartUpload in flight: its answer names the upload
 
     def _part_bytes(self, n: int) -> None:
         self.counters.part_bytes += n
@@ -190,8 +211,11 @@ class Worker:
         kind, key, upload_id = note[0], note[1], note[2]
         if kind == "upload":
             self._uploads[key] = upload_id
+            if upload_id is None:
+                self._asked[key] = (time.time(), note[4] != 0)
         elif key in self._uploads and self._uploads[key] == upload_id:
             del self._uploads[key]
+            self._asked.pop(key, None)
         if self._upload_log is None and self.resume.log_dir is not None and self.resume.keep_uploads:
             self._upload_log = UploadLog(os.path.join(self.resume.log_dir, f"{os.getpid()}-{self.wid}.uploads"))
         if self._upload_log is not None:
