@@ -221,6 +221,7 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
                             journal.record(v.key, v.version_id, made)
                             result.resumed += 1
                             continue
+                        await _abort_left(dst, dst_key_of(v.key), began)
                     if stop():
                         result.interrupted = True
                         return
@@ -296,6 +297,17 @@ async def _landed(dst: Any, target: str, v: ObjectVersion, began: float | None, 
     if len(plain) == 2 and plain[0] != plain[1]:
         return None
     return newest.version_id
+
+
+async def _abort_left(dst: Any, target: str, began: float | None) -> None:
+    """Abort the multipart upload a version cut short by a kill may have left open at `target`
+    (one begun since `began`: engine/leftovers.py), before the version is sent again."""
+    from .engine.leftovers import resolve_intent
+
+    try:
+        await resolve_intent(dst, target, began)
+    except StoreError:
+        pass  # left to the bucket's lifecycle rule or rm --incomplete-uploads
 
 
 def at(history: list[ObjectVersion], when: float) -> list[ObjectVersion]:
