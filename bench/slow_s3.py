@@ -34,7 +34,8 @@ LastModified 2024-01-01T00:00:00Z.
 
 Importable: `start_thread(...)` serves from a thread of the calling process (tests), `start_process(...)`
 from a child process (benchmarks: the server's CPU is then its own). Both return an object with `.url`
-and `.stop()`.
+and `.stop()`; a thread server's `.backend.not_implemented` (a set of HTTP methods) makes it answer
+those with 501 NotImplemented, to test how a client takes an operation a server does not do.
 """
 
 from __future__ import annotations
@@ -302,6 +303,10 @@ class S3Backend:
     def __init__(self, buckets: dict[str, Bucket]) -> None:
         self.buckets = buckets
         self.requests = 0
+        # methods answered 501 NotImplemented whatever they ask (tests: how a client takes a server
+        # that does not do an operation at all; multipart uploads and ?versions always are)
+        self.not_implemented: set[str] = set()
+        self.by_method: dict[str, int] = {}  # requests counted per method
         self.keys_listed = 0
         self.list_requests = 0
         self.connections = 0
@@ -346,7 +351,10 @@ class S3Backend:
         if target.startswith("/_slow_s3/stats"):
             return self.stats("reset=1" in target)
         self.requests += 1
+        self.by_method[method] = self.by_method.get(method, 0) + 1
         try:
+            if method in self.not_implemented and target.partition("?")[0].strip("/"):
+                raise S3Error(501, "NotImplemented", f"{method} is not implemented here")
             return self._route(method, target, headers, body)
         except S3Error as e:
             if method == "HEAD":

@@ -10,7 +10,8 @@ versions come out in the source's order; different keys go in parallel.
 This is a path of its own rather than a mode of the worker pool: a history must be replayed per
 key in order, which the pool's range-split listing (latest versions only) does not give. It keeps
 a journal of its own (versions_journal.py): every version that lands is recorded, so `--resume`
-after an interruption continues each key from its first version not yet copied. A version that
+after an interruption continues each key from its first version not yet copied (and first asks
+DST whether the version a killed run was sending had landed: `_landed`). A version that
 fails ends its key's history for this run (the newer ones are not written before it), which a
 rerun with --resume then continues in order.
 """
@@ -25,7 +26,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, cast
 from .errors import StoreError, UsageError
 from .filters import Filters
 from .model import ObjectInfo
-from .stores.base import ObjectVersion, VersionedStore
+from .stores.base import ObjectVersion, VersionedStore, unwrap
 from .urls import Location, S3Options, parse_location
 
 PAGE = 1000
@@ -167,12 +168,19 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
         await dst.prepare()
         budget = ByteBudget(options.max_bytes_in_flight)
         allowed = filters.compiled().allows if filters else None
+        # the version id each write makes at a versioned S3 DST (what a resume after a kill checks against)
+        written: dict[str, str] = {}
+        told = unwrap(dst)
+        if journal is not None and hasattr(told, "written_versions"):
+            told.written_versions = written
 
         stop = should_stop or (lambda: False)
 
         async def one(v: ObjectVersion) -> bool:
             target = dst_key_of(v.key)
             src_url, dst_url = _url(src_loc, v.key, v.version_id), dst_loc.url_for(target)
+            if journal is not None:
+                journal.sending(v.key, v.version_id)
             try:
                 if v.delete_marker:
                     failed = await dst.delete_many([target])
@@ -190,7 +198,7 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
                 note(src_url, dst_url, str(exc))
                 return False
             if journal is not None:
-                journal.record(v.key, v.version_id)
+                journal.record(v.key, v.version_id, written.pop(target, None))
             note(src_url, dst_url, None)
             return True
 
@@ -200,10 +208,20 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
                     versions = at(versions, as_of)
                 todo = [v for v in versions if include_delete_markers or not v.delete_marker]
                 landed = journal.landed(versions[0].key) if journal is not None and versions else set()
+                sending, began, after = journal.in_flight(versions[0].key) if journal is not None and versions \
+                    else (None, None, None)
                 for i, v in enumerate(todo):
                     if v.version_id in landed:
                         result.resumed += 1
                         continue
+                    if v.version_id == sending:  # in flight when the stopped run was killed: did it land?
+                        made = await _landed(dst, dst_key_of(v.key), v, began, after)
+                        if made is not None:
+                            assert journal is not None
+                            journal.record(v.key, v.version_id, made)
+                            result.resumed += 1
+                            continue
+                        await _abort_left(dst, dst_key_of(v.key), began)
                     if stop():
                         result.interrupted = True
                         return
@@ -245,6 +263,51 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
         if dst is not None:
             await cast(Any, dst).close()  # narrowed to Writer above, which does not declare close
     return result
+
+
+async def _landed(dst: Any, target: str, v: ObjectVersion, began: float | None, after: str | None) -> str | None:
+    """Whether version `v`, being sent to `target` when a run was killed, landed there: the DST
+    version id it made, or None when it must be sent (again).
+
+    Asked of the key's versions at DST (one ListObjectVersions). With `after`, the DST version
+    id of the key's last version landed before it, the answer is exact: a newer version at DST
+    is this one (nothing else writes there meanwhile). Without it (the key's first version, or
+    one after a delete marker), the newest version at DST is this one when it is of its kind
+    and size (its ETag too, where both are MD5s), written since `began` (within the clock skew
+    S3 allows). A DST that keeps no versions is written again: the same bytes over the same."""
+    from .engine.leftovers import SKEW
+
+    if not dst.features.versions:
+        return None
+    try:
+        page = await cast(VersionedStore, dst).list_versions_page(target, None, None, 100)
+    except StoreError:
+        return None  # cannot tell: written again, as before
+    mine = [e for e in page.entries if e.key == target]
+    if not mine or mine[0].version_id == "null":  # nothing there, or an unversioned bucket
+        return None
+    newest = mine[0]
+    if newest.delete_marker != v.delete_marker or (not v.delete_marker and newest.size != v.size):
+        return None
+    if after is not None and after in {e.version_id for e in mine}:
+        return newest.version_id if newest.version_id != after else None
+    if newest.mtime is None or began is None or newest.mtime < began - SKEW:
+        return None
+    plain = [t for t in (newest.etag, v.etag) if t and "-" not in t]
+    if len(plain) == 2 and plain[0] != plain[1]:
+        return None
+    return newest.version_id
+
+
+async def _abort_left(dst: Any, target: str, began: float | None) -> None:
+    """Abort the multipart upload a version cut short by a kill may have left open at `target`
+    (one begun since `began`: engine/leftovers.py), before the version is sent again."""
+    from .engine.leftovers import resolve_intent
+
+    try:
+        await resolve_intent(dst, target, began)
+    except StoreError:
+        pass  # left to the bucket's lifecycle rule or rm --incomplete-uploads
 
 
 def at(history: list[ObjectVersion], when: float) -> list[ObjectVersion]:

@@ -7,12 +7,22 @@ key's history one version after another, oldest first, on versions.py's own path
 remembered is not key ranges but versions within a key. Because a key's versions are written in
 order and each is recorded only once it has landed, what a journal holds of a key is always the
 oldest part of its history: a resume continues each key from its first version not recorded, so
-the destination still gets the versions in the source's order, none twice. (A version in flight
-when the process is killed outright, SIGKILL or power loss, may have landed unrecorded and is
-then written again; a first Ctrl-C or SIGTERM lets those in flight land and be recorded first.)
+the destination still gets the versions in the source's order, none twice.
+
+A version in flight when the process is killed outright (SIGKILL, power loss) may have landed
+without its record. So before a version is sent the journal notes it as being sent, with the
+destination's version id of the key's last landed version (what the write that landed it
+answered, when the destination is a versioned S3 bucket); a resume asks the destination about
+that one version before sending it again (versions.py `_landed`): a newer version than that one
+at the destination is the version in flight, landed. (A first Ctrl-C or SIGTERM lets those in
+flight land and be recorded first.)
 
 One SQLite file in WAL mode, a row per version committed as it lands; the file is removed when a
 run copies everything it was asked to.
+
+Tables: done(key, version_id) the versions landed; keys(key, sending, started, dst_version) per
+key, the version being sent (NULL once it landed) and when it was begun, and the destination's
+version id of the last one landed.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ VERSION = "1"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT);
 CREATE TABLE IF NOT EXISTS done (key TEXT, version_id TEXT, PRIMARY KEY (key, version_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS keys (key TEXT PRIMARY KEY, sending TEXT, started REAL, dst_version TEXT) WITHOUT ROWID;
 """
 
 
@@ -83,6 +94,7 @@ class VersionsJournal:
                     db.close()
                     raise UsageError(f"journal {path} belongs to another run or s3bulk version; run without "
                                      "--resume to start over, or name its own --journal")
+                db.executescript(_SCHEMA)  # a journal written before the keys table was
                 return cls(path, db, resumed=True, nothing_to_resume=False)
             db.executescript(_SCHEMA)
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
@@ -100,10 +112,33 @@ class VersionsJournal:
             return set()
         return {row[0] for row in self.db.execute("SELECT version_id FROM done WHERE key = ?", (key,))}
 
-    def record(self, key: str, version_id: str) -> None:
-        """`key`'s version `version_id` has landed at DST (committed at once: a kill right after
-        must not lose it)."""
-        self.db.execute("INSERT OR IGNORE INTO done VALUES (?, ?)", (key, version_id))
+    def record(self, key: str, version_id: str, dst_version: str | None = None) -> None:
+        """`key`'s version `version_id` has landed at DST, where the write made `dst_version` (None
+        when DST did not say) (committed at once: a kill right after must not lose it)."""
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            db.execute("INSERT OR IGNORE INTO done VALUES (?, ?)", (key, version_id))
+            db.execute("INSERT INTO keys VALUES (?, NULL, NULL, ?) ON CONFLICT (key) DO UPDATE SET sending = NULL, "
+                       "started = NULL, dst_version = excluded.dst_version", (key, dst_version))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def sending(self, key: str, version_id: str) -> None:
+        """`key`'s version `version_id` is about to be sent (committed before it is: a resume after a
+        kill asks DST whether it landed, rather than writing it twice)."""
+        self.db.execute("INSERT INTO keys VALUES (?, ?, ?, NULL) ON CONFLICT (key) DO UPDATE SET "
+                        "sending = excluded.sending, started = excluded.started", (key, version_id, time.time()))
+
+    def in_flight(self, key: str) -> tuple[str | None, float | None, str | None]:
+        """(the version of `key` a stopped run was sending, when it began, the DST version id of the
+        key's last version landed): what a resume checks at DST; Nones where there is none."""
+        if not self.resumed:
+            return None, None, None
+        row = self.db.execute("SELECT sending, started, dst_version FROM keys WHERE key = ?", (key,)).fetchone()
+        return (row[0], row[1], row[2]) if row is not None else (None, None, None)
 
     def close(self, *, complete: bool) -> None:
         """Close it; a complete run's journal is removed (nothing is left to resume)."""

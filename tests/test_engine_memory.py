@@ -17,7 +17,8 @@ from s3bulk.engine.planner import build_plan
 from s3bulk.engine.pool import run_plan
 from s3bulk.engine.events import DryRunAction
 from s3bulk.engine.sync import SyncOptions
-from s3bulk.engine.transfer import ByteBudget, Transfer, abort_uploads
+from s3bulk.engine.leftovers import abort_uploads
+from s3bulk.engine.transfer import ByteBudget, Transfer
 from s3bulk.errors import AccessDenied, NotFound
 from s3bulk.filters import Filters
 from s3bulk.model import ObjectInfo

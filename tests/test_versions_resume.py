@@ -2,7 +2,8 @@
 the versions in flight land, keeps its journal and says how to resume; `--resume` then writes only
 the versions not yet copied, each key's history still in the source's order, none twice. Through
 the real CLI against LocalStack, slowed with --max-rps so the stop falls mid-run (the test waits
-on versions having landed, never on a clock)."""
+on versions having landed, never on a clock). And a versions copy killed outright (SIGKILL) does
+not write again the versions that had landed without their record."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sys
 import time
 
 from conftest import ROOT
+from toxiproxy import toxiproxy  # noqa: F401  (the fixture)
 
 KEYS = ("p/a.txt", "p/b.txt", "p/c.txt")
 VERSIONS = 4
@@ -123,3 +125,84 @@ def test_a_failed_version_holds_back_the_newer_ones_until_resume(cli, s3, make_b
     r = cli(*args, "--resume", "--json")
     assert r.code == 0 and r.summary["versions"] == 2 and r.summary["resumed"] == 2, r
     assert _history(s3, dst, "a") == ([b"a0", b"a1", b"a2"], 0) and _history(s3, dst, "b") == ([b"b0"], 0)
+
+
+def test_a_version_not_landed_is_written_on_resume_even_when_it_equals_the_one_before(cli, s3, make_bucket,
+                                                                                     fault_proxy, tmp_path):
+    """The check a resume makes at DST for a version that was being sent (see the SIGKILL test
+    below) tells a version that did not land from an equal one before it that did: DST refuses
+    the second of two equal versions, and --resume writes it (DST's answer for the first named the
+    version it made, so a newer one is what would have been the second)."""
+    from faultproxy import s3_error
+
+    src, dst = _versioned(s3, make_bucket), _versioned(s3, make_bucket)
+    for body in (b"same", b"same", b"last"):
+        s3.put_object(Bucket=src, Key="k", Body=body)
+    puts = []
+
+    def refuse_second_put(method: str, target: str, headers: dict[str, str]) -> bytes | None:
+        if method == "PUT" and target.split("?")[0] == f"/{dst}/k":
+            puts.append(target)
+            if len(puts) == 2:
+                return s3_error(403, "Forbidden", "AccessDenied", "Access Denied")
+        return None
+
+    fault_proxy.rules.append(refuse_second_put)
+    args = ["copy", f"s3://{src}/", f"s3://{dst}/", "--all-versions", "--journal", str(tmp_path / "j.sqlite"),
+            "--endpoint-url", fault_proxy.url]
+    r = cli(*args, "--json")
+    assert r.code == 1 and r.summary["failed"] == 1 and r.summary["held"] == 1, r
+    assert _history(s3, dst, "k") == ([b"same"], 0)
+    fault_proxy.rules.clear()
+    r = cli(*args, "--resume", "--json")
+    assert r.code == 0 and r.summary["versions"] == 2 and r.summary["resumed"] == 1, r
+    assert _history(s3, dst, "k") == ([b"same", b"same", b"last"], 0)
+
+
+def test_a_version_landed_before_a_sigkill_is_not_written_again(toxiproxy, s3, make_bucket, endpoint, state_home,
+                                                                 tmp_path):
+    """SIGKILL while versions are in flight, each already written at DST but its answer held back
+    (toxiproxy delays every DST answer 3 s): those versions landed without their record. `--resume`
+    asks DST about them and writes each source version exactly once: DST's history of every key is
+    the source's, no version twice (two equal versions in a row included). A big version cut short
+    in its multipart upload leaves no upload open either."""
+    src, dst = _versioned(s3, make_bucket), _versioned(s3, make_bucket)
+    bodies = {"a": [b"a0", b"a1", b"a2"], "b": [b"b0", b"b0", b"b1"], "c": [b"c-0", b"c-1", b"c-2"]}
+    for i in range(3):
+        for key, history in bodies.items():
+            s3.put_object(Bucket=src, Key=key, Body=history[i])
+    bodies["big"] = [os.urandom(6 * 1024 * 1024), os.urandom(6 * 1024 * 1024)]
+    for body in bodies["big"]:
+        s3.put_object(Bucket=src, Key="big", Body=body)
+    late = toxiproxy.proxy("late-versions", endpoint)
+    toxiproxy.toxic("late-versions", "latency", "downstream", latency=3000)
+    journal = tmp_path / "versions.sqlite"
+    argv = [sys.executable, "-m", "s3bulk", "copy", f"s3://{src}/", f"s3://{dst}/", "--all-versions",
+            "--journal", str(journal), "--src-endpoint-url", endpoint, "--dst-endpoint-url", late, "--json",
+            "--multipart-threshold", "5MiB", "--part-size", "5MiB"]
+    env = dict(os.environ, XDG_STATE_HOME=state_home)
+
+    def second_versions_landed() -> bool:  # a second version is at DST, its answer on the way
+        return sum(len(h) for h in (_history(s3, dst, k)[0] for k in "abc")) >= 4
+
+    first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not second_versions_landed():
+            assert first.poll() is None, first.communicate()
+            assert time.monotonic() < deadline, "no second versions landed"
+            time.sleep(0.05)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(60)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait()
+    toxiproxy.remove_toxic("late-versions", "latency", "downstream")
+    second = subprocess.run([*argv, "--resume"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert second.returncode == 0, second
+    for key, history in bodies.items():
+        assert _history(s3, dst, key) == (history, 0), key
+    assert not s3.list_multipart_uploads(Bucket=dst).get("Uploads"), "an upload left open"
+    assert not journal.exists()

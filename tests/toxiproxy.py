@@ -66,6 +66,9 @@ class Toxiproxy:
         self._call("POST", f"/proxies/{proxy}/toxics", {"name": f"{kind}_{stream}", "type": kind, "stream": stream,
                                                        "toxicity": toxicity, "attributes": attributes})
 
+    def remove_toxic(self, proxy: str, kind: str, stream: str) -> None:
+        self._call("DELETE", f"/proxies/{proxy}/toxics/{kind}_{stream}")
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -85,3 +88,11 @@ def started(tmp_path_factory: pytest.TempPathFactory) -> Toxiproxy:
         pytest.skip("go is not installed: cannot build toxiproxy for the slow-link tests")
     assert built.returncode == 0, f"building toxiproxy failed:\n{built.stderr[-3000:]}"
     return Toxiproxy(built.stdout.strip().splitlines()[-1], tmp_path_factory.mktemp("toxiproxy") / "log")
+
+
+@pytest.fixture(scope="module")
+def toxiproxy(tmp_path_factory):
+    """A module's toxiproxy server: `from toxiproxy import toxiproxy  # noqa: F401` in the test module."""
+    server = started(tmp_path_factory)
+    yield server
+    server.stop()

@@ -841,4 +841,4 @@ def replace_log_dir(resume: Any) -> Any:
     of the journal's reach; a resume then redoes whole unfinished pages, which is safe)."""
     from .worker import ResumeInfo
 
-    return ResumeInfo(resume.skip_pages, resume.uploads, None, resume.done_keys)
+    return ResumeInfo(resume.skip_pages, resume.uploads, None, resume.done_keys, keep_uploads=resume.keep_uploads)

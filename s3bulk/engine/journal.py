@@ -18,7 +18,9 @@ Tables:
     uploads(dst_key, upload_id, size, part_size, src_size, src_mtime, src_etag, started)
                                                 S3 multipart uploads in flight (removed when completed
                                                 or aborted); a resumed run continues them (the parts
-                                                already uploaded are kept) or aborts them.
+                                                already uploaded are kept) or aborts them. A row
+                                                without an upload_id is an intent: the upload was
+                                                being asked for (engine/leftovers.py finds it).
     done_keys(key, size)                        objects finished inside units that were not finished
                                                 when a run stopped; a resumed run skips them.
 
@@ -29,6 +31,14 @@ process being killed, as the SQLite WAL does). When the coordinator has committe
 as done it deletes that file; files left behind by a stop belong to pages not finished, and a
 resumed run folds them into done_keys. So whatever moment a run dies at, a resume redoes at most
 the objects whose transfer was in flight.
+
+Uploads the same way: the coordinator's commit comes up to COMMIT_SECONDS after a worker reports an
+upload, and a SIGKILL in between would leave an upload open that nothing records. So each worker
+also appends every upload note to `<journal>.d/<pid>-<wid>.uploads` (UploadLog) before the request
+it is about is sent: an intent before CreateMultipartUpload, the id before the first part, the end
+after the completion or abort. The next open of the journal (a resume, or a fresh run that replaces
+it) replays those notes over the uploads table (fold_upload_notes), so whatever moment the run dies
+at, every upload it opened is completed, aborted, or in the journal.
 
 A run that completes without failures deletes its journal. A fresh run (no --resume) replaces an
 old journal, aborting the uploads it had open.
@@ -218,12 +228,16 @@ class ObjectLog:
     def add(self, key: str, size: int) -> None:
         """Record one finished object. Best effort: if the journal's disk refuses (full, gone), the
         page is simply redone on resume, and the copy itself is not a failure."""
+        self.add_line([key, size])
+
+    def add_line(self, row: list[Any]) -> None:
+        """Append one JSON line with one write()."""
         if self._fd == -2:
             return
         try:
             if self._fd < 0:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-            os.write(self._fd, json.dumps([key, size]).encode() + b"\n")
+            os.write(self._fd, json.dumps(row).encode() + b"\n")
         except OSError:
             self.close()
             self._fd = -2
@@ -237,6 +251,86 @@ class ObjectLog:
             os.close(self._fd)
         if self._fd != -2:
             self._fd = -1
+
+
+class UploadLog:
+    """A worker's on-disk record of the S3 multipart uploads it opens: one JSON line per note
+    (transfer.py's ("upload", key, id or None, size, part size, source size, mtime, ETag) or
+    ("upload_end", key, id or None)) and the time it was made, appended with one write() before
+    the request it is about (see the module docstring). Best effort, as ObjectLog."""
+
+    __slots__ = ("_log",)
+
+    def __init__(self, path: str) -> None:
+        self._log = ObjectLog(path)
+
+    def add(self, note: tuple) -> None:
+        self._log.add_line([*note, time.time()])
+
+    def close(self) -> None:
+        self._log.close()
+
+
+def read_upload_logs(path: str) -> list[list[Any]]:
+    """The notes of every upload log beside the journal at `path`, in the order they were made
+    (a line torn by a kill is skipped)."""
+    d = object_log_dir(path)
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith(".uploads"))
+    except FileNotFoundError:
+        return []
+    notes: list[tuple[float, int, list[Any]]] = []
+    for name in names:
+        try:
+            with open(os.path.join(d, name), "rb") as f:
+                lines = f.read().split(b"\n")
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            try:
+                note = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(note, list) and len(note) >= 4 and note[0] in ("upload", "upload_end") \
+                    and isinstance(note[1], str) and isinstance(note[-1], (int, float)):
+                notes.append((float(note[-1]), len(notes), note))
+    return [n for _, _, n in sorted(notes)]
+
+
+def fold_upload_notes(uploads: dict[str, dict[str, Any]], notes: list[list[Any]]
+                      ) -> tuple[list[tuple[str, tuple]], list[dict[str, Any]]]:
+    """The uploads table (`uploads`, dst key -> row, changed in place) brought up to the workers'
+    notes: for each key they name, their last note says what is open (an upload, an intent, or
+    nothing). The table may already hold a prefix of those notes (the coordinator committed
+    them), so only the last one counts. Returns the SQL that makes the table match, and the rows
+    to abort: an upload the table held that the notes replaced without ending (nothing continues it)."""
+    ops: list[tuple[str, tuple]] = []
+    doomed: list[dict[str, Any]] = []
+    last: dict[str, list[Any]] = {}
+    ended: dict[str, set[str | None]] = {}
+    for note in notes:
+        if note[0] == "upload" and len(note) != 9:
+            continue  # not a note this version writes
+        last[note[1]] = note
+        if note[0] == "upload_end":
+            ended.setdefault(note[1], set()).add(note[2])
+    for key, note in last.items():
+        old = uploads.pop(key, None)
+        new = None
+        if note[0] == "upload":
+            new = dict(zip(("dst_key", "upload_id", "size", "part_size", "src_size", "src_mtime", "src_etag",
+                            "started"), (key, *note[2:8], note[8])))
+            if old is not None and old["upload_id"] == new["upload_id"]:
+                new["started"] = old["started"]
+        if old is not None and old["upload_id"] is not None and old["upload_id"] not in ended.get(key, ()) \
+                and (new is None or new["upload_id"] != old["upload_id"]):
+            doomed.append(old)
+        if new is None:
+            ops.append(("DELETE FROM uploads WHERE dst_key = ?", (key,)))
+        else:
+            uploads[key] = new
+            ops.append(("INSERT OR REPLACE INTO uploads VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(new.values())))
+    return ops, doomed
 
 
 class Journal:
@@ -290,7 +384,9 @@ class Journal:
                 theirs = json.loads(dict(old.db.execute("SELECT k, v FROM meta").fetchall())  # type: ignore[union-attr]
                                     .get("identity") or "{}")
                 if theirs.get("dst") == ident["dst"]:
-                    stale = list(old.uploads.values())  # open uploads of the replaced run: to abort
+                    old._fold_upload_logs()  # what its workers noted that it never committed
+                    # open uploads of the replaced run (intents too): to abort
+                    stale = old.stale_uploads + list(old.uploads.values())
             except Exception:
                 pass  # unreadable: it is replaced all the same
             finally:
@@ -421,28 +517,44 @@ class Journal:
         self._by_last[row[1]] = row[0]
         self._ops.append(("INSERT INTO pages VALUES (?, ?, ?, ?, ?)", tuple(row)))
 
-    def upload_started(self, dst_key: str, upload_id: str, size: int, part_size: int,
+    def upload_started(self, dst_key: str, upload_id: str | None, size: int, part_size: int,
                        src_size: int | None, src_mtime: float | None, src_etag: str | None) -> None:
         row = {"dst_key": dst_key, "upload_id": upload_id, "size": size, "part_size": part_size,
                "src_size": src_size, "src_mtime": src_mtime, "src_etag": src_etag, "started": time.time()}
         self.uploads[dst_key] = row
         self._ops.append(("INSERT OR REPLACE INTO uploads VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(row.values())))
 
-    def upload_ended(self, dst_key: str, upload_id: str) -> None:
+    def upload_ended(self, dst_key: str, upload_id: str | None) -> None:
         row = self.uploads.get(dst_key)
         if row is not None and row["upload_id"] == upload_id:
             del self.uploads[dst_key]
-            self._ops.append(("DELETE FROM uploads WHERE dst_key = ? AND upload_id = ?", (dst_key, upload_id)))
+            self._ops.append(("DELETE FROM uploads WHERE dst_key = ? AND upload_id IS ?", (dst_key, upload_id)))
+
+    def _fold_upload_logs(self) -> list[str]:
+        """The workers' upload logs replayed over the uploads table (an upload they noted that the
+        coordinator never committed is in it now); returns the logs' paths, to delete once this is
+        committed."""
+        notes = read_upload_logs(self.path)
+        ops, doomed = fold_upload_notes(self.uploads, notes)
+        self._ops.extend(ops)
+        self.stale_uploads.extend(doomed)
+        d = object_log_dir(self.path)
+        try:
+            return [os.path.join(d, n) for n in os.listdir(d) if n.endswith(".uploads")]
+        except FileNotFoundError:
+            return []
 
     def _fold_object_logs(self) -> None:
-        """Resume: objects finished in the stopped run's unfinished pages become done_keys (committed
-        before their files are deleted, so a kill in between loses nothing)."""
+        """Resume: objects finished in the stopped run's unfinished pages become done_keys, and the
+        uploads its workers noted join the uploads table (committed before their files are deleted,
+        so a kill in between loses nothing)."""
         d = object_log_dir(self.path)
         try:
             names = sorted(os.listdir(d))
         except FileNotFoundError:
             names = []
         files = [os.path.join(d, n) for n in names if n.endswith(".keys")]
+        upload_logs = self._fold_upload_logs()
         for key in [k for k in self.done_keys if self._in_done_range(k)]:  # their pages finished since
             del self.done_keys[key]
             self._ops.append(("DELETE FROM done_keys WHERE key = ?", (key,)))
@@ -452,7 +564,7 @@ class Journal:
                     self.done_keys[key] = size
                     self._ops.append(("INSERT OR REPLACE INTO done_keys VALUES (?, ?)", (key, size)))
         self.commit()
-        for f in files:
+        for f in files + upload_logs:
             try:
                 os.unlink(f)
             except FileNotFoundError:
@@ -573,6 +685,10 @@ def export_token(path: str) -> dict[str, list[list[Any]]]:
         out = {t: [list(r) for r in db.execute(f"SELECT * FROM {t}").fetchall()] for t in _TABLES}
     finally:
         db.close()
+    uploads = {r[0]: dict(zip(("dst_key", "upload_id", "size", "part_size", "src_size", "src_mtime", "src_etag",
+                                "started"), r)) for r in out["uploads"]}
+    fold_upload_notes(uploads, read_upload_logs(path))
+    out["uploads"] = [list(r.values()) for r in uploads.values()]
     done = {k: n for k, n in out["done_keys"]}
     d = object_log_dir(path)
     for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:

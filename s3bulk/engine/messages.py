@@ -50,11 +50,12 @@ class Abandoned:
 
 @dataclass(frozen=True, slots=True)
 class UploadStarted:
-    """An S3 multipart upload began (the journal keeps it so that a resume can continue it)."""
+    """An S3 multipart upload began (the journal keeps it so that a resume can continue it), or,
+    with no upload_id, is about to be asked for (an intent: engine/leftovers.py)."""
 
     wid: int
     dst_key: str
-    upload_id: str
+    upload_id: str | None
     size: int
     part_size: int
     src_size: int | None
@@ -64,11 +65,11 @@ class UploadStarted:
 
 @dataclass(frozen=True, slots=True)
 class UploadEnded:
-    """An S3 multipart upload was completed or aborted."""
+    """An S3 multipart upload was completed or aborted (no upload_id: it was refused, not made)."""
 
     wid: int
     dst_key: str
-    upload_id: str
+    upload_id: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,7 +66,7 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
     starts = [start or WorkUnit()]
     resume_info = None
     if journal is not None:
-        from .transfer import abort_uploads
+        from .leftovers import abort_uploads
         from .worker import ResumeInfo
 
         summary.journal = journal.path
@@ -84,9 +84,9 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
             starts = journal.resume_units()
             summary.resumed_skipped, summary.resumed_skipped_bytes = journal.done_totals()
             resume_info = ResumeInfo(journal.skip_pages(), dict(journal.uploads), log_dir, journal.done_keys,
-                                     journaled=True, resumed=True)
+                                     journaled=True, resumed=True, keep_uploads=True)
         else:
-            resume_info = ResumeInfo(log_dir=log_dir, journaled=True)
+            resume_info = ResumeInfo(log_dir=log_dir, journaled=True, keep_uploads=True)
 
     signals = Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
     handles, units_q, events_q = _start_workers(plan, workers, in_process, dask, body_bytes, resume_info, signals)

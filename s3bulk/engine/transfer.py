@@ -107,12 +107,19 @@ class Transfer:
                  resumable: dict[str, dict[str, Any]] | None = None,
                  on_part_bytes: Callable[[int], None] | None = None,
                  keep_partial: bool = False, resume_partial: bool = False,
-                 on_restart: Callable[[str, str], None] | None = None) -> None:
+                 on_restart: Callable[[str, str], None] | None = None,
+                 keep_uploads: bool = False, uploads_logged: bool = False) -> None:
         self.src, self.dst, self.keymap, self.options, self.budget = src, dst, keymap, options, budget
         self.server_side = dst.features.server_side_copy and _copier(dst).can_copy_from(src)
         self.local_src = src.location.kind == "local"  # its reads are pinned to one version of the file
         self.stopping = stopping or (lambda: False)
-        self.on_upload = on_upload or (lambda msg: None)   # for the journal: uploads begun and ended
+        # for the journal: uploads about to be asked for (an id of None), begun and ended
+        self.on_upload = on_upload or (lambda msg: None)
+        # an S3 upload cut short by a graceful stop stays open only when a journal will hold it for
+        # --resume (`keep_uploads`), else it is aborted: nothing else would ever find it; one cut
+        # short by cancellation (a forced stop) stays open only when its record was on disk before
+        # its first part (`uploads_logged`: worker.py's upload log)
+        self.keep_uploads, self.uploads_logged = keep_uploads, uploads_logged
         self.resumable = resumable if resumable is not None else {}  # dst key -> upload left open
         # bytes of parts as they land (+n), taken back when their object ends (-sum): progress
         # moves during a big object, and the object's size still counts once, when it is done
@@ -161,8 +168,17 @@ class Transfer:
         size = info.size
         if self.server_side:
             props, replace = await self._server_side_props(info.key, dst_key)
+            # above the copy threshold the store copies in parts (UploadPartCopy) through an upload of
+            # its own, whose id the engine never sees: an intent (no id; part size 0: none will come)
+            # stands for it until it ends
+            in_parts = size > self.options.copy_threshold and self.dst.features.resumable_uploads
+            if in_parts:
+                await self._resume_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
+                self.on_upload(("upload", dst_key, None, size, 0, info.size, info.mtime, info.etag))
             await _copier(self.dst).copy_from(self.src, info.key, dst_key, size, info.mtime,
                                               props=props, replace=replace)
+            if in_parts:
+                self.on_upload(("upload_end", dst_key, None))
             return size, True
         if size <= self.options.multipart_threshold:
             if size > STREAM_ABOVE and self.src.features.file_bodies and self.dst.features.streamed_puts:
@@ -288,7 +304,7 @@ class Transfer:
                 if have and info is not None:
                     if_match = info.etag
             else:
-                upload = await self.dst.start_multipart(dst_key, size, part, mtime, props=props)
+                upload = await self._start_multipart(dst_key, size, part, mtime, props, info)
         upload_id = upload.upload_id  # None where the upload dies with us (a local temporary file is redone)
         if upload_id is not None:
             self.on_upload(("upload", dst_key, upload_id, size, part, info and info.size,
@@ -343,7 +359,7 @@ class Transfer:
             if partial:
                 cast(PartialUpload, upload).part_landed(number, crc if check is not None else NO_CRC)
 
-        keep_open = upload_id is not None
+        keep_open = upload_id is not None and self.keep_uploads
         processes = 1 if upload_id is not None or resumed_upload else spread_processes(
             size, part, upload, self.src.location.kind, self.options.resolved_workers(), self.options.flush_writes)
         # every process needs room for one part in the budget (--max-buffer), or this one would wait
@@ -352,20 +368,24 @@ class Transfer:
         condition = IF_MATCH.set(if_match)  # for this object's reads only (reset below)
         try:
             verify = _verifier(check, self.src.location.url_for(src_key), src_key)
+            keep_cut = keep_open and self.uploads_logged
             if processes > 1:  # helpers send each part's CRC back for `check`
-                await self._spread_parts(_StopAware(upload, lambda: stopped, keep_open, verify), src_key, size,
-                                         part, processes, one, check, helper_part, have, if_match)
+                await self._spread_parts(_StopAware(upload, lambda: stopped, keep_open, verify, keep_cut), src_key,
+                                         size, part, processes, one, check, helper_part, have, if_match)
             else:
-                await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open, verify),
+                await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open, verify, keep_cut),
                                       size, part, self.options.part_concurrency, one)
         except Stopped:
             if not keep_open:
+                if upload_id is not None:  # aborted (_StopAware.abort): nothing to resume
+                    self.on_upload(("upload_end", dst_key, upload_id))
                 raise
             raise Stopped() from None  # the upload stays open (and in the journal) for a resume
         except BaseException as exc:
             if partial and isinstance(exc, (Corrupt, SourceChanged)):
                 await cast(PartialUpload, upload).discard()  # wrong bytes or another version: not resumed
-            if upload_id is not None and not (stopped and keep_open):
+            cut = isinstance(exc, asyncio.CancelledError) and keep_open and self.uploads_logged
+            if upload_id is not None and not (stopped and keep_open) and not cut:
                 self.on_upload(("upload_end", dst_key, upload_id))
             raise
         finally:
@@ -373,6 +393,23 @@ class Transfer:
             self.on_part_bytes(-moved)
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
+
+    async def _start_multipart(self, dst_key: str, size: int, part: int, mtime: float | None,
+                               props: ObjectProps | None, info: ObjectInfo | None) -> Multipart:
+        """CreateMultipartUpload, told to the journal before it is sent (an intent: the key, no id
+        yet) where the upload would outlive us: a run stopped while the request is in flight then
+        still knows to look for the upload (engine/leftovers.py). A refusal the server answered made
+        no upload, so the intent ends there; a request whose answer was lost (or cut short) keeps it."""
+        if not self.dst.features.resumable_uploads:
+            return await self.dst.start_multipart(dst_key, size, part, mtime, props=props)
+        self.on_upload(("upload", dst_key, None, size, part, info and info.size, info and info.mtime,
+                        info and info.etag))
+        try:
+            return await self.dst.start_multipart(dst_key, size, part, mtime, props=props)
+        except StoreError as exc:
+            if not exc.retryable:  # answered (refused, denied): no upload was made
+                self.on_upload(("upload_end", dst_key, None))
+            raise
 
     async def _read_part(self, check: Any, src_key: str, number: int, start: int, end: int,
                          buf: memoryview) -> memoryview | bytes:
@@ -460,6 +497,15 @@ class Transfer:
         if row is None or not self.dst.features.resumable_uploads:
             return None, set()
         dst = cast(ResumableUploads, self.dst)  # declared by its features
+        if row["upload_id"] is None:  # an intent: the stopped run may have made an upload it never heard of
+            from .leftovers import resolve_intent
+
+            try:
+                await resolve_intent(self.dst, dst_key, row.get("started"))
+                self.on_upload(("upload_end", dst_key, None))
+            except StoreError:
+                pass  # cannot tell now: left to lifecycle rules or rm --incomplete-uploads
+            return None, set()
         upload_id: str = row["upload_id"]
         same = (row["size"] == size and row["part_size"] == part and info is not None
                 and row["src_size"] == info.size
@@ -487,8 +533,9 @@ class _StopAware:
     parts were never sent) nor, when it can be resumed (S3), aborted."""
 
     def __init__(self, upload: Any, stopped: Callable[[], bool], keep_open: bool,
-                 verify: Callable[[], None] | None = None) -> None:
+                 verify: Callable[[], None] | None = None, keep_cut: bool = False) -> None:
         self.upload, self.stopped, self.keep_open = upload, stopped, keep_open
+        self.keep_cut = keep_cut  # cancelled (a forced stop): left open, its record being on disk
         self.upload_id: str | None = upload.upload_id
         self.verify = verify  # raises ChecksumMismatch before a corrupted copy is completed
 
@@ -505,27 +552,10 @@ class _StopAware:
     async def abort(self) -> None:
         if self.stopped() and self.keep_open:
             return
-        await self.upload.abort()
-
-
-async def abort_uploads(location: Any, options: TransferOptions, rows: list[dict[str, Any]]) -> None:
-    """Abort multipart uploads a journal recorded (a replaced or finished run's leftovers)."""
-    if not rows:
-        return
-    from ..stores import open_store
-
-    store = await open_store(location, options.store_options())
-    try:
-        if not store.features.resumable_uploads:
+        task = asyncio.current_task()
+        if self.keep_cut and task is not None and task.cancelling():
             return
-        uploads = cast(ResumableUploads, store)  # declared by its features
-        for row in rows:
-            try:
-                await uploads.abort_multipart(row["dst_key"], row["upload_id"])
-            except StoreError:
-                pass  # already completed or aborted
-    finally:
-        await store.close()
+        await self.upload.abort()
 
 
 class ChecksumMismatch(Corrupt):

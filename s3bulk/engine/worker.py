@@ -30,7 +30,7 @@ from ..memory import peak_rss_bytes
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from ..stores import Writer, open_store
 from ..stores.local import LandingRefused, allow_landing, stop_landing, writes_in_threads
-from .journal import ObjectLog, page_skipped
+from .journal import ObjectLog, UploadLog, page_skipped
 from .events import Difference, DryRunAction, PlannedEvent
 from .messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone,
                        WorkerMessage, upload_message)
@@ -68,23 +68,24 @@ class _UnitState:
 
 
 class ResumeInfo:
-    """What workers need from the journal: where to log finished objects (`log_dir`), and for a
-    resumed run the pages already done (token-paged sources, as sorted (first, last) runs), the
-    objects finished inside unfinished pages (`done_keys`, source key -> size) and the S3 multipart
-    uploads left open, by destination key. `journaled`: a journal is kept, so a big download's
-    temporary file outlives a stop; `resumed`: this run continues the ones a stopped run left
-    (stores/partfile.py)."""
+    """What workers need from the journal: where to log finished objects and open uploads
+    (`log_dir`), and for a resumed run the pages already done (token-paged sources, as sorted
+    (first, last) runs), the objects finished inside unfinished pages (`done_keys`, source key ->
+    size) and the S3 multipart uploads left open, by destination key. `journaled`: a journal is
+    kept, so a big download's temporary file outlives a stop; `resumed`: this run continues the
+    ones a stopped run left (stores/partfile.py). `keep_uploads`: a journal hears of the uploads
+    this run opens, so one a stop cuts short stays open for --resume (else it is aborted)."""
 
-    __slots__ = ("skip_pages", "uploads", "log_dir", "done_keys", "journaled", "resumed")
+    __slots__ = ("skip_pages", "uploads", "log_dir", "done_keys", "journaled", "resumed", "keep_uploads")
 
     def __init__(self, skip_pages: tuple[tuple[int, int], ...] = (), uploads: dict | None = None,
                  log_dir: str | None = None, done_keys: dict[str, int] | None = None, *,
-                 journaled: bool = False, resumed: bool = False) -> None:
+                 journaled: bool = False, resumed: bool = False, keep_uploads: bool = False) -> None:
         self.skip_pages = skip_pages
         self.uploads = uploads or {}
         self.log_dir = log_dir
         self.done_keys = done_keys or {}
-        self.journaled, self.resumed = journaled, resumed
+        self.journaled, self.resumed, self.keep_uploads = journaled, resumed, keep_uploads
 
 
 class Worker:
@@ -122,6 +123,13 @@ class Worker:
         self._shortest = 0.0  # the least one took (0: none yet)
         self._logs = 0  # per-page object logs opened by this worker (for their names)
         self._terminating = False  # a forced stop: see terminate()
+        # S3 multipart uploads of this worker's transfers: destination key -> upload id, None while
+        # CreateMultipartUpload is in flight (what a forced stop must not leave open unrecorded)
+        self._uploads: dict[str, str | None] = {}
+        # when each upload still unnamed was asked for (time.time()), and whether its id will come (no:
+        # a copy in parts the store runs itself, noted with part size 0)
+        self._asked: dict[str, tuple[float, bool]] = {}
+        self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
 
     def _send(self, msg: WorkerMessage) -> None:
         self.events_q.put(msg)
@@ -147,13 +155,76 @@ class Worker:
         until = loop.time() + 5.0
         while writes_in_threads() and loop.time() < until:
             await asyncio.sleep(0.01)
+        if self._uploads and self._upload_log is None:
+            await self._abort_uploads(until)
         self._flush()
         then()
+
+    async def _abort_uploads(self, until: float) -> None:
+        """A forced stop with no journal to record the S3 uploads in flight: nothing would ever find
+        them again, so they are aborted here (bounded by `until`, the loop's time). One whose
+        CreateMultipartUpload is in flight is waited for, then aborted; one still unnamed after
+        that (its answer late, or a copy in parts the store runs itself) is looked for among the
+        key's open uploads. What cannot be done in time is left to the bucket's lifecycle rule or
+        `s3bulk rm --incomplete-uploads`."""
+        from .leftovers import resolve_intent
+
+        loop = asyncio.get_running_loop()
+        dst: Any = self.transfer.dst
+        aborted: set[str] = set()
+
+        async def abort(key: str, upload_id: str) -> None:
+            try:
+                await dst.abort_multipart(key, upload_id)
+            except S3BulkError:
+                pass
+
+        async def find(key: str, asked: float | None) -> None:
+            try:
+                await resolve_intent(dst, key, asked, frozenset(aborted))
+            except S3BulkError:
+                pass
+
+        while loop.time() < until:
+            todo = [(k, u) for k, u in self._uploads.items() if u is not None and u not in aborted]
+            if todo:
+                aborted.update(u for _, u in todo)
+                try:
+                    await asyncio.wait_for(asyncio.gather(*(abort(k, u) for k, u in todo)), until - loop.time())
+                except asyncio.TimeoutError:
+                    return
+                continue
+            unnamed = [k for k, u in self._uploads.items() if u is None]
+            if not unnamed:
+                return
+            if loop.time() >= until - 1.5 or not any(self._asked.get(k, (0.0, False))[1] for k in unnamed):
+                try:
+                    await asyncio.wait_for(asyncio.gather(*(find(k, self._asked.get(k, (None,))[0])
+                                                            for k in unnamed)), until - loop.time())
+                except asyncio.TimeoutError:
+                    pass
+                return
+            await asyncio.sleep(0.01)  # a CreateMultipartUpload in flight: its answer names the upload
 
     def _part_bytes(self, n: int) -> None:
         self.counters.part_bytes += n
 
     def _upload_event(self, note: tuple) -> None:
+        """An upload about to be asked for, begun, or ended (transfer.py): on disk first, when a
+        journal is kept (before any part is sent, so no stop can leave it open unrecorded), then to
+        the coordinator, whose journal commits it."""
+        kind, key, upload_id = note[0], note[1], note[2]
+        if kind == "upload":
+            self._uploads[key] = upload_id
+            if upload_id is None:
+                self._asked[key] = (time.time(), note[4] != 0)
+        elif key in self._uploads and self._uploads[key] == upload_id:
+            del self._uploads[key]
+            self._asked.pop(key, None)
+        if self._upload_log is None and self.resume.log_dir is not None and self.resume.keep_uploads:
+            self._upload_log = UploadLog(os.path.join(self.resume.log_dir, f"{os.getpid()}-{self.wid}.uploads"))
+        if self._upload_log is not None:
+            self._upload_log.add(note)
         self._send(upload_message(self.wid, note))
 
     def _collect_store_stats(self) -> None:
@@ -211,7 +282,8 @@ class Worker:
                                      stopping=lambda: self.stopping, on_upload=self._upload_event,
                                      resumable=self.resume.uploads, on_part_bytes=self._part_bytes,
                                      keep_partial=self.resume.journaled, resume_partial=self.resume.resumed,
-                                     on_restart=self._restarted)
+                                     on_restart=self._restarted, keep_uploads=self.resume.keep_uploads,
+                                     uploads_logged=self.resume.keep_uploads and self.resume.log_dir is not None)
             self.filters = self.plan.filters.compiled() if self.plan.filters else None
             if self.plan.sync is not None:
                 from .sync import Comparator
@@ -224,6 +296,9 @@ class Worker:
             self._send(Fatal(self.wid, f"internal error in worker: {type(exc).__name__}: {exc}", 3))
         finally:
             self._flush()
+            if self._upload_log is not None:
+                self._upload_log.close()
+                self._upload_log = None
             for store in (src, dst):
                 if store is not None:
                     await self._close_store(store)

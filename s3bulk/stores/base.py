@@ -145,6 +145,15 @@ class PartInfo(NamedTuple):
     extra: tuple[tuple[str, str], ...] = ()
 
 
+class OpenUpload(NamedTuple):
+    """A multipart upload open at a store (ListMultipartUploads): its key, id and when it began
+    (epoch seconds, the store's clock; None when the store does not say)."""
+
+    key: str
+    upload_id: str
+    initiated: float | None
+
+
 @runtime_checkable
 class PropsReader(Protocol):
     """features.props: an object's properties (ObjectProps), so a copy can carry them. A streamed
@@ -274,6 +283,13 @@ class ResumableUploads(Protocol):
 
     async def abort_multipart(self, key: str, upload_id: str) -> None:
         """Abort the upload; NotFound when it is already gone (completed or aborted)."""
+        ...
+
+    async def list_uploads(self, prefix: str, key_marker: str | None = None,
+                           upload_marker: str | None = None) -> tuple[list[OpenUpload], tuple[str, str] | None]:
+        """One page of the uploads open under `prefix`, in key order: (uploads, the (key, upload id)
+        markers of the next page, or None after the last). What finds an upload nothing recorded
+        (engine/leftovers.py)."""
         ...
 
 

@@ -29,7 +29,7 @@ from typing import Iterator, Sequence
 from ..errors import NotFound, StoreError, Transient, UnsafeKey
 from ..model import ObjectInfo, Page, WorkUnit
 from ..urls import Location
-from .base import Features, PartInfo
+from .base import Features, OpenUpload, PartInfo
 
 
 @dataclass(slots=True)
@@ -54,6 +54,7 @@ class Fault:
 class _OpenUpload:
     key: str
     mtime: float | None
+    initiated: float = field(default_factory=time.time)
     parts: dict[int, bytes] = field(default_factory=dict)
 
 
@@ -243,6 +244,14 @@ class MemoryStore:
     async def abort_multipart(self, key: str, upload_id: str) -> None:
         self._upload("abort multipart upload", key, upload_id)
         _BUCKETS[self.name].uploads.pop(upload_id, None)
+
+    async def list_uploads(self, prefix: str, key_marker: str | None = None,
+                           upload_marker: str | None = None) -> tuple[list[OpenUpload], tuple[str, str] | None]:
+        """Every upload open under prefix, in (key, upload id) order, in one page."""
+        b = self._bucket("list multipart uploads", prefix)
+        after = (key_marker, upload_marker or "") if key_marker is not None else None
+        found = sorted((up.key, uid, up.initiated) for uid, up in b.uploads.items() if up.key.startswith(prefix))
+        return [OpenUpload(*u) for u in found if after is None or (u[0], u[1]) > after], None
 
     async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         failed: list[tuple[str, str]] = []

@@ -41,7 +41,7 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 from ..errors import NotFound, StoreError, Throttled, Transient
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
-from .base import Features, Multipart, PartInfo, Unsupported, unwrap
+from .base import Features, Multipart, OpenUpload, PartInfo, Unsupported, unwrap
 
 T = TypeVar("T")
 
@@ -484,6 +484,12 @@ class ResilientWriter(ResilientStore):
             raise self._unsupported("abort multipart upload", key)
         # an abort whose answer was lost leaves no upload behind: NoSuchUpload on the retry is success
         await self._call(lambda: self.inner.abort_multipart(key, upload_id), on_retry_missing=True)
+
+    async def list_uploads(self, prefix: str, key_marker: str | None = None,
+                           upload_marker: str | None = None) -> tuple[list[OpenUpload], tuple[str, str] | None]:
+        if not self.features.resumable_uploads:
+            raise self._unsupported("list multipart uploads", prefix)
+        return await self._call(lambda: self.inner.list_uploads(prefix, key_marker, upload_marker))
 
     def can_copy_from(self, src: Any) -> bool:
         return self.features.server_side_copy and bool(self.inner.can_copy_from(unwrap(src)))

@@ -23,8 +23,8 @@ from ..errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Desti
                       Throttled, Transient, UsageError)
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..urls import Location
-from .base import (Features, ObjectChecksum, ObjectVersion, PartInfo, Store, VersionPage, part_size_for,
-                   upload_in_parts)
+from .base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
+                   part_size_for, upload_in_parts)
 from .bodies import FileBody
 from .s3wire import ChecksumRefused, UseBotocore, refuses_checksums
 
@@ -191,6 +191,9 @@ class S3Store:
         self._ca_bundle: str | None = None
         self.settings: Any = location.s3.settled  # urls.S3Settings, resolved at the latest in open()
         self.identity: tuple[str, str] | None = None  # (endpoint, access key id): who we are, for copy
+        # set to a dict to learn the version id each PutObject or CompleteMultipartUpload made in a
+        # versioned bucket, by key (versions.py: what tells, after a kill, whether a version landed)
+        self.written_versions: dict[str, str] | None = None
         # SSE-C: objects here are read with this customer key (every GET and HEAD, and as the copy
         # source of a server-side copy); their ETags are then no MD5 of the bytes, so none is declared
         self._read_key: bytes | None = location.s3.sse_c_key
@@ -735,18 +738,25 @@ class S3Store:
         extra = s3props.headers(props)
         algorithm = self.checksum_algorithm
 
-        async def attempt(with_checksum: bool) -> None:
-            if await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra, algorithm,
-                                                         with_checksum)) is not _NO_WIRE:
-                return
+        async def attempt(with_checksum: bool) -> str | None:
+            made = await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra, algorithm,
+                                                             with_checksum))
+            if made is not _NO_WIRE:
+                return made
             try:
-                await (await self._control()).put_object(
+                resp = await (await self._control()).put_object(
                     Bucket=self.bucket, Key=key, Body=data, **({"ContentType": kind} if kind else {}),
                     **s3props.params(props), **(self._put_checksum() if with_checksum else {}))
             except Exception as exc:
                 raise self._write_error(exc, "put", key) from exc
+            return resp.get("VersionId")
 
-        await self._without_checksums_if_refused(attempt)
+        self._written(key, await self._without_checksums_if_refused(attempt))
+
+    def _written(self, key: str, version_id: str | None) -> None:
+        """Note the version a write made, when asked to (written_versions)."""
+        if self.written_versions is not None and version_id:
+            self.written_versions[key] = version_id
 
     async def put_body(self, key: str, body: FileBody, mtime: float | None = None, *,
                        props: ObjectProps | None = None) -> None:
@@ -763,7 +773,9 @@ class S3Store:
                 return await self._on_wire(lambda wire: wire.put(key, body, self._url(key), kind, extra,
                                                                  with_checksum=with_checksum))
 
-            if await self._without_checksums_if_refused(attempt) is not _NO_WIRE:
+            made = await self._without_checksums_if_refused(attempt)
+            if made is not _NO_WIRE:
+                self._written(key, made)
                 return
         await self.put(key, await body.read_all(), mtime, props=props)
 
@@ -897,6 +909,23 @@ class S3Store:
             await (await self._control()).abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id)
         except Exception as exc:
             raise translate(exc, "abort multipart upload", self._url(key), key) from exc
+
+    async def list_uploads(self, prefix: str, key_marker: str | None = None,
+                           upload_marker: str | None = None) -> tuple[list[OpenUpload], tuple[str, str] | None]:
+        """ListMultipartUploads, one page (control plane: botocore)."""
+        params: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        if key_marker is not None:
+            params["KeyMarker"] = key_marker
+            if upload_marker is not None:
+                params["UploadIdMarker"] = upload_marker
+        try:
+            resp = await (await self._control()).list_multipart_uploads(**params)
+        except Exception as exc:
+            raise translate(exc, "list multipart uploads", self._url(prefix)) from exc
+        found = [OpenUpload(u["Key"], u["UploadId"], u["Initiated"].timestamp() if u.get("Initiated") else None)
+                 for u in resp.get("Uploads", ())]
+        more = resp.get("IsTruncated") and resp.get("NextKeyMarker")
+        return found, ((resp["NextKeyMarker"], resp.get("NextUploadIdMarker") or "") if more else None)
 
     async def _delete_objects(self, delete: dict[str, Any]) -> Any:
         """DeleteObjects. It must carry a checksum (botocore sends CRC32); a server that refuses
@@ -1196,11 +1225,12 @@ class S3Multipart:
         s = self.store
         parts = [self.parts[n] for n in sorted(self.parts)]
         try:
-            await (await s._control()).complete_multipart_upload(
+            resp = await (await s._control()).complete_multipart_upload(
                 Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts},
                 **self._payer())
         except Exception as exc:
             raise translate(exc, "complete multipart upload", s._url(self.key), self.key) from exc
+        s._written(self.key, resp.get("VersionId"))
 
     def _payer(self) -> dict[str, Any]:
         payer = self.props.request_payer if self.props is not None else None

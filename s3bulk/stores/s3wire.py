@@ -415,10 +415,11 @@ class S3Wire:
 
     async def put(self, key: str, data: bytes | bytearray | memoryview | FileBody, url: str,
                   content_type: str | None = None, extra: dict[str, str] | None = None,
-                  checksum: str | None = None, with_checksum: bool = True) -> None:
+                  checksum: str | None = None, with_checksum: bool = True) -> str | None:
         """PutObject; a FileBody is streamed from its file (one pass for its CRC32, one to send: the
         store sends other checksum algorithms' bodies as bytes). Without `with_checksum` no
-        checksum header goes (a server that refuses them)."""
+        checksum header goes (a server that refuses them). Returns the version id the write made
+        (a versioned bucket's x-amz-version-id), else None."""
         if not with_checksum:
             headers: dict[str, str] = {}
         elif isinstance(data, FileBody):
@@ -433,6 +434,7 @@ class S3Wire:
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
         if resp.status != 200:
             raise self._write_error(resp, "put", url, key, sent)
+        return resp.headers.get("x-amz-version-id")
 
     async def upload_part(self, key: str, upload_id: str, number: int, data: bytes | bytearray | memoryview,
                           url: str, checksum: bool | str, extra: dict[str, str] | None = None) -> dict[str, Any]:

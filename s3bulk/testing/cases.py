@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 import uuid
 from typing import Any, Awaitable, Callable
 
@@ -402,6 +403,28 @@ async def multipart_abort_by_upload_id(h: Harness, store: Any) -> None:
         await later.head("aborted")
     with expect_raises(NotFound, "list_parts of an unknown upload id"):
         await later.list_parts("aborted", "no-such-upload-" + uuid.uuid4().hex)
+
+
+@_case()
+async def lists_open_uploads_under_a_prefix(h: Harness, store: Any) -> None:
+    """ListMultipartUploads: the uploads open under a prefix (a string prefix), in key order, each
+    with its id and, where the store knows it, when it began; an aborted upload is gone from it.
+
+    This is how an upload that nothing recorded is found again: a run stopped between
+    CreateMultipartUpload and its record, `rm --incomplete-uploads`, a resume that aborts what a
+    note of intent names (engine/leftovers.py)."""
+    await require(store, "resumable_uploads")
+    before = time.time()
+    made = [(key, (await store.start_multipart(key, 2 * PART, PART)).upload_id)
+            for key in ("up/a", "up/a", "up/b", "upx")]
+    found, more = await store.list_uploads("up/")
+    assert more is None
+    assert sorted((u.key, u.upload_id) for u in found) == sorted(made[:3])
+    assert [u.key for u in found] == ["up/a", "up/a", "up/b"], "in key order"
+    assert all(u.initiated is None or u.initiated >= before - 60 for u in found)
+    for key, upload_id in made:
+        await store.abort_multipart(key, upload_id)
+    assert (await store.list_uploads("up"))[0] == []
 
 
 @_case(lambda: {k: body(k) for k in ("keep", "del/1", "del/2", "del/3/x")})

@@ -220,6 +220,7 @@ async def require(store: Any, capability: str) -> None:
         await _lacks(store, "list_parts", "k", "id")
         await _lacks(store, "resume_multipart", "k", "id", [])
         await _lacks(store, "abort_multipart", "k", "id")
+        await _lacks(store, "list_uploads", "")
         if store.features.write:  # its uploads have no id the journal could keep
             upload = await store.start_multipart("no-id", 3, MiB)
             assert upload.upload_id is None, "declares no resumable uploads but gives an upload id"

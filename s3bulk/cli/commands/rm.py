@@ -28,6 +28,7 @@ def rm_command(
     journal: JournalPath = None, no_journal: NoJournal = False,
     retries: Retries = 5, max_rps: MaxRps = 0.0,
     all_versions: bool = typer.Option(False, "--all-versions", help="delete every version and delete marker for good (without it a versioned bucket keeps them and gets delete markers, as S3 does)"),
+    incomplete_uploads: bool = typer.Option(False, "--incomplete-uploads", help="instead of objects, abort the multipart uploads left open under URL (by a killed run or another tool: no listing shows them, and their parts are billed); with --dry-run, list them"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
 ) -> None:
@@ -39,6 +40,13 @@ def rm_command(
     from ..render import plural, printable
 
     s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
+    if incomplete_uploads:
+        from ..uploads import rm_incomplete_uploads
+
+        others = next((o for o, given in (("--all-versions", all_versions), ("--resume", resume), ("--include", include),
+                                          ("--exclude", exclude)) if given), None)
+        return rm_incomplete_uploads(url, s3, all_objects=all_objects, dry_run=dry_run, json_out=json_out,
+                                     verbose=verbose, retries=retries, max_rps=max_rps, others=others)
     dumps = json.JSONEncoder(ensure_ascii=False).encode
 
     def on_key(key_url: str, why: Optional[str]) -> None:
@@ -106,4 +114,6 @@ EXAMPLES = (
      "s3bulk rm s3://bucket --all --all-versions"),
     ("Continue an interrupted rm",
      "s3bulk rm s3://bucket/tmp/ --resume"),
+    ("List the multipart uploads left open under a prefix (a killed run's), then abort them",
+     "s3bulk rm s3://bucket/backups/ --incomplete-uploads --dry-run"),
 )
