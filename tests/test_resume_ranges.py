@@ -302,8 +302,9 @@ def test_wrong_bytes_remove_the_kept_file(cli, s3, bucket, endpoint, make_fault_
 def test_a_source_changed_during_the_resumed_run_fails_the_object_and_starts_it_over_next_time(
         s3, bucket, endpoint, tmp_path, env, no_leftovers):
     """The resumed run's listing still shows the recorded version, but the store answers the
-    conditional GETs 412 (the object was overwritten after the listing): the object fails with one
-    line, its kept file goes, and the next run fetches it whole."""
+    conditional GETs 412 (the object was overwritten after the listing, and again after the
+    restart this causes): the object fails with one line, its kept file goes, and the next run
+    fetches it whole."""
     from faultproxy import s3_error
 
     body = os.urandom(SIZE)
@@ -327,7 +328,8 @@ def test_a_source_changed_during_the_resumed_run_fails_the_object_and_starts_it_
         proc = start([*args, "--resume"], tmp_path / "resumed.out", env)
         assert proc.wait(300) == 1
         out = (tmp_path / "resumed.out").read_text()
-        assert "Traceback" not in out and "source object changed" in out, out[-3000:]
+        assert "Traceback" not in out and "source changed during the copy" in out, out[-3000:]
+        assert '"event": "restarted"' in out, out[-3000:]
         no_leftovers(dst)
         changed.clear()
         gets.take()

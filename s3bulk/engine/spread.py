@@ -123,7 +123,8 @@ class Helpers:
     def start(self, shares: list[list[tuple[int, int, int]]], location: Any, store_options: Any, key: str,
               path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
         """`check` (a checksums.PartCrcs or None): helpers send each part's CRC back for it.
-        `if_match`: the ETag their reads ask for (a resumed download, stores/conditions.py)."""
+        `if_match`: the ETag every read of theirs names (stores/conditions.py): the object's parts
+        all come from the one version the run saw, or the helper fails with SourceChanged."""
         parent = os.getpid()
         for share in shares:
             r, w = os.pipe()

@@ -9,7 +9,14 @@ The three ways, checked in this order:
 3. multipart: parts read as byte ranges and written at their offsets, several in
    flight, each holding its bytes against the worker's byte budget. An S3 upload left open by a
    stopped run is continued (ListParts); so is a local file a stopped run kept with a record of
-   its parts (stores/partfile.py), whose further parts are read with If-Match.
+   its parts (stores/partfile.py).
+
+Whatever the way, an object read in more than one request (its ranges, here or in spread helper
+processes; the UploadPartCopy requests of a server-side copy in parts) is read as the one version
+the run saw: every request names its ETag (If-Match, stores/conditions.py), and a source changed
+meanwhile raises SourceChanged instead of handing over bytes of another version. What the attempt
+wrote is thrown away (upload aborted, temporary file removed) and the object starts over once from
+its new version (`copy`). A file or object lands under its final name only whole and of one version.
 
 Each way writes the object with the properties engine/props.py decides (the user's options over
 what the source carries): the streamed whole copy takes the source's from its one GET, a copy in
@@ -163,6 +170,7 @@ class Transfer:
 
     async def _copy_once(self, info: ObjectInfo) -> tuple[int, bool]:
         dst_key = self.keymap(info.key)
+        info = await self._known_version(info)
         if info.size is None:
             return await self._copy_unsized(info.key, dst_key)
         size = info.size
@@ -175,8 +183,13 @@ class Transfer:
             if in_parts:
                 await self._resume_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
                 self.on_upload(("upload", dst_key, None, size, 0, info.size, info.mtime, info.etag))
-            await _copier(self.dst).copy_from(self.src, info.key, dst_key, size, info.mtime,
-                                              props=props, replace=replace)
+            # the copy (in parts: every UploadPartCopy) is of the version listed, or SourceChanged
+            condition = IF_MATCH.set(self._version_of(info))
+            try:
+                await _copier(self.dst).copy_from(self.src, info.key, dst_key, size, info.mtime,
+                                                  props=props, replace=replace)
+            finally:
+                IF_MATCH.reset(condition)
             if in_parts:
                 self.on_upload(("upload_end", dst_key, None))
             return size, True
@@ -198,9 +211,26 @@ class Transfer:
             await self._multipart(info.key, dst_key, size, info.mtime, info)  # once more, then it is reported
         return size, False
 
+    async def _known_version(self, info: ObjectInfo) -> ObjectInfo:
+        """`info`, or what one HEAD says where the object will be read in more than one request
+        (no size, or above the multipart threshold) from a source that can hold reads to one
+        version but the listing gave no ETag to hold them to. Small objects never pay for it:
+        their one GET is one version by itself. S3 listings always carry the ETag."""
+        if (info.etag is not None or not self.src.features.conditional_reads
+                or (info.size is not None and info.size <= self.options.multipart_threshold)):
+            return info
+        return await self.src.head(info.key)
+
+    def _version_of(self, info: ObjectInfo | None) -> str | None:
+        """The ETag every request of an object read in several must name (stores/conditions.py),
+        None where the source cannot hold reads to it (a local file; one version of a versioned
+        key, read by its versionId anyway)."""
+        return info.etag if info is not None and self.src.features.conditional_reads else None
+
     async def _copy_unsized(self, src_key: str, dst_key: str) -> tuple[int, bool]:
-        """The listing gave no size: one GET of the first bytes tells it, and is the whole object
-        when small (no extra HEAD per object)."""
+        """The listing gave no size (a list/get server; a source whose reads can be held to one
+        version was asked with one HEAD instead, _known_version): one GET of the first bytes tells
+        it, and is the whole object when small (no extra HEAD per object)."""
         probe = min(self.options.multipart_threshold, UNSIZED_PROBE)
         await self.budget.acquire(probe)
         try:
@@ -292,7 +322,8 @@ class Transfer:
         if have:
             check = None  # parts a resumed upload holds are not read again: nothing to check them by
         partial = False  # a local file kept for a resume (stores/partfile.py)
-        if_match: str | None = None  # the ETag a resumed file's further parts must come from
+        # the ETag every range must come from (stores/conditions.py): another version answers 412
+        if_match = self._version_of(info)
         if upload is None:
             props = await self._props_for(src_key, dst_key)
             source = None if isinstance(check, CompositeParts) else self._partial_source(size, info, check)
@@ -301,8 +332,6 @@ class Transfer:
                     dst_key, size, part, source, mtime, props=props, resume=self.resume_partial)
                 partial = True
                 have = self._kept_parts(kept, part, size, check)
-                if have and info is not None:
-                    if_match = info.etag
             else:
                 upload = await self._start_multipart(dst_key, size, part, mtime, props, info)
         upload_id = upload.upload_id  # None where the upload dies with us (a local temporary file is redone)
@@ -365,7 +394,7 @@ class Transfer:
         # every process needs room for one part in the budget (--max-buffer), or this one would wait
         # for the bytes held for the helpers, released only when the object ends
         processes = max(1, min(processes, self.budget.limit // part))
-        condition = IF_MATCH.set(if_match)  # for this object's reads only (reset below)
+        condition = IF_MATCH.set(if_match)  # for this object's ranges only (reset below)
         try:
             verify = _verifier(check, self.src.location.url_for(src_key), src_key)
             keep_cut = keep_open and self.uploads_logged
@@ -429,8 +458,8 @@ class Transfer:
         """The parts of one big object over `processes` processes (spread.py): this one moves its
         share with `one` (budget, buffers, progress as usual), helpers forked here the others
         (each part they wrote goes to `on_part(number, crc, size)`, the CRC computed there when
-        `check` wants one). Parts in `skip` are in the file already (a resumed download, whose
-        reads carry `if_match`). Completes the upload when all landed; aborts it (and kills the
+        `check` wants one). Parts in `skip` are in the file already (a resumed download). Every
+        read carries `if_match`, the helpers' too. Completes the upload when all landed; aborts it (and kills the
         helpers) on any failure."""
         shares = [[p for p in share if p[0] not in skip] for share in deal(size, part, processes)]
         per_process = max(1, min(-(-self.options.part_concurrency // processes),

@@ -57,6 +57,9 @@ class Features:
     versions: bool = False           # VersionedStore: list, read and delete every version of a key
     file_bodies: bool = False        # read_body(key, start, end): a FileBody streamed from a local file
     streamed_puts: bool = False      # put_body(key, body, mtime): a FileBody sent chunk by chunk
+    # ranged reads and copy_from honour stores/conditions.IF_MATCH (an ETag): another version of
+    # the object raises SourceChanged instead of giving its bytes
+    conditional_reads: bool = False
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
 
@@ -306,7 +309,10 @@ class ServerSideCopier(Protocol):
                         replace: bool = False) -> None:
         """Copy src_key to dst_key. The copy keeps the source's properties, as CopyObject does,
         with `props`' write-only settings (ACL, encryption, storage class) applied; with
-        `replace` the copy gets exactly `props` (metadata and tags) instead."""
+        `replace` the copy gets exactly `props` (metadata and tags) instead. Inside a
+        conditional read (stores/conditions.IF_MATCH, where features.conditional_reads) only that
+        version of the source is copied: another raises SourceChanged, and a copy in parts is
+        aborted."""
         ...
 
 

@@ -1,12 +1,22 @@
-"""Conditional reads: the ranged GETs of a resumed download ask for the version they continue.
+"""Conditional reads: every read of one object in more than one request asks for one version.
 
-A download resumed from a kept temporary file (stores/partfile.py) already holds parts of one
-version of the object. Its remaining parts are fetched with `If-Match: "<ETag>"` so that a
-source overwritten after the resumed run listed it answers 412 instead of bytes of another
-version, which would be spliced in. The condition travels as a context variable, set by the
-transfer around the object's reads only (and by a spread helper for its parts), so the store
-API stays as it is; stores that cannot send it (local files, list/get servers) ignore it, and
-the resumed run's listing, compared with the recorded identity, is then the check.
+An object read in several requests (the ranges of a multipart download or of a streamed copy
+in parts, a spread helper process's ranges, the UploadPartCopy requests of a server-side copy
+in parts, the probe and the rest of an object whose size the listing did not give) could
+otherwise be spliced from two versions when it is overwritten meanwhile: ranges fetched before
+the overwrite hold old bytes, the later ones new bytes, and the file or object that lands is
+neither. So each such request carries `If-Match: "<ETag>"` (a copy: `x-amz-copy-source-if-match`)
+with the ETag the run saw for the object (its listing, or one HEAD where the listing gave none),
+and a source that changed answers 412, mapped to SourceChanged, instead of bytes of another
+version. engine/transfer.py then throws away what the attempt wrote (aborts the upload, removes
+the temporary file, discards a kept partial file) and starts the object over once from its new
+version; a second change fails it with one line.
+
+The condition travels as a context variable, set by the transfer around one object's
+multi-request reads only (and by a spread helper for its parts), so the store API stays as it
+is. Stores that honour it declare `features.conditional_reads` (S3, the in-memory store); the
+others (local files, list/get servers) ignore it. A single GET of a whole object needs none: it
+is one version by itself.
 
 A local file has no ETag: its version is what the listing saw (size, mtime) and what fstat says
 of the fd each read opens (FileVersion, carried by SOURCE_FILE the same way), so an upload in parts
@@ -107,3 +117,16 @@ def if_match_header() -> dict[str, str]:
     """{"if-match": '"<etag>"'} inside a conditional read, else {}."""
     etag = IF_MATCH.get()
     return {"if-match": f'"{etag}"'} if etag else {}
+
+
+def copy_source_if_match_header() -> dict[str, str]:
+    """{"x-amz-copy-source-if-match": '"<etag>"'} inside a conditional read, else {}: a server-side
+    copy (CopyObject, UploadPartCopy) reads only that version of its source."""
+    etag = IF_MATCH.get()
+    return {"x-amz-copy-source-if-match": f'"{etag}"'} if etag else {}
+
+
+def quoted() -> str | None:
+    """The ETag of a conditional read, quoted as botocore's IfMatch/CopySourceIfMatch take it; None outside."""
+    etag = IF_MATCH.get()
+    return f'"{etag}"' if etag else None

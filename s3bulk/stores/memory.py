@@ -9,7 +9,8 @@ shared with worker processes (use workers=1).
 It behaves like S3 where the two could differ: keys are listed in UTF-8 byte order (code
 point order of Python strings, the same thing), ETags are MD5 hex (MD5 of the part MD5s plus
 "-N" for N parts), open multipart uploads outlive the store object and are found again by
-upload id, a missing bucket, key or upload is NotFound. Unlike S3 it keeps the modification
+upload id, a missing bucket, key or upload is NotFound, a ranged read or a copy under a condition
+(stores/conditions.IF_MATCH) of an object whose ETag is another raises SourceChanged. Unlike S3 it keeps the modification
 time it is given (as local files do), so sync tests can set times.
 
 Failures can be injected per bucket (`MemoryBucket.inject`) to exercise the retry wrapper and
@@ -139,7 +140,7 @@ class MemoryStore:
     ordered = True
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=True, mtime_precision=1e-9,
-                        hashes=frozenset({"s3-etag"}))
+                        hashes=frozenset({"s3-etag"}), conditional_reads=True)
 
     def __init__(self, location: Location) -> None:
         self.location = location
@@ -181,10 +182,21 @@ class MemoryStore:
         o = self._object("head", key)
         return ObjectInfo(key, len(o.data), o.mtime, o.etag)
 
+    def _version(self, op: str, key: str, o: MemoryObject) -> None:
+        """SourceChanged when a conditional read (stores/conditions.IF_MATCH) asks for another
+        version than the one stored: S3's 412 to If-Match."""
+        from .conditions import IF_MATCH, SourceChanged
+
+        want = IF_MATCH.get()
+        if want is not None and want != o.etag:
+            raise SourceChanged("the source object changed while it was read (412 to If-Match)",
+                                op=op, url=self.location.url_for(key), key=key)
+
     async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         o = self._object("get", key)
         if start is None:
             return o.data
+        self._version("get", key, o)
         assert end is not None
         if end > len(o.data) or start > end:
             raise StoreError(f"range {start}-{end} is outside the object ({len(o.data)} bytes)",
@@ -274,6 +286,7 @@ class MemoryStore:
         assert isinstance(src, MemoryStore)
         self._valid("copy", dst_key)
         o = src._object("get", src_key)
+        src._version("copy", src_key, o)
         b = self._bucket("copy", dst_key)
         b.put(dst_key, o.data, mtime)
         b.objects[dst_key].etag = o.etag

@@ -63,8 +63,8 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
     if status == 412 or code == "PreconditionFailed":  # only our If-Match asks (stores/conditions.py)
         from .conditions import SourceChanged
 
-        return SourceChanged("the source object changed (its ETag is not the one this download continues)",
-                             op=op, url=url, key=key)
+        return SourceChanged("the source object changed while it was read (412 to If-Match: its ETag is not "
+                             "the one this copy reads)", op=op, url=url, key=key)
     if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
         return BucketMissing("bucket does not exist", op=op, url=url, key=key)
     if code in _MISSING or status == 404:
@@ -163,7 +163,7 @@ class S3Store:
     features = Features(ordered=True, read_into=True, read_to=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
                         hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3", checksums=True,
-                        versions=True, streamed_puts=True)
+                        versions=True, streamed_puts=True, conditional_reads=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
@@ -657,10 +657,11 @@ class S3Store:
         params.update(self._read_params())
         if start is not None and end is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
-            from .conditions import IF_MATCH
+            from .conditions import quoted
 
-            if IF_MATCH.get():  # a resumed download: only the version it continues
-                params["IfMatch"] = f'"{IF_MATCH.get()}"'
+            etag = quoted()
+            if etag:  # one range of an object read in several: only the version the copy reads
+                params["IfMatch"] = etag
         else:
             params["ChecksumMode"] = "ENABLED"  # botocore then checks the body against a full-object checksum
         try:
@@ -1032,10 +1033,25 @@ class S3Store:
                         replace: bool = False) -> None:
         """CopyObject up to the copy threshold (it keeps metadata and tags by itself; `replace`
         sends the REPLACE directives with `props`), UploadPartCopy above, whose
-        CreateMultipartUpload carries the source's properties (one HEAD, tags only if any)."""
-        from . import s3props
+        CreateMultipartUpload carries the source's properties (one HEAD, tags only if any).
+        Inside a conditional read (stores/conditions.py) every request names the version it
+        copies (x-amz-copy-source-if-match): a source overwritten meanwhile answers 412, the
+        upload in parts is aborted and SourceChanged (naming the source) is raised."""
+        from .conditions import SourceChanged
 
         assert isinstance(src, S3Store)
+        try:
+            await self._copy_from(src, src_key, dst_key, size, props, replace)
+        except SourceChanged as exc:
+            raise SourceChanged(exc.message, op="copy", url=src._url(src_key), key=src_key) from None
+
+    async def _copy_from(self, src: "S3Store", src_key: str, dst_key: str, size: int,
+                         props: ObjectProps | None, replace: bool) -> None:
+        from . import s3props
+        from .conditions import quoted
+
+        etag = quoted()
+        condition = {"CopySourceIfMatch": etag} if etag else {}
         source = {"Bucket": src.bucket, "Key": src_key}
         # an SSE-C source is read with its key (--sse-c-copy-source-key), sent as the copy source's
         read_source = s3props.customer_key_params(src._read_key, copy_source=True)
@@ -1052,7 +1068,7 @@ class S3Store:
                 return
             try:
                 await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source,
-                                                          **kwargs, **self._put_checksum())
+                                                          **kwargs, **condition, **self._put_checksum())
             except Exception as exc:
                 raise translate(exc, "copy", self._url(dst_key), dst_key) from exc
             return
@@ -1073,7 +1089,7 @@ class S3Store:
                 resp = await (await self._control()).upload_part_copy(
                     Bucket=self.bucket, Key=dst_key, UploadId=upload.upload_id, PartNumber=number,
                     CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}",
-                    **s3props.sse_c_params(props), **read_source)
+                    **s3props.sse_c_params(props), **read_source, **condition)
             except Exception as exc:
                 raise translate(exc, "upload part copy", self._url(dst_key), dst_key) from exc
             result = resp["CopyPartResult"]

@@ -31,7 +31,7 @@ from ..errors import Corrupt, StoreError, Transient, from_transport
 from ..httpclient import Body, HttpClient, HttpError, Response, retry_after
 from ..model import ObjectInfo
 from .bodies import FileBody
-from .conditions import if_match_header
+from .conditions import copy_source_if_match_header, if_match_header
 from .sigv4 import Credentials, Signer, canonical_query, uri_encode
 
 CredentialSource = Callable[[], Awaitable[Credentials | None]]
@@ -374,7 +374,7 @@ class S3Wire:
         headers: dict[str, str] = dict(self.read_headers)
         if start is not None:
             headers["range"] = f"bytes={start}-{end - 1}"  # type: ignore[operator]
-            headers.update(if_match_header())  # a resumed download: only the version it continues
+            headers.update(if_match_header())  # one range of several: only the version the copy reads
         else:
             headers["x-amz-checksum-mode"] = "ENABLED"
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key,
@@ -400,7 +400,7 @@ class S3Wire:
         A server that ignores Range (200, the whole object) is cut here and written in one go."""
         headers: dict[str, str] = dict(self.read_headers)
         headers["range"] = f"bytes={start}-{end - 1}"
-        headers.update(if_match_header())  # a resumed download: only the version it continues
+        headers.update(if_match_header())  # one range of several: only the version the copy reads
         sink.begin()
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key, sink=sink)
         if resp.status not in (200, 206):
@@ -456,7 +456,8 @@ class S3Wire:
 
     async def copy(self, src_bucket: str, src_key: str, key: str, url: str,
                    extra: dict[str, str] | None = None, checksum: str | None = None) -> None:
-        headers = {"x-amz-copy-source": f"{src_bucket}/{uri_encode(src_key, keep_slash=True)}"}
+        headers = {"x-amz-copy-source": f"{src_bucket}/{uri_encode(src_key, keep_slash=True)}",
+                   **copy_source_if_match_header()}  # the version the run listed (412 otherwise)
         if extra:
             headers.update(extra)  # directives and the new properties (s3props.headers)
         if checksum:  # the server computes the copy's checksum with this algorithm

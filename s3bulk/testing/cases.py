@@ -468,3 +468,58 @@ async def server_side_copy_within_the_store(h: Harness, store: Any) -> None:
         assert info.etag == hashlib.md5(data).hexdigest()
     with expect_raises(NotFound, "copy of a missing source"):
         await store.copy_from(other, "src/missing", "dst/x", 1)
+
+
+@_case(lambda: {"obj": noise("obj-old", 3000)})
+async def reads_held_to_one_version_refuse_another(h: Harness, store: Any) -> None:
+    """A store that declares conditional_reads holds a ranged read (read, read_into, read_to) and
+    a server-side copy inside a condition on an ETag (stores/conditions.IF_MATCH) to that version:
+    its bytes while the object is unchanged, SourceChanged once it was overwritten (same size,
+    other bytes), and a copy that raised left nothing under the destination key. A store that
+    does not declare it ignores the condition.
+
+    The engine reads an object in more than one request (the ranges of a multipart download or
+    copy, the parts of a server-side copy) inside such a condition, so that an object overwritten
+    meanwhile is started over instead of landing spliced from two versions.
+    """
+    import tempfile
+
+    from ..stores.conditions import IF_MATCH, SourceChanged
+    from ..stores.filesink import RangeSink
+
+    old, new = noise("obj-old", 3000), noise("obj-new", 3000)
+
+    async def held(etag: str | None, read: Callable[[], Awaitable[Any]]) -> Any:
+        token = IF_MATCH.set(etag)
+        try:
+            return await read()
+        finally:
+            IF_MATCH.reset(token)
+
+    etag = (await store.head("obj")).etag
+    if not store.features.conditional_reads:
+        assert await held("not-its-etag", lambda: store.read("obj", 10, 20)) == old[10:20], \
+            "declares no conditional reads but refuses a read under a condition"
+        raise CapabilityAbsent("declares no conditional_reads")
+    assert etag, "declares conditional reads but heads no ETag to hold reads to"
+    assert await held(etag, lambda: store.read("obj", 10, 20)) == old[10:20]
+    h.seed({"obj": new})
+    with expect_raises(SourceChanged, "a ranged read of another version"):
+        await held(etag, lambda: store.read("obj", 10, 20))
+    if store.features.read_into:
+        with expect_raises(SourceChanged, "read_into of another version"):
+            await held(etag, lambda: store.read_into("obj", 0, 100, memoryview(bytearray(100))))
+    if store.features.read_to:
+        with tempfile.TemporaryFile() as f:
+            with expect_raises(SourceChanged, "read_to of another version"):
+                await held(etag, lambda: store.read_to("obj", 0, 100, RangeSink(f.fileno(), 0, 100)))
+    if store.features.server_side_copy:
+        with expect_raises(SourceChanged, "a server-side copy of another version"):
+            await held(etag, lambda: store.copy_from(store, "obj", "copied", len(new)))
+        with expect_raises(NotFound, "the object a refused copy was to write"):
+            await store.head("copied")
+    now = (await store.head("obj")).etag
+    assert await held(now, lambda: store.read("obj", 10, 20)) == new[10:20]
+    if store.features.server_side_copy:
+        await held(now, lambda: store.copy_from(store, "obj", "copied", len(new)))
+        assert await store.read("copied") == new
