@@ -30,6 +30,7 @@ retry wrapper and every backend (the in-memory one included) behave alike here.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import deque
 from typing import Any, Callable, cast
 
@@ -581,8 +582,11 @@ class _StopAware:
     async def abort(self) -> None:
         if self.stopped() and self.keep_open:
             return
-        task = asyncio.current_task()
-        if self.keep_cut and task is not None and task.cancelling():
+        # called from upload_in_parts' except clause: what is being handled is why the parts stopped.
+        # Only a cancellation (a forced stop) leaves the upload open, its record being on disk; a
+        # failure (a source that changed, a part refused) aborts it, even while the object's task is
+        # being cancelled by the failure's task group
+        if self.keep_cut and isinstance(sys.exc_info()[1], asyncio.CancelledError):
             return
         await self.upload.abort()
 
