@@ -8,7 +8,7 @@ Why idle: a run from a slow server (LocalStack) spends most of its wall time wai
 periodic callbacks (the profiler sampling every thread every 10 ms, event-loop tick checks every
 20 ms, memory monitors every 100 ms, the system monitor, work stealing) then cost by the second,
 not by the object. Each variant starts a fresh process (`--child`) that opens the cluster exactly as
-s3bulk does (engine/cluster.py, with that variant's settings in place of its local_settings()), imports
+s3bulk does (cluster/driver.py, with that variant's settings in place of its local_settings()), imports
 the engine on the workers, and waits; this process reads /proc through psutil:
 
 - start-up: CPU of the whole tree when the cluster is ready, minus what the child had used before
@@ -18,8 +18,8 @@ the engine on the workers, and waits; this process reads /proc through psutil:
 
 The variants are a ladder: each adds settings to the one before, on Dask's LocalCluster whose
 nannies start the workers (its last step, "forkserver", is how s3bulk started them before); "s3bulk"
-is what engine/cluster.py does now (workers forked from the driver without nannies,
-engine/dask_local.py), and "+name" variants add one more setting to that. Markdown goes to stdout and JSON to
+is what cluster/driver.py does now (workers forked from the driver without nannies,
+cluster/local_workers.py), and "+name" variants add one more setting to that. Markdown goes to stdout and JSON to
 bench/results/cluster-idle-<date>.json.
 """
 
@@ -53,7 +53,7 @@ LADDER: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-# "+name": what engine/cluster.py uses now plus these (tried, see bench/README.md for what was kept)
+# "+name": what cluster/driver.py uses now plus these (tried, see bench/README.md for what was kept)
 EXTRA: dict[str, dict[str, Any]] = {
     "+client-info-10s": {"distributed.client.scheduler-info-interval": "10s"},
     "+no-stealing-amm": {"distributed.scheduler.work-stealing": False,
@@ -69,15 +69,16 @@ def settings_of(name: str) -> dict[str, Any]:
         out.update(adds)
         if step == name:
             return out
-    if name == "s3bulk":  # whatever engine/cluster.py uses now
-        from s3bulk.engine.cluster import local_settings
+    if name == "s3bulk":  # whatever cluster/driver.py uses now
+        from s3bulk.cluster.driver import local_settings
 
         return local_settings()
     raise SystemExit(f"unknown variant {name}")
 
 
 def _import_engine() -> int:
-    from s3bulk.engine import transfer, worker  # noqa: F401
+    from s3bulk.engine.transfer import one_object as transfer
+    from s3bulk.engine.run import worker  # noqa: F401
 
     return os.getpid()
 
@@ -86,7 +87,7 @@ def child(name: str, workers: int) -> None:
     """Open the cluster as s3bulk does, with `name`'s settings, report, and wait for stdin to close."""
     import resource
 
-    from s3bulk.engine import cluster
+    from s3bulk.cluster import driver as cluster
 
     settings = settings_of(name)
     cluster.local_settings = lambda: settings  # type: ignore[assignment]

@@ -54,8 +54,8 @@ CHUNKED = (b"HTTP/1.1 200 OK\r\nx-amz-request-id: 4E5F8F7A1C2B3D4E\r\nContent-Ty
 
 
 def _at_revision(rev: str) -> ModuleType:
-    """s3bulk/httpclient.py as it was at git revision `rev`, as a module of its own."""
-    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:s3bulk/httpclient.py"],
+    """s3bulk/http/client.py as it was at git revision `rev`, as a module of its own."""
+    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:s3bulk/http/client.py"],
                          check=True, capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "httpclient_baseline.py"
     path.write_text(src)
@@ -69,7 +69,7 @@ def _at_revision(rev: str) -> ModuleType:
 
 def ours(n: int, httpclient: ModuleType | None = None, answer: bytes = ANSWER) -> float:
     if httpclient is None:
-        from s3bulk import httpclient
+        from s3bulk.http import client as httpclient
     pieces = [answer[at:at + 65536] for at in range(0, len(answer), 65536)]
 
     class Waiter:
@@ -148,7 +148,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--answers", type=int, default=50_000)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--baseline", default="4cd874e", help="git revision of httpclient.py with its own parser")
+    ap.add_argument("--baseline", default="4cd874e", help="git revision of http/client.py with its own parser")
     args = ap.parse_args()
     old = _at_revision(args.baseline)
     cases = (("s3bulk, own parser", lambda n: ours(n, old)), ("s3bulk httpclient", ours),

@@ -1,4 +1,4 @@
-"""CPU per request of the lean HTTP client (s3bulk/httpclient.py) against a git revision of it.
+"""CPU per request of the lean HTTP client (s3bulk/http/client.py) against a git revision of it.
 
     uv run --frozen python bench/httpclient_bench.py [--baseline dc68256] [--requests 20000] [--reps 5]
 
@@ -87,14 +87,14 @@ async def _run(mod: ModuleType, body_size: int, requests: int, inflight: int) ->
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--baseline", default="dc68256", help="git revision of s3bulk/httpclient.py to compare with")
+    ap.add_argument("--baseline", default="dc68256", help="git revision of s3bulk/http/client.py to compare with")
     ap.add_argument("--requests", type=int, default=20000)
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
-    old_src = subprocess.run(["git", "-C", str(ROOT), "show", f"{args.baseline}:s3bulk/httpclient.py"],
+    old_src = subprocess.run(["git", "-C", str(ROOT), "show", f"{args.baseline}:s3bulk/http/client.py"],
                              check=True, capture_output=True, text=True).stdout
     clients = {"baseline": _load(old_src, "httpclient_baseline"),
-               "current": _load((ROOT / "s3bulk" / "httpclient.py").read_text(), "httpclient_current")}
+               "current": _load((ROOT / "s3bulk" / "http/client.py").read_text(), "httpclient_current")}
     for label, size, n in (("100 B GET", 100, args.requests), ("1 MiB GET into a buffer", 1 << 20, args.requests // 20)):
         times: dict[str, list[float]] = {k: [] for k in clients}
         for _ in range(args.reps):

@@ -30,7 +30,7 @@ from pathlib import Path
 from xml.parsers import expat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from s3bulk.stores import s3wire as w  # noqa: E402
+from s3bulk.stores.s3 import wire as w  # noqa: E402
 
 NS = "http://s3.amazonaws.com/doc/2006-03-01/"
 ODD = ["a&amp;b", "&lt;tag&gt;", "q&quot;uote", "&lt;![CDATA[not cdata]]&gt;", "\U0001F600smile",

@@ -234,7 +234,7 @@ def start_server(shape: str, keys: int, args, work: Path) -> slow_s3.ProcessServ
 
 def warm_endpoint_cache(srv: slow_s3.ProcessServer, work: Path) -> None:
     """One untimed `s3bulk ls` of an empty prefix: s3bulk's first run against an endpoint resolves the
-    bucket's address through botocore (~0.25 s of CPU) and caches it (stores/s3setup.py); every
+    bucket's address through botocore (~0.25 s of CPU) and caches it (stores/s3/setup.py); every
     later run, as any second run of a user, skips that. Without this, whichever s3bulk variant ran
     first on a new server (each has a new port) paid it alone: the 0.83 vs 0.51 s of start-up CPU
     between ordered and --unordered `ls` seen before was that, not the ordering."""

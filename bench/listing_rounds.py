@@ -5,7 +5,7 @@
 
 Why: requests are what a listing pays for on S3 (and CPU on both sides of bench/listing_bench.py),
 and rounds are its wall time at a fixed latency; both depend only on where units.py cuts. Here the
-engine (engine/listing.py, as `s3bulk ls` calls it: 64 in flight, pages of 1,000) lists slow_s3's
+engine (engine/listing/split.py, as `s3bulk ls` calls it: 64 in flight, pages of 1,000) lists slow_s3's
 synthetic key shapes from a store that answers as S3 does (up to a page of keys after StartAfter; it
 does not know where the unit ends, so a full page that ends exactly at a unit's end needs one more
 request to learn that nothing follows), and every request takes one round: all requests sent in a
@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import slow_s3  # noqa: E402
 
-from s3bulk.engine.listing import list_in_order  # noqa: E402
+from s3bulk.engine.listing.split import list_in_order  # noqa: E402
 from s3bulk.model import ObjectInfo, Page, WorkUnit  # noqa: E402
 
 

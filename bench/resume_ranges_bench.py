@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 from faultproxy import FaultProxy  # noqa: E402
-from s3bulk.sizes import parse_size  # noqa: E402
+from s3bulk.config.sizes import parse_size  # noqa: E402
 
 MiB = 1024 * 1024
 

@@ -41,10 +41,10 @@ _DEPRECATED = ("acopy", "async_sync", "alist", "mv")
 if TYPE_CHECKING:
     from . import errors
     from .api import (CheckResult, Copied, Deleted, Difference, DryRunAction, DuResult, Event, Failure, Notice,
-                      ObjectInfo, PipeResult, Progress, Restarted, RmResult, S3Options, Stopping, Subscriber,
-                      Summary, TransferOptions, acopy, alist, async_sync, check, check_async, copy, copy_async,
-                      download_stream, download_stream_async, du, du_async, ls, ls_async, move, move_async, mv,
-                      rm, rm_async, sync, sync_async, upload_stream, upload_stream_async)
+                      ObjectInfo, PipeResult, Progress, Restarted, RmResult, S3Options, Stopping, Subscriber, Summary,
+                      TransferOptions, acopy, alist, async_sync, check, check_async, copy, copy_async, download_stream,
+                      download_stream_async, du, du_async, ls, ls_async, move, move_async, mv, rm, rm_async, sync,
+                      sync_async, upload_stream, upload_stream_async)
 
 
 def __getattr__(name: str) -> Any:

@@ -8,8 +8,8 @@ typed result (Summary, CheckResult, DuResult, RmResult, PipeResult, or ObjectInf
 
 A run's events (progress, failures, dry-run actions, differences, ...) reach a `Subscriber`
 (engine/events.py) passed as `subscriber=`; the older `on_event(kind, payload)` callable still
-works. The work itself happens in the engine: engine/orchestrate.py runs copy / sync / mv / check,
-engine/rm.py deletes, engine/ls.py lists; this module checks arguments and documents them.
+works. The work itself happens in the engine: engine/run/orchestrate.py runs copy / sync / mv / check,
+engine/actions/rm.py deletes, engine/actions/ls.py lists; this module checks arguments and documents them.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from typing import IO, AsyncIterator, Awaitable, Callable, Generator, Iterator, 
 
 from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, EventSink, JsonLinePrinter,
                             LinePrinter, Notice, Progress, Restarted, Stopping, Subscriber, as_subscriber)
-from .engine.ls import DuResult, list_pages, list_rendered, stepped
-from .engine.pipe import PipeResult
+from .engine.actions.ls import DuResult, list_pages, list_rendered, stepped
+from .engine.transfer.pipes import PipeResult
 from .engine.plan import TransferOptions
-from .engine.rm import RmResult
+from .engine.actions.rm import RmResult
 from .errors import UsageError
-from .filters import Filters
+from .config.filters import Filters
 from .model import Failure, ObjectInfo, Summary, WorkUnit
-from .urls import S3Options
-from .versions import VersionsResult
+from .config.urls import S3Options
+from .engine.actions.versions import VersionsResult
 
 __all__ = [
     "copy", "copy_async", "sync", "sync_async", "move", "move_async", "check", "check_async",
@@ -80,7 +80,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     "stopping", "notice", "dryrun", ...); give one or the other.
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
     Inside a running event loop (Jupyter, an async app) use `copy_async`."""
-    from .engine.orchestrate import run
+    from .engine.run.orchestrate import run
 
     return run("mv" if move else "copy", src, dst, None, options=options, src_s3=src_s3, dst_s3=dst_s3,
                subscriber=_subscriber(subscriber, on_event), max_memory=max_memory, start=start,
@@ -104,8 +104,8 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     The other arguments are as for `copy`."""
     import sys
 
-    from .engine.orchestrate import run
-    from .engine.sync import SyncOptions
+    from .engine.run.orchestrate import run
+    from .engine.sync.march import SyncOptions
 
     if compare not in ("default", "size-only", "exact-timestamps", "checksum"):
         raise UsageError(f"compare must be default, size-only, exact-timestamps or checksum, not {compare!r}")
@@ -151,8 +151,8 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, 
     in a CheckResult."""
     import sys
 
-    from .engine.orchestrate import run
-    from .engine.sync import SyncOptions
+    from .engine.run.orchestrate import run
+    from .engine.sync.march import SyncOptions
 
     rules = _filters(include, exclude, filters)
     opts = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",
@@ -200,8 +200,8 @@ def ls_pages_async(url: str, *, s3: S3Options | None = None, page_size: int = 10
     """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
-    (engine/listing.py); 1 lists through a single chain. Pages listed ahead of the output wait in
-    temporary files under $TMPDIR (engine/spill.py; at most engine.ls.LS_SPILL_BYTES, removed as
+    (engine/listing/split.py); 1 lists through a single chain. Pages listed ahead of the output wait in
+    temporary files under $TMPDIR (engine/listing/spill.py; at most engine.ls.LS_SPILL_BYTES, removed as
     they are yielded and when the listing ends), so memory stays flat. `ordered=False` yields pages
     as they arrive (each in key order within itself): faster, nothing held."""
     return list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered)
@@ -248,7 +248,7 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurre
     (None, objects, bytes) for everything, one running total at a time whatever the number of
     prefixes. `classes`, when given, is filled with storage class -> [objects, bytes] (S3 sources)
     by the time the total comes."""
-    from .engine.ls import du_groups as groups
+    from .engine.actions.ls import du_groups as groups
 
     return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes)
 
@@ -257,7 +257,7 @@ def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: in
     """`s3bulk du`: the objects and bytes under URL (read as `copy` reads SRC), from the parallel
     listing; with depth=N also per prefix N '/'-separated levels below URL (kept in a list: use
     `du_groups` to stream them when there are very many)."""
-    from .engine.ls import du as count
+    from .engine.actions.ls import du as count
 
     return count(url, s3=s3, depth=depth, concurrency=concurrency)
 
@@ -276,15 +276,15 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     (DryRunAction "delete") per key to be deleted; on_failure (Failure, op "delete") per key that
     could not be; on_notice for remarks. on_key(url, None) / on_key(url, why) and on_notice(line)
     are the older callback forms of the same.
-    journal / resume: record the deleted key ranges in this file (engine/rmjournal.py; the CLI keeps
+    journal / resume: record the deleted key ranges in this file (engine/journal/rm.py; the CLI keeps
     one by default: default_journal=True); resume=True lists only what the interrupted run it
     records had not deleted. With resume=True and no journal the run starts from the beginning, and
     a prefix already empty is no error (the same line run again after it completed): a notice says
     so. A complete run removes its journal.
     max_rps / retries: as `--max-rps` / `--retries` (requests per second, listing included; retries of
     a throttled or failed request, with AIMD on SlowDown as for copy).
-    all_versions: delete every version and delete marker too (versions.py; no journal)."""
-    from .engine import rm as engine
+    all_versions: delete every version and delete marker too (engine/actions/versions.py; no journal)."""
+    from .engine.actions import rm as engine
 
     if subscriber is not None:
         if on_key is not None or on_notice is not None:
@@ -318,13 +318,13 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
                   as_of: float | None = None, journal: str | None = None, resume: bool = False) -> VersionsResult:
     """`copy --version-id` (SRC names one key), `copy --all-versions` or `copy --as-of` (epoch
     seconds): see versions.copy_versions. journal=PATH records the versions that land there, and
-    resume=True skips those an earlier run with that journal copied (versions_journal.py)."""
-    from .versions import copy_versions as run
+    resume=True skips those an earlier run with that journal copied (engine/journal/versions.py)."""
+    from .engine.actions.versions import copy_versions as run
 
     rules = _filters(include, exclude, filters)
     run_journal = None
     if journal is not None:
-        from .versions_journal import open_for
+        from .engine.journal.versions import open_for
 
         run_journal = open_for(src, dst, src_s3, dst_s3, include_delete_markers=include_delete_markers,
                                as_of=as_of, filters=rules, path=journal, resume=resume)
@@ -346,7 +346,7 @@ def upload_stream(stream: IO[bytes] | int, dst: str, *, s3: S3Options | None = N
     """`s3bulk copy - DST`: everything `stream` yields (a binary file object, or a file descriptor)
     becomes the one object DST names; one PUT when it fits a part, else a multipart upload that is
     aborted on any failure or Ctrl-C. Returns a PipeResult (url, bytes, parts)."""
-    from .engine.pipe import pipe_options, run_pipe, stream_reader
+    from .engine.transfer.pipes import pipe_options, run_pipe, stream_reader
 
     opts = pipe_options(options or TransferOptions(), max_memory=_size(max_memory, "max_memory"),
                         expected_size=_size(expected_size, "expected_size"), upload=True, src="-", dst=dst)
@@ -357,7 +357,7 @@ def download_stream(src: str, stream: IO[bytes] | int, *, s3: S3Options | None =
                     options: TransferOptions | None = None, max_memory: int | str | None = None) -> PipeResult:
     """`s3bulk copy SRC -`: the one object SRC names, written to `stream` (a binary file object, or
     a file descriptor) in order, its parts fetched in parallel. Returns a PipeResult."""
-    from .engine.pipe import pipe_options, run_pipe, stream_writer
+    from .engine.transfer.pipes import pipe_options, run_pipe, stream_writer
 
     opts = pipe_options(options or TransferOptions(), max_memory=_size(max_memory, "max_memory"),
                         expected_size=None, upload=False, src=src, dst="-")
@@ -425,7 +425,7 @@ def _filters(include: Sequence[str], exclude: Sequence[str], rules: FilterRules 
 
 
 def _size(value: int | str | None, what: str) -> int | None:
-    from .sizes import parse_size
+    from .config.sizes import parse_size
 
     return parse_size(value, what) if isinstance(value, str) else value
 
@@ -466,7 +466,7 @@ def _run(command: str, src: str, dst: str, sync_options: object, *, on_event: Ev
          **kwargs: object) -> Summary:
     """Deprecated: engine.orchestrate.run with the older `on_event` callable (the CLI's entry until
     it calls the engine directly)."""
-    from .engine.orchestrate import run
+    from .engine.run.orchestrate import run
 
     return run(command, src, dst, sync_options, subscriber=as_subscriber(on_event), **kwargs)  # type: ignore[arg-type]
 

@@ -45,13 +45,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     import tempfile
 
     from .api import copy
-    from .engine.journal import export_token, import_token
-    from .sizes import parse_size
-    from .engine.budget import lambda_budget
+    from .engine.journal.units import export_token, import_token
+    from .config.sizes import parse_size
+    from .engine.memory_budget import lambda_budget
     from .engine.plan import TransferOptions
     from .errors import S3BulkError, UsageError
     from .model import WorkUnit
-    from .urls import S3Options
+    from .config.urls import S3Options
 
     try:
         src, dst = event["source"], event["destination"]
@@ -62,8 +62,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         # the command line's names work too: "max-buffer", "max_buffer", "request-timeout", ...
         given = {_CLI_NAMES.get(k.replace("-", "_").lstrip("_"), k.replace("-", "_").lstrip("_")): v
                  for k, v in dict(event.get("options") or {}).items()}
-        # the object-property options, checked as the command line checks them (props_options.py)
-        from . import props_options
+        # the object-property options, checked as the command line checks them (config/object_props.py)
+        from .config import object_props as props_options
 
         props = props_options.from_json({k: given.pop(k) for k in list(given) if k in props_options.NAMES})
         unknown = set(given) - known
@@ -88,7 +88,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         src_s3, dst_s3 = props_options.customer_keys(src, dst, src_s3, dst_s3, props)  # SSE-C reads
         # every setting of each S3 side resolved once, from this function's environment and the
         # event (the endpoint given here, or AWS_ENDPOINT_URL[_S3]...): the run uses exactly these
-        from .stores.s3setup import settle
+        from .stores.s3.setup import settle
 
         src_s3 = settle(src_s3) if str(src).startswith("s3://") else src_s3
         dst_s3 = settle(dst_s3) if str(dst).startswith("s3://") else dst_s3

@@ -19,7 +19,7 @@ Every class keeps plain-string arguments so that instances pickle: failures cros
 process boundaries as data. Messages never contain credentials. Whether a failure is retried is
 decided by its class (`retryable`), never by its message.
 
-Transport failures of the lean HTTP client (httpclient.py) are mapped here once, by type, for
+Transport failures of the lean HTTP client (http/client.py) are mapped here once, by type, for
 every store that uses it (from_transport):
 
     ConnectTimeout, ConnectError    -> ConnectFailed
@@ -140,7 +140,7 @@ RUN_STOPPERS = (DestinationUnusable, BucketMissing)
 
 def from_transport(exc: Exception, *, op: str, url: str, key: str = "") -> StoreError:
     """The s3bulk error for a failure of the lean HTTP client, chosen by its type (table above)."""
-    from . import httpclient as h
+    from .http import client as h
 
     text = str(exc)
     if isinstance(exc, h.TLSError):

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import write_tree
-from s3bulk import checksums
+from s3bulk.stores import checksums
 
 MiB = 1024 * 1024
 

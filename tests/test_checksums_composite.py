@@ -12,7 +12,7 @@ import pytest
 
 from conftest import write_tree
 from faultproxy import flip_byte, s3_error
-from s3bulk import checksums
+from s3bulk.stores import checksums
 
 MiB = 1024 * 1024
 
@@ -107,7 +107,7 @@ def test_damaged_part_is_read_again_alone_or_fails_the_object(cli, s3, bucket, t
 @pytest.mark.parametrize("times, ok", [(1, True), (100, False)])
 def test_damaged_part_caught_across_spread_helper_processes(cli, s3, bucket, tmp_path, make_fault_proxy,
                                                             endpoint, times, ok):
-    """The same when the object's parts are spread over helper processes (engine/spread.py): a part
+    """The same when the object's parts are spread over helper processes (engine/transfer/spread.py): a part
     a helper read damaged is told to the parent; the object is read again once (intact then), or
     fails with nothing left under its name."""
     body = _body(16 * MiB + 3)
@@ -192,7 +192,7 @@ def test_composite_checksum_helpers():
 def test_object_parts_answers_as_servers_word_them():
     """GetObjectAttributes as LocalStack/AWS, MinIO (lower-case root, other field order) and
     versitygw (no ObjectParts) answer it, and a truncated page's next marker."""
-    from s3bulk.stores.s3wire import parse_object_parts
+    from s3bulk.stores.s3.wire import parse_object_parts
 
     aws = (b'<?xml version="1.0"?><GetObjectAttributesOutput><ObjectParts><TotalPartsCount>2</TotalPartsCount>'
            b'<IsTruncated>true</IsTruncated><NextPartNumberMarker>2</NextPartNumberMarker>'

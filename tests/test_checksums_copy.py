@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from conftest import write_tree
-from s3bulk import checksums
+from s3bulk.stores import checksums
 
 MiB = 1024 * 1024
 

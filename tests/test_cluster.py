@@ -1,4 +1,4 @@
-"""--cluster: the run's units as Dask tasks (engine/cluster.py), against LocalStack.
+"""--cluster: the run's units as Dask tasks (cluster/driver.py), against LocalStack.
 
 A LocalCluster (`--cluster local:2`) and a real `dask scheduler` with `dask worker` processes over
 loopback: copies and syncs come out byte-identical to runs without a cluster; a Dask worker
@@ -217,7 +217,7 @@ def test_api_takes_a_client_and_leaves_it_open(s3, bucket, tmp_path, endpoint, d
     is still usable afterwards."""
     import s3bulk
     from s3bulk.engine.plan import TransferOptions
-    from s3bulk.urls import S3Options
+    from s3bulk.config.urls import S3Options
 
     objects = _tree(120)
     put_tree(s3, bucket, objects)
@@ -236,7 +236,7 @@ def test_a_task_thread_keeps_the_runs_stores_open_between_tasks(tmp_path):
     another run closes them and opens its own."""
     import asyncio
 
-    from s3bulk.engine import cluster
+    from s3bulk.cluster import driver as cluster
     from s3bulk.engine.messages import UnitDone
     from s3bulk.engine.plan import TransferOptions
     from s3bulk.engine.planner import build_plan
@@ -287,7 +287,7 @@ def test_a_local_cluster_runs_without_dasks_idle_background(beside_a_thread):
 
     import dask
 
-    from s3bulk.engine.cluster import Cluster
+    from s3bulk.cluster.driver import Cluster
 
     alone = threading.active_count() == 1
     before = dask.config.get("distributed.worker.profile.enabled")
@@ -323,7 +323,7 @@ def test_a_second_local_cluster_sees_the_environment_of_today(monkeypatch):
     environment as it is now (credentials and endpoints come from there): workers forked from
     this process copy it; where nannies start them (beside other threads), from a forkserver
     that lives as long as the process, they are handed it."""
-    from s3bulk.engine.cluster import Cluster
+    from s3bulk.cluster.driver import Cluster
 
     c = Cluster.connect("local:1")
     c.close()

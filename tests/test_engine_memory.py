@@ -14,16 +14,16 @@ import pytest
 import s3bulk
 from s3bulk.engine.plan import KeyMap, TransferOptions
 from s3bulk.engine.planner import build_plan
-from s3bulk.engine.pool import run_plan
+from s3bulk.engine.run.launch import run_plan
 from s3bulk.engine.events import DryRunAction
-from s3bulk.engine.sync import SyncOptions
-from s3bulk.engine.leftovers import abort_uploads
-from s3bulk.engine.transfer import ByteBudget, Transfer
+from s3bulk.engine.sync.march import SyncOptions
+from s3bulk.engine.journal.leftovers import abort_uploads
+from s3bulk.engine.transfer.one_object import ByteBudget, Transfer
 from s3bulk.errors import AccessDenied, NotFound
-from s3bulk.filters import Filters
+from s3bulk.config.filters import Filters
 from s3bulk.model import ObjectInfo
 from s3bulk.stores import memory, open_store
-from s3bulk.urls import parse_location
+from s3bulk.config.urls import parse_location
 
 MiB = 1024 * 1024
 PART = 5 * MiB
@@ -140,7 +140,7 @@ def test_sync_copies_what_differs_and_deletes_what_only_dst_has(buckets):
 def test_a_bug_inside_a_unit_ends_the_run_with_one_error_instead_of_hanging(buckets, monkeypatch):
     """An unexpected exception in a worker's unit (here: the comparator) used to be a task exception
     nobody retrieved: the unit never reported back and the run waited forever."""
-    from s3bulk.engine.sync import Comparator
+    from s3bulk.engine.sync.march import Comparator
 
     async def broken(self, s, d):
         raise IsADirectoryError(21, "Is a directory")

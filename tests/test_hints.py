@@ -1,4 +1,4 @@
-"""Split points remembered from the previous run of a source (engine/hints.py), on the in-memory
+"""Split points remembered from the previous run of a source (engine/listing/hints.py), on the in-memory
 store: a run that lists to the end leaves a thinned sample of where its pages ended; the next run
 of the same source starts from units cut there, and copies every key exactly once even when the
 hints are stale (keys added and removed since)."""
@@ -12,12 +12,12 @@ import uuid
 
 import pytest
 
-from s3bulk.engine import hints
+from s3bulk.engine.listing import hints
 from s3bulk.engine.plan import TransferOptions
 from s3bulk.engine.planner import build_plan
-from s3bulk.engine.pool import run_plan
+from s3bulk.engine.run.launch import run_plan
 from s3bulk.stores import memory
-from s3bulk.urls import parse_location
+from s3bulk.config.urls import parse_location
 
 OPTS = TransferOptions(workers=1, concurrency=8, page_size=20)
 

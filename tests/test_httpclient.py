@@ -1,4 +1,4 @@
-"""The lean HTTP client (s3bulk/httpclient.py) against a real asyncio server on loopback that
+"""The lean HTTP client (s3bulk/http/client.py) against a real asyncio server on loopback that
 misbehaves on purpose: interim 1xx answers, chunked bodies split at awkward places, early closes,
 garbage, slow trickles and stalls. Timeouts are limits on silence: a trickle that outlasts the
 timeout many times over succeeds, a stall fails with the typed timeout. No clock races: a trickle
@@ -15,9 +15,9 @@ from typing import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from s3bulk.httpclient import (ConnectError, ConnectTimeout, ConnectionDropped, DroppedBeforeAnswer,
-                               DroppedMidAnswer, HttpClient, HttpError, ProtocolError, ReadTimeout, TLSError,
-                               WriteTimeout, retry_after)
+from s3bulk.http.client import (ConnectError, ConnectTimeout, ConnectionDropped, DroppedBeforeAnswer,
+                                DroppedMidAnswer, HttpClient, HttpError, ProtocolError, ReadTimeout, TLSError,
+                                WriteTimeout, retry_after)
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 DEADLINE = 30.0  # generous: only a broken client takes this long
@@ -368,7 +368,7 @@ def test_every_failure_is_an_http_error_and_retry_after_is_read():
 
 def test_transport_failures_map_to_store_errors_by_type():
     import s3bulk.errors as errors  # (`from s3bulk import errors` recurses in s3bulk.__getattr__ when not yet imported)
-    from s3bulk.httpclient import DroppedBeforeAnswer as Before, Timeout
+    from s3bulk.http.client import DroppedBeforeAnswer as Before, Timeout
 
     cases = [(ConnectError("refused"), errors.ConnectFailed), (ConnectTimeout("slow"), errors.ConnectFailed),
              (TLSError("handshake"), errors.ConnectFailed), (ReadTimeout("quiet"), errors.Transient),
@@ -388,7 +388,7 @@ def test_retry_after_of_a_503_is_waited_for_before_the_retry():
     with Retry-After: 1 comes no sooner than a second later (backoff alone would be ~1 ms)."""
     from s3bulk.stores.listget import ListGetStore
     from s3bulk.stores.resilient import ResilienceOptions, wrap
-    from s3bulk.urls import parse_location
+    from s3bulk.config.urls import parse_location
 
     seen: list[float] = []
 
@@ -498,7 +498,7 @@ def test_https_goes_through_a_connect_tunnel(tmp_path):
 
 
 def test_a_proxy_refusing_connect_is_a_proxy_error():
-    from s3bulk.httpclient import ProxyError
+    from s3bulk.http.client import ProxyError
     import s3bulk.errors as errors
 
     async def proxy(reader, writer):
@@ -531,7 +531,7 @@ def test_the_proxy_is_the_one_botocore_picks(env, monkeypatch):
     from botocore.httpsession import ProxyConfiguration
     from botocore.utils import get_environ_proxies
 
-    from s3bulk.httpclient import proxy_for
+    from s3bulk.http.client import proxy_for
 
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
@@ -550,7 +550,7 @@ def test_the_proxy_is_the_one_botocore_picks(env, monkeypatch):
 def _listget(port: int, **opts):
     from s3bulk.stores.listget import ListGetStore
     from s3bulk.stores.resilient import ResilienceOptions, wrap
-    from s3bulk.urls import parse_location
+    from s3bulk.config.urls import parse_location
 
     return wrap(ListGetStore(parse_location(f"http://127.0.0.1:{port}/"), timeout=30.0),
                 ResilienceOptions(backoff_base=0.001, adaptive=False, **opts))
@@ -617,7 +617,7 @@ def test_retry_max_time_ends_a_request_retried_without_end():
 def test_a_file_body_is_streamed_intact_to_a_slow_reader(tmp_path):
     """A FileBody (a range of a local file) goes out chunk by chunk as the server takes it: the
     server, reading 128 KiB at a time with pauses, gets exactly the range's bytes."""
-    from s3bulk.stores.bodies import FileBody
+    from s3bulk.stores.local.bodies import FileBody
 
     data = bytes(range(256)) * (24 * 1024)  # 6 MiB
     path = tmp_path / "f"

@@ -1,4 +1,4 @@
-"""Transfers in flight grow while requests are slow (engine/inflight.py), within --max-memory, and an
+"""Transfers in flight grow while requests are slow (engine/run/inflight.py), within --max-memory, and an
 explicit --concurrency N stays N.
 
 Why a user relies on it: against a remote region (50 ms a request) 64 transfers a worker cap a copy of
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from s3bulk.engine.budget import fit_to_memory
-from s3bulk.engine.inflight import BUSY, QUEUED, STRIKES, InFlight
+from s3bulk.engine.memory_budget import fit_to_memory
+from s3bulk.engine.run.inflight import BUSY, QUEUED, STRIKES, InFlight
 from s3bulk.engine.plan import AUTO_MAX_CONCURRENCY, MiB, TransferOptions
 
 ROOT = Path(__file__).resolve().parent.parent

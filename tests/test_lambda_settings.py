@@ -10,7 +10,7 @@ from conftest import bucket_tree, put_tree
 def test_the_handler_resolves_the_endpoint_from_its_environment_once(s3, make_bucket, endpoint, tmp_path,
                                                                     monkeypatch):
     from s3bulk.aws_lambda import handler
-    from s3bulk.stores import s3setup
+    from s3bulk.stores.s3 import setup as s3setup
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", endpoint)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing resolved before

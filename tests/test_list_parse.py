@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from urllib.parse import unquote
 
-from s3bulk.stores import s3wire as w
+from s3bulk.stores.s3 import wire as w
 
 KEYS = ["a&amp;b", "&lt;x&gt;", "plain", "é日😀", "a&#x1F600;", "q&quot;", "%2Fenc%20oded"]
 TIMES = ["2024-01-01T00:00:00.000Z", "2023-05-06T07:08:09Z", "2023-05-06T07:08:09.5Z", "2024-02-29T23:59:59.999+00:00"]
@@ -92,7 +92,7 @@ def test_odd_keys_listed_from_a_real_server(s3, bucket) -> None:
 
     from s3bulk.stores import StoreOptions, open_store
     from s3bulk.model import WorkUnit
-    from s3bulk.urls import S3Options, parse_location
+    from s3bulk.config.urls import S3Options, parse_location
 
     keys = sorted(k for k, _ in ODD_KEYS)
     for k in keys:

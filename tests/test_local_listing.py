@@ -10,8 +10,8 @@ import pytest
 
 from conftest import write_tree
 from s3bulk.model import WorkUnit
-from s3bulk.stores.local import LocalStore
-from s3bulk.urls import parse_location
+from s3bulk.stores.local.store import LocalStore
+from s3bulk.config.urls import parse_location
 
 TRICKY = ["a", "a-b", "a.b", "a/b-c", "a/b/c", "a/b.c", "a0", "a b", "a+b", "a%20b", "a?b", "a#b",
           "b/ü", "b/z", "b/é/x", "b/e\u0301", "日本/語", "Z", "_x", "~y", "zz/a/b/c/d/e"]

@@ -1,4 +1,4 @@
-"""`s3bulk ls` with pages listed ahead of its output spilled to temporary files (engine/spill.py),
+"""`s3bulk ls` with pages listed ahead of its output spilled to temporary files (engine/listing/spill.py),
 against bench/slow_s3.py (a real HTTP S3 endpoint over a synthetic key space): the output is every
 key once in S3's order, and the spill files are gone when ls ends, also when it is interrupted
 (Ctrl-C) while its output is blocked and files are on disk."""

@@ -1,9 +1,9 @@
-"""Sync's decisions (engine/sync.py March) on plain sorted lists: which keys are copied, compared,
+"""Sync's decisions (engine/sync/march.py March) on plain sorted lists: which keys are copied, compared,
 deleted, in milliseconds and without a store."""
 
 from __future__ import annotations
 
-from s3bulk.engine.sync import Decision, March, march
+from s3bulk.engine.sync.march import Decision, March, march
 from s3bulk.model import ObjectInfo
 
 

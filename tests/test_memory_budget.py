@@ -21,7 +21,7 @@ MiB = 1024 * 1024
 
 def test_handler_import_is_light():
     code = ("import sys, s3bulk.aws_lambda; "
-            "print(sorted(m for m in ('rich', 'typer', 'multiprocessing', 's3bulk.engine.pool', 'aiobotocore') "
+            "print(sorted(m for m in ('rich', 'typer', 'multiprocessing', 's3bulk.engine.run.launch', 'aiobotocore') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.strip() == "[]"

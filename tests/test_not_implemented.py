@@ -18,8 +18,8 @@ from s3bulk.errors import StoreError
 from s3bulk.model import WorkUnit
 from s3bulk.stores import ResilienceOptions, StoreOptions, open_store, unwrap
 from s3bulk.stores.resilient import RetriedUpload
-from s3bulk.stores.s3 import S3Multipart
-from s3bulk.urls import S3Options, parse_location
+from s3bulk.stores.s3.store import S3Multipart
+from s3bulk.config.urls import S3Options, parse_location
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))

@@ -1,5 +1,5 @@
 """Parallel listing against a real S3 (LocalStack): one prefix listed through many key ranges at
-once (engine/units.py) still copies, syncs (with --delete) and lists every key exactly once, in
+once (engine/listing/units.py) still copies, syncs (with --delete) and lists every key exactly once, in
 S3's order, for the awkward keys: code points above U+FFFF, keys that are prefixes of other keys,
 date-partitioned, numbered and hashed names. Small pages make a few hundred keys split many times."""
 
@@ -12,7 +12,7 @@ from conftest import bucket_tree, put_tree, read_tree
 from faultproxy import Faults
 
 from s3bulk.api import ls_async
-from s3bulk.urls import S3Options
+from s3bulk.config.urls import S3Options
 
 
 def awkward_keys() -> dict[str, bytes]:

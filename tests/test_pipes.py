@@ -260,7 +260,7 @@ def test_a_stream_longer_than_the_part_limit_is_refused_and_aborted(monkeypatch)
     import io
 
     from s3bulk import api
-    from s3bulk.engine import pipe
+    from s3bulk.engine.transfer import pipes as pipe
     from s3bulk.stores.memory import bucket, drop
 
     monkeypatch.setattr(pipe, "MAX_PARTS", 2)  # S3's 10,000, scaled down

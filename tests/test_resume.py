@@ -110,7 +110,7 @@ def listget(tmp_path):
 
 @functools.lru_cache(maxsize=None)
 def synthetic(n: int = 3000, size: int = 300) -> dict[str, bytes]:
-    from s3bulk.server import synthetic_body, synthetic_name
+    from s3bulk.serve.server import synthetic_body, synthetic_name
 
     return {synthetic_name(i): bytes(synthetic_body(synthetic_name(i), size)) for i in range(n)}
 
@@ -276,7 +276,7 @@ def test_resume_errors(tmp_path, env, cli):
 
     shutil.rmtree(dst)
 
-    from s3bulk.engine.journal import Journal
+    from s3bulk.engine.journal.units import Journal
     from s3bulk.engine.planner import build_plan
     import asyncio
 

@@ -1,5 +1,5 @@
 """Resume inside one large object: a download to local disk killed mid-object keeps its temporary
-file and the record of the parts in it (stores/partfile.py), and --resume fetches only the rest.
+file and the record of the parts in it (stores/local/partfile.py), and --resume fetches only the rest.
 
 Real CLI against LocalStack behind a counting proxy: every ranged GET of an object is seen there
 (its Range and If-Match headers), so "fetched again" is counted at the server side over all runs,
@@ -73,7 +73,7 @@ def part_of(span: tuple[int, int]) -> int:
 
 
 def temp_of(dst: Path, key: str) -> tuple[Path, Path]:
-    """(temporary file, its record) of `key` under dst (stores/local.py names them after the key)."""
+    """(temporary file, its record) of `key` under dst (stores/local/store.py names them after the key)."""
     digest = hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
     return dst / f".s3bulk-{digest}.s3bulk.part", dst / f".s3bulk-{digest}.ranges.s3bulk.part"
 
@@ -165,7 +165,7 @@ def test_sigkill_mid_object_then_resume_fetches_only_the_missing_parts(s3, bucke
 
 
 def test_a_download_spread_over_helper_processes_resumes_too(s3, bucket, proxied, tmp_path, no_leftovers):
-    """engine/spread.py: the helpers' parts are recorded by the run's own process (they report each
+    """engine/transfer/spread.py: the helpers' parts are recorded by the run's own process (they report each
     over their pipe), and on resume the helpers fetch only missing parts, with If-Match."""
     url, gets = proxied
     body = os.urandom(SIZE)
@@ -234,7 +234,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_spread_helpers_exit_when_their_parent_is_killed(s3, bucket, endpoint, make_fault_proxy, tmp_path):
-    """engine/spread.py: a helper blocked on its part's GET goes when the run is SIGKILLed."""
+    """engine/transfer/spread.py: a helper blocked on its part's GET goes when the run is SIGKILLed."""
     s3.put_object(Bucket=bucket, Key="big.bin", Body=os.urandom(4 * PART))
     gate = threading.Event()
 

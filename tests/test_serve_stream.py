@@ -184,7 +184,7 @@ def test_head_with_or_without_range_reads_nothing(tmp_path):
 
 
 def test_synthetic_big_file_is_generated_piece_by_piece(tmp_path):
-    from s3bulk.server import synthetic_slice
+    from s3bulk.serve.server import synthetic_slice
 
     size = 300 * MiB + 3
     with served("--synthetic", "2", "--size", str(size)) as srv:

@@ -11,7 +11,7 @@ from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials as BotoCredentials
 
-from s3bulk.stores.sigv4 import Credentials, Signer, canonical_query, uri_encode
+from s3bulk.stores.s3.sigv4 import Credentials, Signer, canonical_query, uri_encode
 
 NOW = datetime.datetime(2026, 11, 22, 7, 30, 15, tzinfo=datetime.timezone.utc)
 
@@ -48,7 +48,7 @@ def test_signature_matches_botocore(method, key, params, extra, token, unsigned_
     assert (payload == "UNSIGNED-PAYLOAD") == unsigned_payload
 
     signer = Signer("eu-west-3")
-    with mock.patch("s3bulk.stores.sigv4.time.time", return_value=NOW.timestamp()):
+    with mock.patch("s3bulk.stores.s3.sigv4.time.time", return_value=NOW.timestamp()):
         ours = signer.sign(Credentials(*creds), method, host, path, query, dict(extra), payload)
     assert ours["x-amz-date"] == amz_date
     assert ours["authorization"] == expected

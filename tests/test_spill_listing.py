@@ -1,4 +1,4 @@
-"""Ordered listing with pages spilled to disk (engine/listing.py + engine/spill.py), on the in-memory
+"""Ordered listing with pages spilled to disk (engine/listing/split.py + engine/listing/spill.py), on the in-memory
 store: whatever the keys (above U+FFFF, prefixes of others, empty ranges), the order listings
 complete in and how small the in-memory budget is, every key comes out exactly once, in UTF-8 byte
 order, pages listed ahead really go to disk, and no spill file is left behind, also when the
@@ -18,10 +18,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from listing_rounds import RoundStore as Rounds  # noqa: E402  (each request takes one round)
 
-from s3bulk.engine.listing import list_in_order
+from s3bulk.engine.listing.split import list_in_order
 from s3bulk.model import Page, WorkUnit
 from s3bulk.stores import memory
-from s3bulk.urls import parse_location
+from s3bulk.config.urls import parse_location
 
 ALPHABET = ["a", "b", "z", "/", "-", "0", "9", "é", "\u00ff", "\u4e2d", "\U0001F600", "\U0010FFFD", "~", " "]
 

@@ -1,4 +1,4 @@
-"""One big object spread over processes (engine/spread.py), against LocalStack behind a proxy.
+"""One big object spread over processes (engine/transfer/spread.py), against LocalStack behind a proxy.
 
 The object is made small (21 MiB in 5 MiB parts), the threshold lowered with S3BULK_SPREAD_ABOVE
 and two processes asked for with S3BULK_SPREAD_PROCESSES (the default is half the cores: none on a

@@ -149,8 +149,8 @@ def test_keys_in_the_environment_are_what_botocore_would_sign_with(env):
     without --profile) returns."""
     from botocore.credentials import EnvProvider
 
-    from s3bulk.stores.s3setup import env_credentials
-    from s3bulk.urls import S3Options
+    from s3bulk.stores.s3.setup import env_credentials
+    from s3bulk.config.urls import S3Options
 
     mine = env_credentials(S3Options(), env)
     theirs = EnvProvider(environ=env).load()
@@ -166,8 +166,8 @@ def test_keys_in_the_environment_are_what_botocore_would_sign_with(env):
     ({}, {}),
 ])
 def test_other_credentials_are_left_to_botocore(env, opts):
-    from s3bulk.stores.s3setup import env_credentials
-    from s3bulk.urls import S3Options
+    from s3bulk.stores.s3.setup import env_credentials
+    from s3bulk.config.urls import S3Options
 
     assert env_credentials(S3Options(**opts), env) is None
 

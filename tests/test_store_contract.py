@@ -29,7 +29,7 @@ from s3bulk.stores import Features
 from s3bulk.stores import memory
 from s3bulk.stores.resilient import ResilienceOptions, wrap
 from s3bulk.testing import CASES, Case, CapabilityAbsent, Harness, run_case
-from s3bulk.urls import Location, S3Options, parse_location
+from s3bulk.config.urls import Location, S3Options, parse_location
 
 
 def run_or_skip(h: Harness, case: Case) -> None:
@@ -76,12 +76,12 @@ class LocalHarness(Harness):
         write_tree(self.root, objects)
 
     async def make_store(self) -> Any:
-        from s3bulk.stores.local import LocalStore
+        from s3bulk.stores.local.store import LocalStore
 
         return LocalStore(parse_location(str(self.root)))
 
     async def make_missing_store(self) -> Any:
-        from s3bulk.stores.local import LocalStore
+        from s3bulk.stores.local.store import LocalStore
 
         return LocalStore(parse_location(str(self.root.parent / "missing")))
 
@@ -104,7 +104,7 @@ class S3Harness(Harness):
             self.s3.put_object(Bucket=self.bucket, Key=k, Body=v)
 
     async def _s3(self, bucket: str) -> Any:
-        from s3bulk.stores.s3 import S3Store
+        from s3bulk.stores.s3.store import S3Store
 
         loc = parse_location(f"s3://{bucket}/", S3Options(endpoint_url=self.endpoint))
         store = await S3Store(loc, lean=self.lean).open()

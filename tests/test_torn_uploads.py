@@ -31,8 +31,8 @@ from conftest import ROOT, child_pids
 from toxiproxy import started
 
 from s3bulk.stores.conditions import SOURCE_FILE, FileVersion, SourceFileChanged
-from s3bulk.stores.local import LocalStore
-from s3bulk.urls import parse_location
+from s3bulk.stores.local.store import LocalStore
+from s3bulk.config.urls import parse_location
 
 MiB = 1024 * 1024
 RATE = 2048  # KB/s per connection, client to server: a 5 MiB part takes ~2.5 s

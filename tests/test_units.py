@@ -1,4 +1,4 @@
-"""Splitting key ranges (engine/units.py): whatever the keys and whatever is split or joined when, the
+"""Splitting key ranges (engine/listing/units.py): whatever the keys and whatever is split or joined when, the
 units cover the key space exactly once, in S3's order (UTF-8 bytes), and splitting does make the
 listing parallel for the key shapes people have. In-memory, milliseconds."""
 
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from s3bulk.engine.units import join_units, split_points, split_unit
+from s3bulk.engine.listing.units import join_units, split_points, split_unit
 from s3bulk.model import ObjectInfo, Page, WorkUnit
 
 

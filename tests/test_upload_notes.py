@@ -1,11 +1,11 @@
-"""The uploads a run's workers noted on disk (engine/journal.py UploadLog) folded into its journal's
+"""The uploads a run's workers noted on disk (engine/journal/units.py UploadLog) folded into its journal's
 uploads table on the next open: the table may hold any prefix of those notes already (the
 coordinator committed them), so whatever moment a run died at, the table ends with what is open,
 and an upload replaced without an end is handed back to be aborted."""
 
 from __future__ import annotations
 
-from s3bulk.engine.journal import fold_upload_notes
+from s3bulk.engine.journal.units import fold_upload_notes
 
 
 def _start(key: str, upload_id: str | None, at: float) -> list:

@@ -91,7 +91,7 @@ def test_resume_of_another_run_is_refused(cli, s3, make_bucket, endpoint, tmp_pa
     r = cli("copy", f"s3://{src}/", f"s3://{dst}/", "--all-versions", "--journal", journal, "--resume")
     assert r.code == 0 and "nothing to resume" in r.err, r
     # an interrupted run's journal kept, then resumed with another DST: one line, exit 2
-    from s3bulk.versions_journal import VersionsJournal, identity
+    from s3bulk.engine.journal.versions import VersionsJournal, identity
 
     VersionsJournal.open(journal, identity(f"s3://{src}/", f"s3://{dst}/", endpoint, endpoint, include_delete_markers=False,
                                            as_of=None, filters=None), resume=False).close(complete=False)

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Callable, TextIO
 
-from ..sizes import human_bytes
+from ..config.sizes import human_bytes
 
 REDRAW_SECONDS = 0.5
 

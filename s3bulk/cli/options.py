@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Mapping, Optional, T
 import typer
 
 from ..errors import UsageError
-from ..sizes import parse_size
-from ..urls import S3Options
+from ..config.sizes import parse_size
+from ..config.urls import S3Options
 from .props import PropsOptions
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, not for every command's start-up
     from _typeshed import DataclassInstance
 
     from ..engine.plan import TransferOptions
-    from ..filters import Filters
+    from ..config.filters import Filters
 
 # --- declarations --------------------------------------------------------------------------------
 
@@ -275,7 +275,7 @@ class FilterOptions:
         """Filters in the order they were given: typer collects --include and --exclude into
         separate lists, so the order comes from the command line itself, `argv` (or
         include-then-exclude without one)."""
-        from ..filters import Filters
+        from ..config.filters import Filters
 
         if not self.include and not self.exclude:
             return Filters()
@@ -368,7 +368,7 @@ def transfer_options(run: RunOptions) -> TransferOptions:
                      max_bandwidth=parse_size(network.max_bandwidth, "--max-bandwidth"))
     return TransferOptions(
         workers=parallel.workers, page_size=parallel.page_size,
-        # -c N: exactly N; without it, 64 that may grow while requests are slow (engine/inflight.py)
+        # -c N: exactly N; without it, 64 that may grow while requests are slow (engine/run/inflight.py)
         concurrency=parallel.concurrency or 64, max_concurrency=parallel.concurrency or 0,
         write_props=run.props.write_props(),  # the object-property options (cli/props.py)
         checksum_algorithm=run.checksum_algorithm, **given)

@@ -3,7 +3,7 @@
 
 Kept apart from the bulk copy's rendering because stdout may carry the object's bytes: every
 message, the summary and (when stdout carries bytes) the `--json` summary go to stderr. The work
-itself is engine/pipe.py.
+itself is engine/transfer/pipes.py.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from ..errors import UsageError
-from ..sizes import human_bytes, parse_size
-from ..urls import S3Options
+from ..config.sizes import human_bytes, parse_size
+from ..config.urls import S3Options
 from .shell import quiet_broken_pipe
 
 if TYPE_CHECKING:  # the engine is imported when a pipe runs, not for every command's start-up
@@ -32,9 +32,9 @@ def pipe_transfer_options(*, part_size: str, concurrency: int, max_memory: Optio
                           max_buffer: Optional[str] = None, retries: Optional[int] = None,
                           request_timeout: Optional[float] = None, max_rps: Optional[float] = None,
                           max_bandwidth: Optional[str] = None, adaptive: Optional[bool] = None) -> TransferOptions:
-    """The command line's sizes and rates as TransferOptions for one pipe (engine/pipe.py); one a
+    """The command line's sizes and rates as TransferOptions for one pipe (engine/transfer/pipes.py); one a
     command does not take (None: cat has no --max-buffer) keeps the engine's default."""
-    from ..engine.pipe import pipe_options
+    from ..engine.transfer.pipes import pipe_options
     from ..engine.plan import TransferOptions
 
     part = parse_size(part_size, "--part-size")
@@ -57,8 +57,8 @@ def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *
     the reader of stdout went away (silently, as `cat` does). `progress`: a live byte meter on stderr."""
     import contextlib
 
-    from ..engine.pipe import Interrupted, fd_reader, fd_writer
-    from ..engine.pipe import run_pipe as engine_run_pipe
+    from ..engine.transfer.pipes import Interrupted, fd_reader, fd_writer
+    from ..engine.transfer.pipes import run_pipe as engine_run_pipe
     from .meter import ByteMeter
     from .render import printable
 
@@ -79,7 +79,7 @@ def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *
         quiet_broken_pipe()
         raise typer.Exit(EXIT_BROKEN_PIPE)
     if json_out:
-        from ..memory import peak_rss_bytes
+        from ..engine.run.peak_rss import peak_rss_bytes
 
         event = {"event": "summary", "command": command, "ok": True, "src": "-" if upload else result.url,
                  "dst": result.url if upload else "-", "bytes": result.bytes, "parts": result.parts,

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from ..engine.events import (Copied, Deleted, Difference, DryRunAction, Notice, PlannedEvent, Progress, Restarted,
                              Stopping, Subscriber, write_line)
 from ..model import Failure, Summary
-from ..sizes import human_bytes, human_duration
+from ..config.sizes import human_bytes, human_duration
 
 JSON_VERSION = 1  # the --json schema (README: JSON Lines); bumped when a field changes meaning
 

@@ -1,5 +1,5 @@
 """The run of copy, sync, mv and check: their option groups through the one orchestration path
-(engine/orchestrate.py), its events to the renderer (a Subscriber), its end to an exit code. Everything but parsing and
+(engine/run/orchestrate.py), its events to the renderer (a Subscriber), its end to an exit code. Everything but parsing and
 rendering lives in the API; a pipe ('-') goes to cli/pipes.py, versions to cli/versions.py."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from . import shell
 from .options import RunOptions, max_memory, transfer_options
 
 if TYPE_CHECKING:
-    from ..engine.sync import SyncOptions
+    from ..engine.sync.march import SyncOptions
     from .render import Renderer
 
 RENDERER: Optional[Renderer] = None  # the run's renderer, once run_transfer made one
@@ -36,11 +36,11 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
     import signal
     import threading
 
-    from ..engine.orchestrate import run as orchestrate
+    from ..engine.run.orchestrate import run as orchestrate
     from .render import make_renderer
 
     if run.cluster is not None:
-        from ..engine.cluster import import_distributed
+        from ..cluster.driver import import_distributed
 
         import_distributed()  # without the extra: one line saying how to install it, exit 2
     src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())  # SSE-C keys objects are read with
@@ -139,7 +139,7 @@ def json_error(message: str, code: int) -> bool:
 class _FirstSignal:
     """Which signal stopped the run (SIGINT or SIGTERM), for the exit code.
 
-    The engine counts both alike while it runs (engine/coordinator.py `Signals`, its own handler); the
+    The engine counts both alike while it runs (engine/run/coordinator.py `Signals`, its own handler); the
     signal number still reaches Python's wakeup fd, which is read here once the run is over."""
 
     def __init__(self) -> None:

@@ -1,6 +1,6 @@
 """The command line's versions options: `ls --all-versions`, `copy --version-id`, `copy
 --all-versions [--include-delete-markers]` (rm --all-versions renders as rm does). Kept apart from
-cli/run.py: they run versions.py's own path, not the worker pool."""
+cli/run.py: they run engine/actions/versions.py's own path, not the worker pool."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from typing import Any, Optional
 import typer
 
 from ..errors import S3BulkError, UsageError
-from ..urls import S3Options
+from ..config.urls import S3Options
 
 
 def ls_versions(url: str, s3: S3Options, json_out: bool) -> None:
     """One line per version or delete marker: time, size (DELETE for a marker), version id, whether
     it is the latest, key."""
-    from ..versions import ls_version_pages
+    from ..engine.actions.versions import ls_version_pages
     from .render import plural, printable
 
     dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -49,10 +49,10 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
                   journal_dir: Optional[str] = None, argv: Optional[list[str]] = None) -> None:
     """copy --version-id / --all-versions: run versions.copy_versions, one line per version with
     --verbose (or a JSON event each with --json), a summary, exit 1 when any version failed.
-    --all-versions and --as-of keep a journal (versions_journal.py) unless --no-journal: a first
+    --all-versions and --as-of keep a journal (engine/journal/versions.py) unless --no-journal: a first
     Ctrl-C or SIGTERM lets the versions in flight land, records them and exits 130/143 saying how
     to resume; a second stops at once."""
-    from ..versions import copy_versions as run
+    from ..engine.actions.versions import copy_versions as run
     from .render import plural, printable
     import asyncio
 
@@ -131,7 +131,7 @@ def _open_journal(src: str, dst: str, src_s3: S3Options, dst_s3: S3Options, incl
                   when: Optional[float], filters: Any, path: Optional[str], directory: Optional[str],
                   resume: bool) -> Any:
     """The run's versions journal: --journal PATH, or the default one for this command line."""
-    from ..versions_journal import open_for
+    from ..engine.journal.versions import open_for
 
     opened = open_for(src, dst, src_s3, dst_s3, include_delete_markers=include_delete_markers, as_of=when,
                       filters=filters, path=path, directory=directory, resume=resume)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..filters import Filters
+from ..config.filters import Filters
 from ..model import WriteProps
 from ..stores import ResilienceOptions, StoreOptions
-from .sync import SyncOptions
-from ..urls import Location
+from .sync.march import SyncOptions
+from ..config.urls import Location
 
 MiB = 1024 * 1024
 # transfers in flight per worker a run may grow to by default: at 50 ms a request and ~150 us of CPU
@@ -23,7 +23,7 @@ class TransferOptions:
 
     workers: int = 0                 # worker processes; 0 = one per core
     concurrency: int = 64            # transfers in flight per worker (at the start: see max_concurrency)
-    # while requests are slow (latency, not CPU, bounds the worker: engine/inflight.py) a worker adds
+    # while requests are slow (latency, not CPU, bounds the worker: engine/run/inflight.py) a worker adds
     # transfers up to this many; 0 = AUTO_MAX_CONCURRENCY; equal to concurrency = fixed (what -c N asks)
     max_concurrency: int = 0
     page_size: int = 1000            # keys per listing request
@@ -45,15 +45,15 @@ class TransferOptions:
     # local files written in parts are flushed and dropped from the page cache part by part: under a
     # memory cap (--max-memory sets it) dirty pages count against the same cgroup as the process
     flush_writes: bool = False
-    # the properties objects are written with (aws-cli's --metadata, --acl, --copy-props...): engine/props.py
+    # the properties objects are written with (aws-cli's --metadata, --acl, --copy-props...): engine/transfer/object_props.py
     write_props: WriteProps = field(default_factory=WriteProps)
-    checksum_algorithm: str | None = None  # CRC32|CRC32C|CRC64NVME|SHA1|SHA256 on S3 uploads (checksums.py)
+    checksum_algorithm: str | None = None  # CRC32|CRC32C|CRC64NVME|SHA1|SHA256 on S3 uploads (stores/checksums.py)
 
     def __post_init__(self) -> None:
         """Sizes may be given as numbers or strings ("8MiB"); anything out of range is a UsageError
         here, when the options are built, never a hang or a traceback later in a worker."""
         from ..errors import UsageError
-        from ..sizes import parse_size
+        from ..config.sizes import parse_size
 
         for name in _SIZES:
             value = getattr(self, name)
@@ -72,7 +72,7 @@ class TransferOptions:
         if self.part_size < 5 * MiB:
             raise UsageError("part_size must be at least 5MiB (the S3 minimum)")
         if self.checksum_algorithm is not None:
-            from ..checksums import parse_algorithm, require
+            from ..stores.checksums import parse_algorithm, require
 
             object.__setattr__(self, "checksum_algorithm", parse_algorithm(self.checksum_algorithm))
             require(self.checksum_algorithm)
@@ -138,7 +138,7 @@ class Plan:
     single_key: str | None = None   # copy exactly this key (SRC named one object)
     filters: Filters = field(default_factory=Filters)
     sync: "SyncOptions | None" = None  # set for `sync`: compare with DST, maybe delete
-    manifest: str | None = None      # keys come from this file, not a listing (engine/manifest.py)
+    manifest: str | None = None      # keys come from this file, not a listing (engine/listing/manifest.py)
     move: bool = False               # `mv`: each source object is deleted once its copy has landed
     manifest_format: str = "lines"   # lines | csv
     manifest_name: str | None = None  # what the user named it ("-" for stdin): the journal's identity

@@ -25,10 +25,10 @@ import os
 from ..errors import AccessDenied, NotFound, UsageError
 from ..model import WorkUnit
 from ..stores import Writer, open_store
-from ..urls import Location, S3Options, parse_location
-from ..filters import Filters
+from ..config.urls import Location, S3Options, parse_location
+from ..config.filters import Filters
 from .plan import KeyMap, Plan, TransferOptions
-from .sync import SyncOptions
+from .sync.march import SyncOptions
 
 
 async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None = None,
@@ -37,7 +37,7 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
                      files_from: str | None = None, files_from_format: str = "auto",
                      files_from_name: str | None = None, move: bool = False) -> Plan:
     """A plan for `copy` (sync=None) or `sync`. Sync always treats SRC and DST as prefixes.
-    `files_from`: the keys to copy come from this manifest (engine/manifest.py), not a listing."""
+    `files_from`: the keys to copy come from this manifest (engine/listing/manifest.py), not a listing."""
     src = _settled(parse_location(src_text, src_s3))
     dst = _settled(parse_location(dst_text, dst_s3))
     if dst.kind == "http":
@@ -46,7 +46,7 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
         raise UsageError("--delete needs a source listed in key order; a list/get server pages by token only")
     manifest_format = "lines"
     if files_from is not None:
-        from .manifest import check_manifest
+        from .listing.manifest import check_manifest
 
         manifest_format = check_manifest(files_from, files_from_format)
         if src.kind == "http":
@@ -78,7 +78,7 @@ def _settled(loc: Location) -> Location:
     endpoint (region, addressing, CA bundle, proxies) checked here, whatever its own environment."""
     if loc.kind != "s3":
         return loc
-    from ..stores.s3setup import settle
+    from ..stores.s3.setup import settle
 
     return dataclasses.replace(loc, s3=settle(loc.s3))
 

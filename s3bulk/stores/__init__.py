@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
-from ..urls import Location
+from ..config.urls import Location
 from .base import (Features, IntoReader, Multipart, PartInfo, ResumableUploads, ServerSideCopier, Store,
                    Unsupported, Writer, part_size_for, unwrap)
 from .resilient import ResilienceOptions
@@ -32,7 +32,7 @@ class StoreOptions:
     resilience: ResilienceOptions = field(default_factory=ResilienceOptions)
     flush_writes: bool = False       # local parts written through and dropped from the page cache
     request_payer: str | None = None  # --request-payer: S3 requests (reads too) accept requester-pays charges
-    checksum_algorithm: str | None = None  # --checksum-algorithm: S3 uploads carry it (checksums.py)
+    checksum_algorithm: str | None = None  # --checksum-algorithm: S3 uploads carry it (stores/checksums.py)
 
 
 def _run_key() -> str:
@@ -59,12 +59,12 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
     from .resilient import shared_name, wrap
 
     if location.kind == "local":
-        from .local import LocalStore
+        from .local.store import LocalStore
 
         return LocalStore(location, flush_writes=options.flush_writes)
     res = replace(options.resilience, shared_name=shared_name(_run_key(), f"{location.kind}:{location.raw}"))
     if location.kind == "s3":
-        from .s3 import S3Store
+        from .s3.store import S3Store
 
         store = await S3Store(location, max_connections=options.max_connections,
                               copy_threshold=options.copy_threshold, copy_part_size=options.copy_part_size,

@@ -25,7 +25,7 @@ from typing import Any, Awaitable, Callable, NamedTuple, Protocol, Sequence, run
 
 from ..errors import StoreError
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
-from ..urls import Location
+from ..config.urls import Location
 
 
 class Unsupported(StoreError):
@@ -219,7 +219,7 @@ class IntoReader(Protocol):
 
 @runtime_checkable
 class SinkReader(Protocol):
-    """features.read_to: bytes [start, end) handed to a sink as they arrive (stores/filesink.py
+    """features.read_to: bytes [start, end) handed to a sink as they arrive (stores/local/filesink.py
     writes them into the destination file), so a ranged download holds no part buffer."""
 
     async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
@@ -292,7 +292,7 @@ class ResumableUploads(Protocol):
                            upload_marker: str | None = None) -> tuple[list[OpenUpload], tuple[str, str] | None]:
         """One page of the uploads open under `prefix`, in key order: (uploads, the (key, upload id)
         markers of the next page, or None after the last). What finds an upload nothing recorded
-        (engine/leftovers.py)."""
+        (engine/journal/leftovers.py)."""
         ...
 
 

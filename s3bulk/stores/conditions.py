@@ -8,7 +8,7 @@ the overwrite hold old bytes, the later ones new bytes, and the file or object t
 neither. So each such request carries `If-Match: "<ETag>"` (a copy: `x-amz-copy-source-if-match`)
 with the ETag the run saw for the object (its listing, or one HEAD where the listing gave none),
 and a source that changed answers 412, mapped to SourceChanged, instead of bytes of another
-version. engine/transfer.py then throws away what the attempt wrote (aborts the upload, removes
+version. engine/transfer/one_object.py then throws away what the attempt wrote (aborts the upload, removes
 the temporary file, discards a kept partial file) and starts the object over once from its new
 version; a second change fails it with one line.
 
@@ -36,7 +36,7 @@ IF_MATCH: ContextVar[str | None] = ContextVar("s3bulk_if_match", default=None)
 class SourceChanged(StoreError):
     """The source is no longer the version this copy reads (412 to If-Match, or a changed ETag).
 
-    Not retried as such: engine/transfer.py starts the object over once from its new version
+    Not retried as such: engine/transfer/one_object.py starts the object over once from its new version
     (a "restarted" event), and a second change fails the object with `final_message`. Nothing
     lands under the final name from two versions."""
 
@@ -60,7 +60,7 @@ class FileVersion:
     Why: a file rewritten in place while it is uploaded in parts (a database, a log) would give an
     object whose first parts are of the old file and the rest of the new one, completed with exit
     0. The transfer sets one FileVersion around each object (SOURCE_FILE) from what its listing
-    saw (size, mtime); the local store's reads (stores/local.py, stores/bodies.py) call `opened`
+    saw (size, mtime); the local store's reads (stores/local/store.py, stores/local/bodies.py) call `opened`
     with the fstat of the fd they open and `read` with the fstat of the same fd once their bytes
     are read. The first open pins the file's identity (device, inode, size, mtime and ctime in
     ns) after comparing it with the listing; every read must end with the identity it opened with,
@@ -104,7 +104,7 @@ class FileVersion:
                                     op="read", url=url, key=key)
 
 
-# the version of the local file the current object is read from (set by engine/transfer.py)
+# the version of the local file the current object is read from (set by engine/transfer/one_object.py)
 SOURCE_FILE: ContextVar[FileVersion | None] = ContextVar("s3bulk_source_file", default=None)
 
 

@@ -14,9 +14,9 @@ import json
 from urllib.parse import quote, urlsplit
 
 from ..errors import Corrupt, NotFound, StoreError, Throttled, Transient, from_transport
-from ..httpclient import HttpClient, HttpError, Response, proxy_for, retry_after
+from ..http.client import HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo, Page, WorkUnit
-from ..urls import Location
+from ..config.urls import Location
 from .base import Features
 
 

@@ -29,7 +29,7 @@ from typing import Iterator, Sequence
 
 from ..errors import NotFound, StoreError, Transient, UnsafeKey
 from ..model import ObjectInfo, Page, WorkUnit
-from ..urls import Location
+from ..config.urls import Location
 from .base import Features, OpenUpload, PartInfo
 
 

@@ -40,7 +40,7 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from ..errors import NotFound, StoreError, Throttled, Transient
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
-from ..urls import Location
+from ..config.urls import Location
 from .base import Features, Multipart, OpenUpload, PartInfo, Unsupported, unwrap
 
 T = TypeVar("T")
@@ -261,7 +261,7 @@ class Limiter:
         limit, last = self.shared.get()
         if sent_at > last:
             # halve what is in flight (the run's, estimated from this worker's), not a ceiling far
-            # above it: a worker may hold fewer transfers than its limit allows (engine/inflight.py)
+            # above it: a worker may hold fewer transfers than its limit allows (engine/run/inflight.py)
             flying = float(max(1, self.active) * self.workers)
             self.shared.set(max(float(self.workers), min(limit, flying) / 2), time.time())
             self._limit_cache = (0.0, 0.0)

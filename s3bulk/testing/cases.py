@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable
 from ..errors import NotFound
 from ..model import WorkUnit
 from ..stores.base import Features, IntoReader, ResumableUploads, ServerSideCopier, Store, Writer, unwrap
-from ..urls import Location
+from ..config.urls import Location
 from .harness import (KEYS, CapabilityAbsent, Case, Harness, MiB, body, expect_raises, list_all, noise, require,
                       utf8_sorted)
 
@@ -412,7 +412,7 @@ async def lists_open_uploads_under_a_prefix(h: Harness, store: Any) -> None:
 
     This is how an upload that nothing recorded is found again: a run stopped between
     CreateMultipartUpload and its record, `rm --incomplete-uploads`, a resume that aborts what a
-    note of intent names (engine/leftovers.py)."""
+    note of intent names (engine/journal/leftovers.py)."""
     await require(store, "resumable_uploads")
     before = time.time()
     made = [(key, (await store.start_multipart(key, 2 * PART, PART)).upload_id)
@@ -485,7 +485,7 @@ async def reads_held_to_one_version_refuse_another(h: Harness, store: Any) -> No
     import tempfile
 
     from ..stores.conditions import IF_MATCH, SourceChanged
-    from ..stores.filesink import RangeSink
+    from ..stores.local.filesink import RangeSink
 
     old, new = noise("obj-old", 3000), noise("obj-new", 3000)
 

@@ -8,12 +8,12 @@ import typer
 
 from .. import props as P
 from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, Concurrency, CopyPartSize,
-                       CopyThreshold, DstEndpoint, DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, ExpectedSize,
-                       FilesFrom, FilesFromFormat, Include, IncludeDeleteMarkers, Json, JournalDir, JournalPath,
-                       MaxBandwidth, MaxBuffer, MaxMemory, MaxRps, NoJournal, NoSign, PageSize, Params, PartSize,
-                       PathStyle, Profile, Quiet, Region, RequestDeadline, RequestTimeout, Resume, Retries,
-                       RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion,
-                       Threshold, Verbose, VersionId, Workers, command)
+                       CopyThreshold, DstEndpoint, DstNoSign, DstProfile, DstRegion, Endpoint, Exclude,
+                       ExpectedSize, FilesFrom, FilesFromFormat, Include, IncludeDeleteMarkers, Json, JournalDir,
+                       JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps, NoJournal, NoSign, PageSize,
+                       Params, PartSize, PathStyle, Profile, Quiet, Region, RequestDeadline, RequestTimeout,
+                       Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile,
+                       SrcRegion, Threshold, Verbose, VersionId, Workers, command)
 
 CopySrc = Annotated[str, typer.Argument(metavar="SRC", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file")]
 CopyDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)")]

@@ -23,7 +23,7 @@ def du_command(
     Keys come in order, so each prefix's lines are printed as soon as it ends: memory stays flat
     however many prefixes there are."""
     from ...api import du_groups
-    from ...sizes import human_bytes
+    from ...config.sizes import human_bytes
 
     s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
     out = sys.stdout

@@ -11,8 +11,8 @@ import typer
 
 from ...errors import S3BulkError
 from .. import shell
-from ..options import (Endpoint, Exclude, FilterOptions, Include, JournalPath, MaxRps, NoJournal, NoSign, PathStyle,
-                       Profile, Region, Retries, S3Connection)
+from ..options import (Endpoint, Exclude, FilterOptions, Include, JournalPath, MaxRps, NoJournal, NoSign,
+                       PathStyle, Profile, Region, Retries, S3Connection)
 from ..shell import quiet_broken_pipe
 
 

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from ...errors import UsageError
-from ...sizes import parse_size
+from ...config.sizes import parse_size
 
 
 def serve(
@@ -21,8 +21,8 @@ def serve(
     page_size: int = typer.Option(1000, metavar="N", help="names per /list page", min=1),
 ) -> None:
     """Serve a directory (or synthetic files) over the plain list/get contract: GET /list, GET /get/NAME."""
-    from ...server import DirectoryCatalog, SyntheticCatalog, main_announce
-    from ...server import serve as run_server
+    from ...serve.server import DirectoryCatalog, SyntheticCatalog, main_announce
+    from ...serve.server import serve as run_server
 
     if (directory is None) == (synthetic is None):
         raise UsageError("give a DIRECTORY or --synthetic N (not both)")

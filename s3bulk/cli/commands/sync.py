@@ -11,14 +11,14 @@ from ...errors import UsageError
 from .. import props as P
 from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyPartSize, CopyThreshold, DstEndpoint,
                        DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, FilesFrom, FilesFromFormat, HashCache,
-                       Include, Json, JournalDir, JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps, NoJournal,
-                       NoSign, PageSize, Params, PartSize, PathStyle, Profile, Quiet, Region, RequestDeadline,
-                       RequestTimeout, Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint,
-                       SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose, Workers, command,
-                       gather)
+                       Include, Json, JournalDir, JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps,
+                       NoJournal, NoSign, PageSize, Params, PartSize, PathStyle, Profile, Quiet, Region,
+                       RequestDeadline, RequestTimeout, Resume, Retries, RetryMaxTime, RunOptions, ShowProgress,
+                       SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose,
+                       Workers, command, gather)
 
 if TYPE_CHECKING:
-    from ...engine.sync import SyncOptions
+    from ...engine.sync.march import SyncOptions
 
 O = typer.Option
 Delete = Annotated[bool, O("--delete", help="remove DST keys that SRC does not have (not those excluded)")]
@@ -40,7 +40,7 @@ class SyncChoice:
     hash_cache: Optional[str]
 
     def sync_options(self) -> SyncOptions:
-        from ...engine.sync import Compare, SyncOptions
+        from ...engine.sync.march import Compare, SyncOptions
 
         if sum((self.size_only, self.exact_timestamps, self.checksum)) > 1:
             raise UsageError("choose one of --size-only, --exact-timestamps, --checksum")

@@ -1,0 +1,1 @@
+"""What the user asked for, checked: URLs and each side's S3 options, sizes, filters, object-property options."""

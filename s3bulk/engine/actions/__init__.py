@@ -1,0 +1,1 @@
+"""The verbs beside copy and sync: deletes (`rm`), listing and sizes (`ls`, `du`), object versions."""

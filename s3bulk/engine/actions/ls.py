@@ -1,0 +1,194 @@
+"""`ls` and `du`: the listing a user asks for, as pages, text or totals.
+
+A URL is read as `copy` reads SRC (planner.resolve_source): one object, or everything under a
+prefix. A prefix is listed in parallel key ranges (listing.py), started from where the last
+listing's pages ended (hints.py), with pages listed ahead of the output spilled to disk (spill.py).
+`stepped` drives any of these async generators from synchronous code, one item per step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, AsyncGenerator, Callable, Generator, Iterator, TypeVar
+
+from ...model import ObjectInfo, WorkUnit
+from ...config.urls import S3Options
+
+__all__ = ["DuResult", "LS_SPILL_BYTES", "du", "du_groups", "list_pages", "list_rendered", "stepped"]
+
+LS_SPILL_BYTES = 1 << 30  # ordered `ls`: pages listed ahead of the output, on disk at most (spill.py)
+T = TypeVar("T")
+
+
+async def list_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
+                     concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[list[ObjectInfo], None]:
+    """Every object URL names, a page at a time (api.ls_pages_async says how)."""
+    from ..listing.split import list_in_order
+
+    def pages(store: Any, prefix: str, starts: list[WorkUnit] | None,
+              sample: Any) -> AsyncGenerator[list[ObjectInfo], None]:
+        return list_in_order(store, prefix, page_size=page_size, concurrency=concurrency,
+                             max_streams=max(64, 2 * concurrency), ordered=ordered, starts=starts, sample=sample,
+                             spill_bytes=LS_SPILL_BYTES)
+
+    listed = _listed(url, s3, concurrency, lambda one: one, pages)
+    try:
+        async for entries in listed:
+            yield entries
+    finally:
+        await listed.aclose()  # its listings end now, not when collected (after the loop is closed)
+
+
+async def list_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
+                        concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[str, None]:
+    """`list_pages`, each page turned into text by `render` as soon as it is listed (the CLI's
+    `ls`): a page listed ahead of the output then waits as its text, and one spilled to disk is
+    written and read back as UTF-8, not as objects."""
+    from ..listing.split import render_in_order
+
+    def texts(store: Any, prefix: str, starts: list[WorkUnit] | None, sample: Any) -> AsyncGenerator[str, None]:
+        return render_in_order(store, prefix, render, concurrency=concurrency, max_streams=max(64, 2 * concurrency),
+                               ordered=ordered, starts=starts, sample=sample, spill_bytes=LS_SPILL_BYTES)
+
+    listed = _listed(url, s3, concurrency, render, texts)
+    try:
+        async for text in listed:
+            yield text
+    finally:
+        await listed.aclose()
+
+
+async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callable[[list[ObjectInfo]], Any],
+                  listing: Callable[[Any, str, list[WorkUnit] | None, Any], AsyncGenerator[Any, None]]
+                  ) -> AsyncGenerator[Any, None]:
+    """What `ls` of URL lists: `one([object])` when URL names one object, else `listing(store,
+    prefix, start units from hints, boundary sample)`; the sample is saved when it lists to the end."""
+    from ...stores import open_store
+    from ..listing import hints
+    from ..planner import resolve_source
+
+    src, single = await resolve_source(url, s3)
+    store = await open_store(src)
+    try:
+        if single is not None:
+            yield one([await store.head(single)])
+            return
+        sample = starts = None
+        if getattr(store, "ordered", False) and concurrency > 1 and hints.enabled():
+            sample, starts = hints.BoundarySample(), hints.start_units(src, concurrency)
+        items = listing(store, src.prefix, starts, sample)
+        try:
+            async for item in items:
+                yield item
+        finally:
+            await items.aclose()
+        if sample is not None:  # listed to the end: where its pages ended, for the next listing
+            hints.save(src, sample)
+    finally:
+        await store.close()
+
+
+def stepped(agen: AsyncGenerator[T, None]) -> Generator[T, None, None]:
+    """An async generator driven from synchronous code by an event loop of its own, one item per
+    step; closing the generator (or a consumer that stops early) closes the async one in that loop."""
+    loop = asyncio.new_event_loop()
+    step: asyncio.Future[T] | None = None
+    try:
+        while True:
+            step = asyncio.ensure_future(agen.__anext__(), loop=loop)
+            try:
+                yield loop.run_until_complete(step)
+            except StopAsyncIteration:
+                return
+    finally:
+        if step is not None and not step.done():  # interrupted (Ctrl-C) in the middle of a step
+            step.cancel()
+            try:
+                _settle(loop, step)
+            except (asyncio.CancelledError, Exception):
+                pass  # the generator ended with it; aclose() below is then a no-op
+        _settle(loop, asyncio.ensure_future(agen.aclose(), loop=loop))
+        loop.close()
+
+
+def _settle(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any]) -> Any:
+    """loop.run_until_complete(fut), also after Ctrl-C interrupted an earlier run of the loop between
+    its step's end and the callback that stops the loop: that stop, still queued, ends the next run
+    early ('Event loop stopped before Future completed'); the loop is simply run again."""
+    while True:
+        try:
+            return loop.run_until_complete(fut)
+        except RuntimeError:
+            if fut.done():
+                raise
+
+
+def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
+              classes: dict[str, list[int]] | None = None) -> Iterator[tuple[str | None, int, int]]:
+    """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
+    (None, objects, bytes) for everything. Keys arrive in order, so a prefix is complete when the
+    next one starts: one running total at a time, whatever the number of prefixes. `classes`, when
+    given, is filled with storage class -> [objects, bytes] (S3 sources; listed as S3 says them)
+    by the time the total comes."""
+    from ..planner import resolve_source
+
+    loop = asyncio.new_event_loop()
+    try:
+        src, single = loop.run_until_complete(resolve_source(url, s3))
+    finally:
+        loop.close()
+    cut = 0 if single is not None else len(src.prefix)
+    total_o = total_b = 0
+    group: str | None = None
+    group_o = group_b = 0
+    for page in stepped(list_pages(url, s3=s3, concurrency=concurrency)):
+        for obj in page:
+            size = obj.size or 0
+            total_o += 1
+            total_b += size
+            if classes is not None and obj.storage_class is not None:
+                row = classes.get(obj.storage_class)
+                if row is None:
+                    row = classes[obj.storage_class] = [0, 0]
+                row[0] += 1
+                row[1] += size
+            if depth:
+                rel = obj.key[cut:]
+                parts = rel.split("/", depth)
+                name = "/".join(parts[:depth]) + ("/" if len(parts) > depth else "")
+                if name != group:
+                    if group is not None:
+                        yield group, group_o, group_b
+                    group, group_o, group_b = name, 0, 0
+                group_o += 1
+                group_b += size
+    if group is not None:
+        yield group, group_o, group_b
+    yield None, total_o, total_b
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DuResult:
+    """What `du` counted: `objects` and `bytes` under the URL, with depth > 0 `groups`, a list of
+    (prefix, objects, bytes) in key order, and `classes`, storage class -> (objects, bytes) for an S3
+    source."""
+
+    objects: int
+    bytes: int
+    groups: list[tuple[str, int, int]] = field(default_factory=list)
+    classes: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"DuResult(objects={self.objects}, bytes={self.bytes}, groups={len(self.groups)})"
+
+
+def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16) -> DuResult:
+    """The totals of `du_groups`, with the groups kept in a list."""
+    groups: list[tuple[str, int, int]] = []
+    classes: dict[str, list[int]] = {}
+    for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes):
+        if prefix is None:
+            return DuResult(objects, nbytes, groups, {k: (v[0], v[1]) for k, v in sorted(classes.items())})
+        groups.append((prefix, objects, nbytes))
+    raise AssertionError("du_groups ends with the total")

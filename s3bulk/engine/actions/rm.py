@@ -1,0 +1,178 @@
+"""`rm`: delete every object a URL names, in DeleteObjects batches of 1,000 keys, journaled.
+
+The listing is the parallel one `ls` uses (listing.py); each batch is deleted as soon as it is full,
+`concurrency` batches at once. A batch whose every key went records its key range (after, until]
+in the rm journal (rmjournal.py), so an interrupted rm run again with resume=True lists only what
+is left. A key the server refuses inside DeleteObjects' 200 answer is reported, not counted.
+With all_versions=True every version and delete marker goes instead (engine/actions/versions.py; no journal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, cast
+
+from ...errors import NotFound, UsageError
+from ...config.filters import Filters
+from ...model import ObjectInfo, WorkUnit
+from ...config.urls import S3Options, parse_location
+
+__all__ = ["RmResult", "rm"]
+
+OnKey = Callable[[str, "str | None"], None]  # (url, None) deleted (or, in a dry run, to be); (url, why) failed
+BATCH = 1000  # keys per DeleteObjects request (S3's limit)
+
+
+@dataclass(slots=True, repr=False)
+class RmResult:
+    """What `rm` did: `deleted` keys, and (url, why) for each key that could not be deleted.
+    `resumed_deleted`: keys an interrupted run had deleted (from its journal, with resume=True);
+    `nothing_left`: resume=True found the prefix already empty (a completed run, run again);
+    `journal`: the journal kept for resuming (None once a run completed, or when none was kept)."""
+
+    dry_run: bool = False
+    deleted: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    resumed_deleted: int = 0
+    nothing_left: bool = False
+    journal: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def __repr__(self) -> str:
+        return f"RmResult(deleted={self.deleted}, failed={len(self.failures)}, dry_run={self.dry_run})"
+
+
+def rm(url: str, s3: S3Options | None, rules: Filters, *, dry_run: bool = False, all_objects: bool = False,
+       on_key: OnKey | None = None, concurrency: int = 8, journal: str | None = None, resume: bool = False,
+       default_journal: bool = False, on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0,
+       retries: int = 5, all_versions: bool = False) -> RmResult:
+    """Delete what URL names, in an event loop of its own (api.rm says what each argument means)."""
+    if all_versions:
+        if resume:
+            raise UsageError("--all-versions keeps no journal: run it again instead of --resume")
+        return _rm_versions(url, s3, rules, dry_run, all_objects, on_key)
+    if resume and (dry_run or (journal is None and not default_journal)):
+        raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
+                         "in the API: journal=PATH)")
+    return asyncio.run(_rm(url, s3, rules, dry_run, all_objects, on_key, concurrency,
+                           None if dry_run else journal, resume, default_journal and not dry_run,
+                           on_notice or (lambda line: None), max_rps, retries))
+
+
+def _rm_versions(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
+                 on_key: OnKey | None) -> RmResult:
+    """rm(all_versions=True): every version and delete marker for good (engine/actions/versions.py); on_key gets
+    each one's URL with ?versionId=."""
+    from .versions import rm_versions
+
+    done = asyncio.run(rm_versions(url, s3=s3, filters=rules, dry_run=dry_run, all_objects=all_objects,
+                                   on_key=on_key))
+    return RmResult(dry_run, deleted=done.versions + done.markers, failures=done.failures)
+
+
+async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
+              on_key: OnKey | None, concurrency: int, journal_path: str | None,
+              resume: bool, default_journal: bool, notice: Callable[[str], None], max_rps: float = 0.0,
+              retries: int = 5) -> RmResult:
+    from ...stores import StoreOptions, Writer, open_store
+    from ...stores.resilient import ResilienceOptions
+    from ..listing.split import list_in_order
+    from ..planner import _as_dir, names_nothing, resolve_source
+    from ..journal.rm import open_rm_journal
+
+    result = RmResult(dry_run)
+    keep_journal = journal_path is not None or default_journal
+    try:
+        src, single = await resolve_source(url, s3)
+    except NotFound as exc:
+        if not (resume and names_nothing(exc)):
+            raise
+        # the same `rm ... --resume` line run again after it completed: nothing is left, which is done
+        loc = parse_location(url, s3)
+        j = open_rm_journal(loc.with_prefix(_as_dir(loc.prefix)), rules, journal_path, resume=True)
+        j.finish(complete=True)
+        notice(f"nothing left to delete under {url}")
+        result.nothing_left = True
+        return result
+    if src.kind == "http":
+        raise UsageError("a list/get server is read-only: nothing can be deleted there")
+    if single is None and not src.prefix and not all_objects:
+        raise UsageError(f"{url} is a whole bucket: add --all to delete every object in it")
+    run_journal = None
+    if keep_journal and single is None:
+        run_journal = open_rm_journal(src, rules, journal_path, resume=resume)
+        result.journal = run_journal.path
+        if run_journal.nothing_to_resume:
+            notice(f"nothing to resume (no journal at {run_journal.path}): starting from the beginning")
+        elif run_journal.resumed:
+            result.resumed_deleted = run_journal.done_totals()[0]
+    store = await open_store(src, StoreOptions(resilience=ResilienceOptions(retries=retries, max_rps=max_rps)))
+    note = on_key or (lambda u, why: None)
+    allowed = rules.compiled().allows if rules else None
+    window = asyncio.Semaphore(concurrency)
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def delete(batch: list[str], after: str | None, until: str | None) -> None:
+        try:
+            writer = cast(Writer, store)  # checked below, before the first batch
+            failed = dict(await writer.delete_many(batch)) if not dry_run and batch else {}
+        finally:
+            window.release()
+        for key in batch:
+            why = failed.get(key)
+            if why is None:
+                result.deleted += 1
+            else:
+                result.failures.append((src.url_for(key), why))
+            note(src.url_for(key), why)
+        if run_journal is not None and not failed:
+            # every key of (after, until] is gone: a resume need not list it again
+            run_journal.unit_done(WorkUnit(after=after, until=until), None, len(batch), 0)
+            run_journal.commit()
+
+    async def launch(batch: list[str], after: str | None, until: str | None) -> None:
+        await window.acquire()
+        tasks.add(asyncio.ensure_future(delete(batch, after, until)))
+
+    complete = False
+    try:
+        if not isinstance(store, Writer):
+            raise UsageError(f"{url} cannot be written to")
+        units = run_journal.resume_units() if run_journal is not None and run_journal.resumed else [WorkUnit()]
+        cut = len(src.prefix)
+        for unit in units:
+            pages = (_one(single, store) if single is not None
+                     else list_in_order(store, src.prefix, page_size=BATCH, concurrency=16, start=unit))
+            batch: list[str] = []
+            after = unit.after  # the batch being filled covers (after, its last listed key]
+            last = after
+            async for page in pages:
+                for obj in page:
+                    last = obj.key
+                    if allowed is None or allowed(obj.key[cut:]):
+                        batch.append(obj.key)
+                    if len(batch) == BATCH:
+                        await launch(batch, after, last)
+                        batch, after = [], last
+            if batch or after != unit.until:
+                await launch(batch, after, unit.until)
+        if tasks:
+            await asyncio.gather(*tasks)
+        complete = not result.failures
+    finally:
+        for t in tasks:
+            t.cancel()
+        await store.close()
+        if run_journal is not None:
+            run_journal.finish(complete=complete)
+            if complete:
+                result.journal = None
+    return result
+
+
+async def _one(key: str, store: Any) -> AsyncIterator[list[ObjectInfo]]:
+    yield [await store.head(key)]

@@ -1,0 +1,425 @@
+"""Object versions of a versioned bucket: `ls --all-versions`, `copy --version-id`, `copy
+--all-versions` (a bucket's history replayed in order) and `rm --all-versions`.
+
+Everything here goes through the store contract's VersionedStore capability (stores/base.py,
+declared by `features.versions`), never through S3Store itself, and copies each version with the
+engine's own Transfer (whole or in parts, under the byte budget), reading the version through a
+small adapter. A key's versions are written one after another, oldest first, so the destination's
+versions come out in the source's order; different keys go in parallel.
+
+This is a path of its own rather than a mode of the worker pool: a history must be replayed per
+key in order, which the pool's range-split listing (latest versions only) does not give. It keeps
+a journal of its own (engine/journal/versions.py): every version that lands is recorded, so `--resume`
+after an interruption continues each key from its first version not yet copied (and first asks
+DST whether the version a killed run was sending had landed: `_landed`). A version that
+fails ends its key's history for this run (the newer ones are not written before it), which a
+rerun with --resume then continues in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, Iterator, cast
+
+from ...errors import StoreError, UsageError
+from ...config.filters import Filters
+from ...model import ObjectInfo
+from ...stores.base import ObjectVersion, VersionedStore, unwrap
+from ...config.urls import Location, S3Options, parse_location
+
+PAGE = 1000
+
+
+def versioned(store: Any, url: str) -> VersionedStore:
+    """The store as a VersionedStore, or a one-line UsageError when it keeps no versions."""
+    if not store.features.versions:
+        raise UsageError(f"{url}: versions need a store that keeps them (an S3 bucket)")
+    return cast(VersionedStore, store)
+
+
+async def version_pages(store: VersionedStore, prefix: str) -> AsyncIterator[list[ObjectVersion]]:
+    """Every version and delete marker under prefix, a page at a time (key order, newest first)."""
+    key = version = None
+    while True:
+        page = await store.list_versions_page(prefix, key, version, PAGE)
+        if page.entries:
+            yield page.entries
+        if page.next_key is None and page.next_version is None:
+            return
+        key, version = page.next_key, page.next_version
+
+
+async def histories(store: VersionedStore, prefix: str) -> AsyncIterator[list[ObjectVersion]]:
+    """Each key's versions, oldest first (a key's versions may span listing pages: one key's
+    history is held at a time)."""
+    current: list[ObjectVersion] = []
+    async for page in version_pages(store, prefix):
+        for v in page:
+            if current and current[0].key != v.key:
+                yield current[::-1]
+                current = []
+            current.append(v)
+    if current:
+        yield current[::-1]
+
+
+async def resolve(store: VersionedStore, loc: Location) -> tuple[str, str | None]:
+    """(listing prefix, single key) as `copy` reads SRC: s3://b/NAME is the key NAME when it has
+    versions (even if its latest is a delete marker), else everything under NAME/."""
+    prefix = loc.prefix
+    if prefix and not prefix.endswith("/"):
+        page = await store.list_versions_page(prefix, None, None, 1)
+        if page.entries and page.entries[0].key == prefix:
+            return prefix, prefix
+        prefix += "/"
+    return prefix, None
+
+
+# ------------------------------------------------------------------ copy
+
+
+class _VersionSource:
+    """One version of a key as a plain readable store, for the engine's Transfer: it reads
+    `version_id` whatever key it is asked for (it is made per version)."""
+
+    def __init__(self, store: VersionedStore, location: Location, version_id: str) -> None:
+        from ...stores.base import Features
+
+        self.store, self.location, self.version_id = store, location, version_id
+        self.features = Features(read_into=False)
+
+    @property
+    def ordered(self) -> bool:
+        return True
+
+    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+        return await self.store.read_version(key, self.version_id, start, end)
+
+    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+        info = await self.store.head_version(key, self.version_id)
+        size = info.size or 0
+        return await self.read(key, 0, min(size, limit)), size
+
+
+@dataclass(slots=True)
+class VersionsResult:
+    """What a versions copy or delete did: versions copied or deleted, their bytes, delete markers
+    replayed or deleted, failures as (url, why)."""
+
+    versions: int = 0
+    bytes: int = 0
+    markers: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    dry_run: bool = False
+    resumed: int = 0           # versions and markers an interrupted run had copied (--resume skips them)
+    held: int = 0              # not tried: newer versions of a key whose older version failed
+    interrupted: bool = False  # stopped early (should_stop): what is left goes to --resume
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _url(loc: Location, key: str, version_id: str) -> str:
+    return f"{loc.url_for(key)}?versionId={version_id}"
+
+
+async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | None = None,
+                        dst_s3: S3Options | None = None, options: Any = None, version_id: str | None = None,
+                        include_delete_markers: bool = False, filters: Filters = Filters(),
+                        on_version: Callable[[str, str, str | None], None] | None = None,
+                        concurrency: int = 16, as_of: float | None = None, journal: Any = None,
+                        should_stop: Callable[[], bool] | None = None) -> VersionsResult:
+    """Copy one version (`version_id`, SRC naming one key) or every version under SRC, oldest first
+    per key, to DST (which keeps them as versions when it is a versioned bucket). Delete markers are
+    replayed as deletes only with include_delete_markers. as_of (epoch seconds): instead, each key
+    as it was then, its newest version not after that time (none when that was a delete marker).
+    on_version(src url, dst url, why) after each version (why None when it landed). journal (a
+    versions_journal.VersionsJournal): versions it holds are skipped and each that lands is
+    recorded. should_stop(): checked before each version; once true no new one starts, those in
+    flight finish (and are recorded), and the result says interrupted."""
+    from ..plan import KeyMap, TransferOptions
+    from ..transfer.one_object import ByteBudget, Transfer
+    from ...stores import Writer, open_store
+
+    options = options or TransferOptions()
+    src_loc, dst_loc = parse_location(src_text, src_s3), parse_location(dst_text, dst_s3)
+    note = on_version or (lambda s, d, why: None)
+    result = VersionsResult()
+    src = await open_store(src_loc, options.store_options())
+    dst: Any = None
+    try:
+        vsrc = versioned(src, src_text)
+        prefix, single = await resolve(vsrc, src_loc)
+        if version_id is not None and single is None:
+            raise UsageError(f"--version-id needs SRC to name one key, and {src_text} names none with versions")
+        dst_key_of: Callable[[str], str]
+        if single is not None:
+            dst_loc, exact = _one_destination(dst_loc, dst_text, os.path.basename(single))
+            dst_key_of = KeyMap(prefix, dst_loc.prefix, exact)
+        else:
+            dst_key_of = KeyMap(prefix, dst_loc.prefix if not dst_loc.prefix or dst_loc.prefix.endswith("/")
+                                else dst_loc.prefix + "/")
+        dst = await open_store(dst_loc, options.store_options())
+        if not isinstance(dst, Writer) or not dst.features.write:
+            raise UsageError(f"{dst_text} cannot be written to")
+        await dst.prepare()
+        budget = ByteBudget(options.max_bytes_in_flight)
+        allowed = filters.compiled().allows if filters else None
+        # the version id each write makes at a versioned S3 DST (what a resume after a kill checks against)
+        written: dict[str, str] = {}
+        told = unwrap(dst)
+        if journal is not None and hasattr(told, "written_versions"):
+            told.written_versions = written
+
+        stop = should_stop or (lambda: False)
+
+        async def one(v: ObjectVersion) -> bool:
+            target = dst_key_of(v.key)
+            src_url, dst_url = _url(src_loc, v.key, v.version_id), dst_loc.url_for(target)
+            if journal is not None:
+                journal.sending(v.key, v.version_id)
+            try:
+                if v.delete_marker:
+                    failed = await dst.delete_many([target])
+                    if failed:
+                        raise StoreError(failed[0][1], op="delete", url=dst_url, key=target)
+                    result.markers += 1
+                else:
+                    source = _VersionSource(vsrc, src_loc, v.version_id)
+                    transfer = Transfer(source, dst, KeyMap("", "", target), options, budget)  # type: ignore[arg-type]
+                    size, _ = await transfer.copy(ObjectInfo(v.key, v.size, v.mtime, v.etag))
+                    result.versions += 1
+                    result.bytes += size
+            except StoreError as exc:
+                result.failures.append((src_url, str(exc)))
+                note(src_url, dst_url, str(exc))
+                return False
+            if journal is not None:
+                journal.record(v.key, v.version_id, written.pop(target, None))
+            note(src_url, dst_url, None)
+            return True
+
+        async def history(versions: list[ObjectVersion]) -> None:
+            try:
+                if as_of is not None:
+                    versions = at(versions, as_of)
+                todo = [v for v in versions if include_delete_markers or not v.delete_marker]
+                landed = journal.landed(versions[0].key) if journal is not None and versions else set()
+                sending, began, after = journal.in_flight(versions[0].key) if journal is not None and versions \
+                    else (None, None, None)
+                for i, v in enumerate(todo):
+                    if v.version_id in landed:
+                        result.resumed += 1
+                        continue
+                    if v.version_id == sending:  # in flight when the stopped run was killed: did it land?
+                        made = await _landed(dst, dst_key_of(v.key), v, began, after)
+                        if made is not None:
+                            assert journal is not None
+                            journal.record(v.key, v.version_id, made)
+                            result.resumed += 1
+                            continue
+                        await _abort_left(dst, dst_key_of(v.key), began)
+                    if stop():
+                        result.interrupted = True
+                        return
+                    if not await one(v):
+                        result.held += len(todo) - i - 1  # they must not land before it: left for a rerun
+                        return
+            finally:
+                window.release()
+
+        window = asyncio.Semaphore(max(1, concurrency))
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            if version_id is not None:
+                assert single is not None
+                v = await vsrc.head_version(single, version_id)
+                await window.acquire()
+                await history([v])
+            else:
+                async for versions in histories(vsrc, prefix):
+                    if single is not None and versions[0].key != single:
+                        continue
+                    if allowed is not None and not allowed(versions[0].key[len(prefix):]):
+                        continue
+                    await window.acquire()
+                    if stop():
+                        result.interrupted = True
+                        window.release()
+                        break
+                    task = asyncio.ensure_future(history(versions))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                if tasks:
+                    await asyncio.gather(*tasks)
+        finally:
+            for t in tasks:
+                t.cancel()
+    finally:
+        await src.close()
+        if dst is not None:
+            await cast(Any, dst).close()  # narrowed to Writer above, which does not declare close
+    return result
+
+
+async def _landed(dst: Any, target: str, v: ObjectVersion, began: float | None, after: str | None) -> str | None:
+    """Whether version `v`, being sent to `target` when a run was killed, landed there: the DST
+    version id it made, or None when it must be sent (again).
+
+    Asked of the key's versions at DST (one ListObjectVersions). With `after`, the DST version
+    id of the key's last version landed before it, the answer is exact: a newer version at DST
+    is this one (nothing else writes there meanwhile). Without it (the key's first version, or
+    one after a delete marker), the newest version at DST is this one when it is of its kind
+    and size (its ETag too, where both are MD5s), written since `began` (within the clock skew
+    S3 allows). A DST that keeps no versions is written again: the same bytes over the same."""
+    from ..journal.leftovers import SKEW
+
+    if not dst.features.versions:
+        return None
+    try:
+        page = await cast(VersionedStore, dst).list_versions_page(target, None, None, 100)
+    except StoreError:
+        return None  # cannot tell: written again, as before
+    mine = [e for e in page.entries if e.key == target]
+    if not mine or mine[0].version_id == "null":  # nothing there, or an unversioned bucket
+        return None
+    newest = mine[0]
+    if newest.delete_marker != v.delete_marker or (not v.delete_marker and newest.size != v.size):
+        return None
+    if after is not None and after in {e.version_id for e in mine}:
+        return newest.version_id if newest.version_id != after else None
+    if newest.mtime is None or began is None or newest.mtime < began - SKEW:
+        return None
+    plain = [t for t in (newest.etag, v.etag) if t and "-" not in t]
+    if len(plain) == 2 and plain[0] != plain[1]:
+        return None
+    return newest.version_id
+
+
+async def _abort_left(dst: Any, target: str, began: float | None) -> None:
+    """Abort the multipart upload a version cut short by a kill may have left open at `target`
+    (one begun since `began`: engine/journal/leftovers.py), before the version is sent again."""
+    from ..journal.leftovers import resolve_intent
+
+    try:
+        await resolve_intent(dst, target, began)
+    except StoreError:
+        pass  # left to the bucket's lifecycle rule or rm --incomplete-uploads
+
+
+def at(history: list[ObjectVersion], when: float) -> list[ObjectVersion]:
+    """The version a key showed at `when` (its history oldest first), as a one-element list; empty
+    when it did not exist yet or had been deleted (S3 times have whole seconds: a version written in
+    the second of `when` counts as there)."""
+    before = [v for v in history if v.mtime is not None and v.mtime <= when]
+    return [] if not before or before[-1].delete_marker else [before[-1]]
+
+
+def _one_destination(dst: Location, dst_text: str, name: str) -> tuple[Location, str]:
+    """(destination location, exact key) for one key's versions, as copy reads DST for one object."""
+    if dst.kind == "s3":
+        if not dst.prefix or dst.prefix.endswith("/"):
+            return dst.with_prefix(""), dst.prefix + name
+        return dst.with_prefix(""), dst.prefix
+    path = dst.root
+    if dst_text.endswith(("/", os.sep)) or os.path.isdir(path):
+        return dst.with_prefix(""), name
+    return Location("local", os.path.dirname(path), "", dst.raw), os.path.basename(path)
+
+
+# ------------------------------------------------------------------ delete
+
+
+async def rm_versions(url: str, *, s3: S3Options | None = None, filters: Filters = Filters(),
+                      dry_run: bool = False, all_objects: bool = False,
+                      on_key: Callable[[str, str | None], None] | None = None) -> VersionsResult:
+    """Delete every version and delete marker under URL (or of the one key it names) for good,
+    1,000 (key, version id) pairs a DeleteObjects request. on_key(url?versionId=..., why)."""
+    from ...stores import open_store
+
+    loc = parse_location(url, s3)
+    if loc.kind != "s3" and loc.kind != "memory":
+        raise UsageError(f"{url}: versions need a store that keeps them (an S3 bucket)")
+    if not loc.prefix and not all_objects:
+        raise UsageError(f"{url} is a whole bucket: add --all to delete every version in it")
+    store = await open_store(loc)
+    result = VersionsResult(dry_run=dry_run)
+    note = on_key or (lambda u, why: None)
+    try:
+        vstore = versioned(store, url)
+        prefix, single = await resolve(vstore, loc)
+        allowed = filters.compiled().allows if filters else None
+        batch: list[ObjectVersion] = []
+
+        async def flush() -> None:
+            failed = {(k, v): why for k, v, why in
+                      (await vstore.delete_versions([(x.key, x.version_id) for x in batch]) if not dry_run else [])}
+            for x in batch:
+                why = failed.get((x.key, x.version_id))
+                if why is None:
+                    if x.delete_marker:
+                        result.markers += 1
+                    else:
+                        result.versions += 1
+                else:
+                    result.failures.append((_url(loc, x.key, x.version_id), why))
+                note(_url(loc, x.key, x.version_id), why)
+            batch.clear()
+
+        async for page in version_pages(vstore, prefix):
+            for v in page:
+                if single is not None and v.key != single:
+                    continue
+                if allowed is not None and not allowed(v.key[len(prefix):]):
+                    continue
+                batch.append(v)
+                if len(batch) == PAGE:
+                    await flush()
+        if batch:
+            await flush()
+    finally:
+        await store.close()
+    return result
+
+
+def ls_version_pages(url: str, *, s3: S3Options | None = None) -> Iterator[list[ObjectVersion]]:
+    """Pages of every version and delete marker under URL (or of the key it names), for `ls
+    --all-versions`: a thread runs the listing so the caller iterates plainly."""
+    import queue
+    import threading
+
+    out: "queue.Queue[Any]" = queue.Queue(maxsize=4)
+    done = object()
+
+    async def produce() -> None:
+        from ...stores import open_store
+
+        loc = parse_location(url, s3)
+        store = await open_store(loc)
+        try:
+            vstore = versioned(store, url)
+            prefix, single = await resolve(vstore, loc)
+            async for page in version_pages(vstore, prefix):
+                out.put([v for v in page if single is None or v.key == single])
+        finally:
+            await store.close()
+
+    def run() -> None:
+        try:
+            asyncio.run(produce())
+            out.put(done)
+        except BaseException as exc:  # handed to the iterating thread
+            out.put(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    while True:
+        item = out.get()
+        if item is done:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+

@@ -1,0 +1,138 @@
+"""Multipart uploads left open at a destination: finding them and aborting them.
+
+An S3 multipart upload that is neither completed nor aborted shows in no listing and is billed for
+its parts until a lifecycle rule (AbortIncompleteMultipartUpload) removes it. A run records every
+upload it opens in its journal before the first part is sent (journal.py; worker.py writes the
+record to disk itself, so a SIGKILL cannot lose it), and even before the upload is asked for: an
+*intent*, a row without an upload id. `--resume` continues or aborts what the journal holds. Two
+cases need the store's own list of open uploads (ListMultipartUploads):
+
+- an intent never completed by an id: the run stopped while CreateMultipartUpload was in flight.
+  The store may have made the upload; `resolve_intent` finds the ones of exactly that key begun
+  since the intent (within the clock skew S3 allows) and aborts them. No part can be in them: the
+  id is recorded before the first part is sent.
+- uploads nothing recorded: a run without a journal stopped outright, a journal deleted, another
+  tool. `s3bulk rm --incomplete-uploads s3://bucket/prefix/` lists and aborts every upload open
+  under a prefix (`abort_incomplete`; --dry-run lists them only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, cast
+
+from ...errors import NotFound, StoreError, UsageError
+from ...stores.base import OpenUpload, ResumableUploads
+
+# S3 refuses a request signed more than 15 minutes off its own clock, so no store a run could write
+# to has a clock further off ours: an upload an intent made began no earlier than this before it
+SKEW = 15 * 60.0
+
+
+async def open_uploads(store: Any, prefix: str) -> AsyncIterator[OpenUpload]:
+    """Every multipart upload open under `prefix` at `store` (features.resumable_uploads), page by page."""
+    uploads = cast(ResumableUploads, store)
+    key_marker: str | None = None
+    upload_marker: str | None = None
+    while True:
+        page, after = await uploads.list_uploads(prefix, key_marker, upload_marker)
+        for upload in page:
+            yield upload
+        if after is None:
+            return
+        key_marker, upload_marker = after
+
+
+async def resolve_intent(store: Any, key: str, started: float | None, known: frozenset[str] = frozenset()) -> int:
+    """Abort the uploads of exactly `key` that an intent recorded at `started` (our clock) may have
+    made: those begun no earlier than SKEW before it, except the ids in `known` (recorded, so
+    someone continues them). Returns how many were aborted. StoreError when the store cannot say."""
+    if not store.features.resumable_uploads:
+        return 0
+    since = (started or 0.0) - SKEW
+    doomed = [u for u in [u async for u in open_uploads(store, key)]
+              if u.key == key and u.upload_id not in known and (u.initiated is None or u.initiated >= since)]
+    for upload in doomed:
+        try:
+            await cast(ResumableUploads, store).abort_multipart(upload.key, upload.upload_id)
+        except NotFound:
+            pass  # completed or aborted meanwhile
+    return len(doomed)
+
+
+async def abort_rows(store: Any, rows: list[dict[str, Any]]) -> None:
+    """Abort the uploads journal rows name (a replaced or finished run's leftovers); a row without
+    an id is an intent, resolved by listing the key's uploads. Best effort: an upload already gone
+    is no error, and one that cannot be aborted now is left to the bucket's lifecycle rule."""
+    if not rows or not store.features.resumable_uploads:
+        return
+    uploads = cast(ResumableUploads, store)
+    known = frozenset(r["upload_id"] for r in rows if r["upload_id"] is not None)
+    for row in rows:
+        try:
+            if row["upload_id"] is None:
+                await resolve_intent(store, row["dst_key"], row.get("started"), known)
+            else:
+                await uploads.abort_multipart(row["dst_key"], row["upload_id"])
+        except StoreError:
+            pass
+
+
+async def abort_uploads(location: Any, options: Any, rows: list[dict[str, Any]]) -> None:
+    """abort_rows at the store `location` names, opened for the purpose."""
+    if not rows:
+        return
+    from ...stores import open_store
+
+    store = await open_store(location, options.store_options())
+    try:
+        await abort_rows(store, rows)
+    finally:
+        await store.close()
+
+
+@dataclass(slots=True)
+class LeftoversResult:
+    """What `rm --incomplete-uploads` did: uploads aborted (or found, with dry_run), failures as (url, why)."""
+
+    aborted: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    dry_run: bool = False
+
+
+async def abort_incomplete(url: str, *, s3: Any = None, dry_run: bool = False, all_objects: bool = False,
+                           options: Any = None,
+                           on_upload: Callable[[OpenUpload, str, str | None], None] | None = None) -> LeftoversResult:
+    """Abort every multipart upload open under URL (s3://bucket/prefix, or the one key it names
+    and anything beginning with it); on_upload(upload, its url, why it failed or None) for each.
+    A whole bucket needs all_objects, as `rm` does."""
+    from ...stores import StoreOptions, open_store
+    from ...config.urls import parse_location
+
+    loc = parse_location(url, s3)
+    if loc.kind not in ("s3", "memory"):
+        raise UsageError(f"{url}: incomplete multipart uploads are an S3 bucket's (give s3://BUCKET/PREFIX)")
+    if not loc.prefix and not all_objects:
+        raise UsageError(f"{url} is a whole bucket: add --all to abort every incomplete upload in it")
+    store = await open_store(loc, options or StoreOptions())
+    result = LeftoversResult(dry_run=dry_run)
+    note = on_upload or (lambda upload, where, why: None)
+    try:
+        async for upload in open_uploads(store, loc.prefix):
+            where = f"{loc.url_for(upload.key)}?uploadId={upload.upload_id}"
+            why = None
+            if not dry_run:
+                try:
+                    await cast(ResumableUploads, store).abort_multipart(upload.key, upload.upload_id)
+                except NotFound:
+                    pass  # completed or aborted meanwhile: not open any more either way
+                except StoreError as exc:
+                    why = str(exc)
+            if why is None:
+                result.aborted += 1
+            else:
+                result.failures.append((where, why))
+            note(upload, where, why)
+    finally:
+        await store.close()
+    return result

@@ -1,0 +1,413 @@
+"""The coordinator's loop: hands work units to the workers and adds up what they report.
+
+Only work units and aggregated counters cross process boundaries. The coordinator holds the
+frontier of the listing (units waiting for a worker) and a count of units not yet finished; the
+run is over when that count reaches zero. It alone writes the resume journal (journal.py): units
+finished, multipart uploads open.
+
+A run goes through these phases (`Phase`):
+
+    LISTING   units are handed out and some are not listed yet
+    COPYING   everything is listed; the last pages are being copied
+    STOPPING  `should_stop()` turned true (the Lambda handler's deadline): no new units are handed
+              out and workers start no new object; transfers in flight finish, the rest is handed
+              back as `summary.resume`
+    DRAINING  a first Ctrl-C or SIGTERM: workers get SIGUSR1 and take no new objects; transfers in
+              flight finish (a multipart upload finishes its parts in flight and stays open for the
+              resume); units not finished come back; the summary says `interrupted`
+    DONE      the loop has ended (all done, a fatal error, or a stop that ran its course)
+
+A second Ctrl-C (or DRAINING for longer than DRAIN_SECONDS) ends the loop at once with the workers
+terminated (`forced`). Either way the journal holds only units whose every object was copied.
+
+Starting the workers (processes, a thread, a Dask cluster) is pool.py's job; this module sees them
+as handles that look like a multiprocessing.Process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import os
+import queue
+import resource
+import signal
+import threading
+import time
+from collections import deque
+from typing import Any, Callable
+
+from .peak_rss import peak_rss_bytes
+from ...model import Counters, Failure, Summary, WorkUnit
+from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone,
+                        UploadEnded, UploadStarted, WorkerMessage)
+from ..listing import hints
+from ..events import Copied, Deleted, Event, Progress, Restarted, Stopping
+from ..plan import Plan
+from ..listing.units import join_units
+
+MAX_FAILURES_KEPT = 1000
+DRAIN_SECONDS = 30.0  # a graceful stop that takes longer than this becomes an immediate one
+PROGRESS_SECONDS = 0.25
+Emit = Callable[[Event], None]  # Subscriber.notify of the run's subscriber (events.py)
+
+
+class Phase(enum.Enum):
+    LISTING = "listing"
+    COPYING = "copying"
+    STOPPING = "stopping"
+    DRAINING = "draining"
+    DONE = "done"
+
+
+class Signals:
+    """Counts SIGINT and SIGTERM while a run is on (main thread only) instead of raising
+    KeyboardInterrupt at whatever line the coordinator is on: the loop looks at the count, so the
+    journal is never written half-way. Restores the previous handlers."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._old: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.count += 1
+
+    def restore(self) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old = {}
+
+
+class Coordinator:
+    """One run's loop over started workers (`handles`, fed through `units_q`, reporting on
+    `events_q`). `run()` returns the finished summary; it also closes the journal and the cluster
+    connection and restores the signal handlers, whatever happens."""
+
+    def __init__(self, plan: Plan, summary: Summary, handles: list[Any], units_q: Any, events_q: Any,
+                 starts: list[WorkUnit], signals: Signals, *, emit: Emit, started: float,
+                 in_process: bool, journal: Any = None, should_stop: Callable[[], bool] | None = None,
+                 close: Callable[[], None] | None = None) -> None:
+        self.plan, self.summary, self.handles = plan, summary, handles
+        self.units_q, self.events_q = units_q, events_q
+        self.signals, self.emit, self.started = signals, emit, started
+        self.in_process, self.journal, self.should_stop = in_process, journal, should_stop
+        self._close = close
+        self.workers = summary.workers
+        # Units that may exist at once: a few times the pages the workers can list at a time, so
+        # listing runs through many chains without the coordinator holding (or the store answering) a
+        # flood of them. A run that may be asked to stop and hand back one unit to continue from
+        # (should_stop, the Lambda handler) lists through one chain.
+        self.max_units = 1 if should_stop is not None else max(16, 8 * self.workers * plan.options.pages_ahead)
+        # a fresh run of an ordered source starts from where the last run's pages ended (hints.py)
+        # and keeps where its own end, for the next run
+        self.sample: hints.BoundarySample | None = None
+        fresh = starts == [WorkUnit()] and should_stop is None and not (journal is not None and journal.resumed)
+        if fresh and hints.applies(plan):
+            self.sample = hints.BoundarySample()
+            starts = hints.start_units(plan.src, max(2, self.max_units // 2)) or starts
+        self.frontier: deque[WorkUnit] = deque(starts)
+        self.pending = len(starts)    # units handed out or waiting, not yet done
+        self.unlisted = len(starts)   # units whose page has not been listed yet
+        self.unit_failures = 0        # units with a failed object: not journaled, a resume redoes them
+        self.exited: dict[int, tuple[int, float]] = {}  # worker id -> (peak RSS, CPU seconds)
+        self.phase = Phase.LISTING
+        self.draining_since: float | None = None
+        self.forced = False
+        self._last_progress = 0.0
+
+    # --- what workers report ------------------------------------------------------------------
+    def handle(self, msg: WorkerMessage) -> None:
+        summary, journal = self.summary, self.journal
+        if isinstance(msg, ProgressReport):
+            summary.counters.add(msg.counters)
+            for f in msg.failures:
+                _keep_failure(summary, f)
+                self.emit(f)
+        elif isinstance(msg, Planned):
+            for event in msg.events:
+                self.emit(event)
+        elif isinstance(msg, ObjectsReported):
+            _emit_objects(self.emit, msg.notes)
+        elif isinstance(msg, Listed):
+            pieces = msg.pieces
+            self.unlisted -= 1
+            if self.sample is not None and pieces and pieces[0].after is not None:
+                self.sample.add(pieces[0].after)  # where the listed page ended
+            if len(pieces) > 1 and self.pending + len(pieces) - 1 > self.max_units:
+                pieces = [join_units(pieces)]  # enough units already: this one stays a chain for now
+            self.frontier.extend(pieces)
+            self.pending += len(pieces)
+            self.unlisted += len(pieces)
+            if self.unlisted == 0 and self.phase is Phase.LISTING:
+                self.phase = Phase.COPYING
+        elif isinstance(msg, UnitDone):
+            self.pending -= 1
+            if msg.failed:
+                self.unit_failures += 1  # a resume does the unit again (its object log keeps the rest)
+            elif journal is not None:
+                journal.unit_done(msg.unit, msg.rest, msg.objects, msg.nbytes, msg.object_log)
+        elif isinstance(msg, Abandoned):  # a graceful stop: back where it came from, unfinished
+            self.frontier.append(msg.unit)
+            if msg.was_listed:
+                self.unlisted += 1
+        elif isinstance(msg, UploadStarted):
+            if journal is not None:
+                journal.upload_started(msg.dst_key, msg.upload_id, msg.size, msg.part_size, msg.src_size,
+                                       msg.src_mtime, msg.src_etag)
+        elif isinstance(msg, UploadEnded):
+            if journal is not None:
+                journal.upload_ended(msg.dst_key, msg.upload_id)
+        elif isinstance(msg, Fatal):
+            if summary.fatal is None:
+                summary.fatal = msg.message
+                summary.fatal_code = msg.exit_code
+        elif isinstance(msg, Exited):
+            self.exited[msg.wid] = (msg.peak_rss_bytes, msg.cpu_seconds)
+
+    def drain_events(self, first_timeout: float) -> None:
+        """Handle what the workers sent: wait up to first_timeout for one message, then take what
+        else is queued (bounded), and write the journal when due."""
+        try:
+            self.handle(self.events_q.get(timeout=first_timeout))
+            for _ in range(256):
+                self.handle(self.events_q.get_nowait())
+        except queue.Empty:
+            pass
+        if self.journal is not None:
+            self.journal.maybe_commit()
+
+    def snapshot(self) -> Progress:
+        """The counts as they are now: a copy, so an event kept by a subscriber stays as it was."""
+        return Progress(dataclasses.replace(self.summary.counters), self.unlisted == 0,
+                        time.monotonic() - self.started, self.workers)
+
+    # --- the phases ------------------------------------------------------------------------------
+    def _begin_draining(self) -> None:
+        """First Ctrl-C / SIGTERM: tell every worker, take back what nobody claimed, and give each
+        worker the None that makes it hand back whatever it still takes from the queue."""
+        self.draining_since = time.monotonic()
+        self.phase = Phase.DRAINING
+        self.summary.interrupted = True
+        self.emit(Stopping())
+        for p in self.handles:
+            _request_stop(p)
+        _take_back(self.units_q, self.frontier)
+        for _ in self.handles:
+            try:
+                self.units_q.put(None, timeout=1)
+            except queue.Full:
+                break
+
+    def _begin_stopping(self) -> None:
+        """should_stop() turned true (a Lambda near its deadline): workers start no new object, even
+        inside a page they are copying (a page is up to 1,000 objects: finishing it could outlast the
+        deadline); the transfers in flight finish, and units no worker claimed come back. What was
+        copied of an unfinished page is in its object log, so a journaled run resumes per object."""
+        self.phase = Phase.STOPPING
+        for p in self.handles:
+            _request_stop(p)
+        _take_back(self.units_q, self.frontier)
+
+    @property
+    def _stopping(self) -> bool:
+        return self.phase in (Phase.STOPPING, Phase.DRAINING)
+
+    def _hand_out(self) -> None:
+        """Units from the frontier into the workers' queue, as many as it takes now."""
+        while self.frontier:
+            try:
+                self.units_q.put_nowait(self.frontier[0])
+                self.frontier.popleft()
+            except queue.Full:
+                break
+
+    def _step(self) -> bool:
+        """One turn of the loop; False when the loop must end."""
+        signals = self.signals
+        if signals.count and self.draining_since is None:
+            self._begin_draining()
+        if signals.count >= 2 or (self.draining_since is not None
+                                  and time.monotonic() - self.draining_since > DRAIN_SECONDS):
+            self.forced = True
+            return False
+        if not self._stopping and self.should_stop is not None and self.should_stop():
+            self._begin_stopping()
+        if self._stopping and self.pending == len(self.frontier):
+            return False  # nothing in flight any more
+        if not self._stopping:
+            self._hand_out()
+        self.drain_events(0.1)
+        now = time.monotonic()
+        if now - self._last_progress >= PROGRESS_SECONDS:
+            self._last_progress = now
+            self.emit(self.snapshot())
+            return self._judge_dead_workers()
+        return True
+
+    def _judge_dead_workers(self) -> bool:
+        """A worker that exited without its Exited message died (OOM killer, a crash): the run stops
+        with a fatal error. False when the loop must end."""
+        if not _dead_workers(self.handles, self.exited):
+            return True
+        # its last words may still be in the queue: read them before judging
+        until = time.monotonic() + 1.0
+        while time.monotonic() < until and _dead_workers(self.handles, self.exited) and self.pending > 0:
+            self.drain_events(0.2)
+        dead = _dead_workers(self.handles, self.exited)
+        if dead and self.pending > 0:
+            if self.draining_since is not None:
+                return False  # stopped from outside as well (e.g. SIGTERM to the process group)
+            self.summary.fatal = dead
+        return True
+
+    def run(self) -> Summary:
+        summary = self.summary
+        try:
+            while self.pending > 0 and summary.fatal is None and self._step():
+                pass
+            self._shutdown(force=self.forced or summary.fatal is not None, now=lambda: self.signals.count >= 2)
+            if self.phase is Phase.STOPPING and self.frontier:
+                summary.resume = min(self.frontier, key=lambda u: u.seq)
+        except KeyboardInterrupt:
+            summary.interrupted = self.forced = True
+            self._shutdown(force=True)
+        except BaseException:  # a bug here: the workers must not outlive it (the process would hang)
+            self.forced = True
+            self._shutdown(force=True)
+            raise
+        finally:
+            self.phase = Phase.DONE
+            self._finish()
+        summary.resumed_skipped += summary.counters.resumed
+        summary.resumed_skipped_bytes += summary.counters.resumed_bytes
+        summary.elapsed = time.monotonic() - self.started
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        summary.cpu_seconds = own.ru_utime + own.ru_stime + sum(cpu for _, cpu in self.exited.values())
+        summary.peak_rss_bytes = peak_rss_bytes() + sum(rss for rss, _ in self.exited.values())
+        self.emit(self.snapshot())
+        return summary
+
+    def _finish(self) -> None:
+        """Temporary files of a cut-off in-process worker, the journal's last commit, the signal
+        handlers, the cluster connection: in that order."""
+        summary, journal = self.summary, self.journal
+        if self.forced and self.in_process:
+            from ...stores.local.store import remove_open_temps
+
+            remove_open_temps()
+        if journal is not None:
+            complete = (self.pending == 0 and self.unit_failures == 0 and summary.fatal is None
+                        and not summary.interrupted)
+            if complete and journal.uploads:  # left by an earlier run for objects no longer listed
+                from ..journal.leftovers import abort_uploads
+
+                quietly(abort_uploads, self.plan.dst, self.plan.options, list(journal.uploads.values()))
+            journal.finish(complete=complete)
+            if complete:
+                summary.journal = None
+        if self.sample is not None and self.pending == 0 and self.unit_failures == 0 and summary.fatal is None \
+                and not summary.interrupted:
+            hints.save(self.plan.src, self.sample)
+        self.signals.restore()  # only now: a further Ctrl-C cannot cut the journal's last commit short
+        if self._close is not None:
+            self._close()
+
+    def _shutdown(self, *, force: bool, now: Callable[[], bool] = lambda: False) -> None:
+        """Tell every worker to stop, collect their last counters, and reap them. `now()` turning
+        true (a second Ctrl-C) while waiting makes it a forced stop."""
+        handles, units_q, events_q, exited = self.handles, self.units_q, self.events_q, self.exited
+        if force:
+            for p in handles:
+                if p.is_alive():
+                    p.terminate()
+        for _ in handles:  # also frees a thread worker blocked waiting for a unit
+            try:
+                units_q.put(None, timeout=0 if force else 5)
+            except queue.Full:
+                break
+        deadline = time.monotonic() + (5 if force else 60)
+        while len(exited) < len(handles) and time.monotonic() < deadline:
+            if not force and now():
+                force = True
+                deadline = time.monotonic() + 5
+                for p in handles:
+                    if p.is_alive():
+                        p.terminate()
+            try:
+                self.handle(events_q.get(timeout=0.1))
+            except queue.Empty:
+                if all(p.exitcode is not None for p in handles):
+                    # drain what is left, then stop waiting for workers that cannot speak any more
+                    try:
+                        while True:
+                            self.handle(events_q.get_nowait())
+                    except queue.Empty:
+                        break
+        for p in handles:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+
+
+def _emit_objects(emit: Emit, notes: list[tuple[str, str, str, int]]) -> None:
+    """Per-object notes (plan.report_objects) as events: Copied, and Deleted (side "src" for mv's
+    sources, "dst" for sync --delete); and, whatever report_objects says, Restarted for an object
+    started over because its source changed while it was read."""
+    for kind, url, other, size in notes:
+        if kind == "copied":
+            emit(Copied(url, other, size))
+        elif kind == "restarted":
+            emit(Restarted(url, other, "source changed during the copy"))
+        else:
+            emit(Deleted(url, "src" if other == "src" else "dst"))
+
+
+def _request_stop(p: Any) -> None:
+    """Ask one worker for a graceful stop (SIGUSR1 to a process; a flag for the in-process one)."""
+    if hasattr(p, "request_stop"):
+        p.request_stop()
+    elif p.pid is not None and p.exitcode is None:
+        try:
+            os.kill(p.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            pass
+
+
+def _take_back(units_q: Any, frontier: deque[WorkUnit]) -> None:
+    """Units still waiting in the queue (no worker claimed them) go back to the frontier."""
+    try:
+        while True:
+            unit = units_q.get_nowait()
+            if unit is not None:
+                frontier.append(unit)
+    except queue.Empty:
+        pass
+
+
+def quietly(fn: Callable[..., Any], *args: Any) -> None:
+    """Run a best-effort async clean-up (aborting uploads) from the coordinator."""
+    import asyncio
+
+    try:
+        asyncio.run(fn(*args))
+    except Exception:
+        pass
+
+
+def _keep_failure(summary: Summary, failure: Failure) -> None:
+    if len(summary.failures) < MAX_FAILURES_KEPT:
+        summary.failures.append(failure)
+    else:
+        summary.failures_dropped += 1
+
+
+def _dead_workers(handles: list[Any], exited: dict[int, Any]) -> str | None:
+    for wid, p in enumerate(handles):
+        if p.exitcode is not None and wid not in exited:
+            how = f"killed by signal {-p.exitcode}" if p.exitcode < 0 else f"exit code {p.exitcode}"
+            return f"worker {wid} died unexpectedly ({how})"
+    return None

@@ -1,0 +1,851 @@
+"""One worker: one event loop, its own store clients, a bounded number of transfers in flight.
+
+A worker takes a work unit, lists one page of it, and at once hands the rest of
+the unit back to the coordinator so that another worker lists on while this one
+copies the page (seed 000's "combo"). It holds at most `pages_ahead` pages, and
+`concurrency` transfer tasks pull objects from a bounded queue, so memory does not
+depend on how many objects the source has. What leaves the worker: the rest of
+each unit, "unit done" notes, and counters aggregated over a quarter second.
+
+Messages to the coordinator are the typed records of messages.py (Listed, UnitDone, Abandoned,
+UploadStarted/UploadEnded, ProgressReport, Planned, ObjectsReported, Fatal, Exited). A worker never writes to
+stdout: a dry run's lines travel as events (events.py) for the coordinator's subscribers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import os
+import resource
+import signal
+import threading
+import time
+from typing import Any, Callable
+
+from ...errors import RUN_STOPPERS, BucketMissing, ConnectFailed, S3BulkError, StoreError
+from ...config.filters import CompiledFilters
+from .peak_rss import peak_rss_bytes
+from ...model import Counters, Failure, ObjectInfo, WorkUnit
+from ...stores import Writer, open_store
+from ...stores.local.store import LandingRefused, allow_landing, stop_landing, writes_in_threads
+from ..journal.units import ObjectLog, UploadLog, page_skipped
+from ..events import Difference, DryRunAction, PlannedEvent
+from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone,
+                        WorkerMessage, upload_message)
+from .inflight import TICK, InFlight
+from ..plan import Plan
+from ..transfer.one_object import ByteBudget, Stopped, Transfer
+from ..listing.units import split_unit
+
+FLUSH_SECONDS = 0.25
+_STOP = object()
+
+
+class _UnitState:
+    __slots__ = ("remaining", "done", "failed", "incomplete", "copied_bytes", "log", "moved")
+
+    def __init__(self, remaining: int, log: ObjectLog | None = None) -> None:
+        self.remaining = remaining
+        self.moved: list[str] = []  # `mv`: source keys whose copy landed, deleted when the page ends
+        self.log = log  # where finished objects are recorded at once (resume skips them)
+        self.failed = 0
+        self.copied_bytes = 0
+        self.incomplete = False  # some objects were dropped because a stop was requested
+        self.done = asyncio.Event()
+        if remaining == 0:
+            self.done.set()
+
+    def finished(self, n: int = 1) -> None:
+        self.remaining -= n
+        if self.remaining == 0:
+            self.done.set()
+
+    def drop(self, n: int = 1) -> None:
+        self.incomplete = True
+        self.finished(n)
+
+
+class ResumeInfo:
+    """What workers need from the journal: where to log finished objects and open uploads
+    (`log_dir`), and for a resumed run the pages already done (token-paged sources, as sorted
+    (first, last) runs), the objects finished inside unfinished pages (`done_keys`, source key ->
+    size) and the S3 multipart uploads left open, by destination key. `journaled`: a journal is
+    kept, so a big download's temporary file outlives a stop; `resumed`: this run continues the
+    ones a stopped run left (stores/local/partfile.py). `keep_uploads`: a journal hears of the uploads
+    this run opens, so one a stop cuts short stays open for --resume (else it is aborted)."""
+
+    __slots__ = ("skip_pages", "uploads", "log_dir", "done_keys", "journaled", "resumed", "keep_uploads")
+
+    def __init__(self, skip_pages: tuple[tuple[int, int], ...] = (), uploads: dict | None = None,
+                 log_dir: str | None = None, done_keys: dict[str, int] | None = None, *,
+                 journaled: bool = False, resumed: bool = False, keep_uploads: bool = False) -> None:
+        self.skip_pages = skip_pages
+        self.uploads = uploads or {}
+        self.log_dir = log_dir
+        self.done_keys = done_keys or {}
+        self.journaled, self.resumed, self.keep_uploads = journaled, resumed, keep_uploads
+
+
+class Worker:
+    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
+                 parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: Any = None,
+                 unreachable: Callable[[StoreError], str] | None = None) -> None:
+        self.plan = plan
+        # a Dask task's (cluster.run_units): a request that could not connect to its endpoint (after
+        # its retries) stops the run with this one line naming the Dask worker and the endpoint,
+        # rather than failing every object that machine takes (it alone may be cut off)
+        self.unreachable = unreachable
+        # where the stores come from: opened here and closed at the end (None), or kept open by
+        # the caller across runs of this worker (cluster._TaskThread: open(role, loc, opts), keeps())
+        self.store_keeper = stores
+        self.resume = resume or ResumeInfo()
+        self.stopping = False  # set by request_stop(): take no new objects, finish those in flight
+        self.parent_pid = parent_pid
+        self.wid = wid
+        self.units_q = units_q
+        self.events_q = events_q
+        self.bodies = ByteBudget(body_bytes)  # bytes of object bodies held at once (not RSS: --max-memory is budget.py's)
+        self.counters = Counters()
+        self.failures: list[Failure] = []
+        self.objects: list[tuple[str, str, str, int]] = []  # plan.report_objects: sent with each flush
+        self.fatal: tuple[str, int] | None = None
+        # set in run(), once the stores are open in this process
+        self.transfer: Transfer
+        self.filters: CompiledFilters | None = None
+        self.comparator: Any = None
+        self._stores: tuple[Any, ...] = ()
+        self._reported_concurrency = 0
+        self._transfers = plan.options.concurrency  # consumer tasks running (engine/run/inflight.py may add some)
+        self._finished = 0  # objects this worker finished (copied or failed): what inflight.py measures
+        self._took = 0.0  # seconds the objects copied took in all (inflight.py: mean against the shortest)
+        self._shortest = 0.0  # the least one took (0: none yet)
+        self._logs = 0  # per-page object logs opened by this worker (for their names)
+        self._terminating = False  # a forced stop: see terminate()
+        # S3 multipart uploads of this worker's transfers: destination key -> upload id, None while
+        # CreateMultipartUpload is in flight (what a forced stop must not leave open unrecorded)
+        self._uploads: dict[str, str | None] = {}
+        # when each upload still unnamed was asked for (time.time()), and whether its id will come (no:
+        # a copy in parts the store runs itself, noted with part size 0)
+        self._asked: dict[str, tuple[float, bool]] = {}
+        self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
+
+    def _send(self, msg: WorkerMessage) -> None:
+        self.events_q.put(msg)
+
+    def request_stop(self) -> None:
+        """Graceful stop (the coordinator's first Ctrl-C): transfers in flight finish (multipart
+        uploads finish the parts in flight and stay open for a resume), the rest is handed back."""
+        self.stopping = True
+
+    def terminate(self, then: Any) -> None:
+        """A forced stop (a second Ctrl-C), on the worker's loop: no file may land any more, the
+        writes running in threads come back (bounded wait), every object that landed is counted and
+        reported, then `then()` ends the worker. Without this, objects landed in the last quarter
+        second before the kill were on disk but not in the summary."""
+        if self._terminating:
+            return
+        self._terminating = self.stopping = True
+        stop_landing()
+        asyncio.ensure_future(self._report_landed_then(then))
+
+    async def _report_landed_then(self, then: Any) -> None:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 5.0
+        while writes_in_threads() and loop.time() < until:
+            await asyncio.sleep(0.01)
+        if self._uploads and self._upload_log is None:
+            await self._abort_uploads(until)
+        self._flush()
+        then()
+
+    async def _abort_uploads(self, until: float) -> None:
+        """A forced stop with no journal to record the S3 uploads in flight: nothing would ever find
+        them again, so they are aborted here (bounded by `until`, the loop's time). One whose
+        CreateMultipartUpload is in flight is waited for, then aborted; one still unnamed after
+        that (its answer late, or a copy in parts the store runs itself) is looked for among the
+        key's open uploads. What cannot be done in time is left to the bucket's lifecycle rule or
+        `s3bulk rm --incomplete-uploads`."""
+        from ..journal.leftovers import resolve_intent
+
+        loop = asyncio.get_running_loop()
+        dst: Any = self.transfer.dst
+        aborted: set[str] = set()
+
+        async def abort(key: str, upload_id: str) -> None:
+            try:
+                await dst.abort_multipart(key, upload_id)
+            except S3BulkError:
+                pass
+
+        async def find(key: str, asked: float | None) -> None:
+            try:
+                await resolve_intent(dst, key, asked, frozenset(aborted))
+            except S3BulkError:
+                pass
+
+        while loop.time() < until:
+            todo = [(k, u) for k, u in self._uploads.items() if u is not None and u not in aborted]
+            if todo:
+                aborted.update(u for _, u in todo)
+                try:
+                    await asyncio.wait_for(asyncio.gather(*(abort(k, u) for k, u in todo)), until - loop.time())
+                except asyncio.TimeoutError:
+                    return
+                continue
+            unnamed = [k for k, u in self._uploads.items() if u is None]
+            if not unnamed:
+                return
+            if loop.time() >= until - 1.5 or not any(self._asked.get(k, (0.0, False))[1] for k in unnamed):
+                try:
+                    await asyncio.wait_for(asyncio.gather(*(find(k, self._asked.get(k, (None,))[0])
+                                                            for k in unnamed)), until - loop.time())
+                except asyncio.TimeoutError:
+                    pass
+                return
+            await asyncio.sleep(0.01)  # a CreateMultipartUpload in flight: its answer names the upload
+
+    def _part_bytes(self, n: int) -> None:
+        self.counters.part_bytes += n
+
+    def _upload_event(self, note: tuple) -> None:
+        """An upload about to be asked for, begun, or ended (transfer.py): on disk first, when a
+        journal is kept (before any part is sent, so no stop can leave it open unrecorded), then to
+        the coordinator, whose journal commits it."""
+        kind, key, upload_id = note[0], note[1], note[2]
+        if kind == "upload":
+            self._uploads[key] = upload_id
+            if upload_id is None:
+                self._asked[key] = (time.time(), note[4] != 0)
+        elif key in self._uploads and self._uploads[key] == upload_id:
+            del self._uploads[key]
+            self._asked.pop(key, None)
+        if self._upload_log is None and self.resume.log_dir is not None and self.resume.keep_uploads:
+            self._upload_log = UploadLog(os.path.join(self.resume.log_dir, f"{os.getpid()}-{self.wid}.uploads"))
+        if self._upload_log is not None:
+            self._upload_log.add(note)
+        self._send(upload_message(self.wid, note))
+
+    def _collect_store_stats(self) -> None:
+        """Retries and throttling seen by the wrapped stores, and this worker's request concurrency
+        (sent as the change since the last report, so the coordinator's sum is the current total)."""
+        c = self.counters
+        limiter = None
+        for store in self._stores:
+            stats = getattr(store, "stats", None)
+            if stats is not None:
+                c.retries += stats.retries
+                c.throttled += stats.throttled
+                stats.retries = stats.throttled = 0
+                limiter = store.limiter  # the destination's when both have one: it is the one written to
+        if limiter is not None:
+            # requests in flight allowed: the limiter's share, or fewer when fewer transfers run
+            now = min(limiter.limit(), self._transfers + self.plan.options.part_concurrency)
+            c.concurrency += now - self._reported_concurrency
+            self._reported_concurrency = now
+
+    def _flush(self) -> None:
+        self._collect_store_stats()
+        if self.counters or self.failures:
+            self._send(ProgressReport(self.wid, self.counters.take(), self.failures))
+            self.failures = []
+        if self.objects:
+            self._send(ObjectsReported(self.wid, self.objects))
+            self.objects = []
+
+    async def run(self) -> None:
+        opts = self.plan.options
+        src = dst = None
+        allow_landing()
+        if self.parent_pid is not None:  # a worker process: wake the loop at once on SIGUSR1
+            try:
+                loop = asyncio.get_running_loop()
+                loop.add_signal_handler(signal.SIGUSR1, self.request_stop)
+                # SIGTERM (the coordinator's forced stop) on the loop too: between two steps of the
+                # transfers, so each file that landed is counted before the worker exits
+                loop.add_signal_handler(signal.SIGTERM, self.terminate,
+                                        functools.partial(_exit_terminated, self.wid, self.events_q))
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+        try:
+            src = await self._open_store("src", self.plan.src, opts.store_options())
+            if self.plan.manifest is not None:
+                from ..listing.manifest import ManifestSource
+
+                src = ManifestSource(src, self.plan.manifest, self.plan.manifest_format, self.plan.src.prefix)
+            dst = await self._open_store("dst", self.plan.dst, opts.store_options())
+            self._stores = (src, dst)
+            if not isinstance(dst, Writer):
+                raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
+            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.bodies,
+                                     stopping=lambda: self.stopping, on_upload=self._upload_event,
+                                     resumable=self.resume.uploads, on_part_bytes=self._part_bytes,
+                                     keep_partial=self.resume.journaled, resume_partial=self.resume.resumed,
+                                     on_restart=self._restarted, keep_uploads=self.resume.keep_uploads,
+                                     uploads_logged=self.resume.keep_uploads and self.resume.log_dir is not None)
+            self.filters = self.plan.filters.compiled() if self.plan.filters else None
+            if self.plan.sync is not None:
+                from ..sync.march import Comparator
+
+                self.comparator = Comparator(self.plan.sync.compare, src, dst, self.plan.sync.hash_cache)
+            await self._loop(src)
+        except S3BulkError as exc:
+            self._send(Fatal(self.wid, self._why_not_reached(exc) or str(exc), exc.exit_code))
+        except Exception as exc:  # a bug: say so rather than hang the run
+            self._send(Fatal(self.wid, f"internal error in worker: {type(exc).__name__}: {exc}", 3))
+        finally:
+            self._flush()
+            if self._upload_log is not None:
+                self._upload_log.close()
+                self._upload_log = None
+            for store in (src, dst):
+                if store is not None:
+                    await self._close_store(store)
+
+    async def _open_store(self, role: str, location: Any, options: Any) -> Any:
+        if self.store_keeper is not None:
+            return await self.store_keeper.open(role, location, options)
+        return await open_store(location, options)
+
+    async def _close_store(self, store: Any) -> None:
+        """Close a store this worker opened; one its keeper keeps open (unwrapped from a manifest
+        source too) stays open for the keeper's next use."""
+        if self.store_keeper is not None:
+            from ..listing.manifest import ManifestSource
+
+            if self.store_keeper.keeps(store.inner if isinstance(store, ManifestSource) else store):
+                return
+        try:
+            await store.close()
+        except Exception:
+            pass
+
+    async def _loop(self, src: Any) -> None:
+        opts = self.plan.options
+        loop = asyncio.get_running_loop()
+        objects: asyncio.Queue[Any] = asyncio.Queue(maxsize=opts.concurrency * 2)
+        slots = asyncio.Semaphore(opts.pages_ahead)
+        getter = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="s3bulk-units")
+        consumers = [asyncio.create_task(self._consume(objects)) for _ in range(opts.concurrency)]
+        flusher = asyncio.create_task(self._flush_periodically())
+        grower = asyncio.create_task(self._grow(objects, consumers))
+        units: set[asyncio.Task[None]] = set()
+        try:
+            while self.fatal is None:
+                await slots.acquire()
+                unit = await loop.run_in_executor(getter, self.units_q.get)
+                if unit is None:
+                    break
+                if self.stopping:  # keep reading until the coordinator's None: no unit may be lost
+                    self._send(Abandoned(self.wid, unit, False))
+                    slots.release()
+                    continue
+                task = asyncio.create_task(self._unit(src, unit, objects, slots))
+                units.add(task)
+                task.add_done_callback(units.discard)
+            if units:
+                await asyncio.gather(*units)
+            grower.cancel()  # no consumer may start after the stop marks are queued
+            for _ in consumers:
+                await objects.put(_STOP)
+            await asyncio.gather(*consumers)
+        finally:
+            for task in (*consumers, *units, flusher, grower):
+                task.cancel()  # no-ops after a normal end; on cancellation, stop every transfer
+            await asyncio.gather(*consumers, *units, return_exceptions=True)
+            getter.shutdown(wait=False)
+
+    async def _grow(self, objects: asyncio.Queue, consumers: list[asyncio.Task[None]]) -> None:
+        """More transfers in flight while requests, not the CPU, hold the worker back (inflight.py)."""
+        opts = self.plan.options
+        plan = InFlight(opts.concurrency, opts.concurrency_ceiling())
+        seen, seen_took = 0, 0.0
+        while not plan.fixed:
+            await asyncio.sleep(TICK)
+            limits = [store.limiter.limit() for store in self._stores if getattr(store, "limiter", None) is not None]
+            room = min(limits) - opts.part_concurrency if limits else None
+            n = self._finished - seen
+            mean = (self._took - seen_took) / n if n else 0.0
+            seen, seen_took = self._finished, self._took
+            target = plan.tick(seen, objects.qsize() > 0, room, mean, self._shortest)
+            while len(consumers) < target and not self.stopping:
+                consumers.append(asyncio.create_task(self._consume(objects)))
+            self._transfers = len(consumers)
+
+    async def _flush_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_SECONDS)
+            self._flush()
+            if self.parent_pid is not None and os.getppid() != self.parent_pid:
+                _stop_now(signal.SIGTERM)  # the coordinator is gone: nobody will collect our work
+
+    async def _unit(self, src: Any, unit: WorkUnit, objects: asyncio.Queue, slots: asyncio.Semaphore) -> None:
+        plan = self.plan
+        try:
+            prefix = plan.single_key if plan.single_key is not None else plan.src.prefix
+            if self.stopping:
+                self._send(Abandoned(self.wid, unit, False))
+                return
+            try:
+                page = await src.list_page(prefix, unit, plan.options.page_size)
+            except S3BulkError as exc:
+                self._die(self._why_not_reached(exc) or f"listing failed: {exc}", exc.exit_code)
+                return
+            entries = page.entries
+            rest = unit.rest(page)
+            if plan.single_key is not None:
+                entries = [e for e in entries if e.key == plan.single_key]
+                rest = None
+            if rest is None:
+                pieces: list[WorkUnit] = []
+            elif src.ordered and plan.options.split_listing:
+                pieces = split_unit(rest, prefix, [e.key for e in entries])  # listed in parallel
+            else:
+                pieces = [rest]
+            self._send(Listed(self.wid, unit, pieces))
+            if page_skipped(self.resume.skip_pages, unit.seq) and not src.ordered:
+                self._send(UnitDone(self.wid, unit, rest, 0, 0, 0, None))  # done by an earlier run
+                return
+            for name, why in page.problems:
+                self.counters.failed += 1
+                self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
+            if self.filters is not None:
+                cut = len(plan.src.prefix)
+                entries = [e for e in entries if self.filters.allows(e.key[cut:])]
+            c = self.counters
+            unit_bytes = 0
+            for e in entries:
+                unit_bytes += e.size or 0
+            unit_objects = len(entries)
+            done_keys = self.resume.done_keys
+            copied_before: list[str] = []
+            if done_keys:  # finished by an interrupted run, inside a page it did not finish
+                kept = [e for e in entries if e.key not in done_keys]
+                if len(kept) != len(entries):
+                    for e in entries:
+                        if e.key in done_keys:
+                            c.resumed += 1
+                            c.resumed_bytes += e.size if e.size is not None else done_keys[e.key]
+                            copied_before.append(e.key)  # `mv`: its source may not be deleted yet
+                    entries = kept
+                    unit_bytes = sum(e.size or 0 for e in entries)
+            c.listed += len(entries)
+            c.listed_bytes += unit_bytes
+            entries, conflicting = await self._drop_conflicts(src, entries)
+            if plan.sync is not None:
+                try:
+                    entries = await self._compare(src, unit, rest, entries)
+                except S3BulkError as exc:
+                    self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}",
+                              exc.exit_code)
+                    return
+            state = _UnitState(len(entries), self._object_log())
+            state.failed = len(page.problems) + conflicting
+            if plan.move:
+                state.moved.extend(copied_before)
+            for i, e in enumerate(entries):
+                if self.stopping:
+                    state.drop(len(entries) - i)
+                    break
+                await objects.put((e, state))
+            await state.done.wait()
+            if state.moved:
+                state.failed += await self._delete_moved(src, state.moved)
+            log = state.log
+            if log is not None:
+                log.close()
+            if state.incomplete:
+                # back to the coordinator as the range this page covered (the rest was handed on)
+                if src.ordered:
+                    unit = WorkUnit(after=unit.after, until=rest.after if rest is not None else unit.until,
+                                    seq=unit.seq)
+                self._send(Abandoned(self.wid, unit, True))
+            else:
+                self._send(UnitDone(self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
+                                    state.failed, log.path if log is not None and log.used else None))
+        except Exception as exc:  # a bug: a unit task's exception would go unseen and the run wait forever
+            self._die(f"internal error in worker: {type(exc).__name__}: {exc}", 3)
+        finally:
+            slots.release()
+
+    async def _drop_conflicts(self, src: Any, entries: list[ObjectInfo]) -> tuple[list[ObjectInfo], int]:
+        """Keys that are also a directory's name at a local DST (`a` beside `a/b`): reported, not
+        copied, whatever order the writes would come in (conflicts.py); returns the rest and the count."""
+        from ..transfer import path_conflicts as conflicts
+
+        if not entries or not conflicts.applies(self.plan, src):
+            return entries, 0
+        found = await conflicts.find(src, entries)
+        plan = self.plan
+        for key, other in found.items():
+            self.counters.failed += 1
+            self.failures.append(Failure("copy", plan.src.url_for(key), plan.dst.url_for(plan.keymap(key)),
+                                         conflicts.message(key, other), "PathConflict"))
+        return ([e for e in entries if e.key not in found] if found else entries), len(found)
+
+    def _object_log(self) -> ObjectLog | None:
+        """A new per-page object log under the journal's directory (None without a journal)."""
+        d = self.resume.log_dir
+        if d is None:
+            return None
+        self._logs += 1
+        return ObjectLog(os.path.join(d, f"{os.getpid()}-{self.wid}-{self._logs}.keys"))
+
+    def _why_not_reached(self, exc: Exception) -> str:
+        """The line that stops the run when `exc` says this worker cannot reach an endpoint and it
+        runs as a Dask task (`unreachable`); "" otherwise."""
+        if self.unreachable is None or not isinstance(exc, ConnectFailed):
+            return ""
+        return self.unreachable(exc)
+
+    def _die(self, message: str, code: int) -> None:
+        self.fatal = (message, code)
+        self._send(Fatal(self.wid, message, code))
+
+    async def _compare(self, src: Any, unit: WorkUnit, rest: WorkUnit | None,
+                       entries: list[ObjectInfo]) -> list[ObjectInfo]:
+        """Sync: what of this page must be copied; counts the equal ones, deletes (or prints) the extra."""
+        from ..sync.march import Decision, March, dst_range
+
+        plan, opts = self.plan, self.plan.sync
+        assert opts is not None
+        dst = self.transfer.dst
+        dst_key = plan.keymap  # sync plans are never single-object: this maps a source key to its DST key
+        to_copy: list[ObjectInfo] = []
+        absent: set[str] = set()  # source keys DST lacks (the rest of to_copy differs)
+        if not src.ordered:  # token-paged source: look each key up at DST
+            for s in entries:
+                d = await self._head_or_none(dst, dst_key(s.key))
+                if d is not None and s.size is None:
+                    s = await self._head_or_none(src, s.key) or s
+                await self._copy_if_different(s, d, to_copy, absent)
+            return self._dry(to_copy, [], absent)
+        page_end = rest.after if rest is not None else unit.until
+        doomed: list[str] = []
+        dst_keys = dst_range(dst, plan.dst.prefix, None if unit.after is None else dst_key(unit.after),
+                             None if page_end is None else dst_key(page_end), plan.options.page_size)
+        march = March(entries, plan.src.prefix, plan.dst.prefix, delete=opts.delete,
+                      allows=self.filters.allows if self.filters is not None else None,
+                      has_folder=dst_keys.has_folder)
+
+        async def act(decisions: list[Decision]) -> None:
+            nonlocal doomed
+            for step in decisions:
+                if step.step == "delete":
+                    assert step.dst is not None
+                    doomed.append(step.dst.key)
+                    if len(doomed) >= 1000 and not opts.dry_run:
+                        await self._delete(dst, doomed)
+                        doomed = []
+                else:
+                    assert step.src is not None
+                    await self._copy_if_different(step.src, step.dst, to_copy, absent)
+
+        async for d in dst_keys:
+            await act(march.dst(d))
+        await act(march.end())
+        if doomed and not opts.dry_run:
+            await self._delete(dst, doomed)
+            doomed = []
+        return self._dry(to_copy, doomed, absent)
+
+    async def _copy_if_different(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo],
+                                 absent: set[str]) -> None:
+        """Queue s for copying when DST lacks it or has something different; else count it as equal."""
+        if d is None:
+            absent.add(s.key)
+            to_copy.append(s)
+        elif await self.comparator.differs(s, d):
+            to_copy.append(s)
+        else:
+            self.counters.skipped += 1
+            self.counters.skipped_bytes += s.size or 0
+
+    @staticmethod
+    async def _head_or_none(store: Any, key: str) -> ObjectInfo | None:
+        from ...errors import NotFound
+
+        try:
+            return await store.head(key)
+        except NotFound:
+            return None
+
+    async def _delete_moved(self, src: Any, keys: list[str]) -> int:
+        """`mv`: delete the source keys whose copy landed (each was written whole and checked by the
+        destination: CRC32 on S3 PUTs and parts, the byte count before a local rename); returns how
+        many could not be deleted (reported as failures, so the unit is redone on resume)."""
+        failed = 0
+        for i in range(0, len(keys), 1000):
+            try:
+                refused = await src.delete_many(keys[i:i + 1000])
+            except S3BulkError as exc:
+                refused = [(k, str(exc)) for k in keys[i:i + 1000]]
+            self.counters.deleted += len(keys[i:i + 1000]) - len(refused)
+            if self.plan.report_objects:
+                self._report_deleted(keys[i:i + 1000], refused, self.plan.src.url_for, "src")
+            for key, why in refused:
+                failed += 1
+                self.counters.failed += 1
+                self.failures.append(Failure("delete", self.plan.src.url_for(key), "",
+                                             f"copied, but the source could not be deleted: {why}",
+                                             "DeleteFailed"))
+        return failed
+
+    async def _delete(self, dst: Any, keys: list[str]) -> None:
+        failed = await dst.delete_many(keys)
+        self.counters.deleted += len(keys) - len(failed)
+        if self.plan.report_objects:
+            self._report_deleted(keys, failed, self.plan.dst.url_for, "dst")
+        for key, why in failed:
+            self.counters.failed += 1
+            self.failures.append(Failure("delete", self.plan.dst.url_for(key), "", why, "DeleteFailed"))
+
+    def _report_deleted(self, keys: list[str], refused: list[tuple[str, str]], url_for: Any, side: str) -> None:
+        """--json -v: one "deleted" note per key the store removed (side: "src" for mv, "dst" for sync)."""
+        gone = {k for k, _ in refused}
+        self.objects.extend(("deleted", url_for(k), side, 0) for k in keys if k not in gone)
+
+    def _dry(self, to_copy: list[ObjectInfo], doomed: list[str], absent: set[str]) -> list[ObjectInfo]:
+        """In a dry run, tell the coordinator what would happen (events.py; its subscribers print it)
+        and do nothing. For `check`, each event names the difference: only in SRC, differs, only in DST."""
+        opts = self.plan.sync
+        if opts is None or not opts.dry_run:
+            return to_copy
+        plan = self.plan
+        events: list[PlannedEvent] = []
+        for e in to_copy:
+            src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
+            if opts.check:
+                events.append(Difference("only-in-src" if e.key in absent else "differs", src_url, dst_url))
+            else:
+                events.append(DryRunAction("copy", src_url, dst_url))
+            self.counters.done += 1
+            self.counters.done_bytes += e.size or 0
+        for key in doomed:
+            url = plan.dst.url_for(key)
+            events.append(Difference("only-in-dst", None, url) if opts.check else DryRunAction("delete", None, url))
+            self.counters.deleted += 1
+        if events:
+            self._send(Planned(self.wid, events))
+        return []
+
+    async def _consume(self, objects: asyncio.Queue) -> None:
+        transfer = self.transfer
+        c = self.counters
+        clock = time.monotonic  # not uvloop's loop.time(): whole milliseconds, and a nearby server answers in less
+        while True:
+            item = await objects.get()
+            if item is _STOP:
+                return
+            info, state = item
+            if self.stopping:
+                state.drop()
+                continue
+            try:
+                began = clock()
+                size, server_side = await transfer.copy(info)
+                took = clock() - began
+                self._took += took
+                if 0 < took < self._shortest or not self._shortest:
+                    self._shortest = took
+                c.done += 1
+                c.done_bytes += size
+                if server_side:
+                    c.server_side += 1
+                state.copied_bytes += size
+                self._finished += 1
+                if self.plan.report_objects:
+                    self._report_copied(info, size)
+                if state.log is not None:
+                    state.log.add(info.key, size)
+                if self.plan.move:
+                    state.moved.append(info.key)
+                state.finished()
+            except asyncio.CancelledError:
+                raise
+            except (Stopped, LandingRefused):
+                state.drop()
+            except Exception as exc:
+                if self._terminating:  # cut short by the forced stop: not copied, not a failure
+                    state.drop()
+                    continue
+                unreached = self._why_not_reached(exc)
+                if isinstance(exc, RUN_STOPPERS) or unreached:
+                    # reported once, as the reason the run stops (not as a failure per object); this
+                    # object and the rest count as not attempted and are left for --resume
+                    state.drop()
+                    if self.fatal is None:
+                        self.stopping = True  # take no more objects: each would fail the same way
+                        self._die(unreached or _stop_message(exc), 3)
+                    continue
+                self._record_failure(info, exc)
+                self._finished += 1
+                state.failed += 1
+                state.finished()
+
+    def _restarted(self, key: str, why: str) -> None:
+        """An object started over because its source changed while it was read: always told
+        (a "restarted" event), not only with -v."""
+        plan = self.plan
+        self.objects.append(("restarted", plan.src.url_for(key), plan.dst.url_for(plan.keymap(key)), 0))
+
+    def _report_copied(self, info: ObjectInfo, size: int) -> None:
+        plan = self.plan
+        self.objects.append(("copied", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)), size))
+
+    def _record_failure(self, info: ObjectInfo, exc: Exception) -> None:
+        plan = self.plan
+        self.counters.failed += 1
+        src_url = plan.src.url_for(info.key)
+        try:
+            dst_url = plan.dst.url_for(plan.keymap(info.key))
+        except Exception:
+            dst_url = ""
+        if isinstance(exc, StoreError):
+            op = exc.op or "copy"
+            msg = exc.message
+        else:
+            op, msg = "copy", f"{type(exc).__name__}: {exc}"
+        self.failures.append(Failure(op, src_url, dst_url, msg, type(exc).__name__))
+
+
+def _stop_message(exc: Exception) -> str:
+    """One line for a failure that stops the run (the rest would fail alike)."""
+    what = "the bucket is gone" if isinstance(exc, BucketMissing) else "the destination refuses writes"
+    return (f"stopped: {what} ({exc}); objects not yet copied were not attempted; "
+            "fix it and run the same command with --resume")
+
+
+def _usage() -> tuple[int, float]:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return peak_rss_bytes(), ru.ru_utime + ru.ru_stime
+
+
+def _install_loop_policy() -> None:
+    try:
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    except ImportError:
+        pass
+
+
+def _exit_terminated(wid: int, events_q: Any) -> None:
+    """The end of a forced stop in a worker process, once its last counts are queued: temporary
+    files go, the coordinator gets the exit note, the process ends as SIGTERM would end it."""
+    from ...stores.local.store import remove_open_temps
+
+    threading.Timer(5.0, os._exit, (128 + signal.SIGTERM,)).start()  # if the queue cannot be flushed
+    remove_open_temps()
+    rss, cpu = _usage()
+    events_q.put(Exited(wid, rss, cpu))
+    events_q.close()
+    events_q.join_thread()
+    os._exit(128 + signal.SIGTERM)
+
+
+def _stop_now(signum: int, frame: Any = None) -> None:
+    """Stop at once, removing our unfinished temporary files (S3 uploads left open are aborted
+    by the store's lifecycle rules or a later resume)."""
+    from ...stores.local.store import remove_open_temps
+
+    remove_open_temps()
+    os._exit(128 + signum)
+
+
+def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
+                   parent_pid: int | None = None, resume: ResumeInfo | None = None) -> None:
+    """Entry point of a worker process. SIGUSR1 from the coordinator asks for a graceful stop,
+    SIGTERM stops at once."""
+    worker = Worker(plan, wid, units_q, events_q, body_bytes, parent_pid, resume)
+    signal.signal(signal.SIGUSR1, lambda signum, frame: worker.request_stop())
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator decides what Ctrl-C means
+    signal.signal(signal.SIGTERM, _stop_now)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # blocked while we were spawned
+    _install_loop_policy()
+    try:
+        asyncio.run(worker.run())
+    finally:
+        rss, cpu = _usage()
+        events_q.put(Exited(wid, rss, cpu))
+        events_q.close()
+        events_q.join_thread()
+
+
+class ThreadHandle:
+    """The same worker inside this process (one worker, no pool), looking like a Process to the pool."""
+
+    def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
+                 resume: ResumeInfo | None = None) -> None:
+        self._args = (plan, wid, units_q, events_q, body_bytes)
+        self.worker = Worker(plan, wid, units_q, events_q, body_bytes, None, resume)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = threading.Event()
+        self.thread = threading.Thread(target=self._main, name=f"s3bulk-worker-{wid}", daemon=True)
+        self.thread.start()
+        self._ready.wait()
+
+    def _main(self) -> None:
+        plan, wid, units_q, events_q, body_bytes = self._args
+        try:
+            loop = self._loop = _new_loop()
+            self._task = loop.create_task(self.worker.run())
+            self._ready.set()
+            try:
+                loop.run_until_complete(self._task)
+            except asyncio.CancelledError:
+                pass
+            finally:
+                loop.close()
+        finally:
+            self._ready.set()
+            events_q.put(Exited(wid, 0, 0.0))
+
+    def request_stop(self) -> None:
+        """Graceful stop (first Ctrl-C), as SIGUSR1 does for a worker process."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(self.worker.request_stop)
+            except RuntimeError:
+                pass
+
+    def terminate(self) -> None:
+        """Cancel everything the worker is doing (second Ctrl-C in single-process mode), once
+        what landed is counted (Worker.terminate)."""
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(self.worker.terminate, task.cancel)
+            except RuntimeError:
+                pass  # the loop closed meanwhile
+
+    def is_alive(self) -> bool:
+        return self.thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> None:
+        self.thread.join(timeout)
+
+    def kill(self) -> None:
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:
+                pass
+
+    @property
+    def exitcode(self) -> int | None:
+        return None if self.thread.is_alive() else 0
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        import uvloop
+
+        return uvloop.new_event_loop()
+    except ImportError:
+        return asyncio.new_event_loop()
+

@@ -1,0 +1,1 @@
+"""`s3bulk serve`: a server for the plain list/get contract."""

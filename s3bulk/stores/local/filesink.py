@@ -1,0 +1,108 @@
+"""One range of an object written into a local file as it arrives (issue 17).
+
+A multipart download used to receive each 8 MiB part into a part buffer, then pwrite the buffer
+into the file and compute its checksum over it: every byte was written to memory by the receive,
+read back from memory (the buffer is far bigger than the CPU's cache) by the pwrite and the
+checksum. Here the HTTP client hands each chunk it received (at most its 256 KiB scratch buffer)
+to a RangeSink, which pwrites it at its offset in the file and feeds the checksum with it at once,
+while the chunk is still in cache; no part buffer exists at all.
+
+What stays as it was: the file is sized up front (size_for_parts) and each range allocates its
+own extent before its first byte (write_part's posix_fallocate); the range's bytes are counted and
+a short or long answer is Corrupt (stores/s3/wire.py); a failed read starts the range over at its
+first byte (begin(), called by every attempt); a part is recorded for a resume only once whole and
+durable (stores/local/partfile.py, by the caller).
+
+Why synchronous writes on the event loop: the pwrite of a chunk into the page cache takes
+microseconds, and while it runs nothing is read from the socket, so a destination slower than the
+network slows the reading (back-pressure through the socket's buffer to the server) instead of
+piling bytes up in memory. A handoff to a thread per chunk would cost more than the write.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from typing import Any, Callable
+
+# the lean client's statuses whose body is the range asked for: 206, and nothing else (a 200 to a
+# ranged GET is the whole object, received into memory and cut by the caller)
+_PARTIAL = 206
+
+
+class RangeSink:
+    """Bytes [start, end) of an object, written at the same offsets of the file `fd` as they arrive.
+
+    `hasher` (checksums.Hasher or None) is fed every byte in order, started over with the range;
+    `on_error` turns an OSError of the file into the caller's error (a StoreError naming the
+    destination), raised from write() and so from the read."""
+
+    __slots__ = ("fd", "start", "end", "pos", "hasher", "algorithm", "on_error", "_allocated")
+
+    def __init__(self, fd: int, start: int, end: int, algorithm: str | None = None,
+                 on_error: Callable[[OSError], BaseException] | None = None) -> None:
+        self.fd, self.start, self.end = fd, start, end
+        self.algorithm = algorithm
+        self.on_error = on_error
+        self.pos = start
+        self.hasher: Any = None
+        self._allocated = False
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+    @property
+    def written(self) -> int:
+        """Bytes of the range written since the last begin()."""
+        return self.pos - self.start
+
+    def begin(self) -> None:
+        """Start (over) at the range's first byte: every read attempt calls this first."""
+        self.pos = self.start
+        if self.algorithm is not None:
+            from ..checksums import Hasher
+
+            self.hasher = Hasher(self.algorithm)
+        if not self._allocated:
+            self._allocated = True
+            self._allocate()
+
+    def accepts(self, status: int, length: int) -> bool:
+        """httpclient.BodySink: only the range itself, as a 206 of exactly its length."""
+        return status == _PARTIAL and length == self.end - self.start and self.pos == self.start
+
+    def write(self, chunk: memoryview) -> None:
+        """httpclient.BodySink: the next received bytes, written where they belong."""
+        n = len(chunk)
+        if self.pos + n > self.end:  # never past the range: the next one's bytes are not ours
+            from ...errors import Corrupt
+
+            raise Corrupt(f"range got more than its {self.end - self.start} bytes", op="get")
+        try:
+            offset = self.pos
+            view = chunk
+            while view:
+                done = os.pwrite(self.fd, view, offset)
+                view, offset = view[done:], offset + done
+        except OSError as exc:
+            raise (self.on_error(exc) if self.on_error is not None else exc) from exc
+        if self.hasher is not None:
+            self.hasher.update(chunk)
+        self.pos += n
+
+    def crc(self) -> int:
+        """The range's checksum as the part checks take it (checksums.PartCrcs.add_crc,
+        CompositeParts.add_crc): the first 8 bytes of its digest, as an integer."""
+        return int.from_bytes(self.hasher.digest()[:8], "big") if self.hasher is not None else 0
+
+    def _allocate(self) -> None:
+        """The range's extent, before its first byte (as write_part does for a whole part): a
+        full disk fails here, not as a short write in the middle."""
+        if self.end <= self.start:
+            return
+        try:
+            os.posix_fallocate(self.fd, self.start, self.end - self.start)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise (self.on_error(exc) if self.on_error is not None else exc) from exc

@@ -1,0 +1,843 @@
+"""The local filesystem as a store: keys are "/"-separated paths relative to a root directory.
+
+Listing yields keys in UTF-8 byte order of the whole key, the order S3 uses, so a
+local tree and a bucket can be merged and cut into the same key ranges. That is not
+the order of a plain sorted directory walk: "a-b" sorts before "a/b" because '-' is
+below '/'. Sorting each directory's children by their name, with "/" appended to
+directories, makes the depth-first walk come out in exactly the global order.
+
+Writes go to a temporary name in the target directory and are renamed into place
+when complete, and every key is checked so that nothing lands outside the root. The
+temporary name is derived from the final name (`.s3bulk-<hash>.s3bulk.part`), so when a
+killed run left one behind, the run that redoes the object replaces it. A multipart download of a
+run that keeps a journal is the exception (open_partial): its file stays when the run stops, with
+a record of the parts in it, and a resumed run continues it (stores/local/partfile.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import hashlib
+import itertools
+import os
+import stat as stat_mod
+import threading
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Generator, Sequence
+
+from ...errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt, DestinationUnusable
+from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
+from ...config.urls import Location
+from . import xattrs
+from ..base import Features
+from .bodies import FileBody
+from ..conditions import source_file
+from . import partfile
+
+if TYPE_CHECKING:
+    from .filesink import RangeSink
+
+_tmp_counter = itertools.count()
+# Temporary files this process has open, so a worker told to stop can remove them before it exits.
+OPEN_TEMPS: set[str] = set()
+_TEMP_INODES: dict[str, int] = {}  # temporary path -> inode we created there (checked before the rename)
+# Temporary files of downloads kept for a resume (stores/local/partfile.py): a stop leaves them in place.
+KEPT_TEMPS: set[str] = set()
+
+
+def remove_open_temps() -> None:
+    """Unlink every temporary file still being written (called on SIGTERM), except those kept for
+    a resume, which a resumed run continues."""
+    for path in list(OPEN_TEMPS):
+        if path not in KEPT_TEMPS:
+            _unlink_quietly(path)
+    OPEN_TEMPS.clear()
+TMP_SUFFIX = ".s3bulk.part"
+
+# A forced stop (a second Ctrl-C) must leave the summary's count equal to the files on disk. A file
+# lands with the rename into place; the worker counts it when the write returns. stop_landing()
+# refuses every rename from then on (under the same lock the renames take), and writes_in_threads()
+# tells when the writes running in threads have come back, so each file that landed is counted
+# before the worker reports its last counts and exits (engine/run/worker.py, Worker.terminate).
+_LANDING = threading.Lock()
+_landing_refused = False
+_writes_in_threads = 0  # changed on the event loop's thread only
+
+
+class LandingRefused(Exception):
+    """A rename into place refused because the process is stopping at once: the object was not
+    copied (its temporary file is removed), and it is not a failure either."""
+
+
+def stop_landing() -> None:
+    global _landing_refused
+    with _LANDING:
+        _landing_refused = True
+
+
+def allow_landing() -> None:
+    """A new run in this process (the in-process worker, the API called again) lands files again."""
+    global _landing_refused
+    with _LANDING:
+        _landing_refused = False
+
+
+def writes_in_threads() -> int:
+    return _writes_in_threads
+
+
+async def _write_in_thread(fn: Any, *args: Any) -> None:
+    global _writes_in_threads
+    _writes_in_threads += 1
+    try:
+        await asyncio.to_thread(fn, *args)
+    finally:
+        _writes_in_threads -= 1
+_BIG = 1 << 20  # reads and writes above this go to a thread so the event loop keeps moving
+
+# One cached directory: parallel lists of sort keys (bytes, "/" appended for dirs), names, is-dir flags.
+_Dir = tuple[list[bytes], list[str], list[bool]]
+
+
+def safe_segments(key: str) -> list[str]:
+    """The path segments of `key`, or UnsafeKey if it could escape the root or is no valid path."""
+    if not key:
+        raise UnsafeKey("empty key cannot be a local path", op="write", key=key)
+    if "\x00" in key:
+        raise UnsafeKey("key contains a NUL character", op="write", key=key)
+    if key.startswith("/"):
+        raise UnsafeKey("absolute key would land outside the destination", op="write", key=key)
+    if key.endswith("/") and not key.endswith("//"):
+        # only a zero-byte "folder marker" can end in "/" (put makes it a directory): a key ending
+        # in "/" that holds data has no file name to be written to
+        raise UnsafeKey("skipped: the key ends in '/' (a folder name) but the object is not empty, "
+                        "and a local directory cannot hold data", op="write", key=key)
+    segments = key.split("/")
+    for seg in segments:
+        if seg in (".", ".."):
+            raise UnsafeKey(f"key has a {seg!r} segment and would land outside the destination",
+                            op="write", key=key)
+        if seg == "":
+            raise UnsafeKey("key has an empty path segment ('//')", op="write", key=key)
+        if len(seg) > 63 and len(os.fsencode(seg)) > 255:  # 63 chars cannot exceed 255 UTF-8 bytes
+            raise UnsafeKey("a path segment is longer than 255 bytes", op="write", key=key)
+    return segments
+
+
+def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError:
+    if isinstance(exc, FileNotFoundError):
+        return NotFound(exc.strerror or "no such file or directory", op=op, url=path, key=key)
+    if isinstance(exc, PermissionError):
+        return AccessDenied(exc.strerror or "permission denied", op=op, url=path, key=key)
+    if isinstance(exc, NotADirectoryError) and op in ("head", "read"):
+        # "f/x" where f is a file: no such key (as S3 answers), not a failed write
+        return NotFound("no such file (a parent is a file)", op=op, url=path, key=key)
+    if isinstance(exc, NotADirectoryError):
+        return WriteFailed("a file is in the way where a directory is needed", op=op, url=path, key=key)
+    if isinstance(exc, IsADirectoryError):
+        return WriteFailed("a directory is in the way where a file is needed", op=op, url=path, key=key)
+    if exc.errno == errno.ENOSPC:
+        return DestinationUnusable("no space left on device", op=op, url=path, key=key)
+    if exc.errno == errno.EROFS:
+        return DestinationUnusable("read-only file system", op=op, url=path, key=key)
+    if exc.errno == errno.EDQUOT:
+        return DestinationUnusable("disk quota exceeded", op=op, url=path, key=key)
+    if exc.errno == errno.EFBIG:
+        return WriteFailed("file too large for this filesystem or limit", op=op, url=path, key=key)
+    return WriteFailed(exc.strerror or str(exc), op=op, url=path, key=key)
+
+
+class LocalStore:
+    """Files under `location.root` (an absolute directory)."""
+
+    ordered = True
+    # a temporary file dies with its run, so uploads are not resumable; mtimes are float seconds
+    # (a microsecond is what a float keeps of today's nanosecond stat times); no hashes in listings
+    features = Features(ordered=True, read_into=True, write=True, resumable_uploads=False,
+                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs",
+                        file_bodies=True)
+
+    def __init__(self, location: Location, *, dir_cache_entries: int = 20_000, flush_writes: bool = False) -> None:
+        self.location = location
+        self.flush_writes = flush_writes
+        self.root = location.root
+        self._real_root: str | None = None
+        self._dirs: OrderedDict[str, _Dir] = OrderedDict()
+        self._dir_cache_entries = dir_cache_entries
+        self._cached_entries = 0
+        self._safe_parents: OrderedDict[str, None] = OrderedDict()
+        self._pid = os.getpid()  # stores are opened inside the process that uses them
+
+    async def close(self) -> None:
+        self._dirs.clear()
+
+    # ---------------------------------------------------------------- listing
+
+    def _sorted_dir(self, rel_dir: str) -> _Dir:
+        """The children of root/rel_dir sorted by key bytes; cached (LRU, bounded by entry count)."""
+        hit = self._dirs.get(rel_dir)
+        if hit is not None:
+            self._dirs.move_to_end(rel_dir)
+            return hit
+        items: list[tuple[bytes, str, bool]] = []
+        with os.scandir(os.path.join(self.root, rel_dir) if rel_dir else self.root) as it:
+            for entry in it:
+                name = entry.name
+                if name.endswith(TMP_SUFFIX) and name.startswith(".s3bulk-"):
+                    continue  # our own unfinished writes are never objects
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                raw = os.fsencode(name)
+                items.append((raw + b"/" if is_dir else raw, name, is_dir))
+        items.sort()
+        cached: _Dir = ([i[0] for i in items], [i[1] for i in items], [i[2] for i in items])
+        self._dirs[rel_dir] = cached
+        self._cached_entries += len(items)
+        if self._cached_entries > self._dir_cache_entries:
+            # evict least recently used directories, but never the ones on the path being walked
+            # (above all the root, which every page passes through)
+            for name in list(self._dirs):
+                if self._cached_entries <= self._dir_cache_entries:
+                    break
+                if name == rel_dir or rel_dir.startswith(name):
+                    continue
+                self._cached_entries -= len(self._dirs.pop(name)[0])
+        return cached
+
+    def _walk(self, rel_dir: str, prefix: bytes, after: bytes | None) -> Generator[tuple[str, bool], None, None]:
+        """Yield (key, is_dir=False) for files under rel_dir with key > after and key starting with prefix."""
+        keys, names, dirs = self._sorted_dir(rel_dir)
+        base = os.fsencode(rel_dir)
+        start = 0
+        if prefix and len(prefix) > len(base):
+            start = bisect_left(keys, prefix[len(base):])
+            # a directory whose "name/" is a prefix of the wanted prefix sorts before it
+            if start > 0 and dirs[start - 1] and prefix[len(base):].startswith(keys[start - 1]):
+                start -= 1
+        descend_with_after: int | None = None
+        if after is not None and after.startswith(base):
+            rest = after[len(base):]
+            i = bisect_right(keys, rest)
+            if i > 0 and dirs[i - 1] and rest.startswith(keys[i - 1]):
+                descend_with_after = i - 1
+                i -= 1
+            start = max(start, i)
+        elif after is not None and after > base:
+            return
+        for idx in range(start, len(keys)):
+            full = base + keys[idx]
+            if prefix and not full.startswith(prefix):
+                if dirs[idx] and prefix.startswith(full):
+                    pass  # the prefix reaches into this directory
+                elif full > prefix:
+                    return
+                else:
+                    continue
+            if dirs[idx]:
+                sub_after = after if idx == descend_with_after else None
+                yield from self._walk(os.fsdecode(full), prefix, sub_after)
+            else:
+                yield os.fsdecode(full), False
+
+    def list_page_sync(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        """list_page without an event loop (the list/get server lists with it from its threads)."""
+        if not os.path.isdir(self.root):
+            if os.path.exists(self.root):
+                raise NotFound("is a file, not a directory", op="list", url=self.root)
+            raise NotFound("no such directory", op="list", url=self.root)
+        pfx = os.fsencode(prefix)
+        after = os.fsencode(unit.after) if unit.after is not None else None
+        until = unit.until
+        entries: list[ObjectInfo] = []
+        problems: list[tuple[str, str]] = []
+        start_dir = prefix.rsplit("/", 1)[0] + "/" if "/" in prefix else ""
+        if start_dir and not os.path.isdir(os.path.join(self.root, start_dir)):
+            return Page([])
+        last: str | None = None
+        walker = self._walk(start_dir, pfx, after)
+        try:
+            for key, _ in walker:
+                if until is not None and key > until:
+                    return Page(entries, problems=tuple(problems))
+                last = key
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    problems.append((os.fsencode(key).decode("utf-8", "backslashreplace"),
+                                     "file name is not valid UTF-8"))
+                    continue
+                try:
+                    st = os.stat(os.path.join(self.root, key))
+                except OSError as exc:
+                    problems.append((key, f"cannot stat: {exc.strerror}"))
+                    continue
+                if not stat_mod.S_ISREG(st.st_mode):
+                    if stat_mod.S_ISDIR(st.st_mode):
+                        continue  # a symlink to a directory: not followed, to avoid loops
+                    problems.append((key, "not a regular file"))
+                    continue
+                entries.append(ObjectInfo(key, st.st_size, st.st_mtime, None))
+                if len(entries) + len(problems) >= limit:
+                    break
+            else:
+                return Page(entries, problems=tuple(problems))
+        except FileNotFoundError:
+            pass  # a directory vanished under us: what we have is the page
+        except PermissionError as exc:
+            raise AccessDenied(exc.strerror or "permission denied", op="list",
+                               url=exc.filename or self.root) from exc
+        finally:
+            walker.close()
+        return Page(entries, next_after=last, problems=tuple(problems))
+
+    _list_sync = list_page_sync  # the old private name, still used by serve/server.py
+
+    async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        return await asyncio.to_thread(self.list_page_sync, prefix, unit, limit)
+
+    # ---------------------------------------------------------------- reading
+
+    def _src_path(self, key: str) -> str:
+        return os.path.join(self.root, key) if key else self.root
+
+    async def head(self, key: str) -> ObjectInfo:
+        path = self._src_path(key)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            raise _translate_os(exc, "head", path, key) from exc
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise NotFound("not a regular file", op="head", url=path, key=key)
+        return ObjectInfo(key, st.st_size, st.st_mtime, None)
+
+    def _read_sync(self, path: str, key: str, start: int | None, end: int | None) -> bytes:
+        """Bytes [start, end) (or the whole file), all of one version of it (conditions.FileVersion:
+        the fstat at open and after the read are the object's; else SourceFileChanged)."""
+        version = source_file()
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+        try:
+            st = os.fstat(fd)
+            ident = version.opened(st, path, key)
+            if start is None:
+                size = st.st_size
+                data = os.read(fd, size) if size else b""
+                want = size
+            else:
+                assert end is not None  # a range has both ends
+                want = end - start
+                data = os.pread(fd, want, start)
+            while len(data) < want:  # short reads happen on some filesystems
+                more = os.pread(fd, want - len(data), (start or 0) + len(data))
+                if not more:
+                    version.read(ident, os.fstat(fd), path, key)  # shrank: changed, if it says so
+                    raise Corrupt(f"file shrank while reading: got {len(data)} of {want} bytes",
+                                  op="read", url=path, key=key)
+                data += more
+            version.read(ident, os.fstat(fd), path, key)
+            return data
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+        finally:
+            os.close(fd)
+
+    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+        path = self._src_path(key)
+        if start is not None and end is not None and end - start > _BIG:
+            return await asyncio.to_thread(self._read_sync, path, key, start, end)
+        return self._read_sync(path, key, start, end)
+
+    def _read_into_sync(self, path: str, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        """A part of an upload: checked like _read_sync, so a part read after the file changed is
+        never sent and the upload is aborted instead of completed from two versions."""
+        version = source_file()
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+        try:
+            ident = version.opened(os.fstat(fd), path, key)
+            want, got = end - start, 0
+            while got < want:
+                n = os.preadv(fd, [buf[got:want]], start + got)
+                if n == 0:
+                    version.read(ident, os.fstat(fd), path, key)
+                    raise Corrupt(f"file shrank while reading: got {got} of {want} bytes",
+                                  op="read", url=path, key=key)
+                got += n
+            version.read(ident, os.fstat(fd), path, key)
+            return buf[:want]
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+        finally:
+            os.close(fd)
+
+    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        """Bytes [start, end) read into buf: parts of big files reuse the engine's buffers."""
+        path = self._src_path(key)
+        if end - start > _BIG:
+            return await asyncio.to_thread(self._read_into_sync, path, key, start, end, buf)
+        return self._read_into_sync(path, key, start, end, buf)
+
+    async def read_props(self, key: str) -> ObjectProps:
+        """The file's properties from its user.* extended attributes (--preserve-xattrs)."""
+        path = self._src_path(key)
+        try:
+            return xattrs.read(path)
+        except OSError as exc:
+            raise _translate_os(exc, "read", path, key) from exc
+
+    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
+        return await self.read(key), await self.read_props(key)
+
+    async def read_tagging(self, key: str) -> str:
+        return ""  # a file has no tags
+    def read_body(self, key: str, start: int, end: int) -> FileBody:
+        """Bytes [start, end) of the file as a body an upload streams (features.file_bodies)."""
+        path = self._src_path(key)
+        return FileBody(path, start, end, url=path, key=key, version=source_file())
+
+    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+        info = await self.head(key)
+        size = info.size or 0
+        return await self.read(key, 0, min(size, limit)), size
+
+    # ---------------------------------------------------------------- writing
+
+    async def prepare(self) -> None:
+        if os.path.exists(self.root) and not os.path.isdir(self.root):
+            raise WriteFailed("is a file, but a directory is needed here", op="write", url=self.root)
+        try:
+            os.makedirs(self.root, exist_ok=True)
+        except OSError as exc:
+            raise _translate_os(exc, "mkdir", self.root) from exc
+        self._real_root = os.path.realpath(self.root)
+
+    def _dst_path(self, key: str) -> tuple[str, str]:
+        """(directory, final path) for key, creating parents; UnsafeKey if it would leave the root."""
+        segments = safe_segments(key)
+        parent_rel = "/".join(segments[:-1])
+        parent = os.path.join(self.root, *segments[:-1]) if parent_rel else self.root
+        if parent_rel and parent_rel not in self._safe_parents:
+            self._make_parents(segments[:-1], key)
+        return parent, os.path.join(parent, segments[-1])
+
+    def _make_parents(self, dirs: list[str], key: str) -> None:
+        """Create the directories `dirs` under the root, from the deepest one known to be safe down.
+
+        Why not os.makedirs + os.path.realpath: with one new directory per object (hashed names)
+        they cost ~8 system calls and ~100 us an object. A directory this call creates is a real
+        one inside a safe parent, so it is safe without looking; only one that was already there is
+        looked at (lstat), and only a symbolic link is resolved, as before: it may point anywhere
+        inside the destination, never outside it."""
+        known = len(dirs)
+        while known > 0 and "/".join(dirs[:known]) not in self._safe_parents:
+            known -= 1
+        path = os.path.join(self.root, *dirs[:known]) if known else self.root
+        for depth in range(known, len(dirs)):
+            path = os.path.join(path, dirs[depth])
+            try:
+                try:
+                    os.mkdir(path)
+                except FileNotFoundError:
+                    if depth != known:
+                        raise
+                    os.makedirs(path)  # the root itself is missing (not prepared, or removed meanwhile)
+            except FileExistsError as exc:
+                self._check_existing(path, key, exc)
+            except OSError as exc:
+                raise _translate_os(exc, "mkdir", path, key) from exc
+            self._safe_parents["/".join(dirs[:depth + 1])] = None
+        while len(self._safe_parents) > 10_000:
+            self._safe_parents.popitem(last=False)
+
+    def _check_existing(self, path: str, key: str, exc: OSError) -> None:
+        """`path` was already there: fine if it is a directory, or a symbolic link to one inside the root."""
+        try:
+            st = os.lstat(path)
+        except OSError as err:
+            raise _translate_os(err, "mkdir", path, key) from err
+        if stat_mod.S_ISDIR(st.st_mode):
+            return
+        if stat_mod.S_ISLNK(st.st_mode):
+            real_root = self._real_root or os.path.realpath(self.root)
+            real = os.path.realpath(path)
+            if real != real_root and not real.startswith(real_root + os.sep):
+                raise UnsafeKey("a symbolic link in the destination would lead outside it",
+                                op="write", url=path, key=key)
+            if os.path.isdir(real):
+                return
+        raise WriteFailed("a file is in the way where a directory is needed", op="write", url=path, key=key) from exc
+
+    @staticmethod
+    def _tmp_name(parent: str, name: str) -> str:
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
+        return f"{parent}/.s3bulk-{digest}{TMP_SUFFIX}"
+
+    def _open_tmp(self, key: str) -> tuple[int, str, str]:
+        """(fd, temporary path, final path) for writing `key`: the temporary file sits in the
+        target directory, so the rename into place is atomic. Its name is derived from the final
+        name: one an interrupted run left behind is replaced (and so cleaned up) by the redo."""
+        parent, final = self._dst_path(key)
+        tmp = self._tmp_name(parent, final.rsplit("/", 1)[-1])
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        try:
+            try:
+                fd = os.open(tmp, flags, 0o644)
+            except FileExistsError:
+                if tmp in OPEN_TEMPS:  # this process writes the same name right now: a unique name
+                    tmp = f"{parent}/.s3bulk-{self._pid}-{next(_tmp_counter)}{TMP_SUFFIX}"
+                else:  # left behind by a run that was killed (with the record of its parts, if any)
+                    os.unlink(tmp)
+                    _unlink_quietly(partfile.sidecar_path(tmp))
+                fd = os.open(tmp, flags, 0o644)
+            _TEMP_INODES[tmp] = os.fstat(fd).st_ino
+        except OSError as exc:
+            raise _translate_os(exc, "write", final, key) from exc
+        OPEN_TEMPS.add(tmp)
+        return fd, tmp, final
+
+    def _put_sync(self, key: str, data: bytes, mtime: float | None = None,
+                  props: ObjectProps | None = None) -> None:
+        fd, tmp, final = self._open_tmp(key)
+        try:
+            try:
+                xattrs.write(fd, props)
+                n = os.write(fd, data)
+                if n < len(data):  # a short write: finish it
+                    view = memoryview(data)[n:]
+                    while view:
+                        view = view[os.write(fd, view):]
+                if mtime is not None:
+                    os.utime(fd, (mtime, mtime))
+            finally:
+                os.close(fd)
+            _rename(tmp, final)
+        except OSError as exc:
+            _unlink_quietly(tmp)
+            raise _translate_os(exc, "write", final, key) from exc
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+
+    async def put(self, key: str, data: bytes, mtime: float | None = None, *,
+                  props: ObjectProps | None = None) -> None:
+        """Write the file; `props` (given with --preserve-xattrs) go to its extended attributes."""
+        if (not key or key.endswith("/")) and not data:
+            # a zero-byte "folder marker" (the AWS console's folders): the directory itself is the
+            # faithful copy, as aws-cli makes it; "" is the marker of the prefix copied, the root
+            if key:
+                self._dst_path(key + "x")  # checks the key like any other and creates the directory
+            return
+        if len(data) > _BIG:
+            await _write_in_thread(self._put_sync, key, data, mtime, props)
+        else:
+            self._put_sync(key, data, mtime, props)
+
+    async def start_multipart(self, key: str, size: int, part_size: int,
+                              mtime: float | None = None, *, props: ObjectProps | None = None) -> "LocalMultipart":
+        fd, tmp, final = self._open_tmp(key)
+        try:
+            xattrs.write(fd, props)
+            if size:
+                size_for_parts(fd, size)
+        except OSError as exc:
+            os.close(fd)
+            _unlink_quietly(tmp)
+            raise _translate_os(exc, "write", final, key) from exc
+        return LocalMultipart(fd, tmp, final, key, mtime, flush=self.flush_writes)
+
+    async def open_partial(self, key: str, size: int, part_size: int, source: partfile.SourceId,
+                           mtime: float | None = None, *, props: ObjectProps | None = None,
+                           resume: bool = False) -> tuple["LocalMultipart", int, dict[int, int]]:
+        """A multipart download whose temporary file is kept for a resume (stores/local/partfile.py):
+        (upload, part size, parts already in it with their CRCs). With `resume`, a file an
+        interrupted run left for the same `source` version is continued in the part size it was
+        cut into; anything else (no such file, another version, a record that cannot be read, a
+        file of the wrong size) is started over, removing what was left."""
+        if resume:
+            found = await asyncio.to_thread(self._kept, key, size, source)
+            if found is not None:
+                fd, tmp, final, record = found
+                try:
+                    ranges = partfile.RangeLog(tmp, partfile.sidecar_path(tmp), continue_at=record.length,
+                                               synced=self.flush_writes)
+                except OSError:
+                    os.close(fd)
+                else:
+                    _TEMP_INODES[tmp] = os.fstat(fd).st_ino
+                    OPEN_TEMPS.add(tmp)
+                    KEPT_TEMPS.add(tmp)
+                    return (LocalMultipart(fd, tmp, final, key, mtime, flush=self.flush_writes, ranges=ranges),
+                            record.part, record.parts)
+        upload = await self.start_multipart(key, size, part_size, mtime, props=props)
+        try:
+            upload.ranges = partfile.RangeLog.create(upload.tmp, source, part_size, synced=self.flush_writes)
+        except OSError as exc:
+            await upload.abort()
+            raise _translate_os(exc, "write", upload.final, key) from exc
+        KEPT_TEMPS.add(upload.tmp)
+        return upload, part_size, {}
+
+    def _kept(self, key: str, size: int, source: partfile.SourceId) -> tuple[int, str, str, partfile.Record] | None:
+        """(fd, temporary path, final path, record) of a kept file to continue, else None (and
+        what was left of another version is removed)."""
+        parent, final = self._dst_path(key)
+        tmp = self._tmp_name(parent, final.rsplit("/", 1)[-1])
+        side = partfile.sidecar_path(tmp)
+        record = partfile.load(side)
+        if record is None or not record.source.same(source) or record.source.size != size or tmp in OPEN_TEMPS:
+            if record is not None and tmp not in OPEN_TEMPS:
+                _unlink_quietly(tmp)
+                _unlink_quietly(side)
+            return None
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            _unlink_quietly(side)
+            return None
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode) or st.st_size != size:
+            os.close(fd)
+            _unlink_quietly(tmp)
+            _unlink_quietly(side)
+            return None
+        return fd, tmp, final, record
+
+    async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
+        failed: list[tuple[str, str]] = []
+        for key in keys:
+            try:
+                safe_segments(key)
+                os.unlink(os.path.join(self.root, key))
+            except FileNotFoundError:
+                pass
+            except (OSError, StoreError) as exc:
+                failed.append((key, str(exc)))
+        return failed
+
+    # ---------------------------------------------------------------- server-side copy
+
+    def can_copy_from(self, src: object) -> bool:
+        """Any other directory on this machine (`src` as unwrapped by any wrapper)."""
+        return isinstance(src, LocalStore)
+
+    async def copy_from(self, src: "LocalStore", src_key: str, dst_key: str, size: int,
+                        mtime: float | None = None, *, props: ObjectProps | None = None,
+                        replace: bool = False) -> None:
+        """Copy the bytes (a local copy keeps no properties: `props` is not used)."""
+        await _write_in_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
+
+    def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:
+        version = source_file()
+        try:
+            sfd = os.open(src_path, os.O_RDONLY)
+        except OSError as exc:
+            raise _translate_os(exc, "read", src_path, src_key) from exc
+        try:
+            ident = version.opened(os.fstat(sfd), src_path, src_key)
+            dfd, tmp, final = self._open_tmp(dst_key)
+        except BaseException:
+            os.close(sfd)
+            raise
+        try:
+            copied = 0
+            while True:
+                n = _copy_chunk(sfd, dfd, copied, 64 << 20)
+                if n == 0:
+                    break
+                copied += n
+            if mtime is not None:
+                os.utime(dfd, (mtime, mtime))
+            os.close(dfd)
+            dfd = -1
+            version.read(ident, os.fstat(sfd), src_path, src_key)  # one version, or nothing lands
+            if copied != size:
+                raise Corrupt(f"source changed while copying: {copied} bytes instead of {size}",
+                              op="copy", url=src_path, key=src_key)
+            _rename(tmp, final)
+        except OSError as exc:
+            _unlink_quietly(tmp)
+            raise _translate_os(exc, "write", final, dst_key) from exc
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+        finally:
+            os.close(sfd)
+            if dfd >= 0:
+                os.close(dfd)
+
+
+def _copy_chunk(sfd: int, dfd: int, offset: int, count: int) -> int:
+    try:
+        return os.copy_file_range(sfd, dfd, count, offset, offset)
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+    data = os.pread(sfd, count, offset)
+    if data:
+        os.pwrite(dfd, data, offset)
+    return len(data)
+
+
+def _unlink_quietly(path: str) -> None:
+    OPEN_TEMPS.discard(path)
+    ino = _TEMP_INODES.pop(path, None)
+    try:
+        if ino is None or os.lstat(path).st_ino == ino:  # never another process's file of that name
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def _rename(tmp: str, final: str) -> None:
+    ino = _TEMP_INODES.get(tmp)
+    if ino is not None and os.lstat(tmp).st_ino != ino:
+        _TEMP_INODES[tmp] = -1  # not ours any more: never unlink it either
+        raise FileExistsError(errno.EEXIST, "another process is writing the same file", tmp)
+    with _LANDING:
+        if _landing_refused:
+            raise LandingRefused(final)
+        os.rename(tmp, final)
+    _TEMP_INODES.pop(tmp, None)
+    OPEN_TEMPS.discard(tmp)
+
+
+def size_for_parts(fd: int, size: int) -> None:
+    """Give a file that parts will be written into at their offsets its final length, after
+    checking the filesystem has room for it (a full disk fails the object before any byte moves).
+
+    Not posix_fallocate of the whole file here: on tmpfs that zeroes every page of it up front
+    (~0.3 s per GiB, issue 17) while no part can be received yet; each part allocates its own range
+    as it is written (write_part), in the thread that writes it, beside the receiving."""
+    try:
+        fs = os.fstatvfs(fd)
+    except OSError:
+        fs = None
+    if fs is not None and fs.f_blocks:  # 0 blocks: a filesystem that does not say (procfs-like)
+        free = (fs.f_bfree if os.geteuid() == 0 else fs.f_bavail) * (fs.f_frsize or fs.f_bsize)
+        if free < size:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    os.ftruncate(fd, size)
+
+
+def write_part(fd: int, data: Any, offset: int) -> int:
+    """Write data at offset of a file sized by size_for_parts, allocating its range first (extents
+    as if the file had been preallocated, and ENOSPC here rather than as a short write); returns
+    the offset after it. Big parts come here in a thread (nothing here touches the event loop)."""
+    view = memoryview(data)
+    if view.nbytes:
+        try:
+            os.posix_fallocate(fd, offset, view.nbytes)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+    while view:
+        n = os.pwrite(fd, view, offset)
+        view, offset = view[n:], offset + n
+    return offset
+
+
+class LocalMultipart:
+    """A preallocated temporary file written at part offsets; renamed into place on completion."""
+
+    # no upload id: the file is redone by the next run, or, when kept for a resume (open_partial),
+    # found again by its name, which is derived from the final one
+    upload_id: str | None = None
+
+    def __init__(self, fd: int, tmp: str, final: str, key: str, mtime: float | None = None, *,
+                 flush: bool = False, ranges: partfile.RangeLog | None = None) -> None:
+        self.fd, self.tmp, self.final, self.key, self.mtime = fd, tmp, final, key, mtime
+        self.flush = flush
+        # kept for a resume (open_partial): the record of the parts on disk; an abort then keeps
+        # the file (a stop, a failure a later run may get past) unless discard() is called
+        self.ranges = ranges
+        # other processes of this run may open the temporary file and write their parts into it
+        # (engine/transfer/spread.py: one big object spread over processes); complete() still renames it
+        self.shared_path = tmp
+
+    def _pwrite(self, data: bytes, offset: int) -> None:
+        start = offset
+        offset = write_part(self.fd, data, offset)
+        if self.flush:
+            # write the part through and let the kernel drop it: dirty page cache counts against a
+            # memory cgroup, and a 1 GiB file written faster than the disk takes it would not fit
+            os.fdatasync(self.fd)
+            os.posix_fadvise(self.fd, start, offset - start, os.POSIX_FADV_DONTNEED)
+
+    async def put_part(self, number: int, offset: int, data: bytes) -> None:
+        try:
+            if len(data) > _BIG or self.flush:
+                await asyncio.to_thread(self._pwrite, data, offset)
+            else:
+                self._pwrite(data, offset)
+        except OSError as exc:
+            raise _translate_os(exc, "write", self.final, self.key) from exc
+
+    @property
+    def takes_sinks(self) -> bool:
+        """Whether range_sink gives sinks (engine/transfer/sinks.py)."""
+        return not self.flush and self.fd >= 0
+
+    def range_sink(self, start: int, end: int, algorithm: str | None = None) -> RangeSink | None:
+        """A sink that writes bytes [start, end) into the temporary file as they are received
+        (stores/local/filesink.py); None with --flush-writes' part-by-part write-through, which keeps
+        its part buffers and thread."""
+        if self.flush or self.fd < 0:
+            return None
+        from .filesink import RangeSink
+
+        return RangeSink(self.fd, start, end, algorithm,
+                         on_error=lambda exc: _translate_os(exc, "write", self.final, self.key))
+
+    async def complete(self) -> None:
+        try:
+            if self.mtime is not None:
+                os.utime(self.fd, (self.mtime, self.mtime))
+            os.close(self.fd)
+            self.fd = -1
+            _rename(self.tmp, self.final)
+        except OSError as exc:
+            _unlink_quietly(self.tmp)
+            self._drop_record()
+            raise _translate_os(exc, "write", self.final, self.key) from exc
+        self._drop_record()
+
+    def part_landed(self, number: int, crc: int = partfile.NO_CRC) -> None:
+        """Part `number` is written (here or by a helper process): recorded once durable."""
+        if self.ranges is not None:
+            self.ranges.landed(number, crc)
+
+    async def abort(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if self.ranges is None:
+            _unlink_quietly(self.tmp)
+            return
+        await self.ranges.settle()  # the parts that landed are recorded before the run stops
+        self.ranges.close()
+        OPEN_TEMPS.discard(self.tmp)  # kept: never removed by remove_open_temps
+        _TEMP_INODES.pop(self.tmp, None)
+        KEPT_TEMPS.discard(self.tmp)
+
+    async def discard(self) -> None:
+        """Give up a kept file (its bytes are wrong or of another version): remove it and its record."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        _unlink_quietly(self.tmp)
+        self._drop_record()
+
+    def _drop_record(self) -> None:
+        if self.ranges is not None:
+            self.ranges.close()
+            self.ranges = None
+            KEPT_TEMPS.discard(self.tmp)
+            _unlink_quietly(partfile.sidecar_path(self.tmp))

@@ -1,0 +1,1264 @@
+"""S3 (and any S3-compatible endpoint): the lean data path (s3wire.py) and aiobotocore.
+
+botocore gives us the whole credential chain (env, config and credentials files,
+profiles, SSO, assume-role, instance metadata), endpoint settings
+(AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files: resolved once per run, where it starts, into
+the location's S3Settings, which every client here is then built from; s3setup.settle), the control plane (multipart
+create/complete/abort, deletes) and the fallback data path. Its exceptions are translated
+into s3bulk.errors here and nowhere else. aiobotocore (and aiohttp under it) is imported and
+its client built only when a request needs it: a lean-path run whose credentials come from the
+environment and whose bucket address is cached (s3setup.py) never loads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+from urllib.parse import unquote
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
+
+from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, DestinationUnusable, NotFound,
+                       S3BulkError, StoreError, Throttled, Transient, UsageError)
+from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
+from ...config.urls import Location
+from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
+                    part_size_for, upload_in_parts)
+from ..local.bodies import FileBody
+from .wire import ChecksumRefused, UseBotocore, refuses_checksums
+
+T = TypeVar("T")
+_NO_WIRE: Any = object()  # what _on_wire returns when the request must go through botocore
+
+COPY_OBJECT_LIMIT = 5 * 1024**3  # CopyObject refuses sources above 5 GiB
+
+_DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
+           "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled", "AccountProblem",
+           "403", "Forbidden", "InvalidClientTokenId", "UnrecognizedClientException"}
+_NO_CREDENTIALS = ("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, use --profile, "
+                   "or --no-sign-request for public buckets)")
+_MISSING = {"NoSuchBucket", "NoSuchKey", "404", "NotFound", "NoSuchUpload"}
+_CHECKSUM_FIELDS = ("ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME", "ChecksumSHA1", "ChecksumSHA256")
+_THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
+              "TooManyRequests", "503", "RequestThrottled"}
+
+
+def content_type_for(key: str) -> str | None:
+    """The Content-Type an upload gets from its name, as aws-cli guesses it (`mimetypes`):
+    `.html` text/html, `.png` image/png, ...; None (S3's binary/octet-stream) when unknown."""
+    import mimetypes
+
+    kind, encoding = mimetypes.guess_type(key, strict=False)
+    return kind if kind and not encoding else ("application/gzip" if encoding == "gzip" else kind)
+
+
+def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: str = "",
+              fallback: str = "") -> StoreError:
+    """The s3bulk error for an S3 error answer; both data paths (botocore and s3wire) use it."""
+    if status in (301, 302, 303, 307, 308) or code in ("PermanentRedirect", "TemporaryRedirect", "Redirect"):
+        return StoreError(f"the endpoint redirects this request elsewhere ({code or status}); s3bulk does not "
+                          "follow redirects to another host: check --endpoint-url and --region",
+                          op=op, url=url, key=key)
+    if status == 412 or code == "PreconditionFailed":  # only our If-Match asks (stores/conditions.py)
+        from ..conditions import SourceChanged
+
+        return SourceChanged("the source object changed while it was read (412 to If-Match: its ETag is not "
+                             "the one this copy reads)", op=op, url=url, key=key)
+    if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
+        return BucketMissing("bucket does not exist", op=op, url=url, key=key)
+    if code in _MISSING or status == 404:
+        return NotFound("no such key" if key else "not found", op=op, url=url, key=key)
+    if code in _DENIED or status == 403:
+        if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidClientTokenId"):
+            why = "credentials rejected (wrong access key or secret)"
+        elif code in ("ExpiredToken", "TokenRefreshRequired"):
+            why = "credentials expired"
+        else:
+            why = "access denied"
+        return AccessDenied(f"{why} ({code or status})", op=op, url=url, key=key)
+    if code in _THROTTLED or status in (429, 503):
+        return Throttled(f"throttled by the server ({code or status})", op=op, url=url, key=key)
+    if status == 501 or code == "NotImplemented":
+        # the server does not do this request at all: asking again cannot help (the callers that have
+        # another way, such as writes without checksum headers, look for it before this)
+        what = f"{msg} (501 NotImplemented)" if msg else "501 NotImplemented"
+        return StoreError(f"the server does not implement this request: {what}", op=op, url=url, key=key)
+    if status is not None and status >= 500:
+        return Transient(f"server error {status} {code} {msg}".strip(), op=op, url=url, key=key)
+    if code in ("RequestTimeout", "RequestTimeTooSkewed", "InternalError", "BadDigest", "IncompleteBody",
+                "XAmzContentSHA256Mismatch"):
+        return Transient(f"{code}: {msg}" if msg else code, op=op, url=url, key=key)
+    if status == 400 and op == "head" and code in ("", "400", "BadRequest"):
+        # all S3 says (a HEAD answer has no body) when the object is encrypted with a customer key
+        # that was not given
+        return StoreError("HTTP 400 (S3's answer to a HEAD of an object encrypted with a customer key, "
+                          "SSE-C, when the key is not given: --sse-c-copy-source-key)", op=op, url=url, key=key)
+    text = f"{code}: {msg}" if msg else code or fallback or f"HTTP {status}"
+    return StoreError(text, op=op, url=url, key=key)
+
+
+def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreError:
+    """Map a botocore/aiohttp exception onto the s3bulk error tree (never leaks credentials)."""
+    from botocore import exceptions as bexc
+
+    if isinstance(exc, StoreError):
+        return exc
+    if isinstance(exc, bexc.ClientError):
+        err = exc.response.get("Error", {}) or {}
+        meta = exc.response.get("ResponseMetadata", {}) or {}
+        status = meta.get("HTTPStatusCode")
+        mapped = error_for(status, str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
+                           op, url, key, fallback=str(exc))
+        if status in (429, 503):  # the wait the server asks for, as on the lean path (resilient.py honours it)
+            from ...http.client import retry_after
+
+            mapped.retry_after = retry_after({k.lower(): v for k, v in (meta.get("HTTPHeaders") or {}).items()})
+        return mapped
+    if isinstance(exc, bexc.NoCredentialsError):
+        return AccessDenied(_NO_CREDENTIALS, op=op, url=url, key=key)
+    if isinstance(exc, bexc.ProfileNotFound):
+        return AccessDenied(str(exc), op=op, url=url, key=key)
+    if isinstance(exc, (bexc.PartialCredentialsError, bexc.CredentialRetrievalError,
+                        bexc.SSOError if hasattr(bexc, "SSOError") else bexc.NoCredentialsError)):
+        return AccessDenied(f"could not load credentials: {exc}", op=op, url=url, key=key)
+    if isinstance(exc, (bexc.EndpointConnectionError, bexc.ConnectionClosedError)):
+        return ConnectFailed(f"cannot connect to the endpoint ({_short(exc)})", op=op, url=url, key=key)
+    if isinstance(exc, (bexc.ReadTimeoutError, bexc.ConnectTimeoutError)):
+        return Transient(f"timed out ({_short(exc)})", op=op, url=url, key=key)
+    if type(exc).__name__ == "FlexibleChecksumError":  # ChecksumMode=ENABLED: botocore checked the body
+        return Corrupt(f"the body does not match the server's checksum ({_short(exc)})", op=op, url=url, key=key)
+    if isinstance(exc, bexc.IncompleteReadError) or type(exc).__name__ in (
+            "ResponseStreamingError", "FlexibleChecksumError"):
+        return Corrupt(f"body did not arrive whole: {_short(exc)}", op=op, url=url, key=key)
+    if isinstance(exc, bexc.ParamValidationError):
+        return StoreError(f"invalid request: {_short(exc)}", op=op, url=url, key=key)
+    if isinstance(exc, bexc.InvalidEndpointConfigurationError if hasattr(
+            bexc, "InvalidEndpointConfigurationError") else ()):
+        return StoreError(str(exc), op=op, url=url, key=key)
+    if isinstance(exc, bexc.BotoCoreError):
+        return StoreError(_short(exc), op=op, url=url, key=key)
+    if isinstance(exc, (ConnectionError, OSError, asyncio.TimeoutError)):
+        return ConnectFailed(f"connection failed ({_short(exc)})", op=op, url=url, key=key)
+    return Transient(f"{type(exc).__name__}: {_short(exc)}", op=op, url=url, key=key)
+
+
+def _not_implemented(exc: BaseException) -> bool:
+    """A botocore error that says the server does not do this request at all (501 NotImplemented)."""
+    response = getattr(exc, "response", None) or {}
+    code = str((response.get("Error") or {}).get("Code") or "")
+    return code == "NotImplemented" or (response.get("ResponseMetadata") or {}).get("HTTPStatusCode") == 501
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+class S3Store:
+    """One bucket on one endpoint, with one aiobotocore client per event loop."""
+
+    ordered = True
+    # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
+    features = Features(ordered=True, read_into=True, read_to=True, write=True, resumable_uploads=True,
+                        server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
+                        hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3", checksums=True,
+                        versions=True, streamed_puts=True, conditional_reads=True)
+
+    def __init__(self, location: Location, *, max_connections: int = 64,
+                 copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
+                 copy_concurrency: int = 8, lean: bool = True, timeout: float = 60.0,
+                 request_payer: str | None = None, checksum_algorithm: str | None = None) -> None:
+        self.location = location
+        self.checksum_algorithm = checksum_algorithm  # --checksum-algorithm: on every PUT and part
+        self.bucket = location.bucket
+        self._max_connections = max_connections
+        self._copy_threshold = copy_threshold
+        self._copy_part_size = copy_part_size
+        self._copy_concurrency = copy_concurrency
+        self._stack = contextlib.AsyncExitStack()
+        self._client: Any = None
+        self._lean = lean
+        self._timeout = timeout
+        self._request_payer = request_payer  # x-amz-request-payer on every request, both data paths
+        self._wire: Any = None  # s3wire.S3Wire once open, unless the lean path is off or cannot serve
+        self._no_parts = False  # GetObjectAttributes gave no part checksums: not asked again (object_parts)
+        self._checksums_refused = False  # the server refused a checksum header: writes go without (_without_checksums)
+        self._client_lock: asyncio.Lock | None = None
+        self._cred_source: Any = None  # async () -> sigv4.Credentials | None; None: unsigned
+        self._frozen: Any = None
+        self._frozen_at = 0.0
+        self._ca_bundle: str | None = None
+        self.settings: Any = location.s3.settled  # urls.S3Settings, resolved at the latest in open()
+        self.identity: tuple[str, str] | None = None  # (endpoint, access key id): who we are, for copy
+        # set to a dict to learn the version id each PutObject or CompleteMultipartUpload made in a
+        # versioned bucket, by key (engine/actions/versions.py: what tells, after a kill, whether a version landed)
+        self.written_versions: dict[str, str] | None = None
+        # SSE-C: objects here are read with this customer key (every GET and HEAD, and as the copy
+        # source of a server-side copy); their ETags are then no MD5 of the bytes, so none is declared
+        self._read_key: bytes | None = location.s3.sse_c_key
+        if self._read_key is not None:
+            from dataclasses import replace
+
+            self.features = replace(S3Store.features, hashes=frozenset())
+
+    async def open(self) -> "S3Store":
+        """Ready the store. On the lean path nothing of aiobotocore is built here when the bucket's
+        address is known from an earlier run (s3setup.py); the botocore client is made on first
+        need (_control)."""
+        opts = self.location.s3
+        try:
+            # every setting of this side, resolved once where the run started (the plan carries
+            # them) or here when nothing did: never this process's environment over the run's
+            from dataclasses import replace
+
+            from .setup import settle
+
+            opts = settle(opts)
+            self.location = replace(self.location, s3=opts)
+            self.settings = opts.settled
+            if self._lean and not (self.bucket.startswith("arn:") or self.bucket.endswith("--x-s3")):
+                await self._open_lean()
+            else:  # the botocore data path; access points and directory buckets: botocore knows their rules
+                client = await self._control()
+                access = (await self._credentials()).access_key if self._cred_source is not None else ""
+                self.identity = (client.meta.endpoint_url, access)
+        except (StoreError, UsageError):
+            await self._stack.aclose()
+            raise
+        except Exception as exc:
+            await self._stack.aclose()
+            raise _open_error(exc, opts.profile, f"s3://{self.bucket}") from exc
+        return self
+
+    async def _open_lean(self) -> None:
+        """Credentials and the bucket's address for the lean path, with botocore only as far as needed."""
+        from . import setup as s3setup
+        from .wire import S3Wire
+
+        opts = self.location.s3
+        chain = None
+        if not opts.no_sign_request:
+            static = s3setup.env_credentials(opts)
+            if static is not None:
+                self._cred_source = _static_credentials(static)
+            else:
+                chain = s3setup.BotocoreCredentials(opts.profile)
+                if await chain.resolve():
+                    self._cred_source = chain.frozen
+            if self._cred_source is None:  # as botocore says when it has nothing to sign with
+                raise AccessDenied(_NO_CREDENTIALS, op="connect", url=f"s3://{self.bucket}")
+        access = (await self._credentials()).access_key if self._cred_source is not None else ""
+        key = s3setup.cache_key(self.bucket, opts)
+        resolved = s3setup.lookup(key)
+        fresh = resolved is None
+        if resolved is None:
+            resolved = self._resolve(chain.session if chain is not None else None)
+        if resolved is None:
+            client = await self._control()  # an address the lean path does not take: botocore serves all
+            self.identity = (client.meta.endpoint_url, access)
+            return
+        self.identity = (resolved.endpoint_url, access)
+        settings = self.settings
+        self._ca_bundle = settings.ca_bundle
+        try:
+            self._wire = S3Wire(resolved.wire_url(), resolved.region,
+                                self._credentials if self._cred_source is not None else _no_credentials,
+                                bucket=self.bucket, max_connections=self._max_connections,
+                                timeout=self._timeout, verify=settings.ca_bundle or True,
+                                proxy=s3setup.proxy_for(settings, resolved.object_url),
+                                request_payer=self._request_payer, sse_c_key=self._read_key)
+        except UseBotocore:
+            s3setup.forget(key)
+            client = await self._control()  # every request goes through botocore: have it ready, as before
+            self.identity = (client.meta.endpoint_url, access)
+            return
+        if fresh:
+            s3setup.remember(key, resolved)
+
+    def _resolve(self, session: Any = None) -> Any:
+        """The address botocore resolves for this bucket: a presigned URL runs the whole endpoint
+        ruleset (custom endpoints, path or virtual-host style, FIPS, dual-stack). A plain botocore
+        client makes it (no aiohttp), with placeholder keys: only the address and the signing region
+        are kept, and no credential chain runs twice. None when the lean path cannot take it."""
+        from urllib.parse import parse_qs, urlsplit
+
+        import botocore.session
+        from botocore.config import Config
+
+        from . import setup as s3setup
+
+        opts = self.location.s3
+        settings = self.settings
+        if session is None:
+            session = botocore.session.Session(profile=opts.profile)
+        session.register_component("data_loader", _shared_loader(session.get_config_variable("data_path")))
+        s3setup.pin(session, settings)
+        client = session.create_client("s3", **s3setup.client_args(settings),
+                                       config=Config(**s3setup.config_args(settings)),
+                                       aws_access_key_id="presign-only", aws_secret_access_key="presign-only")
+        url = client.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": "k"}, ExpiresIn=60)
+        parts = urlsplit(url)
+        if not parts.path.endswith("/k") or parts.scheme not in ("http", "https"):
+            return None
+        scope = parse_qs(parts.query).get("X-Amz-Credential", [""])[0].split("/")
+        return s3setup.Resolved(endpoint_url=client.meta.endpoint_url, region=client.meta.region_name,
+                                object_url=f"{parts.scheme}://{parts.netloc}{parts.path}",
+                                signing_region=scope[2] if len(scope) >= 4 else None,
+                                ca_bundle=settings.ca_bundle)
+
+    async def _control(self) -> Any:
+        """The aiobotocore client (control plane, the botocore data path, fallbacks): imported and
+        built on first need, once per store."""
+        if self._client is not None:
+            return self._client
+        if self._client_lock is None:
+            self._client_lock = asyncio.Lock()
+        async with self._client_lock:
+            if self._client is None:
+                self._client = await self._create_client()
+        return self._client
+
+    async def _create_client(self) -> Any:
+        from aiobotocore.config import AioConfig
+        from aiobotocore.session import AioSession
+
+        from . import setup as s3setup
+
+        opts = self.location.s3
+        settings = self.settings
+        session = AioSession(profile=opts.profile)
+        session.register_component("data_loader", _shared_loader(session.get_config_variable("data_path")))
+        s3setup.pin(session, settings)
+        self._ca_bundle = settings.ca_bundle
+        kwargs: dict[str, Any] = dict(
+            max_pool_connections=self._max_connections,
+            # retries are the engine's (stores/resilient.py), the same for both data paths: one
+            # attempt per call. (botocore's "max_attempts" counts retries, not attempts: 1 there
+            # was a second, uncounted try inside each of ours that ignored Retry-After.)
+            retries={"mode": "standard", "total_max_attempts": 1},
+            connect_timeout=10,
+            read_timeout=self._timeout,
+            tcp_keepalive=True,
+            **s3setup.config_args(settings),
+        )
+        config = AioConfig(**kwargs)
+        client = await self._stack.enter_async_context(session.create_client(
+            "s3", **s3setup.client_args(settings), config=config))
+        # List keys as they are. botocore would ask for url-encoded keys on every listing, but some
+        # servers (LocalStack) then compare StartAfter and continuation tokens against the *encoded*
+        # keys, whose order is not the key order: a listing resumed after "ü" starts over. We ask
+        # for encoding only when a page cannot be parsed (keys with XML-invalid characters).
+        from botocore.handlers import set_list_objects_encoding_type_url
+
+        client.meta.events.unregister("before-parameter-build.s3.ListObjectsV2",
+                                      set_list_objects_encoding_type_url)
+        _refuse_redirects(client)
+        client.meta.events.register("before-call.s3", self._drop_refused_checksums)
+        if self._request_payer:
+            _add_request_payer(client, self._request_payer)
+        if self._cred_source is None and not settings.no_sign_request:
+            creds = await session.get_credentials()
+            if creds is not None:
+                self._cred_source = _aio_credentials(creds)
+        return client
+
+    async def _credentials(self) -> Any:
+        """Frozen credentials, asked of their source again every minute (botocore refreshes expiring ones)."""
+        import time
+
+        now = time.monotonic()
+        if self._frozen is None or now - self._frozen_at > 60:
+            self._frozen = await self._cred_source()
+            self._frozen_at = now
+        return self._frozen
+
+    async def _on_wire(self, call: Callable[[Any], Awaitable[T]]) -> T:
+        """call(wire) on the lean path, or _NO_WIRE when it is off or hands this request (and from
+        then on every request) to botocore."""
+        wire = self._wire
+        if wire is None:
+            return _NO_WIRE
+        try:
+            return await call(wire)
+        except UseBotocore:
+            self._drop_wire()
+            return _NO_WIRE
+
+    def _drop_wire(self) -> None:
+        """Something only botocore handles came up: use it for the rest of the run."""
+        wire, self._wire = self._wire, None
+        if wire is not None:
+            asyncio.ensure_future(wire.close())
+
+    async def close(self) -> None:
+        if self._wire is not None:
+            await self._wire.close()
+        await self._stack.aclose()
+
+    def _url(self, key: str = "") -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    # ---------------------------------------------------------------- listing
+
+    async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        async def lean(wire: Any) -> Page:
+            url = self._url(prefix)
+            try:
+                rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, False, url,
+                                                              unit.until)
+            except Transient:
+                # some servers fail with a 5xx on keys XML cannot carry: ask for url-encoded keys
+                rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, True, url,
+                                                              unit.until)
+            return _page([ObjectInfo(*r) for r in rows], unit.until, truncated, token)
+
+        page = await self._on_wire(lean)
+        if page is not _NO_WIRE:
+            return page
+        params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit}
+        if prefix:
+            params["Prefix"] = prefix
+        if unit.token:
+            params["ContinuationToken"] = unit.token
+        elif unit.after is not None:
+            params["StartAfter"] = unit.after
+        encoded = False
+        try:
+            try:
+                resp = await (await self._control()).list_objects_v2(**params)
+            except Exception as exc:
+                # a key the XML cannot carry makes the page unparseable (or some servers fail with a
+                # 5xx): ask once more with url-encoded keys
+                if type(exc).__name__ not in ("ResponseParserError", "ParseError") and \
+                        not isinstance(translate(exc, "list", ""), Transient):
+                    raise
+                encoded = True
+                resp = await (await self._control()).list_objects_v2(EncodingType="url", **params)
+        except Exception as exc:
+            raise translate(exc, "list", self._url(prefix)) from exc
+        entries = []
+        for c in resp.get("Contents", ()):
+            etag = c.get("ETag")
+            entries.append(ObjectInfo(unquote(c["Key"]) if encoded else c["Key"], c["Size"],
+                                      c["LastModified"].timestamp(), etag.strip('"') if etag else None,
+                                      c.get("StorageClass")))
+        return _page(entries, unit.until, bool(resp.get("IsTruncated")), resp.get("NextContinuationToken"))
+
+    # ---------------------------------------------------------------- reading
+
+    async def head(self, key: str) -> ObjectInfo:
+        info = await self._on_wire(lambda wire: wire.head(key, self._url(key)))
+        if info is not _NO_WIRE:
+            return info
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, **self._read_params())
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        etag = resp.get("ETag")
+        return ObjectInfo(key, resp["ContentLength"], resp["LastModified"].timestamp(),
+                          etag.strip('"') if etag else None)
+
+    async def read_props(self, key: str) -> ObjectProps:
+        """HEAD: the object's properties (tags only counted)."""
+        from . import props as s3props
+
+        h = await self._on_wire(lambda wire: wire.head_headers(key, self._url(key)))
+        if h is not _NO_WIRE:
+            return s3props.from_headers(h)
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, **self._read_params())
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        return s3props.from_botocore(resp)
+
+    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
+        """The whole object and its properties from the one GET (a GET names a tag count when
+        there are tags, so none named is none)."""
+        from . import props as s3props
+
+        from ..checksums import from_fields, from_headers
+
+        got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key)))
+        if got is not _NO_WIRE:
+            await self.check_composite_body(key, got[0], from_headers(got[1]))
+            return got[0], s3props.from_headers(got[1], tag_count_known=True)
+        try:
+            resp = await (await self._control()).get_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED",
+                                                             **self._read_params())
+            async with resp["Body"] as body:
+                data = await body.read()
+        except Exception as exc:
+            raise translate(exc, "get", self._url(key), key) from exc
+        want = resp.get("ContentLength")
+        if want is not None and len(data) != want:
+            raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
+        await self.check_composite_body(key, data, from_fields(resp))
+        return data, s3props.from_botocore(resp, tag_count_known=True)
+
+    def _read_params(self) -> dict[str, Any]:
+        """botocore's SSE-C parameters for a GET or HEAD here (none without a customer key)."""
+        from .props import customer_key_params
+
+        return customer_key_params(self._read_key)
+
+    async def read_tagging(self, key: str) -> str:
+        """GetObjectTagging (asked only of objects that have tags)."""
+        from urllib.parse import urlencode
+
+        from . import props as s3props
+
+        tags = await self._on_wire(lambda wire: wire.get_tagging(key, self._url(key)))
+        if tags is not _NO_WIRE:
+            return urlencode(tags)
+        try:
+            resp = await (await self._control()).get_object_tagging(Bucket=self.bucket, Key=key)
+        except Exception as exc:
+            if _not_implemented(exc):
+                return ""  # a server without tagging (s3proxy: 501 NotImplemented) keeps no tags
+            raise translate(exc, "get tagging", self._url(key), key) from exc
+        return s3props.tagging_from_botocore(resp)
+
+    async def _source_props_for_copy(self, src: "S3Store", key: str, given: ObjectProps | None) -> ObjectProps:
+        """What CopyObject would keep, for a copy in parts: the source's metadata, tags and
+        storage class, with the write-only settings of `given` (ACL, encryption, storage class)."""
+        props = await src.read_props(key)
+        if props.tag_count != 0:
+            props = props.with_(tagging=await src.read_tagging(key) or None)
+        if given is not None:
+            props = props.with_(acl=given.acl, sse=given.sse, sse_kms_key_id=given.sse_kms_key_id,
+                                sse_c_key=given.sse_c_key, request_payer=given.request_payer,
+                                storage_class=given.storage_class or props.storage_class)
+        return props
+
+    async def first_part_size(self, key: str) -> int | None:
+        """HEAD with partNumber=1: Content-Length is the first part's size (rare: sync --checksum
+        of multipart objects only, so the control plane serves it)."""
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, PartNumber=1,
+                                                             **self._read_params())
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        if int(resp.get("PartsCount") or 0) <= 1 and "-" not in str(resp.get("ETag", "")):
+            return None
+        return int(resp["ContentLength"])
+
+    async def object_checksum(self, key: str) -> ObjectChecksum | None:
+        """HEAD with x-amz-checksum-mode: ENABLED (sync --checksum, and before a multipart download)."""
+        found = await self._on_wire(lambda wire: wire.checksum(key, self._url(key)))
+        if found is not _NO_WIRE:
+            return ObjectChecksum(*found) if found is not None else None
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED",
+                                                             **self._read_params())
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        from ..checksums import from_fields
+
+        found = from_fields(resp)
+        return ObjectChecksum(*found) if found is not None else None
+
+    async def object_parts(self, key: str) -> list[tuple[int, int, str]] | None:
+        """GetObjectAttributes (ObjectParts), every page: each part's number, size and checksum, to
+        check a COMPOSITE checksum on download. One request per multipart object with such a
+        checksum (LocalStack and MinIO answer it). None when the server does not give the parts'
+        checksums (versitygw answers without ObjectParts, others 501 or 400, a policy may deny
+        s3:GetObjectAttributes): then this store is not asked again (a HEAD with partNumber would
+        be one request per part, and the servers measured that lack the one lack the other). On the
+        lean path, so a download that needs it loads no botocore client (about 0.5 s of CPU)."""
+        if self._no_parts:
+            return None
+        parts: list[tuple[int, int, str]] = []
+        marker = 0
+        while True:
+            page = await self._on_wire(lambda wire: wire.object_parts(key, self._url(key), marker))
+            if page is _NO_WIRE:
+                page = await self._object_parts_page(key, marker)
+            if page is None:
+                self._no_parts = True
+                return None
+            parts.extend(page[0])
+            if not page[1]:
+                return parts
+            marker = page[1]
+
+    async def _object_parts_page(self, key: str, marker: int) -> tuple[list[tuple[int, int, str]], int | None] | None:
+        """object_parts' page through botocore (the lean path is off or handed over)."""
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key, "ObjectAttributes": ["ObjectParts"],
+                                  "MaxParts": 1000}
+        if marker:
+            params["PartNumberMarker"] = marker
+        try:
+            resp = await (await self._control()).get_object_attributes(**params)
+        except Exception as exc:
+            err = translate(exc, "get object attributes", self._url(key), key)
+            if isinstance(err, (NotFound, Throttled)) or type(err) is ConnectFailed or (
+                    isinstance(err, Transient) and not _not_implemented(exc)):
+                raise err from exc
+            return None
+        listed = resp.get("ObjectParts") or {}
+        parts: list[tuple[int, int, str]] = []
+        for p in listed.get("Parts") or ():
+            value = next((str(p[f]) for f in _CHECKSUM_FIELDS if p.get(f)), None)
+            if value is None or not p.get("Size"):
+                return None
+            parts.append((int(p["PartNumber"]), int(p["Size"]), value))
+        if not parts:
+            return None
+        more = listed.get("IsTruncated") and int(listed.get("NextPartNumberMarker") or 0)
+        return parts, (more or None)
+
+    async def check_composite_body(self, key: str, data: bytes | bytearray | memoryview,
+                                   found: tuple[str, str, str] | None) -> None:
+        """A whole object read into memory against its COMPOSITE checksum (`found`: algorithm, value,
+        type from its GET answer; anything else is left alone, at no cost): the parts' sizes and
+        checksums (one GetObjectAttributes) cut the bytes, each part's digest must match, and their
+        digest the object's value. Corrupt (retried as a bad body is) on a mismatch; unchecked, with
+        one note, where the store does not tell the parts."""
+        from .. import checksums
+
+        if found is None or found[2] != "COMPOSITE" or not checksums.available(found[0]):
+            return
+        algorithm, want, _ = found
+        parts = await self.object_parts(key)
+        if parts is None:
+            checksums.note_once(f"{self._url()} does not tell the parts of multipart objects (GetObjectAttributes): "
+                                "their composite checksums are not verified on download")
+            return
+        view, at, digests = memoryview(data), 0, []
+        for number, size, value in parts:
+            digest = checksums.Hasher(algorithm).digest_of(view[at:at + size])
+            at += size
+            if digest != base64.b64decode(value):
+                raise Corrupt(f"{algorithm} of part {number} does not match the part's checksum",
+                              op="get", url=self._url(key), key=key)
+            digests.append(digest)
+        if at != len(data) or checksums.composite(algorithm, digests) != want:
+            raise Corrupt(f"{algorithm} of the body's parts does not match the object's composite checksum",
+                          op="get", url=self._url(key), key=key)
+
+    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        if start is not None:
+            assert end is not None  # a range has both ends
+            if end <= start:
+                return b""
+        composite: list[tuple[str, str]] = []
+        data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key), composite=composite))
+        if data is not _NO_WIRE:
+            if composite:
+                await self.check_composite_body(key, data, (*composite[0], "COMPOSITE"))
+            return data
+        return await self._get_object(params, key, start, end)
+
+    async def _get_object(self, params: dict[str, Any], key: str, start: int | None, end: int | None) -> bytes:
+        """GetObject through botocore (the whole object with its checksum checked, or bytes
+        [start, end)), its length checked against the answer and the range asked."""
+        params.update(self._read_params())
+        if start is not None and end is not None:
+            params["Range"] = f"bytes={start}-{end - 1}"
+            from ..conditions import quoted
+
+            etag = quoted()
+            if etag:  # one range of an object read in several: only the version the copy reads
+                params["IfMatch"] = etag
+        else:
+            params["ChecksumMode"] = "ENABLED"  # botocore then checks the body against a full-object checksum
+        try:
+            resp = await (await self._control()).get_object(**params)
+            async with resp["Body"] as body:
+                data = await body.read()
+        except Exception as exc:
+            raise translate(exc, "get", self._url(key), key) from exc
+        want = resp.get("ContentLength")
+        if want is not None and len(data) != want:
+            raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
+        if start is None and "VersionId" not in params:
+            from ..checksums import from_fields
+
+            await self.check_composite_body(key, data, from_fields(resp))
+        if start is not None and end is not None and len(data) != end - start:
+            raise Corrupt(f"range returned {len(data)} bytes, expected {end - start}",
+                          op="get", url=self._url(key), key=key)
+        return data
+
+    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+        """Bytes [start, end) received into buf (the lean path writes them there as they arrive)."""
+        data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key), buf))
+        if data is _NO_WIRE:
+            data = await self.read(key, start, end)
+        elif isinstance(data, memoryview) and data.obj is buf.obj:
+            return data  # received in place
+        buf[:len(data)] = data
+        return buf[:len(data)]
+
+    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
+        """Bytes [start, end) handed to `sink` (stores/filesink.RangeSink) as they arrive on the lean
+        path; through botocore, read whole and handed over in one go."""
+        if await self._on_wire(lambda wire: wire.get_to(key, start, end, self._url(key), sink)) is not _NO_WIRE:
+            return
+        data = await self.read(key, start, end)
+        sink.begin()
+        sink.write(memoryview(data))
+
+    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+        info = await self.head(key)
+        size = info.size or 0
+        return await self.read(key, 0, min(size, limit)), size
+
+    # ---------------------------------------------------------------- writing
+
+    async def prepare(self) -> None:
+        """HeadBucket: the bucket is there and ours to write (lean path when it is on: an upload of
+        one object then needs no botocore client at all)."""
+        async def lean(wire: Any) -> bool:
+            url = self._url()
+            # HEAD of the listing address is HeadBucket, in either addressing style
+            resp = await wire._send("HEAD", wire.list_path, None, {}, None, "check bucket", url, "")
+            if resp.status == 404:  # a HEAD answer has no body to carry NoSuchBucket
+                raise BucketMissing("bucket does not exist", op="check bucket", url=url)
+            if resp.status != 200:
+                raise wire._error(resp, "check bucket", url, "")
+            return True
+
+        if await self._on_wire(lean) is not _NO_WIRE:
+            return
+        try:
+            await (await self._control()).head_bucket(Bucket=self.bucket)
+        except Exception as exc:
+            raise translate(exc, "check bucket", self._url()) from exc
+
+    async def put(self, key: str, data: bytes, mtime: float | None = None, *,
+                  props: ObjectProps | None = None) -> None:
+        """PutObject; with `props` the object gets exactly those properties (the engine resolved
+        them, Content-Type guess included), without it the Content-Type guessed from the name.
+        --checksum-algorithm's header goes with it (CRC32 otherwise)."""
+        from . import props as s3props
+
+        kind = content_type_for(key) if props is None else None
+        extra = s3props.headers(props)
+        algorithm = self.checksum_algorithm
+
+        async def attempt(with_checksum: bool) -> str | None:
+            made = await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra, algorithm,
+                                                             with_checksum))
+            if made is not _NO_WIRE:
+                return made
+            try:
+                resp = await (await self._control()).put_object(
+                    Bucket=self.bucket, Key=key, Body=data, **({"ContentType": kind} if kind else {}),
+                    **s3props.params(props), **(self._put_checksum() if with_checksum else {}))
+            except Exception as exc:
+                raise self._write_error(exc, "put", key) from exc
+            return resp.get("VersionId")
+
+        self._written(key, await self._without_checksums_if_refused(attempt))
+
+    def _written(self, key: str, version_id: str | None) -> None:
+        """Note the version a write made, when asked to (written_versions)."""
+        if self.written_versions is not None and version_id:
+            self.written_versions[key] = version_id
+
+    async def put_body(self, key: str, body: FileBody, mtime: float | None = None, *,
+                       props: ObjectProps | None = None) -> None:
+        """put() of a body streamed from a local file (features.streamed_puts): the lean path sends
+        it chunk by chunk with its CRC32 and the object's properties; botocore, or another
+        --checksum-algorithm, gets it read whole (rare: a proxy over TLS...)."""
+        from . import props as s3props
+
+        if self.checksum_algorithm in (None, "CRC32"):
+            kind = content_type_for(key) if props is None else None
+            extra = s3props.headers(props)
+
+            async def attempt(with_checksum: bool) -> Any:
+                return await self._on_wire(lambda wire: wire.put(key, body, self._url(key), kind, extra,
+                                                                 with_checksum=with_checksum))
+
+            made = await self._without_checksums_if_refused(attempt)
+            if made is not _NO_WIRE:
+                self._written(key, made)
+                return
+        await self.put(key, await body.read_all(), mtime, props=props)
+
+    async def start_multipart(self, key: str, size: int, part_size: int, mtime: float | None = None, *,
+                              checksum: bool = True, props: ObjectProps | None = None,
+                              algorithm: str | None = None) -> "S3Multipart":
+        """CreateMultipartUpload: the object's properties are given here (and SSE-C on every part).
+        `algorithm` creates it with that checksum instead of --checksum-algorithm's (a copy in
+        parts keeps its source's, as CopyObject does)."""
+        from . import props as s3props
+
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        kind = content_type_for(key) if props is None else None
+        if kind:
+            params["ContentType"] = kind
+        params.update(s3props.params(props))
+
+        async def attempt(with_checksum: bool) -> Any:
+            # CRC32 on every part, as botocore computes it by default; the upload must say so up
+            # front or servers refuse the part checksums at completion.
+            extra = self._multipart_checksum(algorithm) if with_checksum else {}
+            try:
+                return await (await self._control()).create_multipart_upload(**params, **extra)
+            except Exception as exc:
+                raise self._write_error(exc, "create multipart upload", key) from exc
+
+        if checksum:
+            resp = await self._without_checksums_if_refused(attempt)
+            checksum = not self._checksums_refused
+        else:
+            resp = await attempt(False)
+        return S3Multipart(self, key, resp["UploadId"], (algorithm or self.checksum_algorithm or "CRC32") if checksum
+                           else None, props)
+
+    async def _without_checksums_if_refused(self, attempt: Callable[[bool], Awaitable[T]]) -> T:
+        """attempt(with_checksum): with the checksum headers, unless this server refused them
+        before; when it refuses them now (ChecksumRefused), once more without, and so from then on
+        (s3proxy answers 501 NotImplemented to any x-amz-checksum-*). With --checksum-algorithm
+        the user asked for them: the run stops with one line instead."""
+        if self._checksums_refused:
+            return await attempt(False)
+        try:
+            return await attempt(True)
+        except ChecksumRefused as exc:
+            if self.checksum_algorithm is not None:
+                raise DestinationUnusable(
+                    f"this server does not support additional checksums (--checksum-algorithm "
+                    f"{self.checksum_algorithm}): run without the option",
+                    op=exc.op, url=exc.url, key=exc.key) from None
+            self._checksums_refused = True
+        return await attempt(False)
+
+    def _write_error(self, exc: BaseException, op: str, key: str) -> StoreError:
+        """translate() for a write through botocore; ChecksumRefused when the server refuses the
+        checksum headers it carried (only while they are still sent)."""
+        response = getattr(exc, "response", None) or {}
+        error = response.get("Error") or {}
+        status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+        if not self._checksums_refused and refuses_checksums(status, str(error.get("Code") or ""),
+                                                             str(error.get("Message") or "")):
+            return ChecksumRefused(f"the server refuses checksum headers ({status} {error.get('Code') or ''})".strip(),
+                                   op=op, url=self._url(key), key=key)
+        return translate(exc, op, self._url(key), key)
+
+    def _drop_refused_checksums(self, params: dict[str, Any], model: Any = None, **kwargs: Any) -> None:
+        """botocore hook (before-call): once the server refused checksum headers, none is computed
+        or named any more; requests that must carry one (DeleteObjects) get Content-MD5 instead,
+        which s3proxy takes."""
+        if not self._checksums_refused:
+            return
+        context = (params.get("context") or {}).get("checksum")
+        if context:
+            context.pop("request_algorithm", None)
+            context.pop("request_algorithm_header", None)
+        headers = params.setdefault("headers", {})
+        for name in [h for h in headers if h.lower() in ("x-amz-sdk-checksum-algorithm", "x-amz-checksum-algorithm")]:
+            del headers[name]
+        required = model is not None and (model.http_checksum_required or
+                                          (model.http_checksum or {}).get("requestChecksumRequired"))
+        body = params.get("body")
+        if required and isinstance(body, (bytes, bytearray)):
+            import base64
+            import hashlib
+
+            headers["Content-MD5"] = base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode()
+
+    def _put_checksum(self) -> dict[str, str]:
+        """PutObject's parameters for --checksum-algorithm on the botocore path (it computes the value)."""
+        return {"ChecksumAlgorithm": self.checksum_algorithm} if self.checksum_algorithm else {}
+
+    def _multipart_checksum(self, algorithm: str | None = None) -> dict[str, str]:
+        """CreateMultipartUpload's checksum parameters: CRC32 (composite, the servers' default) unless
+        --checksum-algorithm names one; a CRC is then kept FULL_OBJECT (S3 combines the part CRCs, so
+        the object's checksum does not depend on the part size and a download or a sync can check
+        it against the whole file), SHA1/SHA256 can only be COMPOSITE. `algorithm` overrides the option's."""
+        algorithm = algorithm or self.checksum_algorithm
+        if self._checksums_refused:
+            return {}
+        if algorithm is None:
+            return {"ChecksumAlgorithm": "CRC32"}
+        from ..checksums import CRCS
+
+        return {"ChecksumAlgorithm": algorithm, "ChecksumType": "FULL_OBJECT" if algorithm in CRCS else "COMPOSITE"}
+
+    async def list_parts(self, key: str, upload_id: str) -> list[PartInfo]:
+        """ListParts, every page (control plane: botocore)."""
+        parts: list[PartInfo] = []
+        marker = 0
+        while True:
+            try:
+                resp = await (await self._control()).list_parts(
+                    Bucket=self.bucket, Key=key, UploadId=upload_id, PartNumberMarker=marker)
+            except Exception as exc:
+                raise translate(exc, "list parts", self._url(key), key) from exc
+            for p in resp.get("Parts", ()):
+                extra = tuple((k, str(v)) for k, v in p.items() if k == "ETag" or k.startswith("Checksum"))
+                parts.append(PartInfo(int(p["PartNumber"]), int(p.get("Size") or 0), extra))
+            if not resp.get("IsTruncated"):
+                return parts
+            marker = int(resp.get("NextPartNumberMarker") or 0)
+
+    async def resume_multipart(self, key: str, upload_id: str, parts: Sequence[PartInfo], *,
+                               props: ObjectProps | None = None) -> "S3Multipart":
+        upload = S3Multipart(self, key, upload_id, self.checksum_algorithm or "CRC32", props=props)
+        for p in parts:
+            upload.parts[p.number] = dict(p.extra) | {"PartNumber": p.number}
+        return upload
+
+    async def abort_multipart(self, key: str, upload_id: str) -> None:
+        try:
+            await (await self._control()).abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id)
+        except Exception as exc:
+            raise translate(exc, "abort multipart upload", self._url(key), key) from exc
+
+    async def list_uploads(self, prefix: str, key_marker: str | None = None,
+                           upload_marker: str | None = None) -> tuple[list[OpenUpload], tuple[str, str] | None]:
+        """ListMultipartUploads, one page (control plane: botocore)."""
+        params: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
+        if key_marker is not None:
+            params["KeyMarker"] = key_marker
+            if upload_marker is not None:
+                params["UploadIdMarker"] = upload_marker
+        try:
+            resp = await (await self._control()).list_multipart_uploads(**params)
+        except Exception as exc:
+            raise translate(exc, "list multipart uploads", self._url(prefix)) from exc
+        found = [OpenUpload(u["Key"], u["UploadId"], u["Initiated"].timestamp() if u.get("Initiated") else None)
+                 for u in resp.get("Uploads", ())]
+        more = resp.get("IsTruncated") and resp.get("NextKeyMarker")
+        return found, ((resp["NextKeyMarker"], resp.get("NextUploadIdMarker") or "") if more else None)
+
+    async def _delete_objects(self, delete: dict[str, Any]) -> Any:
+        """DeleteObjects. It must carry a checksum (botocore sends CRC32); a server that refuses
+        that header (s3proxy: 501) gets it once more with Content-MD5 (_drop_refused_checksums),
+        and every later one so."""
+        client = await self._control()
+        try:
+            return await client.delete_objects(Bucket=self.bucket, Delete=delete)
+        except Exception as exc:
+            if not isinstance(self._write_error(exc, "delete", ""), ChecksumRefused):
+                raise
+        self._checksums_refused = True
+        return await client.delete_objects(Bucket=self.bucket, Delete=delete)
+
+    async def delete_many(self, keys: Sequence[str]) -> list[tuple[str, str]]:
+        failed: list[tuple[str, str]] = []
+        for i in range(0, len(keys), 1000):
+            batch = keys[i:i + 1000]
+            try:
+                resp = await self._delete_objects({"Objects": [{"Key": k} for k in batch], "Quiet": True})
+            except Exception as exc:
+                err = translate(exc, "delete", self._url())
+                failed.extend((k, str(err)) for k in batch)
+                continue
+            for e in resp.get("Errors", ()):
+                failed.append((e.get("Key", ""), f"{e.get('Code')}: {e.get('Message')}"))
+        return failed
+
+    # ---------------------------------------------------------------- versions (control plane: botocore)
+
+    async def list_versions_page(self, prefix: str, key_marker: str | None, version_marker: str | None,
+                                 limit: int) -> VersionPage:
+        """ListObjectVersions: versions and delete markers merged in S3's order (key, newest first)."""
+        params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit}
+        if prefix:
+            params["Prefix"] = prefix
+        if key_marker is not None:
+            params["KeyMarker"] = key_marker
+            if version_marker is not None:
+                params["VersionIdMarker"] = version_marker
+        try:
+            resp = await (await self._control()).list_object_versions(**params)
+        except Exception as exc:
+            raise translate(exc, "list versions", self._url(prefix)) from exc
+        rows: list[tuple[str, int, ObjectVersion]] = []
+        for i, v in enumerate(resp.get("Versions", ())):
+            etag = v.get("ETag")
+            rows.append((v["Key"], i, ObjectVersion(v["Key"], str(v.get("VersionId") or "null"), int(v.get("Size") or 0),
+                                                    v["LastModified"].timestamp(), etag.strip('"') if etag else None,
+                                                    bool(v.get("IsLatest")))))
+        for i, m in enumerate(resp.get("DeleteMarkers", ())):
+            rows.append((m["Key"], i, ObjectVersion(m["Key"], str(m.get("VersionId") or "null"), None,
+                                                    m["LastModified"].timestamp(), None, bool(m.get("IsLatest")), True)))
+        # the two lists come apart: per key, the latest first, then newest first by time, S3's own
+        # order kept within each list (LastModified has whole seconds: between a version and a delete
+        # marker of the same second the order is unknown, and the version is taken as the newer)
+        rows.sort(key=lambda r: (r[0].encode("utf-8", "surrogatepass"), not r[2].latest, -(r[2].mtime or 0.0),
+                                 r[2].delete_marker, r[1]))
+        entries = [r[2] for r in rows]
+        if not resp.get("IsTruncated"):
+            return VersionPage(entries)
+        return VersionPage(entries, resp.get("NextKeyMarker"), resp.get("NextVersionIdMarker"))
+
+    async def head_version(self, key: str, version_id: str) -> ObjectVersion:
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, VersionId=version_id,
+                                                             **self._read_params())
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        etag = resp.get("ETag")
+        return ObjectVersion(key, version_id, int(resp["ContentLength"]), resp["LastModified"].timestamp(),
+                             etag.strip('"') if etag else None, False)
+
+    async def read_version(self, key: str, version_id: str, start: int | None = None,
+                           end: int | None = None) -> bytes:
+        if start is not None and (end is None or end <= start):
+            return b""
+        return await self._get_object({"Bucket": self.bucket, "Key": key, "VersionId": version_id}, key, start, end)
+
+    async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
+        failed: list[tuple[str, str, str]] = []
+        for i in range(0, len(pairs), 1000):
+            batch = pairs[i:i + 1000]
+            try:
+                resp = await self._delete_objects({"Objects": [{"Key": k, "VersionId": v} for k, v in batch],
+                                                   "Quiet": True})
+            except Exception as exc:
+                err = translate(exc, "delete", self._url())
+                failed.extend((k, v, str(err)) for k, v in batch)
+                continue
+            for e in resp.get("Errors", ()):
+                failed.append((e.get("Key", ""), e.get("VersionId", ""), f"{e.get('Code')}: {e.get('Message')}"))
+        return failed
+
+    # ---------------------------------------------------------------- server-side copy
+
+    def can_copy_from(self, src: Store) -> bool:
+        """Same endpoint and credentials (`src` as unwrapped by any wrapper)."""
+        return (isinstance(src, S3Store) and src.identity is not None
+                and src.identity == self.identity)
+
+    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
+                        mtime: float | None = None, *, props: ObjectProps | None = None,
+                        replace: bool = False) -> None:
+        """CopyObject up to the copy threshold (it keeps metadata and tags by itself; `replace`
+        sends the REPLACE directives with `props`), UploadPartCopy above, whose
+        CreateMultipartUpload carries the source's properties (one HEAD, tags only if any).
+        Inside a conditional read (stores/conditions.py) every request names the version it
+        copies (x-amz-copy-source-if-match): a source overwritten meanwhile answers 412, the
+        upload in parts is aborted and SourceChanged (naming the source) is raised."""
+        from ..conditions import SourceChanged
+
+        assert isinstance(src, S3Store)
+        try:
+            await self._copy_from(src, src_key, dst_key, size, props, replace)
+        except SourceChanged as exc:
+            raise SourceChanged(exc.message, op="copy", url=src._url(src_key), key=src_key) from None
+
+    async def _copy_from(self, src: "S3Store", src_key: str, dst_key: str, size: int,
+                         props: ObjectProps | None, replace: bool) -> None:
+        from . import props as s3props
+        from ..conditions import quoted
+
+        etag = quoted()
+        condition = {"CopySourceIfMatch": etag} if etag else {}
+        source = {"Bucket": src.bucket, "Key": src_key}
+        # an SSE-C source is read with its key (--sse-c-copy-source-key), sent as the copy source's
+        read_source = s3props.customer_key_params(src._read_key, copy_source=True)
+        if size <= self._copy_threshold:
+            extra = s3props.headers(props, write_only=not replace) | \
+                s3props.customer_key_headers(src._read_key, copy_source=True)
+            kwargs = s3props.params(props, write_only=not replace) | read_source
+            if replace:
+                extra = extra | {"x-amz-metadata-directive": "REPLACE", "x-amz-tagging-directive": "REPLACE"}
+                kwargs |= {"MetadataDirective": "REPLACE", "TaggingDirective": "REPLACE"}
+            if await self._on_wire(lambda wire: wire.copy(src.bucket, src_key, dst_key,
+                                                          self._url(dst_key), extra,
+                                                          self.checksum_algorithm)) is not _NO_WIRE:
+                return
+            try:
+                await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source,
+                                                          **kwargs, **condition, **self._put_checksum())
+            except Exception as exc:
+                raise translate(exc, "copy", self._url(dst_key), dst_key) from exc
+            return
+        part = part_size_for(size, self._copy_part_size)
+        if not replace:
+            props = await self._source_props_for_copy(src, src_key, props)
+        algorithm = self.checksum_algorithm
+        if algorithm is None and not self._checksums_refused:
+            # CopyObject keeps the source's checksum algorithm (recomputed by the server); a copy in
+            # parts created without one would get the server's default (CRC64NVME) or none
+            found = await src.object_checksum(src_key)
+            algorithm = found.algorithm if found is not None else None
+        upload = await self.start_multipart(dst_key, size, part, checksum=algorithm is not None, props=props,
+                                            algorithm=algorithm)
+
+        async def one(number: int, start: int, end: int) -> None:
+            try:
+                resp = await (await self._control()).upload_part_copy(
+                    Bucket=self.bucket, Key=dst_key, UploadId=upload.upload_id, PartNumber=number,
+                    CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}",
+                    **s3props.sse_c_params(props), **read_source, **condition)
+            except Exception as exc:
+                raise translate(exc, "upload part copy", self._url(dst_key), dst_key) from exc
+            result = resp["CopyPartResult"]
+            upload.parts[number] = {"PartNumber": number, "ETag": result["ETag"]} | {
+                f: result[f] for f in _CHECKSUM_FIELDS if result.get(f)}  # the completion names them
+
+        await upload_in_parts(upload, size, part, self._copy_concurrency, one)
+
+
+_LOADERS: dict[Any, Any] = {}
+
+
+def _shared_loader(data_path: str | None) -> Any:
+    """One botocore data loader per process (and AWS_DATA_PATH): it caches the parsed S3 model and
+    endpoint rules (JSON parsing is most of what creating a client costs), and forked workers
+    inherit it warm."""
+    loader = _LOADERS.get(data_path)
+    if loader is None:
+        from botocore.loaders import create_loader
+
+        loader = _LOADERS[data_path] = create_loader(data_path)
+    return loader
+
+
+def _refuse_redirects(client: Any) -> None:
+    """aiohttp follows a 3xx Location to any host by default, taking the listing or the object to
+    wherever the server points. botocore handles S3's own region redirects from the 3xx answer
+    itself, so the HTTP layer must hand that answer back instead of following it."""
+    http = getattr(getattr(client, "_endpoint", None), "http_session", None)
+    get_session = getattr(http, "_get_session", None)
+    if http is None or get_session is None:
+        return
+
+    async def session_without_redirects(*args: Any, **kwargs: Any) -> Any:
+        session = await get_session(*args, **kwargs)
+        request = session.request
+        if getattr(request, "_s3bulk_no_redirects", False):
+            return session
+
+        def no_redirects(method: str, url: Any, **kw: Any) -> Any:
+            kw["allow_redirects"] = False
+            return request(method, url, **kw)
+
+        no_redirects._s3bulk_no_redirects = True  # type: ignore[attr-defined]
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            session.request = no_redirects
+        return session
+
+    http._get_session = session_without_redirects
+
+
+def _add_request_payer(client: Any, payer: str) -> None:
+    """--request-payer on every botocore request (ListObjectsV2, HEAD, GET too, as aws-cli sends it)."""
+    def add(request: Any, **kwargs: Any) -> None:
+        request.headers["x-amz-request-payer"] = payer
+
+    client.meta.events.register("before-sign.s3", add)
+
+
+def _page(entries: list[ObjectInfo], until: str | None, truncated: bool, token: str | None) -> Page:
+    """A listed page cut at the unit's upper bound, with where the next one starts."""
+    if until is not None and entries and entries[-1].key > until:
+        return Page([e for e in entries if e.key <= until])
+    if not truncated:
+        return Page(entries)
+    if entries:
+        return Page(entries, next_after=entries[-1].key)
+    return Page(entries, next_token=token)
+
+
+async def _no_credentials() -> None:
+    return None
+
+
+def _static_credentials(creds: Any) -> Callable[[], Awaitable[Any]]:
+    async def source() -> Any:
+        return creds
+    return source
+
+
+def _aio_credentials(creds: Any) -> Callable[[], Awaitable[Any]]:
+    """aiobotocore's credentials (refreshed by it) as sigv4 Credentials."""
+    async def source() -> Any:
+        from .sigv4 import Credentials
+
+        f = await creds.get_frozen_credentials()
+        return Credentials(f.access_key, f.secret_key, f.token)
+    return source
+
+
+def _open_error(exc: BaseException, profile: str | None, url: str) -> S3BulkError:
+    """What a failure to open the store is reported as (botocore's exceptions imported only here)."""
+    from botocore import exceptions as bexc
+
+    if isinstance(exc, bexc.ProfileNotFound):
+        return UsageError(f"AWS profile {profile!r} not found")
+    if isinstance(exc, ValueError):  # botocore: invalid endpoint URL and friends
+        return UsageError(f"invalid S3 endpoint or option: {_short(exc)}")
+    return translate(exc, "connect", url)
+
+
+class S3Multipart:
+    """An open multipart upload; parts may arrive in any order."""
+
+    def __init__(self, store: S3Store, key: str, upload_id: str, checksum: str | None = "CRC32",
+                 props: ObjectProps | None = None) -> None:
+        self.store, self.key, self.upload_id = store, key, upload_id
+        self.checksum = checksum  # the algorithm every part carries (the upload was created with it), or None
+        self.props = props  # SSE-C and requester-pays go on every part and the completion
+        self.parts: dict[int, dict[str, Any]] = {}
+
+    async def put_part(self, number: int, offset: int, data: bytes) -> None:
+        s = self.store
+        from . import props as s3props
+
+        extra = s3props.sse_c_headers(self.props)
+        payer = self.props.request_payer if self.props is not None else None
+        if payer:
+            extra["x-amz-request-payer"] = payer
+
+        async def attempt(with_checksum: bool) -> dict[str, Any]:
+            algorithm = self.checksum if with_checksum else None
+            part = await s._on_wire(lambda wire: wire.upload_part(self.key, self.upload_id, number, data,
+                                                                  s._url(self.key), algorithm or False, extra))
+            if part is not _NO_WIRE:
+                return part
+            try:
+                resp = await (await s._control()).upload_part(
+                    Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number,
+                    Body=bytes(data) if isinstance(data, memoryview) else data, **self._part_params(),
+                    **({"ChecksumAlgorithm": algorithm} if algorithm else {}))
+            except Exception as exc:
+                raise s._write_error(exc, "upload part", self.key) from exc
+            part = {"PartNumber": number, "ETag": resp["ETag"]}
+            for field in _CHECKSUM_FIELDS:
+                if resp.get(field):
+                    part[field] = resp[field]
+            return part
+
+        if self.checksum is None:
+            self.parts[number] = await attempt(False)
+        else:
+            self.parts[number] = await s._without_checksums_if_refused(attempt)
+
+    async def complete(self) -> None:
+        s = self.store
+        parts = [self.parts[n] for n in sorted(self.parts)]
+        try:
+            resp = await (await s._control()).complete_multipart_upload(
+                Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts},
+                **self._payer())
+        except Exception as exc:
+            raise translate(exc, "complete multipart upload", s._url(self.key), self.key) from exc
+        s._written(self.key, resp.get("VersionId"))
+
+    def _payer(self) -> dict[str, Any]:
+        payer = self.props.request_payer if self.props is not None else None
+        return {"RequestPayer": payer} if payer else {}
+
+    def _part_params(self) -> dict[str, Any]:
+        from . import props as s3props
+
+        return s3props.sse_c_params(self.props) | self._payer()
+
+    async def abort(self) -> None:
+        s = self.store
+        try:
+            await (await s._control()).abort_multipart_upload(Bucket=s.bucket, Key=self.key, UploadId=self.upload_id)
+        except Exception:
+            pass  # best effort: a lifecycle rule or a later run cleans what is left
