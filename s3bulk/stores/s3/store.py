@@ -5,7 +5,7 @@ profiles, SSO, assume-role, instance metadata), endpoint settings
 (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files: resolved once per run, where it starts, into
 the location's S3Settings, which every client here is then built from; s3setup.settle), the control plane (multipart
 create/complete/abort, deletes) and the fallback data path. Its exceptions are translated
-into s3bulk.errors here and nowhere else. aiobotocore (and aiohttp under it) is imported and
+into s3bulk.errors by errors.py beside this module and nowhere else. aiobotocore (and aiohttp under it) is imported and
 its client built only when a request needs it: a lean-path run whose credentials come from the
 environment and whose bucket address is cached (s3setup.py) never loads it.
 """
@@ -25,6 +25,7 @@ from ...config.urls import Location
 from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
                     part_size_for, upload_in_parts)
 from ..local.bodies import FileBody
+from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
 
 T = TypeVar("T")
@@ -32,15 +33,7 @@ _NO_WIRE: Any = object()  # what _on_wire returns when the request must go throu
 
 COPY_OBJECT_LIMIT = 5 * 1024**3  # CopyObject refuses sources above 5 GiB
 
-_DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
-           "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled", "AccountProblem",
-           "403", "Forbidden", "InvalidClientTokenId", "UnrecognizedClientException"}
-_NO_CREDENTIALS = ("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, use --profile, "
-                   "or --no-sign-request for public buckets)")
-_MISSING = {"NoSuchBucket", "NoSuchKey", "404", "NotFound", "NoSuchUpload"}
 _CHECKSUM_FIELDS = ("ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME", "ChecksumSHA1", "ChecksumSHA256")
-_THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
-              "TooManyRequests", "503", "RequestThrottled"}
 
 
 def content_type_for(key: str) -> str | None:
@@ -50,108 +43,6 @@ def content_type_for(key: str) -> str | None:
 
     kind, encoding = mimetypes.guess_type(key, strict=False)
     return kind if kind and not encoding else ("application/gzip" if encoding == "gzip" else kind)
-
-
-def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: str = "",
-              fallback: str = "") -> StoreError:
-    """The s3bulk error for an S3 error answer; both data paths (botocore and s3wire) use it."""
-    if status in (301, 302, 303, 307, 308) or code in ("PermanentRedirect", "TemporaryRedirect", "Redirect"):
-        return StoreError(f"the endpoint redirects this request elsewhere ({code or status}); s3bulk does not "
-                          "follow redirects to another host: check --endpoint-url and --region",
-                          op=op, url=url, key=key)
-    if status == 412 or code == "PreconditionFailed":  # only our If-Match asks (stores/conditions.py)
-        from ..conditions import SourceChanged
-
-        return SourceChanged("the source object changed while it was read (412 to If-Match: its ETag is not "
-                             "the one this copy reads)", op=op, url=url, key=key)
-    if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
-        return BucketMissing("bucket does not exist", op=op, url=url, key=key)
-    if code in _MISSING or status == 404:
-        return NotFound("no such key" if key else "not found", op=op, url=url, key=key)
-    if code in _DENIED or status == 403:
-        if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidClientTokenId"):
-            why = "credentials rejected (wrong access key or secret)"
-        elif code in ("ExpiredToken", "TokenRefreshRequired"):
-            why = "credentials expired"
-        else:
-            why = "access denied"
-        return AccessDenied(f"{why} ({code or status})", op=op, url=url, key=key)
-    if code in _THROTTLED or status in (429, 503):
-        return Throttled(f"throttled by the server ({code or status})", op=op, url=url, key=key)
-    if status == 501 or code == "NotImplemented":
-        # the server does not do this request at all: asking again cannot help (the callers that have
-        # another way, such as writes without checksum headers, look for it before this)
-        what = f"{msg} (501 NotImplemented)" if msg else "501 NotImplemented"
-        return StoreError(f"the server does not implement this request: {what}", op=op, url=url, key=key)
-    if status is not None and status >= 500:
-        return Transient(f"server error {status} {code} {msg}".strip(), op=op, url=url, key=key)
-    if code in ("RequestTimeout", "RequestTimeTooSkewed", "InternalError", "BadDigest", "IncompleteBody",
-                "XAmzContentSHA256Mismatch"):
-        return Transient(f"{code}: {msg}" if msg else code, op=op, url=url, key=key)
-    if status == 400 and op == "head" and code in ("", "400", "BadRequest"):
-        # all S3 says (a HEAD answer has no body) when the object is encrypted with a customer key
-        # that was not given
-        return StoreError("HTTP 400 (S3's answer to a HEAD of an object encrypted with a customer key, "
-                          "SSE-C, when the key is not given: --sse-c-copy-source-key)", op=op, url=url, key=key)
-    text = f"{code}: {msg}" if msg else code or fallback or f"HTTP {status}"
-    return StoreError(text, op=op, url=url, key=key)
-
-
-def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreError:
-    """Map a botocore/aiohttp exception onto the s3bulk error tree (never leaks credentials)."""
-    from botocore import exceptions as bexc
-
-    if isinstance(exc, StoreError):
-        return exc
-    if isinstance(exc, bexc.ClientError):
-        err = exc.response.get("Error", {}) or {}
-        meta = exc.response.get("ResponseMetadata", {}) or {}
-        status = meta.get("HTTPStatusCode")
-        mapped = error_for(status, str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
-                           op, url, key, fallback=str(exc))
-        if status in (429, 503):  # the wait the server asks for, as on the lean path (resilient.py honours it)
-            from ...http.client import retry_after
-
-            mapped.retry_after = retry_after({k.lower(): v for k, v in (meta.get("HTTPHeaders") or {}).items()})
-        return mapped
-    if isinstance(exc, bexc.NoCredentialsError):
-        return AccessDenied(_NO_CREDENTIALS, op=op, url=url, key=key)
-    if isinstance(exc, bexc.ProfileNotFound):
-        return AccessDenied(str(exc), op=op, url=url, key=key)
-    if isinstance(exc, (bexc.PartialCredentialsError, bexc.CredentialRetrievalError,
-                        bexc.SSOError if hasattr(bexc, "SSOError") else bexc.NoCredentialsError)):
-        return AccessDenied(f"could not load credentials: {exc}", op=op, url=url, key=key)
-    if isinstance(exc, (bexc.EndpointConnectionError, bexc.ConnectionClosedError)):
-        return ConnectFailed(f"cannot connect to the endpoint ({_short(exc)})", op=op, url=url, key=key)
-    if isinstance(exc, (bexc.ReadTimeoutError, bexc.ConnectTimeoutError)):
-        return Transient(f"timed out ({_short(exc)})", op=op, url=url, key=key)
-    if type(exc).__name__ == "FlexibleChecksumError":  # ChecksumMode=ENABLED: botocore checked the body
-        return Corrupt(f"the body does not match the server's checksum ({_short(exc)})", op=op, url=url, key=key)
-    if isinstance(exc, bexc.IncompleteReadError) or type(exc).__name__ in (
-            "ResponseStreamingError", "FlexibleChecksumError"):
-        return Corrupt(f"body did not arrive whole: {_short(exc)}", op=op, url=url, key=key)
-    if isinstance(exc, bexc.ParamValidationError):
-        return StoreError(f"invalid request: {_short(exc)}", op=op, url=url, key=key)
-    if isinstance(exc, bexc.InvalidEndpointConfigurationError if hasattr(
-            bexc, "InvalidEndpointConfigurationError") else ()):
-        return StoreError(str(exc), op=op, url=url, key=key)
-    if isinstance(exc, bexc.BotoCoreError):
-        return StoreError(_short(exc), op=op, url=url, key=key)
-    if isinstance(exc, (ConnectionError, OSError, asyncio.TimeoutError)):
-        return ConnectFailed(f"connection failed ({_short(exc)})", op=op, url=url, key=key)
-    return Transient(f"{type(exc).__name__}: {_short(exc)}", op=op, url=url, key=key)
-
-
-def _not_implemented(exc: BaseException) -> bool:
-    """A botocore error that says the server does not do this request at all (501 NotImplemented)."""
-    response = getattr(exc, "response", None) or {}
-    code = str((response.get("Error") or {}).get("Code") or "")
-    return code == "NotImplemented" or (response.get("ResponseMetadata") or {}).get("HTTPStatusCode") == 501
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:300]
 
 
 class S3Store:
@@ -246,7 +137,7 @@ class S3Store:
                 if await chain.resolve():
                     self._cred_source = chain.frozen
             if self._cred_source is None:  # as botocore says when it has nothing to sign with
-                raise AccessDenied(_NO_CREDENTIALS, op="connect", url=f"s3://{self.bucket}")
+                raise AccessDenied(NO_CREDENTIALS, op="connect", url=f"s3://{self.bucket}")
         access = (await self._credentials()).access_key if self._cred_source is not None else ""
         key = s3setup.cache_key(self.bucket, opts)
         resolved = s3setup.lookup(key)
@@ -513,7 +404,7 @@ class S3Store:
         try:
             resp = await (await self._control()).get_object_tagging(Bucket=self.bucket, Key=key)
         except Exception as exc:
-            if _not_implemented(exc):
+            if not_implemented(exc):
                 return ""  # a server without tagging (s3proxy: 501 NotImplemented) keeps no tags
             raise translate(exc, "get tagging", self._url(key), key) from exc
         return s3props.tagging_from_botocore(resp)
@@ -592,7 +483,7 @@ class S3Store:
         except Exception as exc:
             err = translate(exc, "get object attributes", self._url(key), key)
             if isinstance(err, (NotFound, Throttled)) or type(err) is ConnectFailed or (
-                    isinstance(err, Transient) and not _not_implemented(exc)):
+                    isinstance(err, Transient) and not not_implemented(exc)):
                 raise err from exc
             return None
         listed = resp.get("ObjectParts") or {}
@@ -1189,7 +1080,7 @@ def _open_error(exc: BaseException, profile: str | None, url: str) -> S3BulkErro
     if isinstance(exc, bexc.ProfileNotFound):
         return UsageError(f"AWS profile {profile!r} not found")
     if isinstance(exc, ValueError):  # botocore: invalid endpoint URL and friends
-        return UsageError(f"invalid S3 endpoint or option: {_short(exc)}")
+        return UsageError(f"invalid S3 endpoint or option: {short_text(exc)}")
     return translate(exc, "connect", url)
 
 

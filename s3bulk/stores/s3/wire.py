@@ -10,7 +10,7 @@ s3setup.proxy_for; an https:// proxy sends the store to botocore),
 multipart create/complete/abort, deletes, and every request this path cannot make (it raises
 UseBotocore and the store falls back for good, e.g. on a region redirect).
 
-Errors are mapped by s3.error_for, the same table the botocore path uses. Retries are not done
+Errors are mapped by errors.error_for, the same table the botocore path uses. Retries are not done
 here: the engine's retrying wrapper (resilient.py) does them for both paths alike.
 """
 
@@ -270,7 +270,7 @@ class S3Wire:
             raise from_transport(exc, op=op, url=url, key=key) from exc
 
     def _error(self, resp: Response, op: str, url: str, key: str) -> StoreError:
-        from .store import error_for
+        from .errors import error_for
 
         region = resp.headers.get("x-amz-bucket-region")
         if (region and region != self.signer.region) or (
