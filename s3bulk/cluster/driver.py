@@ -550,9 +550,9 @@ class _TaskThread:
     thread; they close with the worker process otherwise."""
 
     def __init__(self) -> None:
-        from ..engine.run.worker import _new_loop
+        from ..engine.loop import new_loop
 
-        self.loop = _new_loop()
+        self.loop = new_loop()
         self.run_id: str | None = None
         self.stores: dict[str, Any] = {}
 
@@ -800,11 +800,11 @@ class _ChainLister:
     """Lists pages of a token-paged source in the driver, in an event loop of its own thread."""
 
     def __init__(self, plan: Plan) -> None:
-        from ..engine.run.worker import _new_loop
+        from ..engine.loop import new_loop
 
         self.plan = plan
         self.store: Any = None
-        self.loop = _new_loop()
+        self.loop = new_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="s3bulk-cluster-list", daemon=True)
         self.thread.start()
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import Any, Awaitable, Callable, NamedTuple, Protocol, Sequence, cast, runtime_checkable
 
 from ..errors import StoreError
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
@@ -366,3 +366,10 @@ async def upload_in_parts(upload: Multipart, size: int, part: int, concurrency: 
         if isinstance(exc, BaseExceptionGroup):
             raise exc.exceptions[0] from None
         raise
+
+
+async def read_range(store: Store, key: str, start: int, end: int, buf: memoryview) -> memoryview | bytes:
+    """Bytes [start, end) of key, into `buf` where the store declares it can read into a buffer."""
+    if store.features.read_into:
+        return await cast(IntoReader, store).read_into(key, start, end, buf)
+    return await store.read(key, start, end)

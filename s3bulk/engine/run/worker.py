@@ -34,6 +34,7 @@ from ..journal.units import ObjectLog, UploadLog, page_skipped
 from ..events import Difference, DryRunAction, PlannedEvent
 from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone,
                         WorkerMessage, upload_message)
+from ..loop import install_loop_policy, new_loop
 from .inflight import TICK, InFlight
 from ..plan import Plan
 from ..transfer.one_object import ByteBudget, Stopped, Transfer
@@ -722,14 +723,6 @@ def _usage() -> tuple[int, float]:
     return peak_rss_bytes(), ru.ru_utime + ru.ru_stime
 
 
-def _install_loop_policy() -> None:
-    try:
-        import uvloop
-
-        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
-    except ImportError:
-        pass
-
 
 def _exit_terminated(wid: int, events_q: Any) -> None:
     """The end of a forced stop in a worker process, once its last counts are queued: temporary
@@ -763,7 +756,7 @@ def worker_process(plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator decides what Ctrl-C means
     signal.signal(signal.SIGTERM, _stop_now)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})  # blocked while we were spawned
-    _install_loop_policy()
+    install_loop_policy()
     try:
         asyncio.run(worker.run())
     finally:
@@ -790,7 +783,7 @@ class ThreadHandle:
     def _main(self) -> None:
         plan, wid, units_q, events_q, body_bytes = self._args
         try:
-            loop = self._loop = _new_loop()
+            loop = self._loop = new_loop()
             self._task = loop.create_task(self.worker.run())
             self._ready.set()
             try:
@@ -841,11 +834,4 @@ class ThreadHandle:
         return None if self.thread.is_alive() else 0
 
 
-def _new_loop() -> asyncio.AbstractEventLoop:
-    try:
-        import uvloop
-
-        return uvloop.new_event_loop()
-    except ImportError:
-        return asyncio.new_event_loop()
 

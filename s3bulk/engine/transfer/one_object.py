@@ -38,7 +38,7 @@ from ...stores.checksums import CompositeParts, note_once
 from ...errors import Corrupt, StoreError
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer, part_size_for
-from ...stores.base import (ChecksumReader, IntoReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier,
+from ...stores.base import (ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range,
                             upload_in_parts)
 from ...stores.conditions import IF_MATCH, SOURCE_FILE, FileVersion, SourceChanged
 from ...stores.local.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
@@ -447,7 +447,7 @@ class Transfer:
         does not match its own checksum (COMPOSITE objects) is read again, alone, up to
         PART_READS times in all: a transient corruption costs one part, not the object."""
         for _ in range(PART_READS):
-            data = await _read_range(self.src, src_key, start, end, buf)
+            data = await read_range(self.src, src_key, start, end, buf)
             if check is None or check.add(number, data) is not False:
                 return data
         raise _part_mismatch(check, number, self.src.location.url_for(src_key), src_key)
@@ -656,9 +656,3 @@ def _copier(store: Writer) -> ServerSideCopier:
     """The destination as a server-side copier (its features said it is one)."""
     return cast(ServerSideCopier, store)
 
-
-async def _read_range(src: Store, key: str, start: int, end: int, buf: memoryview) -> memoryview | bytes:
-    """Bytes [start, end) of key, into buf where the store can read into a buffer."""
-    if src.features.read_into:
-        return await cast(IntoReader, src).read_into(key, start, end, buf)  # declared by its features
-    return await src.read(key, start, end)

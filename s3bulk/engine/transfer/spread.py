@@ -241,9 +241,9 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
         if hasattr(signal, "SIGUSR1"):
             signal.signal(signal.SIGUSR1, signal.SIG_IGN)
         asyncio.events._set_running_loop(None)  # forked from inside the parent's running loop
-        from ..run.worker import _new_loop
+        from ..loop import new_loop
 
-        loop = _new_loop()
+        loop = new_loop()
         asyncio.set_event_loop(loop)
         loop.run_until_complete(_helper_parts(w, parts, location, store_options, key, path, concurrency, check,
                                               if_match))
@@ -269,7 +269,7 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
     from ...stores.local.filesink import RangeSink
     from .part_buffers import part_buffer
     from .sinks import enabled, fill
-    from .one_object import _read_range as read_range
+    from ...stores.base import read_range
 
     IF_MATCH.set(if_match)  # this helper's loop reads this one object only
     src = await open_store(location, store_options)
