@@ -105,7 +105,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     import sys
 
     from .engine.run.orchestrate import run
-    from .engine.sync.march import SyncOptions
+    from .engine.plan import SyncOptions
 
     if compare not in ("default", "size-only", "exact-timestamps", "checksum"):
         raise UsageError(f"compare must be default, size-only, exact-timestamps or checksum, not {compare!r}")
@@ -152,7 +152,7 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, 
     import sys
 
     from .engine.run.orchestrate import run
-    from .engine.sync.march import SyncOptions
+    from .engine.plan import SyncOptions
 
     rules = _filters(include, exclude, filters)
     opts = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",

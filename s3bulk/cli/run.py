@@ -16,7 +16,7 @@ from . import shell
 from .options import RunOptions, max_memory, transfer_options
 
 if TYPE_CHECKING:
-    from ..engine.sync.march import SyncOptions
+    from ..engine.plan import SyncOptions
     from .render import Renderer
 
 RENDERER: Optional[Renderer] = None  # the run's renderer, once run_transfer made one

@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ..config.filters import Filters
 from ..model import WriteProps
 from ..stores import ResilienceOptions, StoreOptions
-from .sync.march import SyncOptions
 from ..config.urls import Location
 
 MiB = 1024 * 1024
 # transfers in flight per worker a run may grow to by default: at 50 ms a request and ~150 us of CPU
 # an object, one core needs ~330 in flight to be busy; each costs a connection (~30 KiB: budget.py)
 AUTO_MAX_CONCURRENCY = 512
+
+
+Compare = Literal["default", "size-only", "exact-timestamps", "checksum"]
+
+
+@dataclass(frozen=True, slots=True)
+class SyncOptions:
+    """What `sync` (and `check`, a dry run that reports differences) adds to a copy's plan."""
+
+    delete: bool = False
+    dry_run: bool = False
+    compare: Compare = "default"
+    hash_cache: str | None = None
+    check: bool = False          # `s3bulk check`: a dry run that reports each difference and its kind
 
 
 @dataclass(frozen=True, slots=True)

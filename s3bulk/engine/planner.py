@@ -28,7 +28,7 @@ from ..stores import Writer, open_store
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
 from .plan import KeyMap, Plan, TransferOptions
-from .sync.march import SyncOptions
+from .plan import SyncOptions
 
 
 async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None = None,

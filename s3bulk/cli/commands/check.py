@@ -15,7 +15,7 @@ from ..options import (Concurrency, DstEndpoint, DstNoSign, DstProfile, DstRegio
                        Verbose, Workers, command, gather)
 
 if TYPE_CHECKING:
-    from ...engine.sync.march import SyncOptions
+    from ...engine.plan import SyncOptions
 
 O = typer.Option
 Checksum = Annotated[bool, O("--checksum", help="compare content (ETag/MD5; local hashes cached), not only sizes")]
@@ -31,7 +31,7 @@ class CheckChoice:
     hash_cache: Optional[str]
 
     def sync_options(self) -> SyncOptions:
-        from ...engine.sync.march import SyncOptions
+        from ...engine.plan import SyncOptions
 
         return SyncOptions(delete=not self.one_way, dry_run=True, compare="checksum" if self.checksum else "size-only",
                            hash_cache=self.hash_cache, check=True)

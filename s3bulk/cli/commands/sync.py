@@ -18,7 +18,7 @@ from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyPa
                        Workers, command, gather)
 
 if TYPE_CHECKING:
-    from ...engine.sync.march import SyncOptions
+    from ...engine.plan import SyncOptions
 
 O = typer.Option
 Delete = Annotated[bool, O("--delete", help="remove DST keys that SRC does not have (not those excluded)")]
@@ -40,7 +40,7 @@ class SyncChoice:
     hash_cache: Optional[str]
 
     def sync_options(self) -> SyncOptions:
-        from ...engine.sync.march import Compare, SyncOptions
+        from ...engine.plan import Compare, SyncOptions
 
         if sum((self.size_only, self.exact_timestamps, self.checksum)) > 1:
             raise UsageError("choose one of --size-only, --exact-timestamps, --checksum")

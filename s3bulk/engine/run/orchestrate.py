@@ -23,7 +23,7 @@ from ..events import Notice, Subscriber
 from ..plan import TransferOptions
 
 if TYPE_CHECKING:
-    from ..sync.march import SyncOptions
+    from ..plan import SyncOptions
 
 __all__ = ["run"]
 

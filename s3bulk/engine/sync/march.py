@@ -14,18 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Literal, Sequence
 
 from ...model import ObjectInfo, WorkUnit
-
-Compare = Literal["default", "size-only", "exact-timestamps", "checksum"]
-
-
-@dataclass(frozen=True, slots=True)
-class SyncOptions:
-    delete: bool = False
-    dry_run: bool = False
-    compare: Compare = "default"
-    hash_cache: str | None = None
-    check: bool = False          # `s3bulk check`: a dry run that reports each difference and its kind
-
+from ..plan import Compare
 
 class dst_range:
     """Destination keys in (after, until] under dst_prefix, a page at a time (an async iterator).
