@@ -38,7 +38,7 @@ from collections import deque
 from typing import Any, Callable
 
 from .peak_rss import peak_rss_bytes
-from ...model import Counters, Failure, Summary, WorkUnit
+from ...model import Failure, Summary, WorkUnit
 from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone,
                         UploadEnded, UploadStarted, WorkerMessage)
 from ..listing import hints
