@@ -80,13 +80,14 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     "stopping", "notice", "dryrun", ...); give one or the other.
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
     Inside a running event loop (Jupyter, an async app) use `copy_async`."""
+    from .cluster.driver import runner_for
     from .engine.run.orchestrate import run
 
     return run("mv" if move else "copy", src, dst, None, options=options, src_s3=src_s3, dst_s3=dst_s3,
                subscriber=_subscriber(subscriber, on_event), max_memory=max_memory, start=start,
                should_stop=should_stop, journal=journal, resume=resume, files_from=files_from,
                files_from_format=files_from_format, filters=_filters(include, exclude, filters),
-               cluster=cluster, move=move, report_objects=report_objects)
+               runner=runner_for(cluster), move=move, report_objects=report_objects)
 
 
 def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, compare: str = "default",
@@ -104,6 +105,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     The other arguments are as for `copy`."""
     import sys
 
+    from .cluster.driver import runner_for
     from .engine.run.orchestrate import run
     from .engine.plan import SyncOptions
 
@@ -119,7 +121,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
         events = LinePrinter(sys.stdout, then=events)
     return run("sync", src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                subscriber=events, max_memory=max_memory, journal=None if dry_run else journal, resume=resume,
-               filters=rules, cluster=cluster, report_objects=report_objects)
+               filters=rules, runner=runner_for(cluster), report_objects=report_objects)
 
 
 def move(src: str, dst: str, *, options: TransferOptions | None = None,
@@ -466,8 +468,11 @@ def _run(command: str, src: str, dst: str, sync_options: object, *, on_event: Ev
          **kwargs: object) -> Summary:
     """Deprecated: engine.orchestrate.run with the older `on_event` callable (the CLI's entry until
     it calls the engine directly)."""
+    from .cluster.driver import runner_for
     from .engine.run.orchestrate import run
 
+    if "cluster" in kwargs:  # its older name for what is now a runner
+        kwargs["runner"] = runner_for(kwargs.pop("cluster"))
     return run(command, src, dst, sync_options, subscriber=as_subscriber(on_event), **kwargs)  # type: ignore[arg-type]
 
 

@@ -14,6 +14,10 @@ uv sync --frozen -q --compile-bytecode --extra dask --group docs
 uv run --frozen --extra dask python -m compileall -q s3bulk tests >/dev/null
 # types first (a few seconds; [tool.mypy] in pyproject.toml): an error fails the run before any test
 uv run --frozen --extra dask mypy
+# the layers ([tool.importlinter] in pyproject.toml): cli -> api -> cluster -> engine -> stores ->
+# config -> model -> errors -> http, imports inside functions included (tests/test_layers.py adds
+# that no two modules import each other, directly or round a longer cycle)
+uv run --frozen --extra dask lint-imports --no-cache >/dev/null || uv run --frozen --extra dask lint-imports --no-cache
 # the docs next (a few seconds): the command pages must match the CLI's help (scripts/cli_docs.py
 # writes them; --check names a page that drifted), and the site must build with no warning at all
 # (a broken link or anchor, a page left out of the nav); it builds offline, into a scratch directory

@@ -17,7 +17,7 @@ from s3bulk.engine.planner import build_plan
 from s3bulk.engine.run.launch import run_plan
 from s3bulk.engine.events import DryRunAction
 from s3bulk.engine.plan import SyncOptions
-from s3bulk.engine.journal.leftovers import abort_uploads
+from s3bulk.engine.leftover_uploads import abort_uploads
 from s3bulk.engine.transfer.one_object import ByteBudget, Transfer
 from s3bulk.errors import AccessDenied, NotFound
 from s3bulk.config.filters import Filters

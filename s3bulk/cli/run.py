@@ -39,10 +39,9 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
     from ..engine.run.orchestrate import run as orchestrate
     from .render import make_renderer
 
-    if run.cluster is not None:
-        from ..cluster.driver import import_distributed
+    from ..cluster.driver import runner_for
 
-        import_distributed()  # without the extra: one line saying how to install it, exit 2
+    runner = runner_for(run.cluster)  # without the extra: one line saying how to install it, exit 2
     src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())  # SSE-C keys objects are read with
     renderer = make_renderer(command, src, dst, json_mode=output.json_out, quiet=output.quiet,
                              progress=output.progress, verbose=output.verbose)
@@ -82,7 +81,7 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
                               subscriber=renderer, max_memory=max_memory(run),
                               journal=None if journal.no_journal else journal.journal,
                               default_journal=not journal.no_journal, resume=journal.resume,
-                              filters=run.filters.filters(shell.ARGV), around_run=around_run, cluster=run.cluster,
+                              filters=run.filters.filters(shell.ARGV), around_run=around_run, runner=runner,
                               move=command == "mv", report_objects=output.verbose and not output.quiet,
                               journal_dir=journal.journal_dir, **manifest)
     except S3BulkError as exc:

@@ -1,6 +1,6 @@
 """`rm --incomplete-uploads`: list and abort the multipart uploads left open under a prefix (what a
 run killed without a journal, or another tool, left behind: they show in no listing and are billed
-until aborted). Kept apart from cli/__init__.py; the work is engine/journal/leftovers.py's."""
+until aborted). Kept apart from cli/__init__.py; the work is engine/leftover_uploads.py's."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def rm_incomplete_uploads(url: str, s3: S3Options, *, all_objects: bool, dry_run
     """Abort every multipart upload open under URL (--dry-run: list them): one line per upload
     with --dry-run or -v (a JSON event each with --json), a summary, exit 1 when one could not be
     aborted. `others` names an option given that does not go with it (a one-line usage error)."""
-    from ..engine.journal.leftovers import abort_incomplete
+    from ..engine.leftover_uploads import abort_incomplete
     from ..stores import ResilienceOptions, StoreOptions
     from ..stores.base import OpenUpload
     from .render import plural, printable

@@ -282,11 +282,11 @@ FORKSERVER_PRELOAD = ["distributed", "s3bulk.cli", "s3bulk.engine.run.worker", "
 def worker_preload(plan: Plan | None) -> list[str]:
     """What a forked worker runs (dask_local.py), imported once by the driver before it forks
     them: the engine, and the plan's stores (every kind when the plan is not known)."""
-    from ..engine.run.launch import _STORE_MODULES
+    from ..stores import STORE_MODULES
 
     kinds = {plan.src.kind, plan.dst.kind} if plan is not None else {"s3", "local", "http"}
     return ["s3bulk.engine.run.worker", "s3bulk.engine.transfer.one_object",
-            *(_STORE_MODULES[k] for k in sorted(kinds) if k in _STORE_MODULES)]
+            *(STORE_MODULES[k] for k in sorted(kinds) if k in STORE_MODULES)]
 
 
 def forked_ok() -> bool:
@@ -341,6 +341,38 @@ def _takes_n_workers(client: Any) -> bool:
         return "n_workers" in inspect.signature(client.scheduler_info).parameters
     except (TypeError, ValueError):
         return False
+
+
+class DaskRunner:
+    """The engine's Runner (engine/run/handles.py) for `--cluster`: connects (or starts a local
+    cluster) in prepare, sizes the plan to the cluster's task slots, and drives the tasks through
+    one ClusterHandle."""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+        self.cluster: Cluster | None = None
+
+    def prepare(self, plan: Plan) -> Plan:
+        self.cluster = Cluster.connect(self.spec, plan)
+        return prepare(self.cluster, plan)
+
+    def start(self, plan: Plan, units_q: Any, events_q: Any, body_bytes: int, resume_info: Any) -> list[Any]:
+        if self.cluster is None:
+            raise RuntimeError("DaskRunner.start before prepare")
+        return [ClusterHandle(self.cluster, plan, units_q, events_q, body_bytes, resume_info)]
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def runner_for(spec: Any) -> DaskRunner | None:
+    """The runner for what `--cluster` / `cluster=` was given (None: none given). Says at once, in
+    one line, when distributed is not installed."""
+    if spec is None:
+        return None
+    import_distributed()
+    return DaskRunner(spec)
 
 
 def prepare(cluster: Cluster, plan: Plan) -> Plan:
@@ -411,7 +443,7 @@ def _warm(plan: Plan) -> str:
 
     from ..errors import ConnectFailed
     from ..stores import Writer, open_store
-    from ..engine.transfer import one_object as transfer
+    from ..engine.transfer import one_object as transfer  # noqa: F401
     from ..engine.run import worker  # noqa: F401
 
     problem: list[str] = []

@@ -51,7 +51,7 @@ class Abandoned:
 @dataclass(frozen=True, slots=True)
 class UploadStarted:
     """An S3 multipart upload began (the journal keeps it so that a resume can continue it), or,
-    with no upload_id, is about to be asked for (an intent: engine/journal/leftovers.py)."""
+    with no upload_id, is about to be asked for (an intent: engine/leftover_uploads.py)."""
 
     wid: int
     dst_key: str

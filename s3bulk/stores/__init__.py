@@ -1,4 +1,5 @@
-"""Backends behind one interface; `open_store` is the only place that knows which is which."""
+"""Backends behind one interface; this module is the only place that knows which is which:
+`STORE_MODULES` names the module of each kind of store, `open_store` opens one."""
 
 from __future__ import annotations
 
@@ -11,8 +12,15 @@ from .base import (Features, IntoReader, Multipart, PartInfo, ResumableUploads, 
                    Unsupported, Writer, part_size_for, unwrap)
 from .resilient import ResilienceOptions
 
-__all__ = ["StoreOptions", "ResilienceOptions", "open_store", "Store", "Writer", "Multipart", "ServerSideCopier",
+__all__ = ["STORE_MODULES", "StoreOptions", "ResilienceOptions", "open_store", "Store", "Writer", "Multipart", "ServerSideCopier",
            "IntoReader", "ResumableUploads", "Features", "PartInfo", "Unsupported", "unwrap", "part_size_for"]
+
+
+# the module of each kind of store (a Location's kind): what open_store imports, and what a run
+# imports ahead in the parent (engine/run/launch.py) or in cluster workers (s3bulk/cluster), so
+# that forked workers share one copy
+STORE_MODULES = {"s3": "s3bulk.stores.s3.store", "local": "s3bulk.stores.local.store",
+                 "http": "s3bulk.stores.listget", "memory": "s3bulk.stores.memory"}
 
 
 def _lean_default() -> bool:

@@ -292,7 +292,7 @@ class ResumableUploads(Protocol):
                            upload_marker: str | None = None) -> tuple[list[OpenUpload], tuple[str, str] | None]:
         """One page of the uploads open under `prefix`, in key order: (uploads, the (key, upload id)
         markers of the next page, or None after the last). What finds an upload nothing recorded
-        (engine/journal/leftovers.py)."""
+        (engine/leftover_uploads.py)."""
         ...
 
 

@@ -412,7 +412,7 @@ async def lists_open_uploads_under_a_prefix(h: Harness, store: Any) -> None:
 
     This is how an upload that nothing recorded is found again: a run stopped between
     CreateMultipartUpload and its record, `rm --incomplete-uploads`, a resume that aborts what a
-    note of intent names (engine/journal/leftovers.py)."""
+    note of intent names (engine/leftover_uploads.py)."""
     await require(store, "resumable_uploads")
     before = time.time()
     made = [(key, (await store.start_multipart(key, 2 * PART, PART)).upload_id)

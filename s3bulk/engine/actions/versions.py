@@ -275,7 +275,7 @@ async def _landed(dst: Any, target: str, v: ObjectVersion, began: float | None, 
     one after a delete marker), the newest version at DST is this one when it is of its kind
     and size (its ETag too, where both are MD5s), written since `began` (within the clock skew
     S3 allows). A DST that keeps no versions is written again: the same bytes over the same."""
-    from ..journal.leftovers import SKEW
+    from ..leftover_uploads import SKEW
 
     if not dst.features.versions:
         return None
@@ -301,8 +301,8 @@ async def _landed(dst: Any, target: str, v: ObjectVersion, began: float | None, 
 
 async def _abort_left(dst: Any, target: str, began: float | None) -> None:
     """Abort the multipart upload a version cut short by a kill may have left open at `target`
-    (one begun since `began`: engine/journal/leftovers.py), before the version is sent again."""
-    from ..journal.leftovers import resolve_intent
+    (one begun since `began`: engine/leftover_uploads.py), before the version is sent again."""
+    from ..leftover_uploads import resolve_intent
 
     try:
         await resolve_intent(dst, target, began)

@@ -20,7 +20,7 @@ Tables:
                                                 or aborted); a resumed run continues them (the parts
                                                 already uploaded are kept) or aborts them. A row
                                                 without an upload_id is an intent: the upload was
-                                                being asked for (engine/journal/leftovers.py finds it).
+                                                being asked for (engine/leftover_uploads.py finds it).
     done_keys(key, size)                        objects finished inside units that were not finished
                                                 when a run stopped; a resumed run skips them.
 

@@ -302,7 +302,7 @@ class Coordinator:
             complete = (self.pending == 0 and self.unit_failures == 0 and summary.fatal is None
                         and not summary.interrupted)
             if complete and journal.uploads:  # left by an earlier run for objects no longer listed
-                from ..journal.leftovers import abort_uploads
+                from ..leftover_uploads import abort_uploads
 
                 quietly(abort_uploads, self.plan.dst, self.plan.options, list(journal.uploads.values()))
             journal.finish(complete=complete)

@@ -1,5 +1,5 @@
 """Starting a run: the journal's resume state, the workers (processes, one in-process thread, or a
-Dask cluster), then the coordinator's loop (coordinator.py) over them.
+Runner's, such as a Dask cluster's: handles.py), then the coordinator's loop (coordinator.py) over them.
 
 `run_plan` is the engine's entry point (orchestrate.run calls it). Only work units and aggregated
 counters cross process boundaries; what a Ctrl-C or SIGTERM does is coordinator.py's to say.
@@ -21,13 +21,14 @@ from ...model import Summary, WorkUnit
 from .coordinator import DRAIN_SECONDS, MAX_FAILURES_KEPT, Coordinator, Signals, quietly
 from ..events import EventSink, Progress, Subscriber, as_subscriber
 from ..plan import Plan
+from .handles import Runner
 
 __all__ = ["DRAIN_SECONDS", "MAX_FAILURES_KEPT", "EventSink", "Progress", "run_plan"]
 
 
 def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_process: bool | None = None,
              start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
-             journal: Any = None, cluster: Any = None) -> Summary:
+             journal: Any = None, runner: Runner | None = None) -> Summary:
     """Run a plan to the end and return its summary. `on_event`, a Subscriber (or an older
     `on_event(kind, payload)` callable), receives the run's events (events.py): Progress about four
     times a second, each Failure as it comes, Stopping when a first Ctrl-C or SIGTERM begins a
@@ -40,19 +41,14 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
     `journal` (an open journal.Journal) records finished units and open uploads; when it was opened
     to resume, the run starts from the units it has not finished and skips the rest.
 
-    `cluster` (a Dask scheduler address, "local[:N]" or a distributed.Client) runs the units as
-    tasks on that cluster instead of worker processes (cluster.py); everything else is the same."""
+    `runner` (handles.py; a Dask cluster's, s3bulk/cluster) runs the units as tasks there instead of
+    in worker processes; everything else is the same."""
     emit = as_subscriber(on_event).notify
-    dask: Any = None  # the Dask cluster connection (cluster.Cluster) when --cluster is given
-    if cluster is not None:
-        from ...cluster.driver import Cluster, prepare
-
+    if runner is not None:
         try:
-            dask = Cluster.connect(cluster, plan)
-            plan = prepare(dask, plan)  # workers = the cluster's task slots
+            plan = runner.prepare(plan)  # e.g. workers = the cluster's task slots
         except BaseException:
-            if dask is not None:
-                dask.close()
+            runner.close()
             if journal is not None:  # nothing ran: a new journal goes, a resumed one stays
                 journal.finish(complete=not journal.resumed)
             raise
@@ -66,7 +62,7 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
     starts = [start or WorkUnit()]
     resume_info = None
     if journal is not None:
-        from ..journal.leftovers import abort_uploads
+        from ..leftover_uploads import abort_uploads
         from .worker import ResumeInfo
 
         summary.journal = journal.path
@@ -89,8 +85,8 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
             resume_info = ResumeInfo(log_dir=log_dir, journaled=True, keep_uploads=True)
 
     signals = Signals()  # from here on, Ctrl-C and SIGTERM are counted, not raised
-    handles, units_q, events_q = _start_workers(plan, workers, in_process, dask, body_bytes, resume_info, signals)
-    close = dask.close if dask is not None else None
+    handles, units_q, events_q = _start_workers(plan, workers, in_process, runner, body_bytes, resume_info, signals)
+    close = runner.close if runner is not None else None
     try:
         coordinator = Coordinator(plan, summary, handles, units_q, events_q, starts, signals, emit=emit,
                                   started=started, in_process=in_process, journal=journal,
@@ -109,20 +105,18 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
     return coordinator.run()
 
 
-def _start_workers(plan: Plan, workers: int, in_process: bool, dask: Any, body_bytes: int, resume_info: Any,
-                   signals: Signals) -> tuple[list[Any], Any, Any]:
+def _start_workers(plan: Plan, workers: int, in_process: bool, runner: Runner | None, body_bytes: int,
+                   resume_info: Any, signals: Signals) -> tuple[list[Any], Any, Any]:
     """The workers' handles (each looks like a multiprocessing.Process), the queue they take units
-    from and the queue they report on: one Dask cluster handle, one in-process thread, or
+    from and the queue they report on: the runner's (a Dask cluster's), one in-process thread, or
     `workers` processes."""
     units_q: Any
     events_q: Any
     handles: list[Any]
-    if dask is not None:
-        from ...cluster.driver import ClusterHandle
-
+    if runner is not None:
         units_q = queue.Queue(maxsize=workers * 4 + 4)
         events_q = queue.Queue(maxsize=1024)
-        handles = [ClusterHandle(dask, plan, units_q, events_q, body_bytes, resume_info)]
+        handles = list(runner.start(plan, units_q, events_q, body_bytes, resume_info))
     elif in_process:
         from .worker import ThreadHandle
 
@@ -186,21 +180,19 @@ def _shared_after_fork(ctx: Any, plan: Plan) -> Iterator[None]:
         gc.unfreeze()
 
 
-_STORE_MODULES = {"s3": "s3bulk.stores.s3.store", "local": "s3bulk.stores.local.store", "http": "s3bulk.stores.listget",
-                  "memory": "s3bulk.stores.memory"}
-
-
 def _preload_worker_modules(plan: Plan) -> None:
     """Import what every worker would import first thing (its event loop, the stores of this plan),
     so forked workers share one copy instead of each holding its own."""
     import importlib
+
+    from ...stores import STORE_MODULES
 
     try:
         import uvloop  # noqa: F401
     except ImportError:
         pass
     for location in (plan.src, plan.dst):
-        name = _STORE_MODULES.get(getattr(location, "kind", ""))
+        name = STORE_MODULES.get(getattr(location, "kind", ""))
         if name:
             importlib.import_module(name)
 

@@ -21,6 +21,7 @@ from ...model import Summary, WorkUnit
 from ...config.urls import S3Options
 from ..events import Notice, Subscriber
 from ..plan import TransferOptions
+from .handles import Runner
 
 if TYPE_CHECKING:
     from ..plan import SyncOptions
@@ -33,7 +34,7 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
         max_memory: int | str | None, journal: str | None, resume: bool, filters: Filters,
         start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
         files_from: str | None = None, files_from_format: str = "auto", default_journal: bool = False,
-        around_run: Callable[[], ContextManager[Any]] | None = None, cluster: Any = None, move: bool = False,
+        around_run: Callable[[], ContextManager[Any]] | None = None, runner: Runner | None = None, move: bool = False,
         report_objects: bool = False, journal_dir: str | None = None) -> Summary:
     """Run `command` ("copy", "mv", "sync" or "check") from SRC to DST and return its summary.
 
@@ -41,17 +42,14 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
     default path when `journal` is None, as the CLI does; `journal_dir` is where default journals
     live (stale ones there are pruned: journal.prune_stale). `report_objects`: the subscriber also
     receives Copied and Deleted per object (`--json -v`). `around_run()` is a context entered just
-    around the run itself (the CLI's display and signal handling). `cluster`: see pool.run_plan.
+    around the run itself (the CLI's display and signal handling). `runner`: where the units run
+    instead of this machine's worker processes (handles.py; s3bulk.cluster.runner_for makes a Dask one).
     Raises S3BulkError for anything that stops the run from starting."""
     from ..planner import build_plan, names_nothing
     from .launch import run_plan
 
     events = subscriber if subscriber is not None else Subscriber()
     options = options or TransferOptions()
-    if cluster is not None:
-        from ...cluster.driver import import_distributed
-
-        import_distributed()  # one clear error before any work
     if max_memory is not None:
         from ...config.sizes import parse_size
         from ..memory_budget import fit_to_memory
@@ -93,7 +91,7 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
                 events.notify(Notice(f"nothing to resume (no journal at {path}): starting from the beginning"))
         with around_run() if around_run is not None else contextlib.nullcontext():
             summary = run_plan(plan, events, start=start, should_stop=should_stop, journal=run_journal,
-                               cluster=cluster)
+                               runner=runner)
     finally:
         if spooled:
             os.unlink(spooled)

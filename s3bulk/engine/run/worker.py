@@ -168,7 +168,7 @@ class Worker:
         that (its answer late, or a copy in parts the store runs itself) is looked for among the
         key's open uploads. What cannot be done in time is left to the bucket's lifecycle rule or
         `s3bulk rm --incomplete-uploads`."""
-        from ..journal.leftovers import resolve_intent
+        from ..leftover_uploads import resolve_intent
 
         loop = asyncio.get_running_loop()
         dst: Any = self.transfer.dst

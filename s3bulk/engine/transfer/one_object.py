@@ -428,7 +428,7 @@ class Transfer:
                                props: ObjectProps | None, info: ObjectInfo | None) -> Multipart:
         """CreateMultipartUpload, told to the journal before it is sent (an intent: the key, no id
         yet) where the upload would outlive us: a run stopped while the request is in flight then
-        still knows to look for the upload (engine/journal/leftovers.py). A refusal the server answered made
+        still knows to look for the upload (engine/leftover_uploads.py). A refusal the server answered made
         no upload, so the intent ends there; a request whose answer was lost (or cut short) keeps it."""
         if not self.dst.features.resumable_uploads:
             return await self.dst.start_multipart(dst_key, size, part, mtime, props=props)
@@ -528,7 +528,7 @@ class Transfer:
             return None, set()
         dst = cast(ResumableUploads, self.dst)  # declared by its features
         if row["upload_id"] is None:  # an intent: the stopped run may have made an upload it never heard of
-            from ..journal.leftovers import resolve_intent
+            from ..leftover_uploads import resolve_intent
 
             try:
                 await resolve_intent(self.dst, dst_key, row.get("started"))

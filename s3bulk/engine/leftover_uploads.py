@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, cast
 
-from ...errors import NotFound, StoreError, UsageError
-from ...stores.base import OpenUpload, ResumableUploads
+from ..errors import NotFound, StoreError, UsageError
+from ..stores.base import OpenUpload, ResumableUploads
 
 # S3 refuses a request signed more than 15 minutes off its own clock, so no store a run could write
 # to has a clock further off ours: an upload an intent made began no earlier than this before it
@@ -82,7 +82,7 @@ async def abort_uploads(location: Any, options: Any, rows: list[dict[str, Any]])
     """abort_rows at the store `location` names, opened for the purpose."""
     if not rows:
         return
-    from ...stores import open_store
+    from ..stores import open_store
 
     store = await open_store(location, options.store_options())
     try:
@@ -106,8 +106,8 @@ async def abort_incomplete(url: str, *, s3: Any = None, dry_run: bool = False, a
     """Abort every multipart upload open under URL (s3://bucket/prefix, or the one key it names
     and anything beginning with it); on_upload(upload, its url, why it failed or None) for each.
     A whole bucket needs all_objects, as `rm` does."""
-    from ...stores import StoreOptions, open_store
-    from ...config.urls import parse_location
+    from ..stores import StoreOptions, open_store
+    from ..config.urls import parse_location
 
     loc = parse_location(url, s3)
     if loc.kind not in ("s3", "memory"):
