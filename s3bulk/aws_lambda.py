@@ -62,8 +62,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         # the command line's names work too: "max-buffer", "max_buffer", "request-timeout", ...
         given = {_CLI_NAMES.get(k.replace("-", "_").lstrip("_"), k.replace("-", "_").lstrip("_")): v
                  for k, v in dict(event.get("options") or {}).items()}
-        # the object-property options, checked as the command line checks them (config/object_props.py)
-        from .config import object_props as props_options
+        # the object-property options, checked as the command line checks them (config/property_options.py)
+        from .config import property_options as props_options
 
         props = props_options.from_json({k: given.pop(k) for k in list(given) if k in props_options.NAMES})
         unknown = set(given) - known

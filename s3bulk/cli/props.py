@@ -1,6 +1,6 @@
 """The object-property options of copy, sync and mv (aws-cli's names), declared once for typer,
 and their group, PropsOptions. Their values are checked and turned into one WriteProps by
-config/object_props.py (no typer there: the Lambda handler takes the same options)."""
+config/property_options.py (no typer there: the Lambda handler takes the same options)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from ..config.object_props import ACLS, STORAGE_CLASSES, customer_keys, write_props
+from ..config.property_options import ACLS, STORAGE_CLASSES, customer_keys, write_props
 
 if TYPE_CHECKING:
     from ..model import WriteProps
@@ -70,7 +70,7 @@ class PropsOptions:
     preserve_xattrs: bool = False
 
     def customer_keys(self, src: str, dst: str, src_s3: S3Options, dst_s3: S3Options) -> tuple[S3Options, S3Options]:
-        """Each side's S3Options with the SSE-C key its objects are read with (config/object_props.py)."""
+        """Each side's S3Options with the SSE-C key its objects are read with (config/property_options.py)."""
         return customer_keys(src, dst, src_s3, dst_s3, asdict(self))
 
     def write_props(self) -> WriteProps:
