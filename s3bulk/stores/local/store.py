@@ -318,10 +318,7 @@ class LocalStore:
         """Bytes [start, end) (or the whole file), all of one version of it (conditions.FileVersion:
         the fstat at open and after the read are the object's; else SourceFileChanged)."""
         version = source_file()
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as exc:
-            raise _translate_os(exc, "read", path, key) from exc
+        fd = _open_source(path, key)
         try:
             st = os.fstat(fd)
             ident = version.opened(st, path, key)
@@ -357,10 +354,7 @@ class LocalStore:
         """A part of an upload: checked like _read_sync, so a part read after the file changed is
         never sent and the upload is aborted instead of completed from two versions."""
         version = source_file()
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as exc:
-            raise _translate_os(exc, "read", path, key) from exc
+        fd = _open_source(path, key)
         try:
             ident = version.opened(os.fstat(fd), path, key)
             want, got = end - start, 0
@@ -636,10 +630,7 @@ class LocalStore:
 
     def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:
         version = source_file()
-        try:
-            sfd = os.open(src_path, os.O_RDONLY)
-        except OSError as exc:
-            raise _translate_os(exc, "read", src_path, src_key) from exc
+        sfd = _open_source(src_path, src_key)
         try:
             ident = version.opened(os.fstat(sfd), src_path, src_key)
             dfd, tmp, final = self._open_tmp(dst_key)
@@ -672,6 +663,14 @@ class LocalStore:
             os.close(sfd)
             if dfd >= 0:
                 os.close(dfd)
+
+
+def _open_source(path: str, key: str) -> int:
+    """A source file opened for reading; an OSError becomes the store's error for it."""
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise _translate_os(exc, "read", path, key) from exc
 
 
 def _copy_chunk(sfd: int, dfd: int, offset: int, count: int) -> int:
