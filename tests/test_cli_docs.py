@@ -104,7 +104,7 @@ def test_getting_started_in_the_docs_is_the_readmes():
 def test_no_issue_numbers_where_users_read():
     pattern = re.compile(r"issue [0-9]+|#[0-9]{2}\b", re.I)
     found = []
-    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+    for path in [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted(DOCS.rglob("*.md"))]:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if pattern.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")

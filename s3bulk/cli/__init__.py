@@ -65,7 +65,7 @@ def main(argv: Optional[list[str]] = None) -> None:
 def _skip_exit_collections() -> None:
     """The run is over: move every object to the permanent generation, so the garbage collections
     of the interpreter's shutdown do not walk them all again. Those passes (typer, pydantic,
-    botocore's objects) took 0.1-0.3 s after the last byte had landed, on every command (issue 17);
+    botocore's objects) took 0.1-0.3 s after the last byte had landed, on every command;
     atexit handlers, flushes and thread joins still run as before."""
     import gc
 

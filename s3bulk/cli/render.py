@@ -19,7 +19,7 @@ from ..engine.events import (Copied, Deleted, Difference, DryRunAction, Notice, 
 from ..model import Failure, Summary
 from ..config.sizes import human_bytes, human_duration
 
-JSON_VERSION = 1  # the --json schema (README: JSON Lines); bumped when a field changes meaning
+JSON_VERSION = 1  # the --json schema (docs/reference/json-lines.md); bumped when a field changes meaning
 
 MAX_FAILURE_LINES = 50
 

@@ -1,4 +1,4 @@
-"""Run a plan's work units as tasks on a Dask distributed cluster (`--cluster`, issue 12).
+"""Run a plan's work units as tasks on a Dask distributed cluster (`--cluster`).
 
 Why Dask and not a cluster of our own: it is pip-installable, reschedules the tasks of a worker
 that dies, runs in-process for tests (LocalCluster), and people already run it (dask ssh,
@@ -63,7 +63,7 @@ CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler
 # memory; pausing or spilling has nothing to act on: tasks hold no data); the system monitor feeds a
 # dashboard s3bulk does not start. Applied while the LocalCluster is made: the scheduler and the
 # nannies (in this process) read them then, and each nanny hands its config to its worker process.
-# The same keys belong in the config of a cluster of your own (README, "Many machines").
+# The same keys belong in the config of a cluster of your own (docs/guides/cluster.md, "A cluster of your own").
 QUIET_SETTINGS: dict[str, Any] = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",
@@ -95,7 +95,7 @@ class _QuietLogs:
 def import_distributed() -> Any:
     """The distributed module, or one UsageError line saying how to install it. Importing it is
     the largest part of what Dask adds to a run that starts its own cluster (~0.25 CPU s of
-    ~0.4, issue 12), so it is imported the cheap way (_cheap_import)."""
+    ~0.4), so it is imported the cheap way (_cheap_import)."""
     try:
         with _cheap_import():
             import distributed

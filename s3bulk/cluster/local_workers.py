@@ -3,8 +3,8 @@
 Why not Dask's LocalCluster of processes: there every worker is a Nanny in the driver that starts
 a fresh interpreter (spawn, or a forkserver), which imports distributed and the engine again
 (and whatever the planner loaded); the nannies themselves are Dask servers with their own periodic
-work. That start-up was most of what Dask added to a 20,000-object copy (1.3-1.7 CPU s of 4-6,
-issue 12). Here the driver, which has imported distributed and the engine already, forks N plain
+work. That start-up was most of what Dask added to a 20,000-object copy (1.3-1.7 CPU s of 4-6).
+Here the driver, which has imported distributed and the engine already, forks N plain
 `distributed.Worker` processes that share all of it, and runs only the scheduler (and the Client)
 itself, as the built-in pool forks its workers (pool._start_method). Start-up: 0.9 -> 0.3-0.5 CPU
 s for 2 workers, importing distributed once (~0.25) being most of what is left.

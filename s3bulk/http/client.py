@@ -212,7 +212,7 @@ _SCRATCH = 256 * 1024
 # One scratch buffer per thread (event loop), not per connection: with selector loops and uvloop,
 # get_buffer, the recv into it and buffer_updated (which copies the bytes out at once) run back to
 # back for one connection, so connections can take turns with it. Per connection it cost 256 KiB of
-# touched memory each, ~26 MiB per worker at 64 transfers + listings (issue 17's tree PSS). Windows'
+# touched memory each, ~26 MiB per worker at 64 transfers + listings (in the process tree's PSS). Windows'
 # proactor keeps the buffer across an overlapped read: there each connection keeps its own.
 _SHARED_SCRATCH = sys.platform != "win32"
 _scratch_local = threading.local()

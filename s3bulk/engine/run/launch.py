@@ -160,7 +160,7 @@ def _start_workers(plan: Plan, workers: int, in_process: bool, runner: Runner | 
 
 @contextlib.contextmanager
 def _shared_after_fork(ctx: Any, plan: Plan) -> Iterator[None]:
-    """Start workers so that they keep sharing the coordinator's memory pages (tree PSS, issue 17).
+    """Start workers so that they keep sharing the coordinator's memory pages (the process tree's PSS).
 
     A forked worker shares every page of the coordinator until either writes to it. The worker
     engine's modules (event loop, stores, HTTP client, transfer) are imported here first, once, so

@@ -1,4 +1,4 @@
-"""Parts of a multipart download written into the destination file as their bytes arrive (issue 17).
+"""Parts of a multipart download written into the destination file as their bytes arrive.
 
 Used by engine/transfer/one_object.py (the parts this process moves) and engine/transfer/spread.py (a helper
 process's parts) where the source hands ranges to a sink (features.read_to: the S3 store) and the

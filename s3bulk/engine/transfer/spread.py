@@ -1,4 +1,4 @@
-"""One big object downloaded by several processes at once (issue 17).
+"""One big object downloaded by several processes at once.
 
 A run that copies one object has one worker, and one worker is one event loop on one core: for a
 1 GiB object that core does every receive into the part buffers and every write into the file,

@@ -1,4 +1,4 @@
-"""One range of an object written into a local file as it arrives (issue 17).
+"""One range of an object written into a local file as it arrives.
 
 A multipart download used to receive each 8 MiB part into a part buffer, then pwrite the buffer
 into the file and compute its checksum over it: every byte was written to memory by the receive,

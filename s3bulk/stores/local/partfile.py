@@ -1,5 +1,5 @@
 """A partly downloaded file's record of the parts already in it, so that a resumed run fetches
-only the rest of a large object (issue 15).
+only the rest of a large object.
 
 A large object downloaded to local disk is written part by part into a preallocated temporary
 file (stores/local/store.py, `.s3bulk-<hash>.s3bulk.part`) and renamed into place when every part is

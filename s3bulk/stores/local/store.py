@@ -713,7 +713,7 @@ def size_for_parts(fd: int, size: int) -> None:
     checking the filesystem has room for it (a full disk fails the object before any byte moves).
 
     Not posix_fallocate of the whole file here: on tmpfs that zeroes every page of it up front
-    (~0.3 s per GiB, issue 17) while no part can be received yet; each part allocates its own range
+    (~0.3 s per GiB) while no part can be received yet; each part allocates its own range
     as it is written (write_part), in the thread that writes it, beside the receiving."""
     try:
         fs = os.fstatvfs(fd)
