@@ -203,7 +203,7 @@ def ls_pages_async(url: str, *, s3: S3Options | None = None, page_size: int = 10
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
     (engine/listing/split.py); 1 lists through a single chain. Pages listed ahead of the output wait in
-    temporary files under $TMPDIR (engine/listing/spill.py; at most engine.ls.LS_SPILL_BYTES, removed as
+    temporary files under $TMPDIR (engine/listing/spill.py; at most LS_SPILL_BYTES of engine/actions/ls.py, removed as
     they are yielded and when the listing ends), so memory stays flat. `ordered=False` yields pages
     as they arrive (each in key order within itself): faster, nothing held."""
     return list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered)
@@ -319,7 +319,7 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
                   on_version: Callable[[str, str, str | None], None] | None = None,
                   as_of: float | None = None, journal: str | None = None, resume: bool = False) -> VersionsResult:
     """`copy --version-id` (SRC names one key), `copy --all-versions` or `copy --as-of` (epoch
-    seconds): see versions.copy_versions. journal=PATH records the versions that land there, and
+    seconds): see engine/actions/versions.py copy_versions. journal=PATH records the versions that land there, and
     resume=True skips those an earlier run with that journal copied (engine/journal/versions.py)."""
     from .engine.actions.versions import copy_versions as run
 
@@ -466,7 +466,7 @@ mv = _renamed(move, "mv")
 
 def _run(command: str, src: str, dst: str, sync_options: object, *, on_event: EventSink | None = None,
          **kwargs: object) -> Summary:
-    """Deprecated: engine.orchestrate.run with the older `on_event` callable (the CLI's entry until
+    """Deprecated: engine/run/orchestrate.py `run` with the older `on_event` callable (the CLI's entry until
     it calls the engine directly)."""
     from .cluster.driver import runner_for
     from .engine.run.orchestrate import run

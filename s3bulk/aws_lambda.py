@@ -22,7 +22,7 @@ from another source/destination is refused. ("complete" is "done", kept for olde
 token of the older form, a work unit, is still accepted.)
 
 The S3 settings of each side (endpoint, region, addressing, CA bundle, proxies) are resolved once
-per call from the event and this function's environment (stores/s3setup.settle) and used by every
+per call from the event and this function's environment (stores/s3/setup.py settle) and used by every
 request of the call; credentials come from the function's role or environment as usual.
 
 Lambda has no /dev/shm, so multiprocessing queues cannot work there: the copy always runs in this

@@ -42,7 +42,7 @@ S3_PANEL = "S3 connection (both sides unless a --src-/--dst- option overrides it
 NETWORK_PANEL = "Retries and rate"
 VERSIONS_PANEL = "Versions"
 
-# SRC and DST as sync and check read them (copy's take more: commands/copy.py)
+# SRC and DST as sync and check read them (copy's take more: cli/commands/copy.py)
 SyncSrc = Annotated[str, typer.Argument(metavar="SRC", help="s3://BUCKET[/PREFIX], http://HOST:PORT/, or a local directory")]
 SyncDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory")]
 

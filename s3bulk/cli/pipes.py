@@ -1,5 +1,5 @@
 """The command-line side of pipes: `s3bulk copy - DST`, `s3bulk copy SRC -` and `s3bulk cat URL`
-(commands/cat.py).
+(cli/commands/cat.py).
 
 Kept apart from the bulk copy's rendering because stdout may carry the object's bytes: every
 message, the summary and (when stdout carries bytes) the `--json` summary go to stderr. The work

@@ -47,7 +47,7 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
                   filters: Any, json_out: bool, quiet: bool, verbose: bool, as_of: Optional[str] = None,
                   resume: bool = False, journal: Optional[str] = None, no_journal: bool = False,
                   journal_dir: Optional[str] = None, argv: Optional[list[str]] = None) -> None:
-    """copy --version-id / --all-versions: run versions.copy_versions, one line per version with
+    """copy --version-id / --all-versions: run engine/actions/versions.py copy_versions, one line per version with
     --verbose (or a JSON event each with --json), a summary, exit 1 when any version failed.
     --all-versions and --as-of keep a journal (engine/journal/versions.py) unless --no-journal: a first
     Ctrl-C or SIGTERM lets the versions in flight land, records them and exits 130/143 saying how

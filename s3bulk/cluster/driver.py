@@ -4,7 +4,7 @@ Why Dask and not a cluster of our own: it is pip-installable, reschedules the ta
 that dies, runs in-process for tests (LocalCluster), and people already run it (dask ssh,
 dask-kubernetes, dask-jobqueue). s3bulk's key-range unit is already the task.
 
-How it fits the coordinator (coordinator.py): the cluster is one more kind of worker handle. The
+How it fits the coordinator (engine/run/coordinator.py): the cluster is one more kind of worker handle. The
 coordinator keeps its frontier, its journal, its progress display and its `handle(msg)` exactly as
 for worker processes; the handle's thread takes units from the coordinator's queue, submits them in
 small batches as tasks (`run_units`), and puts every message a finished task returns into the
@@ -208,7 +208,7 @@ class Cluster:
     @classmethod
     def _forked(cls, distributed: Any, n: int, plan: Plan | None) -> "Cluster":
         """A scheduler here and N worker processes forked from this process, no nannies
-        (dask_local.py). Called with SIGINT blocked, which the workers inherit."""
+        (local_workers.py). Called with SIGINT blocked, which the workers inherit."""
         import logging
 
         import dask
@@ -280,7 +280,7 @@ FORKSERVER_PRELOAD = ["distributed", "s3bulk.cli", "s3bulk.engine.run.worker", "
 
 
 def worker_preload(plan: Plan | None) -> list[str]:
-    """What a forked worker runs (dask_local.py), imported once by the driver before it forks
+    """What a forked worker runs (local_workers.py), imported once by the driver before it forks
     them: the engine, and the plan's stores (every kind when the plan is not known)."""
     from ..stores import STORE_MODULES
 
@@ -290,7 +290,7 @@ def worker_preload(plan: Plan | None) -> list[str]:
 
 
 def forked_ok() -> bool:
-    """Whether `local:N` forks its workers from this process (dask_local.can_fork)."""
+    """Whether `local:N` forks its workers from this process (local_workers.can_fork)."""
     from .local_workers import can_fork
 
     return can_fork()
@@ -630,7 +630,7 @@ def _task_thread() -> _TaskThread:
 def run_units(plan: Plan, units: list[WorkUnit], body_bytes: int, resume: Any,
               run_id: str | None = None) -> tuple[list[WorkerMessage], float]:
     """A Dask task: run the Worker over `units` on this thread's event loop, with the stores this
-    thread keeps open for the run `run_id` (_TaskThread), and return its messages (messages.py)
+    thread keeps open for the run `run_id` (_TaskThread), and return its messages (engine/messages.py)
     and the CPU seconds this thread used."""
     from ..engine.run.worker import Worker
 

@@ -6,7 +6,7 @@ a fresh interpreter (spawn, or a forkserver), which imports distributed and the 
 work. That start-up was most of what Dask added to a 20,000-object copy (1.3-1.7 CPU s of 4-6).
 Here the driver, which has imported distributed and the engine already, forks N plain
 `distributed.Worker` processes that share all of it, and runs only the scheduler (and the Client)
-itself, as the built-in pool forks its workers (pool._start_method). Start-up: 0.9 -> 0.3-0.5 CPU
+itself, as the built-in pool forks its workers (engine/run/launch.py _start_method). Start-up: 0.9 -> 0.3-0.5 CPU
 s for 2 workers, importing distributed once (~0.25) being most of what is left.
 
 Forking is only safe from a process with one thread: the workers are forked before the scheduler's
@@ -39,7 +39,7 @@ PR_SET_PDEATHSIG = 1
 CLOSE_SECONDS = 10.0  # a worker that has not left this long after the scheduler closed is killed
 # A worker's heartbeat: Dask's scheduler asks for one every 0.5 s from each worker of a cluster of up
 # to 10 (no setting changes that), and each costs the worker and the scheduler CPU: the largest
-# part of what a cluster costs per second once the quiet settings are in (cluster.QUIET_SETTINGS).
+# part of what a cluster costs per second once the quiet settings are in (driver.QUIET_SETTINGS).
 # What a heartbeat carries (metrics for the dashboard, the worker's liveness for a 5-minute TTL) is
 # not needed more often here: a worker that dies closes its connection, which the scheduler sees
 # at once.

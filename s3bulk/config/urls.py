@@ -50,7 +50,7 @@ class S3Settings:
 @dataclass(frozen=True, slots=True)
 class S3Options:
     """How to reach one S3 side. None means: let botocore's usual chain decide (env, config files),
-    once, where the run starts (`settled`, filled in by stores/s3setup.settle)."""
+    once, where the run starts (`settled`, filled in by stores/s3/setup.py settle)."""
 
     endpoint_url: str | None = None
     profile: str | None = None

@@ -2,7 +2,7 @@
 
 An S3 multipart upload that is neither completed nor aborted shows in no listing and is billed for
 its parts until a lifecycle rule (AbortIncompleteMultipartUpload) removes it. A run records every
-upload it opens in its journal before the first part is sent (journal.py; worker.py writes the
+upload it opens in its journal before the first part is sent (engine/journal/units.py; engine/run/worker.py writes the
 record to disk itself, so a SIGKILL cannot lose it), and even before the upload is asked for: an
 *intent*, a row without an upload id. `--resume` continues or aborts what the journal holds. Two
 cases need the store's own list of open uploads (ListMultipartUploads):

@@ -1,6 +1,6 @@
 """The event loop every worker, spread helper and cluster task runs on: uvloop where installed.
 
-One factory below the modules that start loops (run/worker.py, transfer/spread.py, the cluster
+One factory below the modules that start loops (engine/run/worker.py, engine/transfer/spread.py, the cluster
 driver), so that none of them imports another for it.
 """
 

@@ -28,7 +28,7 @@ MIN_PART = 5 * MiB
 def fit_to_memory(options: TransferOptions, max_rss: int, src: str, dst: str) -> TransferOptions:
     """Options for a run from src to dst (as the user gave them) that must stay under `max_rss` bytes
     of RSS in all (--max-memory); UsageError if it cannot. Of that, the bodies' share becomes
-    `max_bytes_in_flight` (the workers' byte budgets, transfer.ByteBudget)."""
+    `max_bytes_in_flight` (the workers' byte budgets, ByteBudget in engine/transfer/one_object.py)."""
     uses_s3 = any(x.lower().startswith("s3://") for x in (src, dst))
     base = BASE_S3 if uses_s3 else BASE_LOCAL
     cores = os.cpu_count() or 1

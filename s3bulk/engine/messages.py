@@ -1,7 +1,7 @@
 """What a worker tells the coordinator, as small typed records.
 
-Workers (processes, the in-process thread, Dask tasks through cluster.py) put these on the events
-queue; the coordinator (coordinator.py) dispatches on their class. They are frozen, slotted
+Workers (processes, the in-process thread, Dask tasks through cluster/driver.py) put these on the events
+queue; the coordinator (engine/run/coordinator.py) dispatches on their class. They are frozen, slotted
 dataclasses: a field is read by name, never by position, and each pickles to a few dozen bytes
 more than the tuple it replaced (a run sends a handful per page, so that is noise).
 """
@@ -17,7 +17,7 @@ from .events import PlannedEvent
 @dataclass(frozen=True, slots=True)
 class Listed:
     """The unit's page was listed; `pieces` is what the page did not cover, as contiguous units
-    (several when the range was split: units.py), empty when the unit is done listing."""
+    (several when the range was split: engine/listing/units.py), empty when the unit is done listing."""
 
     wid: int
     unit: WorkUnit
@@ -122,8 +122,9 @@ WorkerMessage = (Listed | UnitDone | Abandoned | UploadStarted | UploadEnded | P
 
 
 def upload_message(wid: int, note: tuple) -> UploadStarted | UploadEnded:
-    """transfer.Transfer's upload note ("upload", dst_key, upload_id, size, part_size, src_size,
-    src_mtime, src_etag) or ("upload_end", dst_key, upload_id) as a message from worker `wid`."""
+    """The upload note of Transfer (engine/transfer/one_object.py): ("upload", dst_key, upload_id,
+    size, part_size, src_size, src_mtime, src_etag) or ("upload_end", dst_key, upload_id), as a
+    message from worker `wid`."""
     if note[0] == "upload":
         return UploadStarted(wid, *note[1:])
     return UploadEnded(wid, note[1], note[2])

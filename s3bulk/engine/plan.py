@@ -13,7 +13,7 @@ from ..config.urls import Location
 
 MiB = 1024 * 1024
 # transfers in flight per worker a run may grow to by default: at 50 ms a request and ~150 us of CPU
-# an object, one core needs ~330 in flight to be busy; each costs a connection (~30 KiB: budget.py)
+# an object, one core needs ~330 in flight to be busy; each costs a connection (~30 KiB: memory_budget.py)
 AUTO_MAX_CONCURRENCY = 512
 
 
@@ -48,7 +48,7 @@ class TransferOptions:
     copy_threshold: int = 5 * 1024 * MiB   # CopyObject up to here, UploadPartCopy above
     copy_part_size: int = 512 * MiB
     pages_ahead: int = 2             # listed pages a worker holds at most
-    split_listing: bool = True       # list ordered sources through many key ranges at once (units.py)
+    split_listing: bool = True       # list ordered sources through many key ranges at once (engine/listing/units.py)
     retries: int = 5                 # further attempts of a failed request (backoff with full jitter)
     request_timeout: float = 60.0    # seconds without an answer before a request is retried
     request_deadline: float = 0.0    # seconds one attempt of a request may take in all (0 = no deadline)

@@ -73,7 +73,7 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
 
 
 def _settled(loc: Location) -> Location:
-    """An S3 location with every non-secret setting resolved here, once (stores/s3setup.settle):
+    """An S3 location with every non-secret setting resolved here, once (stores/s3/setup.py settle):
     the plan carries them, so each worker process, Dask task or Lambda call reaches exactly the
     endpoint (region, addressing, CA bundle, proxies) checked here, whatever its own environment."""
     if loc.kind != "s3":

@@ -1,4 +1,4 @@
-"""`s3bulk serve`: a server for the plain list/get contract of seed 000, fast enough not to be the
+"""`s3bulk serve`: a server for the plain list/get HTTP contract (stores/listget.py), fast enough not to be the
 bottleneck of a benchmark on the machine it runs on.
 
     GET  /list[?next-marker=TOKEN]  {"FileNames": [...], "NextMarker": "TOKEN"} (absent on the last page)

@@ -1,4 +1,4 @@
-"""The plain list/get HTTP contract of seed 000, as a read-only store.
+"""The plain list/get HTTP contract (a paged /list and /get/{name}), as a read-only store.
 
     GET /list[?next-marker=TOKEN] -> {"FileNames": [...], "NextMarker": "TOKEN"}  (no NextMarker on the last page)
     GET /get/{name}               -> the bytes (404 if there is none); HEAD and Range where the server has them

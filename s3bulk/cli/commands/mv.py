@@ -1,5 +1,5 @@
 """`s3bulk mv SRC DST`: copy as copy does, deleting each source object once its copy has landed.
-It takes exactly copy's parameters: the same declaration (commands/copy.py), another body."""
+It takes exactly copy's parameters: the same declaration (copy.py), another body."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """`ls` and `du`: the listing a user asks for, as pages, text or totals.
 
 A URL is read as `copy` reads SRC (planner.resolve_source): one object, or everything under a
-prefix. A prefix is listed in parallel key ranges (listing.py), started from where the last
-listing's pages ended (hints.py), with pages listed ahead of the output spilled to disk (spill.py).
+prefix. A prefix is listed in parallel key ranges (engine/listing/split.py), started from where
+the last listing's pages ended (engine/listing/hints.py), with pages listed ahead of the output
+spilled to disk (engine/listing/spill.py).
 `stepped` drives any of these async generators from synchronous code, one item per step.
 """
 
@@ -17,7 +18,7 @@ from ...config.urls import S3Options
 
 __all__ = ["DuResult", "LS_SPILL_BYTES", "du", "du_groups", "list_pages", "list_rendered", "stepped"]
 
-LS_SPILL_BYTES = 1 << 30  # ordered `ls`: pages listed ahead of the output, on disk at most (spill.py)
+LS_SPILL_BYTES = 1 << 30  # ordered `ls`: pages listed ahead of the output, on disk at most (engine/listing/spill.py)
 T = TypeVar("T")
 
 

@@ -1,8 +1,8 @@
 """`rm`: delete every object a URL names, in DeleteObjects batches of 1,000 keys, journaled.
 
-The listing is the parallel one `ls` uses (listing.py); each batch is deleted as soon as it is full,
+The listing is the parallel one `ls` uses (engine/listing/split.py); each batch is deleted as soon as it is full,
 `concurrency` batches at once. A batch whose every key went records its key range (after, until]
-in the rm journal (rmjournal.py), so an interrupted rm run again with resume=True lists only what
+in the rm journal (engine/journal/rm.py), so an interrupted rm run again with resume=True lists only what
 is left. A key the server refuses inside DeleteObjects' 200 answer is reported, not counted.
 With all_versions=True every version and delete marker goes instead (engine/actions/versions.py; no journal).
 """

@@ -137,7 +137,7 @@ async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | Non
     replayed as deletes only with include_delete_markers. as_of (epoch seconds): instead, each key
     as it was then, its newest version not after that time (none when that was a delete marker).
     on_version(src url, dst url, why) after each version (why None when it landed). journal (a
-    versions_journal.VersionsJournal): versions it holds are skipped and each that lands is
+    VersionsJournal, engine/journal/versions.py): versions it holds are skipped and each that lands is
     recorded. should_stop(): checked before each version; once true no new one starts, those in
     flight finish (and are recorded), and the result says interrupted."""
     from ..plan import KeyMap, TransferOptions

@@ -27,7 +27,7 @@ from .units import Journal, default_path
 
 @dataclass(frozen=True)
 class RmPlan:
-    """What the journal reads from a plan (journal.identity_of), for a run that only deletes."""
+    """What the journal reads from a plan (units.py identity_of), for a run that only deletes."""
 
     src: Location
     filters: Filters

@@ -255,7 +255,7 @@ class ObjectLog:
 
 class UploadLog:
     """A worker's on-disk record of the S3 multipart uploads it opens: one JSON line per note
-    (transfer.py's ("upload", key, id or None, size, part size, source size, mtime, ETag) or
+    (engine/transfer/one_object.py's ("upload", key, id or None, size, part size, source size, mtime, ETag) or
     ("upload_end", key, id or None)) and the time it was made, appended with one write() before
     the request it is about (see the module docstring). Best effort, as ObjectLog."""
 

@@ -30,7 +30,7 @@ def check_manifest(path: str, fmt: str) -> str:
     """The format to read `path` with, after checking it can be read (a UsageError otherwise)."""
     if fmt not in FORMATS:
         raise UsageError(f"--files-from-format must be one of {', '.join(FORMATS)}")
-    if fmt == "inventory":  # orchestrate.run spools an inventory report into CSV before planning
+    if fmt == "inventory":  # engine/run/orchestrate.py `run` spools an inventory report into CSV before planning
         fmt = "csv"
     try:
         with open(path, "rb") as f:

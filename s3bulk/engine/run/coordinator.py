@@ -2,7 +2,7 @@
 
 Only work units and aggregated counters cross process boundaries. The coordinator holds the
 frontier of the listing (units waiting for a worker) and a count of units not yet finished; the
-run is over when that count reaches zero. It alone writes the resume journal (journal.py): units
+run is over when that count reaches zero. It alone writes the resume journal (engine/journal/units.py): units
 finished, multipart uploads open.
 
 A run goes through these phases (`Phase`):
@@ -20,7 +20,7 @@ A run goes through these phases (`Phase`):
 A second Ctrl-C (or DRAINING for longer than DRAIN_SECONDS) ends the loop at once with the workers
 terminated (`forced`). Either way the journal holds only units whose every object was copied.
 
-Starting the workers (processes, a thread, a Dask cluster) is pool.py's job; this module sees them
+Starting the workers (processes, a thread, a Dask cluster) is launch.py's job; this module sees them
 as handles that look like a multiprocessing.Process.
 """
 
@@ -49,7 +49,7 @@ from ..listing.units import join_units
 MAX_FAILURES_KEPT = 1000
 DRAIN_SECONDS = 30.0  # a graceful stop that takes longer than this becomes an immediate one
 PROGRESS_SECONDS = 0.25
-Emit = Callable[[Event], None]  # Subscriber.notify of the run's subscriber (events.py)
+Emit = Callable[[Event], None]  # Subscriber.notify of the run's subscriber (engine/events.py)
 
 
 class Phase(enum.Enum):
@@ -101,7 +101,7 @@ class Coordinator:
         # flood of them. A run that may be asked to stop and hand back one unit to continue from
         # (should_stop, the Lambda handler) lists through one chain.
         self.max_units = 1 if should_stop is not None else max(16, 8 * self.workers * plan.options.pages_ahead)
-        # a fresh run of an ordered source starts from where the last run's pages ended (hints.py)
+        # a fresh run of an ordered source starts from where the last run's pages ended (engine/listing/hints.py)
         # and keeps where its own end, for the next run
         self.sample: hints.BoundarySample | None = None
         fresh = starts == [WorkUnit()] and should_stop is None and not (journal is not None and journal.resumed)

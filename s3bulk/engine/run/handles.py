@@ -1,7 +1,7 @@
 """What the coordinator drives: workers behind one handle protocol, and where they may come from.
 
 A run hands its work units to workers through one bounded queue and reads their reports from
-another (messages.py); the coordinator (coordinator.py) sees each worker only as a `WorkerHandle`,
+another (engine/messages.py); the coordinator (coordinator.py) sees each worker only as a `WorkerHandle`,
 which is what `multiprocessing.Process` already is. Three kinds exist:
 
 - a worker process per core (worker.worker_process), the default;

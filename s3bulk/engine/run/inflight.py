@@ -18,7 +18,7 @@ count grows only on evidence, checked once a tick (TICK seconds):
 
 It grows by half (twice when the thread used less than half of BUSY and the last growth paid
 PAID_WELL; the first step is always by half) up to the ceiling (TransferOptions.concurrency_ceiling:
-512 by default, less under --max-memory: budget.py), and never shrinks: transfers beyond what the
+512 by default, less under --max-memory: engine/memory_budget.py), and never shrinks: transfers beyond what the
 server takes wait in the request limiter, which halves what is in flight on SlowDown.
 """
 

@@ -30,7 +30,7 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
              start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
              journal: Any = None, runner: Runner | None = None) -> Summary:
     """Run a plan to the end and return its summary. `on_event`, a Subscriber (or an older
-    `on_event(kind, payload)` callable), receives the run's events (events.py): Progress about four
+    `on_event(kind, payload)` callable), receives the run's events (engine/events.py): Progress about four
     times a second, each Failure as it comes, Stopping when a first Ctrl-C or SIGTERM begins a
     graceful stop, and in a dry run a DryRunAction or, for `check`, a Difference per key.
 
@@ -38,7 +38,7 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
     the run takes no new units, lets those in flight finish, and returns with `summary.resume`
     set to the unit a later run should start from (None when everything was done).
 
-    `journal` (an open journal.Journal) records finished units and open uploads; when it was opened
+    `journal` (an open Journal, engine/journal/units.py) records finished units and open uploads; when it was opened
     to resume, the run starts from the units it has not finished and skips the rest.
 
     `runner` (handles.py; a Dask cluster's, s3bulk/cluster) runs the units as tasks there instead of

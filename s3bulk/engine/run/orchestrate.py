@@ -2,8 +2,8 @@
 the Python API (api.py), the Lambda handler (which goes through the API) and a cluster run.
 
 `run` fits the options to a memory budget, spools a manifest read from stdin or an S3 Inventory
-report, builds the plan (planner.py), opens the resume journal (journal.py) and runs the plan
-(pool.run_plan), handing every event to one Subscriber (events.py). Callers differ only in what
+report, builds the plan (engine/planner.py), opens the resume journal (engine/journal/units.py) and runs the plan
+(launch.py `run_plan`), handing every event to one Subscriber (engine/events.py). Callers differ only in what
 they do around it: the CLI renders and maps the summary to an exit code, the API returns it.
 """
 
@@ -40,7 +40,7 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
 
     `sync_options` is None for a copy or mv. `default_journal`: keep a journal at the per-run
     default path when `journal` is None, as the CLI does; `journal_dir` is where default journals
-    live (stale ones there are pruned: journal.prune_stale). `report_objects`: the subscriber also
+    live (stale ones there are pruned: engine/journal/units.py prune_stale). `report_objects`: the subscriber also
     receives Copied and Deleted per object (`--json -v`). `around_run()` is a context entered just
     around the run itself (the CLI's display and signal handling). `runner`: where the units run
     instead of this machine's worker processes (handles.py; s3bulk.cluster.runner_for makes a Dask one).
@@ -101,7 +101,8 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
 
 def spool_manifest(files_from: str | None, fmt: str, s3: S3Options | None) -> tuple[str | None, str | None]:
     """(the file the run reads its keys from, the name its journal knows the manifest by): stdin
-    and S3 Inventory reports are spooled into a local file first (manifest.py, inventory.py)."""
+    and S3 Inventory reports are spooled into a local file first (engine/listing/manifest.py,
+    engine/listing/inventory.py)."""
     if files_from is None:
         return None, None
     if files_from == "-":

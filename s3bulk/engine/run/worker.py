@@ -2,14 +2,14 @@
 
 A worker takes a work unit, lists one page of it, and at once hands the rest of
 the unit back to the coordinator so that another worker lists on while this one
-copies the page (seed 000's "combo"). It holds at most `pages_ahead` pages, and
+copies the page: listing and copying overlap. It holds at most `pages_ahead` pages, and
 `concurrency` transfer tasks pull objects from a bounded queue, so memory does not
 depend on how many objects the source has. What leaves the worker: the rest of
 each unit, "unit done" notes, and counters aggregated over a quarter second.
 
-Messages to the coordinator are the typed records of messages.py (Listed, UnitDone, Abandoned,
+Messages to the coordinator are the typed records of engine/messages.py (Listed, UnitDone, Abandoned,
 UploadStarted/UploadEnded, ProgressReport, Planned, ObjectsReported, Fatal, Exited). A worker never writes to
-stdout: a dry run's lines travel as events (events.py) for the coordinator's subscribers.
+stdout: a dry run's lines travel as events (engine/events.py) for the coordinator's subscribers.
 """
 
 from __future__ import annotations
@@ -94,12 +94,12 @@ class Worker:
                  parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: Any = None,
                  unreachable: Callable[[StoreError], str] | None = None) -> None:
         self.plan = plan
-        # a Dask task's (cluster.run_units): a request that could not connect to its endpoint (after
+        # a Dask task's (cluster/driver.py run_units): a request that could not connect to its endpoint (after
         # its retries) stops the run with this one line naming the Dask worker and the endpoint,
         # rather than failing every object that machine takes (it alone may be cut off)
         self.unreachable = unreachable
         # where the stores come from: opened here and closed at the end (None), or kept open by
-        # the caller across runs of this worker (cluster._TaskThread: open(role, loc, opts), keeps())
+        # the caller across runs of this worker (cluster/driver.py _TaskThread: open(role, loc, opts), keeps())
         self.store_keeper = stores
         self.resume = resume or ResumeInfo()
         self.stopping = False  # set by request_stop(): take no new objects, finish those in flight
@@ -107,7 +107,8 @@ class Worker:
         self.wid = wid
         self.units_q = units_q
         self.events_q = events_q
-        self.bodies = ByteBudget(body_bytes)  # bytes of object bodies held at once (not RSS: --max-memory is budget.py's)
+        # bytes of object bodies held at once (not RSS: --max-memory is engine/memory_budget.py's)
+        self.bodies = ByteBudget(body_bytes)
         self.counters = Counters()
         self.failures: list[Failure] = []
         self.objects: list[tuple[str, str, str, int]] = []  # plan.report_objects: sent with each flush
@@ -211,7 +212,7 @@ class Worker:
         self.counters.part_bytes += n
 
     def _upload_event(self, note: tuple) -> None:
-        """An upload about to be asked for, begun, or ended (transfer.py): on disk first, when a
+        """An upload about to be asked for, begun, or ended (engine/transfer/one_object.py): on disk first, when a
         journal is kept (before any part is sent, so no stop can leave it open unrecorded), then to
         the coordinator, whose journal commits it."""
         kind, key, upload_id = note[0], note[1], note[2]
@@ -472,7 +473,8 @@ class Worker:
 
     async def _drop_conflicts(self, src: Any, entries: list[ObjectInfo]) -> tuple[list[ObjectInfo], int]:
         """Keys that are also a directory's name at a local DST (`a` beside `a/b`): reported, not
-        copied, whatever order the writes would come in (conflicts.py); returns the rest and the count."""
+        copied, whatever order the writes would come in (engine/transfer/path_conflicts.py); returns
+        the rest and the count."""
         from ..transfer import path_conflicts as conflicts
 
         if not entries or not conflicts.applies(self.plan, src):
@@ -608,7 +610,7 @@ class Worker:
         self.objects.extend(("deleted", url_for(k), side, 0) for k in keys if k not in gone)
 
     def _dry(self, to_copy: list[ObjectInfo], doomed: list[str], absent: set[str]) -> list[ObjectInfo]:
-        """In a dry run, tell the coordinator what would happen (events.py; its subscribers print it)
+        """In a dry run, tell the coordinator what would happen (engine/events.py; its subscribers print it)
         and do nothing. For `check`, each event names the difference: only in SRC, differs, only in DST."""
         opts = self.plan.sync
         if opts is None or not opts.dry_run:

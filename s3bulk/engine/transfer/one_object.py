@@ -126,7 +126,7 @@ class Transfer:
         # an S3 upload cut short by a graceful stop stays open only when a journal will hold it for
         # --resume (`keep_uploads`), else it is aborted: nothing else would ever find it; one cut
         # short by cancellation (a forced stop) stays open only when its record was on disk before
-        # its first part (`uploads_logged`: worker.py's upload log)
+        # its first part (`uploads_logged`: engine/run/worker.py's upload log)
         self.keep_uploads, self.uploads_logged = keep_uploads, uploads_logged
         self.resumable = resumable if resumable is not None else {}  # dst key -> upload left open
         # bytes of parts as they land (+n), taken back when their object ends (-sum): progress
@@ -358,7 +358,7 @@ class Transfer:
                     stopped = True
                     return
                 sink = sink_for(self.src, upload, start, end, check)
-                if sink is not None:  # written into the file as received: no part buffer (sinkparts.py)
+                if sink is not None:  # written into the file as received: no part buffer (sinks.py)
                     crc = await fill(self.src, src_key, number, sink, check, PART_READS,
                                      lambda: _part_mismatch(check, number, self.src.location.url_for(src_key), src_key))
                     if partial:

@@ -357,7 +357,7 @@ def pipe_sizes(part_size: int, concurrency: int, bytes_in_flight: int, expected_
 def pipe_options(options: TransferOptions, *, max_memory: int | None, expected_size: int | None,
                  upload: bool, src: str, dst: str) -> TransferOptions:
     """Options for one pipe in this process: part size and parts in flight chosen so the buffers
-    fit `options.max_bytes_in_flight`, or `max_memory` when given (budget.py decides the share)."""
+    fit `options.max_bytes_in_flight`, or `max_memory` when given (engine/memory_budget.py decides the share)."""
     from ..memory_budget import fit_to_memory
 
     options = replace(options, workers=1)

@@ -278,7 +278,7 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
     sinks = getattr(src.features, "read_to", False) and enabled()
     try:
         async def one(number: int, start: int, end: int) -> None:
-            if sinks:  # written into the file as received, checksum on the way (sinkparts.py)
+            if sinks:  # written into the file as received, checksum on the way (sinks.py)
                 sink = RangeSink(fd, start, end, check.algorithm if check is not None else None)
                 crc = await fill(src, key, number, sink, _Collect() if check is not None else None, 1,
                                  lambda: AssertionError("unreachable: nothing is checked here"))

@@ -69,11 +69,11 @@ class RangeSink:
             self._allocate()
 
     def accepts(self, status: int, length: int) -> bool:
-        """httpclient.BodySink: only the range itself, as a 206 of exactly its length."""
+        """BodySink (http/client.py): only the range itself, as a 206 of exactly its length."""
         return status == _PARTIAL and length == self.end - self.start and self.pos == self.start
 
     def write(self, chunk: memoryview) -> None:
-        """httpclient.BodySink: the next received bytes, written where they belong."""
+        """BodySink (http/client.py): the next received bytes, written where they belong."""
         n = len(chunk)
         if self.pos + n > self.end:  # never past the range: the next one's bytes are not ours
             from ...errors import Corrupt

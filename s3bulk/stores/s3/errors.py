@@ -23,7 +23,7 @@ _THROTTLED = {"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExce
 
 def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: str = "",
               fallback: str = "") -> StoreError:
-    """The s3bulk error for an S3 error answer; both data paths (botocore and s3wire) use it."""
+    """The s3bulk error for an S3 error answer; both data paths (botocore and wire.py) use it."""
     if status in (301, 302, 303, 307, 308) or code in ("PermanentRedirect", "TemporaryRedirect", "Redirect"):
         return StoreError(f"the endpoint redirects this request elsewhere ({code or status}); s3bulk does not "
                           "follow redirects to another host: check --endpoint-url and --region",
@@ -78,7 +78,7 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
         status = meta.get("HTTPStatusCode")
         mapped = error_for(status, str(err.get("Code", "") or ""), str(err.get("Message", "") or "").strip(),
                            op, url, key, fallback=str(exc))
-        if status in (429, 503):  # the wait the server asks for, as on the lean path (resilient.py honours it)
+        if status in (429, 503):  # the wait the server asks for, as on the lean path (stores/resilient.py honours it)
             from ...http.client import retry_after
 
             mapped.retry_after = retry_after({k.lower(): v for k, v in (meta.get("HTTPHeaders") or {}).items()})

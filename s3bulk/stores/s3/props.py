@@ -1,7 +1,7 @@
-"""ObjectProps as S3 sends and takes them: request headers for the lean path (s3wire), request
+"""ObjectProps as S3 sends and takes them: request headers for the lean path (wire.py), request
 parameters for botocore, and back from a HEAD/GET answer of either.
 
-Kept apart from s3.py so both data paths map the same fields the same way, in one place.
+Kept apart from store.py so both data paths map the same fields the same way, in one place.
 """
 
 from __future__ import annotations

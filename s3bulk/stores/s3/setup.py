@@ -9,7 +9,7 @@ whose only use on the lean path was one presigned URL. Here:
   EnvProvider reads them (it is first in botocore's chain unless a profile is given explicitly);
   anything else goes to botocore's own credential chain (a sync session, no S3 model), so every
   source it knows keeps working.
-- The address: the first run resolves it through botocore (s3.py presigns a URL) and stores the
+- The address: the first run resolves it through botocore (store.py presigns a URL) and stores the
   result here, in memory (forked workers inherit it) and in $XDG_CACHE_HOME/s3bulk/endpoints.json.
   The entry's key is a hash of everything botocore's answer depends on: the bucket, the S3 options,
   every AWS_* environment variable except secrets, the identity (inode, size, mtime, ctime) of the

@@ -1,13 +1,13 @@
-"""S3 (and any S3-compatible endpoint): the lean data path (s3wire.py) and aiobotocore.
+"""S3 (and any S3-compatible endpoint): the lean data path (wire.py) and aiobotocore.
 
 botocore gives us the whole credential chain (env, config and credentials files,
 profiles, SSO, assume-role, instance metadata), endpoint settings
 (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files: resolved once per run, where it starts, into
-the location's S3Settings, which every client here is then built from; s3setup.settle), the control plane (multipart
+the location's S3Settings, which every client here is then built from; setup.py settle), the control plane (multipart
 create/complete/abort, deletes) and the fallback data path. Its exceptions are translated
 into s3bulk.errors by errors.py beside this module and nowhere else. aiobotocore (and aiohttp under it) is imported and
 its client built only when a request needs it: a lean-path run whose credentials come from the
-environment and whose bucket address is cached (s3setup.py) never loads it.
+environment and whose bucket address is cached (setup.py) never loads it.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class S3Store:
         self._lean = lean
         self._timeout = timeout
         self._request_payer = request_payer  # x-amz-request-payer on every request, both data paths
-        self._wire: Any = None  # s3wire.S3Wire once open, unless the lean path is off or cannot serve
+        self._wire: Any = None  # wire.py's S3Wire once open, unless the lean path is off or cannot serve
         self._no_parts = False  # GetObjectAttributes gave no part checksums: not asked again (object_parts)
         self._checksums_refused = False  # the server refused a checksum header: writes go without (_without_checksums)
         self._client_lock: asyncio.Lock | None = None
@@ -94,7 +94,7 @@ class S3Store:
 
     async def open(self) -> "S3Store":
         """Ready the store. On the lean path nothing of aiobotocore is built here when the bucket's
-        address is known from an earlier run (s3setup.py); the botocore client is made on first
+        address is known from an earlier run (setup.py); the botocore client is made on first
         need (_control)."""
         opts = self.location.s3
         try:

@@ -3,15 +3,15 @@
 
 Per small object aiobotocore spends ~2.5 ms of CPU (endpoint rules, parameter validation, event
 hooks, response parsing with dateutil, aiohttp); here a request is one formatted head, one
-signature and one parse of the status line and headers. What stays with botocore (s3.py): the
+signature and one parse of the status line and headers. What stays with botocore (store.py): the
 credential chain, endpoint resolution (this module is handed the URL botocore would use and the
 proxy the run's settings give it, chosen from HTTP(S)_PROXY/NO_PROXY as botocore chooses it:
-s3setup.proxy_for; an https:// proxy sends the store to botocore),
+setup.py proxy_for; an https:// proxy sends the store to botocore),
 multipart create/complete/abort, deletes, and every request this path cannot make (it raises
 UseBotocore and the store falls back for good, e.g. on a region redirect).
 
 Errors are mapped by errors.error_for, the same table the botocore path uses. Retries are not done
-here: the engine's retrying wrapper (resilient.py) does them for both paths alike.
+here: the engine's retrying wrapper (stores/resilient.py) does them for both paths alike.
 """
 
 from __future__ import annotations
@@ -235,7 +235,7 @@ class S3Wire:
                 tls.check_hostname = False
                 tls.verify_mode = ssl.CERT_NONE
         port = parts.port or (443 if tls else 80)
-        # `proxy`: the one the run's settings give this address (s3setup.proxy_for), if any
+        # `proxy`: the one the run's settings give this address (setup.py proxy_for), if any
         if proxy is not None and not proxy.lower().startswith("http://"):
             raise UseBotocore("TLS to the proxy itself (an https:// proxy) is botocore's to do")
         self.client = HttpClient(parts.hostname, port, max_connections=max_connections, timeout=timeout,
@@ -429,7 +429,7 @@ class S3Wire:
         if content_type:
             headers["content-type"] = content_type
         if extra:
-            headers.update(extra)  # the object's properties (s3props.headers)
+            headers.update(extra)  # the object's properties (props.py headers)
         sent = dict(headers)
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
         if resp.status != 200:
@@ -459,7 +459,7 @@ class S3Wire:
         headers = {"x-amz-copy-source": f"{src_bucket}/{uri_encode(src_key, keep_slash=True)}",
                    **copy_source_if_match_header()}  # the version the run listed (412 otherwise)
         if extra:
-            headers.update(extra)  # directives and the new properties (s3props.headers)
+            headers.update(extra)  # directives and the new properties (props.py headers)
         if checksum:  # the server computes the copy's checksum with this algorithm
             headers["x-amz-checksum-algorithm"] = checksum
         resp = await self._send("PUT", self._object_path(key), None, headers, None, "copy", url, key)
@@ -486,7 +486,7 @@ class S3Wire:
     # ------------------------------------------------------------ with the object's properties
 
     async def head_headers(self, key: str, url: str) -> dict[str, str]:
-        """A HEAD's answer headers (lower-case names): the object's properties (s3props.from_headers)."""
+        """A HEAD's answer headers (lower-case names): the object's properties (props.py from_headers)."""
         resp = await self._send("HEAD", self._object_path(key), None, dict(self.read_headers), None, "head", url, key)
         if resp.status != 200:
             raise self._error(resp, "head", url, key)
