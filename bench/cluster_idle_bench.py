@@ -93,7 +93,7 @@ def child(name: str, workers: int) -> None:
     cluster.local_settings = lambda: settings  # type: ignore[assignment]
     if name in dict(LADDER):  # Dask's LocalCluster, nannies starting the workers, as s3bulk did before
         cluster.forked_ok = lambda: False  # type: ignore[assignment]
-    else:  # workers forked from this process (dask_local.py), with these settings
+    else:  # workers forked from this process (cluster/local_workers.py), with these settings
         cluster.QUIET_SETTINGS.update({k: v for k, v in settings.items() if "multiprocessing" not in k})
     ru = resource.getrusage(resource.RUSAGE_SELF)
     before = ru.ru_utime + ru.ru_stime

@@ -4,7 +4,7 @@ CPU within ~10% of today's". This measures what parsing one typical S3 answer co
 
     uv run --frozen --extra dask --with h11 python bench/http_parser_bench.py
 
-- s3bulk httpclient: httpclient._Conn fed the answer as the transport would (data_received),
+- s3bulk httpclient: _Conn of s3bulk/http/client.py fed the answer as the transport would (data_received),
   headers as a dict of lower-case names, the body as bytes: what the client does per answer. Since
   issue 13 it parses with llhttp (httptools); "s3bulk, own parser" is the same class at `--baseline`
   (git revision 4cd874e, the last with its own head parser), loaded from git for the same run.

@@ -1,4 +1,4 @@
-"""ListObjectsV2 page parsing: s3bulk's regex reader (s3wire._fast_entries) against the standard
+"""ListObjectsV2 page parsing: s3bulk's regex reader (_fast_entries, stores/s3/wire.py) against the standard
 library's XML parsers, on 1,000-key pages as S3 writes them, with odd keys.
 
     uv run --frozen --extra dask python bench/list_parse_bench.py [--pages 200] [--reps 5]
@@ -11,7 +11,7 @@ which XML 1.0 forbids, so expat and ElementTree refuse such a page outright (bot
 encoding-type=url for that reason); the regex reads it.
 
 Every reader produces the same (key, size, mtime, etag) tuples (checked before timing):
-- regex:        s3wire._fast_entries (one regex match per object, entities undone only where present)
+- regex:        stores/s3/wire.py _fast_entries (one regex match per object, entities undone only where present)
 - etree:        xml.etree.ElementTree.fromstring (the C accelerator) + a walk of <Contents>
 - etree-iter:   ElementTree.XMLPullParser fed the page, reading elements as they end
 - expat:        xml.parsers.expat with start/end/character handlers

@@ -4,7 +4,7 @@
     uv run python bench/listing_rounds.py --keys 100000 --shapes dated
 
 Why: requests are what a listing pays for on S3 (and CPU on both sides of bench/listing_bench.py),
-and rounds are its wall time at a fixed latency; both depend only on where units.py cuts. Here the
+and rounds are its wall time at a fixed latency; both depend only on where engine/listing/units.py cuts. Here the
 engine (engine/listing/split.py, as `s3bulk ls` calls it: 64 in flight, pages of 1,000) lists slow_s3's
 synthetic key shapes from a store that answers as S3 does (up to a page of keys after StartAfter; it
 does not know where the unit ends, so a full page that ends exactly at a unit's end needs one more
