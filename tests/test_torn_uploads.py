@@ -210,7 +210,8 @@ def test_a_file_changed_between_its_parts_lands_whole_from_its_new_version(
     assert got is not None
     assert got in (old, new), "the object is torn: neither the old nor the new file"
     # the change was seen (the parts after it were never sent), and the restart sent the new file
-    assert [e["src"] for e in events if e["event"] == "restarted"] == [str(path)], run.output()
+    assert [(e["src"], e["reason"]) for e in events if e["event"] == "restarted"] == \
+        [(str(path), "source file changed during the upload")], run.output()
     assert got == new
     assert _uploads(s3, bucket) == []  # the first attempt's upload was aborted
 

@@ -130,7 +130,7 @@ class Coordinator:
             for event in msg.events:
                 self.emit(event)
         elif isinstance(msg, ObjectsReported):
-            _emit_objects(self.emit, msg.notes)
+            _emit_objects(self.emit, msg.notes, _restart_reason(self.plan))
         elif isinstance(msg, Listed):
             pieces = msg.pieces
             self.unlisted -= 1
@@ -353,7 +353,16 @@ class Coordinator:
                 p.join(timeout=5)
 
 
-def _emit_objects(emit: Emit, notes: list[tuple[str, str, str, int]]) -> None:
+def _restart_reason(plan: Plan) -> str:
+    """Why an object of this run starts over: its source is a local file (held to one identity while
+    it is read) or an object read with If-Match; the restart's reason is the one line its second
+    change would fail with (stores/conditions.py)."""
+    from ...stores.conditions import SourceChanged, SourceFileChanged
+
+    return (SourceFileChanged if plan.src.kind == "local" else SourceChanged).final_message
+
+
+def _emit_objects(emit: Emit, notes: list[tuple[str, str, str, int]], restart_reason: str) -> None:
     """Per-object notes (plan.report_objects) as events: Copied, and Deleted (side "src" for mv's
     sources, "dst" for sync --delete); and, whatever report_objects says, Restarted for an object
     started over because its source changed while it was read."""
@@ -361,7 +370,7 @@ def _emit_objects(emit: Emit, notes: list[tuple[str, str, str, int]]) -> None:
         if kind == "copied":
             emit(Copied(url, other, size))
         elif kind == "restarted":
-            emit(Restarted(url, other, "source changed during the copy"))
+            emit(Restarted(url, other, restart_reason))
         else:
             emit(Deleted(url, "src" if other == "src" else "dst"))
 
