@@ -39,7 +39,10 @@ install
 [ "${1:-}" = "--install" ] && exit 0
 
 port=${1:-4566}
-export SERVICES=s3
+# S3, and SQS for `sync --watch-queue` (bucket notifications to a queue); path-style queue URLs
+# (http://127.0.0.1:PORT/ACCOUNT/NAME) because nothing here resolves sqs.*.localhost.localstack.cloud
+export SERVICES=${SERVICES:-s3,sqs}
+export SQS_ENDPOINT_STRATEGY=path
 export GATEWAY_LISTEN="127.0.0.1:$port"
 # LocalStack's default gateway server (twisted) ignores the host in GATEWAY_LISTEN and listens on
 # every interface; hypercorn binds exactly what GATEWAY_LISTEN says (tests/test_user_meets.py checks)
