@@ -17,6 +17,7 @@ dispatches on strings. A worker never writes to stdout itself.
     Restarted      on_restarted     an object started over because its source changed while it was read
     DryRunAction   on_dry_run       a dry run: a copy or delete a real run would do
     Difference     on_difference    `check`: a key only in SRC, only in DST, or different
+    WatchStatus    on_watch_status  `sync --watch`: how far behind SRC the mirror is, about once a second
 
 The older callback form, `on_event(kind, payload)` with `kind` the event's `event` name, still
 works through `Callback` (payloads as they always were: plain dicts for copied / deleted /
@@ -32,7 +33,7 @@ from ..model import Counters, Failure
 
 __all__ = ["Callback", "Copied", "Deleted", "Difference", "DryRunAction", "Event", "EventSink", "Failure",
            "JsonLinePrinter", "LinePrinter", "Notice", "PlannedEvent", "Progress", "Relay", "Restarted",
-           "Stopping", "Subscriber", "as_subscriber"]
+           "Stopping", "Subscriber", "WatchStatus", "as_subscriber"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +147,26 @@ class Difference:
         return {"event": self.event, "kind": self.kind, "src": self.src, "dst": self.dst}
 
 
+@dataclass(frozen=True, slots=True)
+class WatchStatus:
+    """`sync --watch`, between and during its narrowed syncs: `lag` is the seconds since the oldest
+    change not yet landed at DST (0.0 when none waits), `handled` the changes landed since the watch
+    began, `queue_depth` the changes still waiting at the feed when it can say (an SQS queue's
+    approximate count), else None."""
+
+    event: ClassVar[str] = "watch"
+    lag: float
+    handled: int
+    queue_depth: int | None
+
+    def json_fields(self) -> dict[str, Any]:
+        return {"event": self.event, "lag": round(self.lag, 3), "handled": self.handled,
+                "queue_depth": self.queue_depth}
+
+
 PlannedEvent = DryRunAction | Difference
-Event = Union[Progress, Failure, Stopping, Notice, Copied, Deleted, Restarted, DryRunAction, Difference]
+Event = Union[Progress, Failure, Stopping, Notice, Copied, Deleted, Restarted, DryRunAction, Difference,
+              WatchStatus]
 EventSink = Callable[[str, Any], None]  # the older form: on_event(kind, payload)
 
 
@@ -186,6 +205,9 @@ class Subscriber:
     def on_difference(self, event: Difference) -> None:
         """`check`: one key that differs or is on one side only."""
 
+    def on_watch_status(self, event: WatchStatus) -> None:
+        """`sync --watch`: the mirror's lag, changes handled, the feed's depth (about once a second)."""
+
     def notify(self, event: Event) -> None:
         """Deliver `event` to its method: the one dispatch point, by the event's type."""
         getattr(self, _METHODS[type(event)])(event)
@@ -195,7 +217,7 @@ class Subscriber:
 _METHODS: dict[type, str] = {
     Progress: "on_progress", Failure: "on_failure", Stopping: "on_stopping", Notice: "on_notice",
     Copied: "on_copied", Deleted: "on_deleted", Restarted: "on_restarted", DryRunAction: "on_dry_run",
-    Difference: "on_difference",
+    Difference: "on_difference", WatchStatus: "on_watch_status",
 }
 
 
@@ -231,6 +253,9 @@ class Callback(Subscriber):
         self.on_event(event.event, event)
 
     def on_difference(self, event: Difference) -> None:
+        self.on_event(event.event, event)
+
+    def on_watch_status(self, event: WatchStatus) -> None:
         self.on_event(event.event, event)
 
 
