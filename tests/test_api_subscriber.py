@@ -52,6 +52,9 @@ class Recorder(s3bulk.Subscriber):
     def on_difference(self, event: s3bulk.Difference) -> None:
         self.got.append(("on_difference", event))
 
+    def on_watch_status(self, event: s3bulk.WatchStatus) -> None:
+        self.got.append(("on_watch_status", event))
+
     def of(self, method: str) -> list:
         return [e for m, e in self.got if m == method]
 
