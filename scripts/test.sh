@@ -39,7 +39,8 @@ if [ -z "${S3BULK_TEST_ENDPOINT:-}" ]; then
     if python3 - "$S3BULK_TEST_ENDPOINT" <<'PY' 2>/dev/null
 import json, sys, urllib.request
 with urllib.request.urlopen(sys.argv[1] + "/_localstack/health", timeout=2) as r:
-    sys.exit(json.load(r).get("services", {}).get("s3") not in ("running", "available"))
+    services = json.load(r).get("services", {})
+    sys.exit(any(services.get(name) not in ("running", "available") for name in ("s3", "sqs")))
 PY
     then
       break
