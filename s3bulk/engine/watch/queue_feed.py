@@ -7,7 +7,9 @@ What it promises the watcher, and why:
   messages a request, so the feed never holds more than `n` changes plus one receive's worth;
   a burst of a million events stays in the queue, not in memory.
 - **Newest per key.** Changes of one key waiting together are handed out once, as the one with the
-  highest `sequencer` (S3's per-key order; a tie goes to the later received), and the change's
+  highest `sequencer` (S3's per-key order; where it cannot tell, as between the copies of one
+  event or from a server that writes none or always the same, the message sent later wins, then
+  the one received later), and the change's
   token covers every message it stands for. A change older than one already handed out for that
   key (a late or repeated event: S3 delivers at least once, in no particular order) is not handed
   out again. The watcher still compares SRC's current state before acting, so even an event that
@@ -46,6 +48,8 @@ __all__ = ["QueueFeed"]
 
 _log = logging.getLogger("s3bulk.watch")
 
+_Order = tuple[str | None, int | None]  # (sequencer, the message's SentTimestamp): what orders two changes of one key
+
 _NEWEST_KEYS = 65536   # keys whose newest sequencer is remembered (the oldest forgotten first)
 _NOTICED = 4096        # message ids already told about (each not-understood message: one notice)
 
@@ -74,7 +78,18 @@ class _Waiting:
     """The change of one key waiting to be handed out, and the messages it stands for."""
 
     change: Change
+    order: _Order
     ids: list[str] = field(default_factory=list)
+
+
+def _after(a: _Order, b: _Order) -> bool:
+    """Whether a change ordered `a` is strictly after one ordered `b` (the same key): by sequencer,
+    and where the sequencers cannot tell (equal, or one missing), by the time SQS got the message."""
+    if newer(a[0], b[0]):
+        return True
+    if newer(b[0], a[0]):
+        return False
+    return a[1] is not None and b[1] is not None and a[1] > b[1]
 
 
 class QueueFeed:
@@ -88,7 +103,7 @@ class QueueFeed:
         self._notice = notice or _log.warning
         self._held: dict[str, _Held] = {}
         self._waiting: OrderedDict[str, _Waiting] = OrderedDict()
-        self._newest: OrderedDict[str, str] = OrderedDict()
+        self._newest: OrderedDict[str, _Order] = OrderedDict()
         self._noticed: OrderedDict[str, None] = OrderedDict()
         self._undeleted: list[Message] = []   # acked, whose delete failed for a reason that may pass
         self._keeper: asyncio.Task[None] | None = None
@@ -112,6 +127,11 @@ class QueueFeed:
         queue = await SqsQueue.open(queue_url, src.s3)
         return cls(queue, Scope.of(src.bucket, src.prefix, filters), visibility_timeout=visibility_timeout,
                    notice=notice)
+
+    @property
+    def in_hand(self) -> int:
+        """Messages received and not deleted yet (their changes waiting, or handed out and not acked)."""
+        return len(self._held)
 
     # ------------------------------------------------------------------ ChangeFeed
 
@@ -203,40 +223,40 @@ class QueueFeed:
                 continue
             kept = 0
             for change in parsed.changes:
-                if self._stale(change):
+                order = (change.sequencer, msg.sent_ms)
+                if self._stale(change.key, order):
                     continue
                 kept += 1
-                self._wait(change, msg.id)
+                self._wait(change, order, msg.id)
             if kept == 0:
                 nothing.append(msg)
             else:
                 self._held[msg.id] = _Held(msg, kept, now + self.visibility_timeout)
         await self._delete(nothing)
 
-    def _stale(self, change: Change) -> bool:
-        """Whether a newer change of this key was seen already (then this one is dropped); else
-        remember this one's sequencer as the newest."""
-        seen = self._newest.get(change.key)
-        if seen is not None and newer(seen, change.sequencer):
-            self._newest.move_to_end(change.key)
+    def _stale(self, key: str, order: _Order) -> bool:
+        """Whether a later change of this key was seen already (then this one is dropped); else
+        remember this one as the latest."""
+        seen = self._newest.get(key)
+        if seen is not None and _after(seen, order):
+            self._newest.move_to_end(key)
             return True
-        if change.sequencer is not None:
-            self._newest[change.key] = change.sequencer
-            self._newest.move_to_end(change.key)
-            while len(self._newest) > _NEWEST_KEYS:
-                self._newest.popitem(last=False)
+        self._newest[key] = order
+        self._newest.move_to_end(key)
+        while len(self._newest) > _NEWEST_KEYS:
+            self._newest.popitem(last=False)
         return False
 
-    def _wait(self, change: Change, mid: str) -> None:
-        """Add a change to those waiting: a key already waiting keeps the newer change of the two
-        (a tie: the later received) and both messages."""
+    def _wait(self, change: Change, order: _Order, mid: str) -> None:
+        """Add a change to those waiting: a key already waiting keeps the later change of the two
+        (where nothing tells: the one received later) and both messages."""
         waiting = self._waiting.get(change.key)
         if waiting is None:
-            self._waiting[change.key] = _Waiting(change, [mid])
+            self._waiting[change.key] = _Waiting(change, order, [mid])
             return
         waiting.ids.append(mid)
-        if not newer(waiting.change.sequencer, change.sequencer):
-            waiting.change = change
+        if not _after(waiting.order, order):
+            waiting.change, waiting.order = change, order
 
     def _hand_out(self, max_changes: int) -> list[Change]:
         out: list[Change] = []

@@ -61,13 +61,21 @@ _ARN = re.compile(r"^arn:(?P<partition>aws[a-z-]*):sqs:(?P<region>[a-z0-9-]+):(?
 @dataclass(frozen=True, slots=True)
 class Message:
     """One received message: its id (the same every time it is received), the receipt handle of
-    this receipt (what deletes it, or changes its visibility), its body and how often SQS has
-    handed it out."""
+    this receipt (what deletes it, or changes its visibility), its body, how often SQS has handed
+    it out, and when it was sent (SentTimestamp, milliseconds since the epoch; None if unknown)."""
 
     id: str
     receipt: str
     body: str
     receive_count: int = 1
+    sent_ms: int | None = None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def queue_url_from(text: str) -> str:
@@ -247,17 +255,15 @@ class SqsQueue:
         `visibility_timeout` seconds (None: the queue's default)."""
         params: dict[str, Any] = {"MaxNumberOfMessages": max(1, min(MAX_BATCH, max_messages)),
                                   "WaitTimeSeconds": max(0, min(MAX_WAIT, int(wait))),
-                                  "MessageSystemAttributeNames": ["ApproximateReceiveCount"]}
+                                  "MessageSystemAttributeNames": ["ApproximateReceiveCount", "SentTimestamp"]}
         if visibility_timeout is not None:
             params["VisibilityTimeout"] = max(0, min(MAX_VISIBILITY, int(visibility_timeout)))
         answer = await self._call("receive from queue", "receive_message", **params)
         out = []
         for m in answer.get("Messages") or ():
-            try:
-                count = int((m.get("Attributes") or {}).get("ApproximateReceiveCount", 1))
-            except ValueError:
-                count = 1
-            out.append(Message(str(m["MessageId"]), str(m["ReceiptHandle"]), str(m.get("Body") or ""), count))
+            attrs = m.get("Attributes") or {}
+            out.append(Message(str(m["MessageId"]), str(m["ReceiptHandle"]), str(m.get("Body") or ""),
+                               _int(attrs.get("ApproximateReceiveCount")) or 1, _int(attrs.get("SentTimestamp"))))
         return out
 
     async def delete(self, messages: Sequence[Message]) -> list[Message]:

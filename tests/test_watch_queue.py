@@ -1,0 +1,249 @@
+"""The SQS change feed of an S3 SRC (s3bulk/engine/watch/queue_feed.py) against LocalStack's S3 and
+SQS: a bucket whose notifications go to a queue, and messages sent to the queue by hand (EventBridge's
+format, SNS-wrapped, duplicated, reordered, for another bucket, not S3 events at all). What a user
+relies on: the right changes come out, newest per key; a message goes only after its changes are
+acked (depth back to 0); the ones not acked come back after their visibility timeout when the
+watcher dies, and not while it lives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from s3bulk.config.filters import Filters
+from s3bulk.config.urls import S3Options
+from s3bulk.engine.watch.feed import Change
+from s3bulk.engine.watch.queue_feed import QueueFeed
+from s3bulk.errors import NotFound, UsageError
+
+from test_s3_events import EB_CREATED, s3_record, sns
+
+
+@pytest.fixture(scope="session")
+def sqs(endpoint):
+    import botocore.session
+
+    return botocore.session.get_session().create_client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+
+
+@pytest.fixture
+def queue(sqs) -> str:
+    url = sqs.create_queue(QueueName=f"t-{uuid.uuid4().hex[:20]}")["QueueUrl"]
+    yield url
+    sqs.delete_queue(QueueUrl=url)
+
+
+def counts(sqs, url: str) -> tuple[int, int]:
+    """(messages waiting, messages received and not deleted) as the queue says."""
+    a = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[
+        "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+    return int(a["ApproximateNumberOfMessages"]), int(a["ApproximateNumberOfMessagesNotVisible"])
+
+
+async def until(condition, what: str, deadline: float = 30.0):
+    """Wait for `condition()` (sync or async) to hold, checking every 0.1 s; fail after `deadline`."""
+    end = time.monotonic() + deadline
+    while True:
+        got = condition()
+        if asyncio.iscoroutine(got):
+            got = await got
+        if got:
+            return got
+        if time.monotonic() > end:
+            pytest.fail(f"not within {deadline:.0f} s: {what}")
+        await asyncio.sleep(0.1)
+
+
+async def drain(feed: QueueFeed, want, max_changes: int = 100, deadline: float = 30.0) -> list[Change]:
+    """Batches from the feed until `want(changes so far)` holds."""
+    got: list[Change] = []
+    end = time.monotonic() + deadline
+    while not want(got):
+        if time.monotonic() > end:
+            pytest.fail(f"the feed did not yield what was expected; it yielded {got}")
+        got += await feed.next_batch(max_changes, 1.0)
+    return got
+
+
+def opts(endpoint: str) -> S3Options:
+    return S3Options(endpoint_url=endpoint)
+
+
+def send(sqs, url: str, *bodies) -> None:
+    for body in bodies:
+        sqs.send_message(QueueUrl=url, MessageBody=body if isinstance(body, str) else json.dumps(body))
+
+
+def test_bucket_notifications_become_changes_and_acks_empty_the_queue(endpoint, s3, sqs, bucket, queue):
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={"QueueConfigurations": [
+        {"QueueArn": arn, "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]}]})
+
+    async def main() -> None:
+        feed = await QueueFeed.open(queue, f"s3://{bucket}/data", Filters(((False, "*.tmp"),)), opts(endpoint))
+        try:
+            s3.put_object(Bucket=bucket, Key="data/a", Body=b"1")
+            s3.put_object(Bucket=bucket, Key="data/a", Body=b"22")            # overwritten
+            s3.put_object(Bucket=bucket, Key="data/b b+c/ü", Body=b"3")       # URL-encoded in the event
+            s3.delete_object(Bucket=bucket, Key="data/b b+c/ü")
+            s3.put_object(Bucket=bucket, Key="data/x.tmp", Body=b"4")         # excluded by the filters
+            s3.put_object(Bucket=bucket, Key="elsewhere/a", Body=b"5")        # outside SRC's prefix
+            s3.put_object(Bucket=bucket, Key="data/z", Body=b"66")            # the last event sent
+
+            got = await drain(feed, lambda got: any(c.key == "z" for c in got))
+            last = {c.key: c for c in got}
+            assert set(last) == {"a", "b b+c/ü", "z"}
+            assert last["a"].kind == "put" and last["a"].size == 2
+            assert last["b b+c/ü"].kind == "delete"
+            assert last["z"].etag == s3.head_object(Bucket=bucket, Key="data/z")["ETag"].strip('"')
+            assert counts(sqs, queue)[0] == 0  # every message received: none waits
+            assert feed.in_hand > 0            # ...and the ones with SRC's changes are not deleted yet
+
+            await feed.ack(got)
+            assert feed.in_hand == 0
+            await until(lambda: counts(sqs, queue) == (0, 0), "the queue empty after the acks")
+            assert await feed.depth() == 0
+        finally:
+            await feed.aclose()
+
+    asyncio.run(main())
+
+
+def test_newest_per_key_duplicates_and_messages_acked_whole(endpoint, sqs, queue):
+    scope_bucket = "watched"
+    b = "photos/"
+
+    def put(key: str, seq: str, name: str = "ObjectCreated:Put") -> dict:
+        return {"Records": [s3_record(name, b + key, bucket=scope_bucket, size=1, sequencer=seq)]}
+
+    eb = json.loads(json.dumps(EB_CREATED))
+    eb["detail"]["bucket"]["name"] = scope_bucket
+    eb["detail"]["object"]["key"] = "photos/eb key+1"  # EventBridge: the key as it is
+    notices: list[str] = []
+
+    async def main() -> None:
+        feed = await QueueFeed.open(queue, f"s3://{scope_bucket}/photos/", None, opts(endpoint),
+                                    notice=notices.append)
+        try:
+            send(sqs, queue,
+                 put("k1", "00A"), put("k1", "00A"),                       # the same event twice
+                 put("k3", "0100"), put("k3", "0FF", "ObjectRemoved:Delete"),  # the newer first
+                 sns(put("k2", "01")), eb,
+                 {"Records": [s3_record("ObjectCreated:Put", "photos/k9", bucket="other", sequencer="01")]},
+                 "hello, not an S3 event")
+            two = {"Records": [s3_record("ObjectCreated:Put", b + "m1", bucket=scope_bucket, sequencer="01"),
+                               s3_record("ObjectCreated:Put", b + "m2", bucket=scope_bucket, sequencer="01")]}
+            send(sqs, queue, two)
+
+            got = await drain(feed, lambda got: {c.key for c in got} >= {"k1", "k2", "k3", "eb key+1", "m1", "m2"})
+            by_key: dict[str, list[Change]] = {}
+            for c in got:
+                by_key.setdefault(c.key, []).append(c)
+            assert "k9" not in by_key
+            assert [(c.kind, c.sequencer) for c in by_key["k3"]] == [("put", "0100")]  # never the older delete
+            assert by_key["eb key+1"][0].version_id == "IYV3p45BT0ac8hjHg1houSdS1a.Mro8e"
+            assert len(notices) == 1 and "left in the queue" in notices[0] and "\n" not in notices[0]
+
+            # a message of two changes is deleted once both landed, not before
+            await feed.ack([c for c in got if c.key != "m2"])
+            m2 = [c for c in got if c.key == "m2"]
+            await until(lambda: counts(sqs, queue) == (0, 2), "only the two-change message and the foreign one left")
+            assert feed.in_hand == 1
+            await feed.ack(m2)
+            await feed.ack(m2)  # acked twice: harmless
+            await until(lambda: counts(sqs, queue) == (0, 1), "only the message that is no S3 event left (hidden)")
+            assert feed.in_hand == 0
+        finally:
+            await feed.aclose()
+        assert counts(sqs, queue) == (0, 1)  # closing does not bring back what is no S3 event
+
+    asyncio.run(main())
+
+
+def test_the_feed_holds_what_it_was_asked_for_plus_one_receive(endpoint, sqs, queue):
+    async def main() -> None:
+        feed = await QueueFeed.open(queue, "s3://bkt/", None, opts(endpoint))
+        try:
+            for i in range(0, 40, 10):
+                sqs.send_message_batch(QueueUrl=queue, Entries=[
+                    {"Id": str(j), "MessageBody": json.dumps({"Records": [
+                        s3_record("ObjectCreated:Put", f"k{i + j:03}", bucket="bkt", sequencer="01")]})}
+                    for j in range(10)])
+            seen: set[str] = set()
+            while len(seen) < 40:
+                batch = await feed.next_batch(7, 1.0)
+                assert len(batch) <= 7
+                assert feed.in_hand <= 7 + 10
+                seen.update(c.key for c in batch)
+                await feed.ack(batch)
+            await until(lambda: counts(sqs, queue) == (0, 0), "every message deleted")
+        finally:
+            await feed.aclose()
+
+    asyncio.run(main())
+
+
+CHILD = """
+import asyncio, json, sys
+from s3bulk.config.urls import S3Options
+from s3bulk.engine.watch.queue_feed import QueueFeed
+
+async def main():
+    feed = await QueueFeed.open(sys.argv[1], "s3://bkt/", None, S3Options(endpoint_url=sys.argv[2]),
+                                visibility_timeout=2)
+    got = []
+    while not got:
+        got = await feed.next_batch(10, 1.0)
+    print(json.dumps([c.key for c in got]), flush=True)
+    await asyncio.sleep(3600)  # holding the change, never acking it, until killed
+
+asyncio.run(main())
+"""
+
+
+def test_unacked_changes_come_back_after_a_kill_and_not_while_held(endpoint, sqs, queue):
+    send(sqs, queue, {"Records": [s3_record("ObjectCreated:Put", "lost", bucket="bkt", sequencer="01")]})
+    child = subprocess.Popen([sys.executable, "-c", CHILD, queue, endpoint], stdout=subprocess.PIPE, text=True)
+    try:
+        assert json.loads(child.stdout.readline()) == ["lost"]
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+
+    async def main() -> None:
+        feed = await QueueFeed.open(queue, "s3://bkt/", None, opts(endpoint), visibility_timeout=2)
+        try:
+            # back after the dead watcher's visibility timeout
+            got = await drain(feed, lambda got: len(got) > 0)
+            assert [c.key for c in got] == ["lost"]
+            # held by a live feed: kept invisible past several timeouts
+            await until(lambda: feed.extensions >= 3, "the feed extending the visibility of what it holds")
+            assert sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=0, VisibilityTimeout=0).get("Messages") is None
+            assert counts(sqs, queue) == (0, 1)
+        finally:
+            await feed.aclose()
+        # closed without acking: visible again at once, for the next start
+        await until(lambda: counts(sqs, queue) == (1, 0), "the change not acked visible again after aclose")
+
+    asyncio.run(main())
+
+
+def test_a_queue_that_cannot_be_used_is_one_line(endpoint, queue):
+    async def open_(url: str, src: str = "s3://bkt/") -> QueueFeed:
+        return await QueueFeed.open(url, src, None, opts(endpoint))
+
+    with pytest.raises(NotFound) as missing:
+        asyncio.run(open_(queue + "-nope"))
+    assert "queue does not exist" in str(missing.value) and "\n" not in str(missing.value)
+    with pytest.raises(UsageError, match="not an SQS queue URL"):
+        asyncio.run(open_("my-queue"))
+    with pytest.raises(UsageError, match="needs an S3 source"):
+        asyncio.run(open_(queue, "/tmp/somewhere"))
