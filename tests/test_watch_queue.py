@@ -230,7 +230,22 @@ def test_unacked_changes_come_back_after_a_kill_and_not_while_held(endpoint, sqs
             assert counts(sqs, queue) == (0, 1)
         finally:
             await feed.aclose()
-        # closed without acking: visible again at once, for the next start
+
+    asyncio.run(main())
+
+
+def test_closing_the_feed_makes_what_was_not_acked_visible_at_once(endpoint, sqs, queue):
+    send(sqs, queue, *({"Records": [s3_record("ObjectCreated:Put", k, bucket="bkt", sequencer="01")]}
+                       for k in ("acked", "not acked")))
+
+    async def main() -> None:
+        feed = await QueueFeed.open(queue, "s3://bkt/", None, opts(endpoint), visibility_timeout=600)
+        try:
+            got = await drain(feed, lambda got: len(got) == 2)
+            await feed.ack([c for c in got if c.key == "acked"])
+        finally:
+            await feed.aclose()
+        # not in 600 s: at once, for the next start
         await until(lambda: counts(sqs, queue) == (1, 0), "the change not acked visible again after aclose")
 
     asyncio.run(main())
@@ -247,3 +262,35 @@ def test_a_queue_that_cannot_be_used_is_one_line(endpoint, queue):
         asyncio.run(open_("my-queue"))
     with pytest.raises(UsageError, match="needs an S3 source"):
         asyncio.run(open_(queue, "/tmp/somewhere"))
+
+
+@pytest.mark.parametrize("url, options, env, expected", [
+    # a queue on AWS: S3's --endpoint-url (here a VPC endpoint of S3) does not move it
+    ("https://sqs.eu-west-1.amazonaws.com/123456789012/q", S3Options(endpoint_url="https://bucket.vpce-1.s3.eu-west-1.vpce.amazonaws.com"),
+     {}, (None, "eu-west-1")),
+    # ...what is configured for SQS does
+    ("https://sqs.eu-west-1.amazonaws.com/123456789012/q", S3Options(),
+     {"AWS_ENDPOINT_URL_SQS": "https://vpce-2.sqs.eu-west-1.vpce.amazonaws.com"},
+     ("https://vpce-2.sqs.eu-west-1.vpce.amazonaws.com", "eu-west-1")),
+    # a queue elsewhere is on the bucket's endpoint when one is given, its region in its path
+    ("http://localstack:4566/queue/eu-central-1/000000000000/q", S3Options(endpoint_url="http://127.0.0.1:4566"),
+     {}, ("http://127.0.0.1:4566", "eu-central-1")),
+    # ...else where its URL says, and an endpoint configured for S3 only does not count
+    ("http://127.0.0.1:9324/000000000000/q", S3Options(region="ap-south-1"),
+     {"AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9000"}, ("http://127.0.0.1:9324", "ap-south-1")),
+    ("http://127.0.0.1:9324/000000000000/q", S3Options(), {"AWS_ENDPOINT_URL": "http://127.0.0.1:4566"},
+     ("http://127.0.0.1:4566", "us-east-1")),
+])
+def test_where_the_queue_requests_go(monkeypatch, url, options, env, expected):
+    from s3bulk.stores.s3.queue import sqs_address
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert sqs_address(url, options) == expected
+
+
+def test_a_queue_arn_names_its_url():
+    from s3bulk.stores.s3.queue import queue_url_from
+
+    assert queue_url_from("arn:aws:sqs:eu-west-1:123456789012:my-queue") == \
+        "https://sqs.eu-west-1.amazonaws.com/123456789012/my-queue"
