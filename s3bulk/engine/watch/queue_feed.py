@@ -173,6 +173,24 @@ class QueueFeed:
                     done.append(self._held.pop(mid).message)
         await self._delete(done)
 
+    async def release(self, changes: list[Change]) -> None:
+        """These changes could not land (not part of the ChangeFeed protocol): their messages are
+        made visible again now, so they are received, and the changes handed out, again. Without
+        it a change that never lands keeps its message hidden while the feed lives (its next start,
+        or a full sync, catches it)."""
+        back: list[Message] = []
+        for change in changes:
+            ticket = change.token
+            if not isinstance(ticket, _Ticket) or ticket.acked:
+                continue
+            ticket.acked = True
+            for mid in ticket.ids:
+                held = self._held.pop(mid, None)
+                if held is not None:
+                    back.append(held.message)
+        if back:
+            await self.queue.change_visibility(back, 0)
+
     async def depth(self) -> int | None:
         """The queue's ApproximateNumberOfMessages (None when SQS cannot be asked just now)."""
         try:
