@@ -51,6 +51,7 @@ _log = logging.getLogger("s3bulk.watch")
 _Order = tuple[str | None, int | None]  # (sequencer, the message's SentTimestamp): what orders two changes of one key
 
 _NEWEST_KEYS = 65536   # keys whose newest sequencer is remembered (the oldest forgotten first)
+_DEPTH_EVERY = 5.0     # seconds a depth read is reused: SQS's count is approximate and lags anyway
 _NOTICED = 4096        # message ids already told about (each not-understood message: one notice)
 
 
@@ -108,6 +109,7 @@ class QueueFeed:
         self._undeleted: list[Message] = []   # acked, whose delete failed for a reason that may pass
         self._keeper: asyncio.Task[None] | None = None
         self._closed = False
+        self._depth: tuple[float, int] | None = None  # (when, the depth read then)
         self.extensions = 0   # visibility extensions made (the live display and tests can see the keeper work)
         self.deleted = 0      # messages deleted
 
@@ -192,13 +194,19 @@ class QueueFeed:
             await self.queue.change_visibility(back, 0)
 
     async def depth(self) -> int | None:
-        """The queue's ApproximateNumberOfMessages (None when SQS cannot be asked just now)."""
+        """The queue's ApproximateNumberOfMessages, asked at most every 5 s (None when SQS cannot be
+        asked just now)."""
+        now = time.monotonic()
+        if self._depth is not None and now - self._depth[0] < _DEPTH_EVERY:
+            return self._depth[1]
         try:
-            return await self.queue.depth()
+            depth = await self.queue.depth()
         except StoreError as exc:
             if not exc.retryable:
                 raise
             return None
+        self._depth = (now, depth)
+        return depth
 
     async def aclose(self) -> None:
         """Stop: deletes still owed are tried once more, and the messages whose changes did not
