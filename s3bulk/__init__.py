@@ -32,7 +32,7 @@ __all__ = [
     "Summary", "CheckResult", "DuResult", "RmResult", "PipeResult", "ObjectInfo",
     "TransferOptions", "S3Options",
     "Subscriber", "Event", "Progress", "Failure", "Stopping", "Notice", "Copied", "Deleted", "Restarted",
-    "DryRunAction", "Difference", "WatchStatus",
+    "DryRunAction", "Difference", "WatchStatus", "Skipped",
     "errors",
 ]
 # the older names, kept for one release (CHANGELOG.md): each warns when called
@@ -41,7 +41,8 @@ _DEPRECATED = ("acopy", "async_sync", "alist", "mv")
 if TYPE_CHECKING:
     from . import errors
     from .api import (CheckResult, Copied, Deleted, Difference, DryRunAction, DuResult, Event, Failure, Notice,
-                      ObjectInfo, PipeResult, Progress, Restarted, RmResult, S3Options, Stopping, Subscriber, Summary,
+                      ObjectInfo, PipeResult, Progress, Restarted, RmResult, S3Options, Skipped, Stopping, Subscriber,
+                      Summary,
                       TransferOptions, WatchStatus, acopy, alist, async_sync, check, check_async, copy, copy_async, download_stream,
                       download_stream_async, du, du_async, ls, ls_async, move, move_async, mv, rm, rm_async, sync,
                       sync_async, upload_stream, upload_stream_async)

@@ -19,7 +19,7 @@ import warnings
 from typing import IO, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
 
 from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, EventSink, JsonLinePrinter,
-                            LinePrinter, Notice, Progress, Restarted, Stopping, Subscriber, WatchStatus,
+                            LinePrinter, Notice, Progress, Restarted, Skipped, Stopping, Subscriber, WatchStatus,
                             as_subscriber)
 from .engine.actions.ls import DuResult, list_pages, list_rendered, stepped
 from .engine.transfer.pipes import PipeResult
@@ -39,7 +39,7 @@ __all__ = [
     "Summary", "CheckResult", "DuResult", "RmResult", "PipeResult", "VersionsResult", "ObjectInfo",
     "TransferOptions", "S3Options", "FilterRules",
     "Subscriber", "Event", "Progress", "Failure", "Stopping", "Notice", "Copied", "Deleted", "Restarted",
-    "DryRunAction", "Difference", "WatchStatus",
+    "DryRunAction", "Difference", "WatchStatus", "Skipped",
 ]
 
 FilterRules = Sequence[tuple[str, str]]  # ("include" | "exclude", glob), in order; the last match wins
