@@ -107,6 +107,7 @@ class Skipped:
     dst: str
     size: int | None
     etag: str | None = None
+    checksum: str | None = None  # "ALGORITHM:value" that proved it unchanged (sync/check --checksum)
 
 
 @dataclass(frozen=True, slots=True)

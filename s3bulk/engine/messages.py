@@ -89,18 +89,19 @@ class Planned:
     events: list[PlannedEvent]
 
 
-ObjectNote = tuple[str, str, str, "int | None", "str | None"]
-"""(kind, url, other, size, etag): see ObjectsReported."""
+ObjectNote = tuple[str, str, str, "int | None", "str | None", "str | None"]
+"""(kind, url, other, size, etag, checksum): see ObjectsReported."""
 
 
 @dataclass(frozen=True, slots=True)
 class ObjectsReported:
     """With plan.report_objects (`--json -v`, `--report`) only, since the last flush (and before the
     UnitDone of a unit whose objects they are): each object copied ("copied", src_url, dst_url, size,
-    source ETag), left unchanged by sync or found the same by check ("skipped", src_url, dst_url,
-    size, source ETag), moved by mv ("moved", src_url, dst_url, 0, None) or deleted by sync --delete
-    ("deleted", url, "dst", 0, None); and always each object started over because its source
-    changed ("restarted", src_url, dst_url, 0, None)."""
+    source ETag, None), left unchanged by sync or found the same by check ("skipped", src_url,
+    dst_url, size, source ETag, the checksum that proved it or None), moved by mv ("moved", src_url,
+    dst_url, size, ETag, None) or deleted by sync --delete ("deleted", url, "dst", 0, None, None);
+    and always each object started over because its source changed ("restarted", src_url, dst_url,
+    0, None, None)."""
 
     wid: int
     notes: list[ObjectNote]

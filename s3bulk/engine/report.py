@@ -95,7 +95,7 @@ class ReportWriter(Relay):
             self.row("copied", e.src, e.dst, e.size, e.etag)
 
     def _skipped(self, e: Skipped) -> None:
-        self.row(self._skip_outcome, e.src, e.dst, e.size, e.etag)
+        self.row(self._skip_outcome, e.src, e.dst, e.size, e.etag, e.checksum)
 
     def _deleted(self, e: Deleted) -> None:
         if e.side == "src":  # mv: the source went once its copy landed

@@ -65,7 +65,10 @@ def expected(report: str, dst_base: str) -> dict[str, tuple[str, int | None, str
                 raise UsageError(f"the report names {url}, which is not under DST ({dst_base}): "
                                  "give the DST the report's job wrote to")
             continue
-        last[url[len(dst_base):]] = (outcome, row.get("size"), row.get("etag"), row.get("src") or url)
+        etag, checksum = row.get("etag"), row.get("checksum") or ""
+        if not etag and checksum.startswith("etag:"):  # a local source's ETag, computed by --checksum
+            etag = checksum[5:]
+        last[url[len(dst_base):]] = (outcome, row.get("size"), etag, row.get("src") or url)
     return last
 
 

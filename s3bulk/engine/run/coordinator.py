@@ -366,11 +366,11 @@ def _emit_objects(emit: Emit, notes: list[ObjectNote], restart_reason: str) -> N
     """Per-object notes (plan.report_objects) as events: Copied, Skipped, and Deleted (side "src"
     for mv's sources, "dst" for sync --delete); and, whatever report_objects says, Restarted for an
     object started over because its source changed while it was read."""
-    for kind, url, other, size, etag in notes:
+    for kind, url, other, size, etag, checksum in notes:
         if kind == "copied":
             emit(Copied(url, other, size or 0, etag))
         elif kind == "skipped":
-            emit(Skipped(url, other, size, etag))
+            emit(Skipped(url, other, size, etag, checksum))
         elif kind == "restarted":
             emit(Restarted(url, other, restart_reason))
         elif kind == "moved":

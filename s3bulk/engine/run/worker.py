@@ -292,6 +292,7 @@ class Worker:
                 from ..sync.march import Comparator
 
                 self.comparator = Comparator(self.plan.sync.compare, src, dst, self.plan.sync.hash_cache)
+                self.comparator.record = self.plan.report_objects
             await self._loop(src)
         except S3BulkError as exc:
             self._send(Fatal(self.wid, self._why_not_reached(exc) or str(exc), exc.exit_code))
@@ -571,7 +572,7 @@ class Worker:
             if self.plan.report_objects:
                 plan = self.plan
                 self.objects.append(("skipped", plan.src.url_for(s.key), plan.dst.url_for(plan.keymap(s.key)),
-                                     s.size, s.etag))
+                                     s.size, s.etag, self.comparator.checksums.pop(s.key, None)))
 
     @staticmethod
     async def _head_or_none(store: Any, key: str) -> ObjectInfo | None:
@@ -615,7 +616,7 @@ class Worker:
     def _report_deleted(self, keys: list[str], refused: list[tuple[str, str]], url_for: Any, side: str) -> None:
         """--json -v: one "deleted" note per key the store removed (sync --delete's DST keys)."""
         gone = {k for k, _ in refused}
-        self.objects.extend(("deleted", url_for(k), side, 0, None) for k in keys if k not in gone)
+        self.objects.extend(("deleted", url_for(k), side, 0, None, None) for k in keys if k not in gone)
 
     def _report_moved(self, keys: list[str], refused: list[tuple[str, str]],
                       landed: dict[str, tuple[int, str | None]]) -> None:
@@ -624,7 +625,7 @@ class Worker:
         plan = self.plan
         gone = {k for k, _ in refused}
         self.objects.extend(("moved", plan.src.url_for(k), plan.dst.url_for(plan.keymap(k)),
-                             *landed.get(k, (None, None))) for k in keys if k not in gone)
+                             *landed.get(k, (None, None)), None) for k in keys if k not in gone)
 
     def _dry(self, to_copy: list[ObjectInfo], doomed: list[str], absent: set[str]) -> list[ObjectInfo]:
         """In a dry run, tell the coordinator what would happen (engine/events.py; its subscribers print it)
@@ -710,12 +711,12 @@ class Worker:
         """An object started over because its source changed while it was read: always told
         (a "restarted" event), not only with -v."""
         plan = self.plan
-        self.objects.append(("restarted", plan.src.url_for(key), plan.dst.url_for(plan.keymap(key)), 0, None))
+        self.objects.append(("restarted", plan.src.url_for(key), plan.dst.url_for(plan.keymap(key)), 0, None, None))
 
     def _report_copied(self, info: ObjectInfo, size: int) -> None:
         plan = self.plan
         self.objects.append(("copied", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)), size,
-                             info.etag))
+                             info.etag, None))
 
     def _record_failure(self, info: ObjectInfo, exc: Exception) -> None:
         plan = self.plan
