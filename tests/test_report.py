@@ -71,6 +71,9 @@ def test_copy_reports_csv_and_jsonl(cli, s3, bucket, make_bucket, tmp_path):
     r = cli("copy", f"s3://{bucket}/d/", str(tmp_path / "x"), "--report", str(tmp_path / "r.txt"))
     assert r.code == 2 and "must end in .csv" in r.err and len(r.err.strip().splitlines()) == 1, r
     assert not (tmp_path / "x").exists() and not (tmp_path / "r.txt").exists()
+    # inside a local DST a sync --delete would delete it, a copy from there would copy it as it grows
+    r = cli("sync", f"s3://{bucket}/d/", str(tmp_path / "local"), "--report", str(tmp_path / "local" / "r.csv"))
+    assert r.code == 2 and "outside SRC and DST" in r.err and not (tmp_path / "local" / "r.csv").exists(), r
 
 
 def test_sync_report_names_unchanged_copied_and_deleted(cli, s3, bucket, tmp_path):

@@ -37,7 +37,7 @@ from ..errors import UsageError
 from ..model import Failure
 from .events import (Copied, Deleted, Difference, Event, Progress, Relay, Skipped, Subscriber)
 
-__all__ = ["COLUMNS", "ReportWriter", "check_report_path", "read_rows"]
+__all__ = ["COLUMNS", "ReportWriter", "check_report_path", "outside", "read_rows"]
 
 COLUMNS = ("outcome", "src", "version_id", "dst", "size", "etag", "checksum", "error")
 FLUSH_ROWS = 1000  # rows held before they are written (memory stays flat however big the job)
@@ -52,6 +52,18 @@ def check_report_path(path: str) -> str:
     if low.endswith(".jsonl"):
         return "jsonl"
     raise UsageError(f"--report {path}: the name must end in .csv (CSV with a header) or .jsonl (JSON Lines)")
+
+
+def outside(path: str, *locations: Any) -> None:
+    """Refuse (UsageError) a report inside a local SRC or DST: a sync --delete would delete it as a
+    key SRC lacks, a copy would copy it while it grows."""
+    report = os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+    for loc in locations:
+        if getattr(loc, "kind", None) != "local":
+            continue
+        root = os.path.realpath(os.path.join(loc.root, loc.prefix))
+        if report == root or report.startswith(root.rstrip(os.sep) + os.sep):
+            raise UsageError(f"--report {path} is inside {loc.display}: keep the report outside SRC and DST")
 
 
 class ReportWriter(Relay):

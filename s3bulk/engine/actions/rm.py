@@ -118,8 +118,9 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
             result.resumed_deleted = run_journal.done_totals()[0]
     rows = None
     if report is not None:  # a resumed rm continues its report; a row goes out before its key's delete does
-        from ..report import ReportWriter
+        from ..report import ReportWriter, outside
 
+        outside(report, src)
         rows = ReportWriter(report, "rm", resume=run_journal is not None and run_journal.resumed)
     store = await open_store(src, StoreOptions(resilience=ResilienceOptions(retries=retries, max_rps=max_rps)))
     note = on_key or (lambda u, why: None)

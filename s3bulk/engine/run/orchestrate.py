@@ -116,8 +116,10 @@ def _open_report(path: str, command: str, plan: Any, journal: Any, then: Subscri
     """The run's ReportWriter (engine/report.py) in front of its subscriber: appending when the
     journal resumes a stopped run (with a row for each object that run finished but had not written
     yet), written before every journal commit."""
-    from ..report import ReportWriter
+    from ..report import ReportWriter, outside
 
+    if plan.single_key is None:  # (one object: its directory may hold the report)
+        outside(path, plan.src, plan.dst)
     resumed = journal is not None and journal.resumed
     writer = ReportWriter(path, command, resume=resumed, then=then, pass_objects=report_objects)
     try:
