@@ -30,13 +30,14 @@ from .config.filters import Filters
 from .model import Failure, ObjectInfo, Summary, WorkUnit
 from .config.urls import S3Options
 from .engine.actions.versions import VersionsResult
+from .engine.actions.receipt import ReceiptResult
 
 __all__ = [
     "copy", "copy_async", "sync", "sync_async", "move", "move_async", "check", "check_async",
-    "ls", "ls_async", "ls_pages", "ls_pages_async", "ls_rendered", "ls_rendered_async",
+    "check_report", "check_report_async", "ls", "ls_async", "ls_pages", "ls_pages_async", "ls_rendered", "ls_rendered_async",
     "du", "du_async", "du_groups", "rm", "rm_async",
     "upload_stream", "upload_stream_async", "download_stream", "download_stream_async", "copy_versions",
-    "Summary", "CheckResult", "DuResult", "RmResult", "PipeResult", "VersionsResult", "ObjectInfo",
+    "Summary", "CheckResult", "ReceiptResult", "DuResult", "RmResult", "PipeResult", "VersionsResult", "ObjectInfo",
     "TransferOptions", "S3Options", "FilterRules",
     "Subscriber", "Event", "Progress", "Failure", "Stopping", "Notice", "Copied", "Deleted", "Restarted",
     "DryRunAction", "Difference", "WatchStatus", "Skipped",
@@ -170,6 +171,21 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, 
                   subscriber=printer(sys.stdout, then=_subscriber(subscriber, on_event)),
                   max_memory=None, journal=None, resume=False, filters=rules, report=report)
     return CheckResult(summary)
+
+
+def check_report(report: str, dst: str, *, s3: S3Options | None = None, concurrency: int = 64,
+                 subscriber: Subscriber | None = None) -> ReceiptResult:
+    """`s3bulk check --against-report REPORT DST`: read a report a copy, sync or mv wrote (`report=`,
+    `--report`) as the list of what must be at DST, and look each object up there (one HEAD each,
+    `concurrency` at once): every object whose last row is copied, skipped, moved or same must be
+    there with the recorded size (and ETag, where both are plain MD5s). The subscriber's
+    on_difference gets each one missing (`only-in-src`) or changed (`differs`); the counts come back
+    in a ReceiptResult (`ok`, `checked`, `same`, `differs`, `missing`). UsageError when the report
+    names objects outside DST."""
+    from .engine.actions.receipt import check_receipt
+
+    to = _subscriber(subscriber, None)
+    return check_receipt(report, dst, s3, concurrency=concurrency, on_difference=to.notify if to else None)
 
 
 class CheckResult:
@@ -406,6 +422,7 @@ copy_async = _in_thread(copy)
 sync_async = _in_thread(sync)
 move_async = _in_thread(move)
 check_async = _in_thread(check)
+check_report_async = _in_thread(check_report)
 du_async = _in_thread(du)
 rm_async = _in_thread(rm)
 upload_stream_async = _in_thread(upload_stream)

@@ -256,6 +256,21 @@ def test_check_against_report(cli, s3, bucket, make_bucket, tmp_path):
     assert diffs == [("differs", "k03"), ("differs", "k07"), ("only-in-src", "k05")], diffs
     assert r.summary["missing"] == 1 and r.summary["differs"] == 2 and r.summary["same"] == 17
 
+    import s3bulk
+
+    class Seen(s3bulk.Subscriber):
+        def __init__(self) -> None:
+            self.kinds: list[str] = []
+
+        def on_difference(self, event: s3bulk.Difference) -> None:
+            self.kinds.append(event.kind)
+
+    seen = Seen()
+    result = s3bulk.check_report(str(report), f"s3://{dst}/p/", s3=s3bulk.S3Options(endpoint_url=s3.meta.endpoint_url),
+                                 subscriber=seen)
+    assert not result.ok and (result.checked, result.same) == (20, 17)
+    assert sorted(seen.kinds) == ["differs", "differs", "only-in-src"]
+
     r = cli("check", f"s3://{bucket}/p/", f"s3://{dst}/p/", "--report", str(check_report), "--checksum")
     assert r.code == 1
     assert {x["src"].rsplit("/", 1)[-1]: x["outcome"] for x in rows(check_report)
