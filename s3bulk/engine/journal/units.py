@@ -623,6 +623,8 @@ class Journal:
         if self.db is None:
             return
         if complete:
+            if self.before_commit is not None:  # the report's last rows before the journal goes
+                self.before_commit()
             self.db.close()
             self.db = None
             remove_files(self.path)
