@@ -239,8 +239,8 @@ class Subscriber:
 # event type -> the Subscriber method that receives it (a test checks every event has one)
 _METHODS: dict[type, str] = {
     Progress: "on_progress", Failure: "on_failure", Stopping: "on_stopping", Notice: "on_notice",
-    Copied: "on_copied", Skipped: "on_skipped", Deleted: "on_deleted", Restarted: "on_restarted", DryRunAction: "on_dry_run",
-    Difference: "on_difference", WatchStatus: "on_watch_status",
+    Copied: "on_copied", Skipped: "on_skipped", Deleted: "on_deleted", Restarted: "on_restarted",
+    DryRunAction: "on_dry_run", Difference: "on_difference", WatchStatus: "on_watch_status",
 }
 
 

@@ -466,7 +466,7 @@ class Worker:
                                     seq=unit.seq)
                 self._send(Abandoned(self.wid, unit, True))
             else:
-                if self.objects:  # a report's rows of this unit reach the coordinator before the journal hears it is done
+                if self.objects:  # a report's rows of this unit reach the coordinator before its UnitDone
                     self._send(ObjectsReported(self.wid, self.objects))
                     self.objects = []
                 self._send(UnitDone(self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
