@@ -11,7 +11,7 @@ import typer
 from .. import props as P
 from ..options import (Concurrency, DstEndpoint, DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, HashCache,
                        Include, JournalOptions, Json, NoSign, PageSize, Params, PathStyle, Profile, Quiet, Region,
-                       Report, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncSrc,
+                       RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncSrc,
                        Verbose, Workers, command, gather)
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ O = typer.Option
 Checksum = Annotated[bool, O("--checksum", help="compare content (ETag/MD5; local hashes cached), not only sizes")]
 OneWay = Annotated[bool, O("--one-way", help="do not report keys only in DST")]
 CheckDst = Annotated[Optional[str], typer.Argument(metavar="DST", show_default=False, help="s3://BUCKET[/PREFIX] or a local directory (with --against-report, the one argument is DST)")]
+CheckReport = Annotated[Optional[str], O("--report", metavar="FILE", help="write one row per key to FILE (.csv with a header, or .jsonl): same, differs, missing (only in SRC) or extra (only in DST), with source, destination, size and ETag")]
 AgainstReport = Annotated[Optional[str], O("--against-report", metavar="FILE", help="check DST against a report of copy, sync or mv (--report) instead of against SRC: every object it says landed must be at DST with its size (and ETag, when both are single-part MD5s); give DST alone")]
 
 
@@ -51,7 +52,7 @@ def parameters(
     dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
-    report: Report = None, against_report: AgainstReport = None,
+    report: CheckReport = None, against_report: AgainstReport = None,
     sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,  # SSE-C keys
     sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,                                                # to read both
 ) -> None:
