@@ -277,3 +277,23 @@ def test_check_against_report(cli, s3, bucket, make_bucket, tmp_path):
             if x["outcome"] != "same"} == {"k03": "differs", "k05": "missing", "k07": "differs"}
     r = cli("check", "--against-report", str(report), f"s3://{bucket}/other/")
     assert r.code == 2 and "not under DST" in r.err and len(r.err.strip().splitlines()) == 1, r
+
+
+def test_a_resumed_report_drops_a_torn_last_line_and_keeps_whole_rows(tmp_path):
+    """A last line cut short (a power cut in the middle of a write) is dropped when --resume opens the
+    report again, so the rows the resumed run adds each start on a line of their own."""
+    from s3bulk.engine.report import ReportWriter
+
+    for name in ("r.csv", "r.jsonl"):
+        path = tmp_path / name
+        with ReportWriter(str(path), "copy") as w:
+            w.row("copied", "s3://b/a", "/d/a", 1, "e1")
+        with open(path, "ab") as f:
+            f.write(b'copied,s3://b/b,,/d/' if name.endswith(".csv") else b'{"outcome": "copied", "src": "s3://b/')
+        with ReportWriter(str(path), "copy", resume=True) as w:
+            w.row("failed", "s3://b/c", "/d/c", error="AccessDenied: no")
+        got = rows(path)
+        assert [(x["outcome"], x["src"]) for x in got] == [("copied", "s3://b/a"), ("failed", "s3://b/c")], got
+        with ReportWriter(str(path), "copy") as w:  # a fresh run starts the report over
+            pass
+        assert rows(path) == []
