@@ -116,7 +116,11 @@ class ReportWriter(Relay):
             self.row("deleted", "", e.url)
 
     def _failed(self, e: Failure) -> None:
-        self.row("failed", e.src, e.dst, error=f"{e.kind}: {e.error}" if e.kind else e.error)
+        error = f"{e.kind}: {e.error}" if e.kind else e.error
+        if e.op == "delete" and self.command == "sync":  # sync --delete: the key it could not delete is DST's
+            self.row("failed", "", e.src, error=error)
+        else:
+            self.row("failed", e.src, e.dst, error=error)
 
     def _difference(self, e: Difference) -> None:
         self.row(_DIFFERENCE[e.kind], e.src or "", e.dst)
