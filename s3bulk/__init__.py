@@ -27,12 +27,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 __all__ = [
     "copy", "copy_async", "sync", "sync_async", "move", "move_async", "check", "check_async",
+    "check_report", "check_report_async",
     "ls", "ls_async", "du", "du_async", "rm", "rm_async",
     "upload_stream", "upload_stream_async", "download_stream", "download_stream_async",
-    "Summary", "CheckResult", "DuResult", "RmResult", "PipeResult", "ObjectInfo",
+    "Summary", "CheckResult", "ReceiptResult", "DuResult", "RmResult", "PipeResult", "ObjectInfo",
     "TransferOptions", "S3Options",
     "Subscriber", "Event", "Progress", "Failure", "Stopping", "Notice", "Copied", "Deleted", "Restarted",
-    "DryRunAction", "Difference", "WatchStatus",
+    "DryRunAction", "Difference", "WatchStatus", "Skipped",
     "errors",
 ]
 # the older names, kept for one release (CHANGELOG.md): each warns when called
@@ -41,8 +42,9 @@ _DEPRECATED = ("acopy", "async_sync", "alist", "mv")
 if TYPE_CHECKING:
     from . import errors
     from .api import (CheckResult, Copied, Deleted, Difference, DryRunAction, DuResult, Event, Failure, Notice,
-                      ObjectInfo, PipeResult, Progress, Restarted, RmResult, S3Options, Stopping, Subscriber, Summary,
-                      TransferOptions, WatchStatus, acopy, alist, async_sync, check, check_async, copy, copy_async, download_stream,
+                      ObjectInfo, PipeResult, Progress, ReceiptResult, Restarted, RmResult, S3Options, Skipped,
+                      Stopping, Subscriber, Summary, TransferOptions, WatchStatus, acopy, alist, async_sync, check,
+                      check_async, check_report, check_report_async, copy, copy_async, download_stream,
                       download_stream_async, du, du_async, ls, ls_async, move, move_async, mv, rm, rm_async, sync,
                       sync_async, upload_stream, upload_stream_async)
 

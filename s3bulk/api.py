@@ -19,7 +19,7 @@ import warnings
 from typing import IO, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
 
 from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, EventSink, JsonLinePrinter,
-                            LinePrinter, Notice, Progress, Restarted, Stopping, Subscriber, WatchStatus,
+                            LinePrinter, Notice, Progress, Restarted, Skipped, Stopping, Subscriber, WatchStatus,
                             as_subscriber)
 from .engine.actions.ls import DuResult, list_pages, list_rendered, stepped
 from .engine.transfer.pipes import PipeResult
@@ -30,16 +30,17 @@ from .config.filters import Filters
 from .model import Failure, ObjectInfo, Summary, WorkUnit
 from .config.urls import S3Options
 from .engine.actions.versions import VersionsResult
+from .engine.actions.receipt import ReceiptResult
 
 __all__ = [
     "copy", "copy_async", "sync", "sync_async", "move", "move_async", "check", "check_async",
-    "ls", "ls_async", "ls_pages", "ls_pages_async", "ls_rendered", "ls_rendered_async",
+    "check_report", "check_report_async", "ls", "ls_async", "ls_pages", "ls_pages_async", "ls_rendered", "ls_rendered_async",
     "du", "du_async", "du_groups", "rm", "rm_async",
     "upload_stream", "upload_stream_async", "download_stream", "download_stream_async", "copy_versions",
-    "Summary", "CheckResult", "DuResult", "RmResult", "PipeResult", "VersionsResult", "ObjectInfo",
+    "Summary", "CheckResult", "ReceiptResult", "DuResult", "RmResult", "PipeResult", "VersionsResult", "ObjectInfo",
     "TransferOptions", "S3Options", "FilterRules",
     "Subscriber", "Event", "Progress", "Failure", "Stopping", "Notice", "Copied", "Deleted", "Restarted",
-    "DryRunAction", "Difference", "WatchStatus",
+    "DryRunAction", "Difference", "WatchStatus", "Skipped",
 ]
 
 FilterRules = Sequence[tuple[str, str]]  # ("include" | "exclude", glob), in order; the last match wins
@@ -54,7 +55,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
          exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
-         move: bool = False, report_objects: bool = False) -> Summary:
+         move: bool = False, report_objects: bool = False, report: str | None = None) -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
     nothing could start (bad URL, bad option: UsageError, missing bucket, ...); per-object failures
     are in the Summary.
@@ -79,6 +80,9 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     object, as `--json -v` prints them: a message per object from each worker, so off by default.
     on_event(kind, payload): the older callback form of the same events ("progress", "failure",
     "stopping", "notice", "dryrun", ...); give one or the other.
+    report: a file (.csv or .jsonl) that gets one row per object as the run goes (`--report`:
+    outcome, source, destination, size, ETag, error); resume=True continues the same file, so it
+    names every object of the job with its final outcome.
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
     Inside a running event loop (Jupyter, an async app) use `copy_async`."""
     from .cluster.driver import runner_for
@@ -88,7 +92,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
                subscriber=_subscriber(subscriber, on_event), max_memory=max_memory, start=start,
                should_stop=should_stop, journal=journal, resume=resume, files_from=files_from,
                files_from_format=files_from_format, filters=_filters(include, exclude, filters),
-               runner=runner_for(cluster), move=move, report_objects=report_objects)
+               runner=runner_for(cluster), move=move, report_objects=report_objects, report=report)
 
 
 def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, compare: str = "default",
@@ -97,7 +101,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
          subscriber: Subscriber | None = None, on_event: EventSink | None = None,
          max_memory: int | str | None = None, journal: str | None = None, resume: bool = False,
          include: Sequence[str] = (), exclude: Sequence[str] = (), filters: FilterRules | None = None,
-         cluster: object = None, report_objects: bool = False) -> Summary:
+         cluster: object = None, report_objects: bool = False, report: str | None = None) -> Summary:
     """Make DST hold what SRC holds, as `s3bulk sync`: copy what is missing or different, skip
     what is equal, and with delete=True remove DST keys SRC lacks (not those filtered out).
     compare: "default" (size, or SRC newer), "size-only", "exact-timestamps" or "checksum".
@@ -122,7 +126,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
         events = LinePrinter(sys.stdout, then=events)
     return run("sync", src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                subscriber=events, max_memory=max_memory, journal=None if dry_run else journal, resume=resume,
-               filters=rules, runner=runner_for(cluster), report_objects=report_objects)
+               filters=rules, runner=runner_for(cluster), report_objects=report_objects, report=report)
 
 
 def move(src: str, dst: str, *, options: TransferOptions | None = None,
@@ -132,26 +136,28 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
          exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
-         report_objects: bool = False) -> Summary:
+         report_objects: bool = False, report: str | None = None) -> Summary:
     """`s3bulk mv`: `copy` with move=True (every argument as for it): each source object is deleted
     once its copy has landed; a copy that failed or was interrupted never deletes its source."""
     return copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber,
                 on_event=on_event, max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
                 resume=resume, files_from=files_from, files_from_format=files_from_format, include=include,
-                exclude=exclude, filters=filters, cluster=cluster, move=True, report_objects=report_objects)
+                exclude=exclude, filters=filters, cluster=cluster, move=True, report_objects=report_objects,
+                report=report)
 
 
 def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, json_lines: bool = False,
           hash_cache: str | None = None, options: TransferOptions | None = None,
           src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
           subscriber: Subscriber | None = None, on_event: EventSink | None = None, include: Sequence[str] = (),
-          exclude: Sequence[str] = (), filters: FilterRules | None = None) -> CheckResult:
+          exclude: Sequence[str] = (), filters: FilterRules | None = None, report: str | None = None) -> CheckResult:
     """`s3bulk check`: compare SRC with DST as `sync` would, changing nothing (a sync dry run that
     names each difference). By size, or with checksum=True by content too; one_way=True leaves out
     keys only in DST. Each difference is printed on stdout as the command line prints it (one line,
     or a JSON `difference` event with json_lines=True; the subscriber's on_difference gets each as
     a Difference), as it comes, so memory stays flat however many there are; the counts come back
-    in a CheckResult."""
+    in a CheckResult. report: a file (.csv or .jsonl) with a row per key: same, differs, missing
+    (only in SRC) or extra (only in DST)."""
     import sys
 
     from .engine.run.orchestrate import run
@@ -163,8 +169,23 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, 
     printer = JsonLinePrinter if json_lines else LinePrinter
     summary = run("check", src, dst, opts, options=options, src_s3=src_s3, dst_s3=dst_s3,
                   subscriber=printer(sys.stdout, then=_subscriber(subscriber, on_event)),
-                  max_memory=None, journal=None, resume=False, filters=rules)
+                  max_memory=None, journal=None, resume=False, filters=rules, report=report)
     return CheckResult(summary)
+
+
+def check_report(report: str, dst: str, *, s3: S3Options | None = None, concurrency: int = 64,
+                 subscriber: Subscriber | None = None) -> ReceiptResult:
+    """`s3bulk check --against-report REPORT DST`: read a report a copy, sync or mv wrote (`report=`,
+    `--report`) as the list of what must be at DST, and look each object up there (one HEAD each,
+    `concurrency` at once): every object whose last row is copied, skipped, moved or same must be
+    there with the recorded size (and ETag, where both are plain MD5s). The subscriber's
+    on_difference gets each one missing (`only-in-src`) or changed (`differs`); the counts come back
+    in a ReceiptResult (`ok`, `checked`, `same`, `differs`, `missing`). UsageError when the report
+    names objects outside DST."""
+    from .engine.actions.receipt import check_receipt
+
+    to = _subscriber(subscriber, None)
+    return check_receipt(report, dst, s3, concurrency=concurrency, on_difference=to.notify if to else None)
 
 
 class CheckResult:
@@ -270,7 +291,7 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
        subscriber: Subscriber | None = None, on_key: Callable[[str, str | None], None] | None = None,
        concurrency: int = 8, journal: str | None = None, resume: bool = False, default_journal: bool = False,
        on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0, retries: int = 5,
-       all_versions: bool = False) -> RmResult:
+       all_versions: bool = False, report: str | None = None) -> RmResult:
     """Delete every object URL names (read as `copy` reads SRC: one object, or everything under a
     prefix), listing in parallel and deleting in batches of 1,000 keys (S3 DeleteObjects), `concurrency`
     batches at once. A key the server refuses (an error inside DeleteObjects' 200 answer) is reported,
@@ -286,7 +307,9 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     so. A complete run removes its journal.
     max_rps / retries: as `--max-rps` / `--retries` (requests per second, listing included; retries of
     a throttled or failed request, with AIMD on SlowDown as for copy).
-    all_versions: delete every version and delete marker too (engine/actions/versions.py; no journal)."""
+    all_versions: delete every version and delete marker too (engine/actions/versions.py; no journal).
+    report: a file (.csv or .jsonl) that gets a `deleted` or `failed` row per key (engine/report.py),
+    continued by a resumed run."""
     from .engine.actions import rm as engine
 
     if subscriber is not None:
@@ -296,7 +319,7 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     return engine.rm(url, s3, _filters(include, exclude, filters), dry_run=dry_run, all_objects=all_objects,
                      on_key=on_key, concurrency=concurrency, journal=journal, resume=resume,
                      default_journal=default_journal, on_notice=on_notice, max_rps=max_rps, retries=retries,
-                     all_versions=all_versions)
+                     all_versions=all_versions, report=report)
 
 
 def _rm_events(to: Subscriber, dry_run: bool) -> tuple[Callable[[str, str | None], None], Callable[[str], None]]:
@@ -399,6 +422,7 @@ copy_async = _in_thread(copy)
 sync_async = _in_thread(sync)
 move_async = _in_thread(move)
 check_async = _in_thread(check)
+check_report_async = _in_thread(check_report)
 du_async = _in_thread(du)
 rm_async = _in_thread(rm)
 upload_stream_async = _in_thread(upload_stream)

@@ -43,6 +43,9 @@ class Recorder(s3bulk.Subscriber):
     def on_deleted(self, event: s3bulk.Deleted) -> None:
         self.got.append(("on_deleted", event))
 
+    def on_skipped(self, event: s3bulk.Skipped) -> None:
+        self.got.append(("on_skipped", event))
+
     def on_restarted(self, event: s3bulk.Restarted) -> None:
         self.got.append(("on_restarted", event))
 
@@ -156,7 +159,7 @@ def test_every_event_type_has_its_method_and_the_base_ignores_them():
     samples = [s3bulk.Progress(s3bulk.api.Summary().counters, True, 0.0, 1), s3bulk.Failure("copy", "a", "b", "why"),
                s3bulk.Stopping(), s3bulk.Notice("n"), s3bulk.Copied("a", "b", 1), s3bulk.Deleted("a", "src"),
                s3bulk.Restarted("a", "b", "r"), s3bulk.DryRunAction("delete", None, "b"),
-               s3bulk.Difference("differs", "a", "b"), s3bulk.WatchStatus(1.5, 3, None)]
+               s3bulk.Difference("differs", "a", "b"), s3bulk.WatchStatus(1.5, 3, None), s3bulk.Skipped("a", "b", 1)]
     assert {type(e) for e in samples} == set(typing_args(s3bulk.Event))
     rec = Recorder()
     for event in samples:

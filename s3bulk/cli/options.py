@@ -88,6 +88,7 @@ Json = Annotated[bool, O("--json", help="newline-delimited JSON events and summa
 Quiet = Annotated[bool, O("--quiet", "-q", help="no progress and no summary; errors only")]
 Verbose = Annotated[bool, O("--verbose", "-v", help="a line per object copied or deleted (with --json: `copied` and `deleted` events), and CPU time and peak memory in the summary (always in --json)")]
 ShowProgress = Annotated[Optional[bool], O("--progress/--no-progress", help="live display (default: when stderr is a terminal)")]
+Report = Annotated[Optional[str], O("--report", metavar="FILE", help="write one row per object to FILE as the run goes (.csv with a header, or .jsonl): outcome, source, destination, size, ETag, error; with --resume the same FILE is continued, so it names every object of the job")]
 
 # the resume journal
 Resume = Annotated[bool, O("--resume", help="continue an interrupted run from its journal: skip what it finished, continue or abort its open multipart uploads")]
@@ -258,6 +259,7 @@ class OutputOptions:
     quiet: bool = False
     verbose: bool = False
     progress: Optional[bool] = None
+    report: Optional[str] = None
 
 
 @dataclass(frozen=True)

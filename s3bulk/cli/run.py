@@ -26,6 +26,8 @@ RUN_COMMANDS = ("copy", "sync", "mv", "check")
 def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptions] = None) -> None:
     """Parse, run and render a copy, move, sync or check; exits with the documented code."""
     src, dst, output, journal = run.src, run.dst, run.output, run.journal
+    if output.report is not None and ("-" in (src, dst) or run.versions.given):
+        raise UsageError("--report goes with copies of objects under SRC, not with a pipe ('-') or versions")
     if "-" in (src, dst) or run.expected_size is not None:  # one object from stdin or to stdout
         from .pipes import copy_pipe
 
@@ -83,7 +85,7 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
                               default_journal=not journal.no_journal, resume=journal.resume,
                               filters=run.filters.filters(shell.ARGV), around_run=around_run, runner=runner,
                               move=command == "mv", report_objects=output.verbose and not output.quiet,
-                              journal_dir=journal.journal_dir, **manifest)
+                              journal_dir=journal.journal_dir, report=output.report, **manifest)
     except S3BulkError as exc:
         renderer.error(str(exc), exc.exit_code)
         raise typer.Exit(exc.exit_code)

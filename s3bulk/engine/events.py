@@ -13,6 +13,7 @@ dispatches on strings. A worker never writes to stdout itself.
     Stopping       on_stopping      a first Ctrl-C or SIGTERM began a graceful stop
     Notice         on_notice        a remark for the user ("nothing to resume ...")
     Copied         on_copied        an object landed (with report_objects: `--json -v`, `-v`)
+    Skipped        on_skipped       sync found an object unchanged, `check` found it the same (with report_objects)
     Deleted        on_deleted       an object was deleted: mv's source, or sync --delete's destination
     Restarted      on_restarted     an object started over because its source changed while it was read
     DryRunAction   on_dry_run       a dry run: a copy or delete a real run would do
@@ -33,7 +34,7 @@ from ..model import Counters, Failure
 
 __all__ = ["Callback", "Copied", "Deleted", "Difference", "DryRunAction", "Event", "EventSink", "Failure",
            "JsonLinePrinter", "LinePrinter", "Notice", "PlannedEvent", "Progress", "Relay", "Restarted",
-           "Stopping", "Subscriber", "WatchStatus", "as_subscriber"]
+           "Skipped", "Stopping", "Subscriber", "WatchStatus", "as_subscriber"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +66,14 @@ class Notice:
 
 @dataclass(frozen=True, slots=True)
 class Copied:
-    """One object landed at `dst` (`size` bytes)."""
+    """One object landed at `dst` (`size` bytes); `etag` is the source's as listed (the version
+    read), None where the source has none."""
 
     event: ClassVar[str] = "copied"
     src: str
     dst: str
     size: int
+    etag: str | None = None
 
     def json_fields(self) -> dict[str, Any]:
         """The --json line without its schema version (the renderer adds "v")."""
@@ -85,9 +88,26 @@ class Deleted:
     event: ClassVar[str] = "deleted"
     url: str
     side: Literal["src", "dst"]
+    moved_to: str | None = None  # mv: where the source's copy landed, its size and ETag (None: not known)
+    size: int | None = None
+    etag: str | None = None
+
 
     def json_fields(self) -> dict[str, Any]:
         return {"event": self.event, "action": "delete", self.side: self.url}
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """sync found `src` unchanged at `dst` and left it (check: found it the same); only when the run
+    reports objects (a `--report`, or report_objects=True), batched by the workers as Copied is."""
+
+    event: ClassVar[str] = "skipped"
+    src: str
+    dst: str
+    size: int | None
+    etag: str | None = None
+    checksum: str | None = None  # "ALGORITHM:value" that proved it unchanged (sync/check --checksum)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +185,7 @@ class WatchStatus:
 
 
 PlannedEvent = DryRunAction | Difference
-Event = Union[Progress, Failure, Stopping, Notice, Copied, Deleted, Restarted, DryRunAction, Difference,
+Event = Union[Progress, Failure, Stopping, Notice, Copied, Skipped, Deleted, Restarted, DryRunAction, Difference,
               WatchStatus]
 EventSink = Callable[[str, Any], None]  # the older form: on_event(kind, payload)
 
@@ -193,6 +213,9 @@ class Subscriber:
     def on_copied(self, event: Copied) -> None:
         """An object landed (only when the run reports objects: `--json -v`)."""
 
+    def on_skipped(self, event: Skipped) -> None:
+        """sync left an object unchanged, or check found it the same (only when the run reports objects)."""
+
     def on_deleted(self, event: Deleted) -> None:
         """An object was deleted (only when the run reports objects)."""
 
@@ -216,8 +239,8 @@ class Subscriber:
 # event type -> the Subscriber method that receives it (a test checks every event has one)
 _METHODS: dict[type, str] = {
     Progress: "on_progress", Failure: "on_failure", Stopping: "on_stopping", Notice: "on_notice",
-    Copied: "on_copied", Deleted: "on_deleted", Restarted: "on_restarted", DryRunAction: "on_dry_run",
-    Difference: "on_difference", WatchStatus: "on_watch_status",
+    Copied: "on_copied", Skipped: "on_skipped", Deleted: "on_deleted", Restarted: "on_restarted",
+    DryRunAction: "on_dry_run", Difference: "on_difference", WatchStatus: "on_watch_status",
 }
 
 
@@ -242,6 +265,9 @@ class Callback(Subscriber):
 
     def on_copied(self, event: Copied) -> None:
         self.on_event(event.event, {"src": event.src, "dst": event.dst, "size": event.size})
+
+    def on_skipped(self, event: Skipped) -> None:
+        self.on_event(event.event, event)
 
     def on_deleted(self, event: Deleted) -> None:
         self.on_event(event.event, {event.side: event.url})

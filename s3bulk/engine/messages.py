@@ -89,14 +89,22 @@ class Planned:
     events: list[PlannedEvent]
 
 
+ObjectNote = tuple[str, str, str, "int | None", "str | None", "str | None"]
+"""(kind, url, other, size, etag, checksum): see ObjectsReported."""
+
+
 @dataclass(frozen=True, slots=True)
 class ObjectsReported:
-    """With plan.report_objects (`--json -v`) only, since the last flush: each object copied
-    ("copied", src_url, dst_url, size) or deleted ("deleted", url, "src" | "dst", 0); and always each
-    object started over because its source changed ("restarted", src_url, dst_url, 0)."""
+    """With plan.report_objects (`--json -v`, `--report`) only, since the last flush (and before the
+    UnitDone of a unit whose objects they are): each object copied ("copied", src_url, dst_url, size,
+    source ETag, None), left unchanged by sync or found the same by check ("skipped", src_url,
+    dst_url, size, source ETag, the checksum that proved it or None), moved by mv ("moved", src_url,
+    dst_url, size, ETag, None) or deleted by sync --delete ("deleted", url, "dst", 0, None, None);
+    and always each object started over because its source changed ("restarted", src_url, dst_url,
+    0, None, None)."""
 
     wid: int
-    notes: list[tuple[str, str, str, int]]
+    notes: list[ObjectNote]
 
 
 @dataclass(frozen=True, slots=True)

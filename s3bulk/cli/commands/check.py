@@ -11,7 +11,7 @@ import typer
 from .. import props as P
 from ..options import (Concurrency, DstEndpoint, DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, HashCache,
                        Include, JournalOptions, Json, NoSign, PageSize, Params, PathStyle, Profile, Quiet, Region,
-                       RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc,
+                       RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncSrc,
                        Verbose, Workers, command, gather)
 
 if TYPE_CHECKING:
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 O = typer.Option
 Checksum = Annotated[bool, O("--checksum", help="compare content (ETag/MD5; local hashes cached), not only sizes")]
 OneWay = Annotated[bool, O("--one-way", help="do not report keys only in DST")]
+CheckDst = Annotated[Optional[str], typer.Argument(metavar="DST", show_default=False, help="s3://BUCKET[/PREFIX] or a local directory (with --against-report, the one argument is DST)")]
+CheckReport = Annotated[Optional[str], O("--report", metavar="FILE", help="write one row per key to FILE (.csv with a header, or .jsonl): same, differs, missing (only in SRC) or extra (only in DST), with source, destination, size and ETag")]
+AgainstReport = Annotated[Optional[str], O("--against-report", metavar="FILE", help="check DST against a report of copy, sync or mv (--report) instead of against SRC: every object it says landed must be at DST with its size (and ETag, when both are single-part MD5s); give DST alone")]
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class CheckChoice:
 
 
 def parameters(
-    src: SyncSrc, dst: SyncDst,
+    src: SyncSrc, dst: CheckDst = None,
     checksum: Checksum = False, one_way: OneWay = False, hash_cache: HashCache = None,
     workers: Workers = 0, concurrency: Concurrency = None, page_size: PageSize = 1000,
     include: Include = None, exclude: Exclude = None,
@@ -49,16 +52,28 @@ def parameters(
     dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
+    report: CheckReport = None, against_report: AgainstReport = None,
     sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,  # SSE-C keys
     sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,                                                # to read both
 ) -> None:
     """Compare SRC with DST as sync would, changing nothing: print each key only in SRC, only in
-    DST, or that differs (by size, or with --checksum by content); exit 0 when identical, 1 when not."""
+    DST, or that differs (by size, or with --checksum by content); exit 0 when identical, 1 when not.
+
+    With --against-report FILE, DST alone is checked against a report a copy, sync or mv wrote."""
     # The declaration of check's parameters: their values reach _check, by name.
 
 
 def _check(params: Params) -> None:
     from ..run import run_transfer
+
+    if params["against_report"] is not None:
+        from ..receipt import check_against_report
+
+        return check_against_report(params)
+    if params["dst"] is None:
+        from ...errors import UsageError
+
+        raise UsageError("check needs SRC and DST (or --against-report FILE and DST)")
 
     options = gather(CheckChoice, params).sync_options()
     run_transfer("check", replace(RunOptions.of(params), journal=JournalOptions(no_journal=True)), options)
@@ -73,4 +88,8 @@ EXAMPLES = (
      "s3bulk check ./photos/ s3://bucket/photos/ --checksum --one-way"),
     ("Compare two buckets, one JSON line per difference",
      "s3bulk check s3://src/data/ s3://dst/data/ --json"),
+    ("Keep a row per key (same, differs, missing, extra) in a report",
+     "s3bulk check s3://src/data/ s3://dst/data/ --report check.csv"),
+    ("Check that everything a copy's report says landed is still at DST, unchanged",
+     "s3bulk check --against-report photos.csv s3://backup/photos/"),
 )

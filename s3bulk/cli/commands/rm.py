@@ -12,7 +12,7 @@ import typer
 from ...errors import S3BulkError
 from .. import shell
 from ..options import (Endpoint, Exclude, FilterOptions, Include, JournalPath, MaxRps, NoJournal, NoSign,
-                       PathStyle, Profile, Region, Retries, S3Connection)
+                       PathStyle, Profile, Region, Report, Retries, S3Connection)
 from ..shell import quiet_broken_pipe
 
 
@@ -25,7 +25,7 @@ def rm_command(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="one line per deleted key"),
     concurrency: int = typer.Option(8, "--concurrency", "-c", metavar="N", min=1, help="DeleteObjects requests (1,000 keys each) in flight"),
     resume: bool = typer.Option(False, "--resume", help="continue an interrupted rm from its journal: list only what it had not deleted (no journal, or nothing left: runs as usual, exit 0)"),
-    journal: JournalPath = None, no_journal: NoJournal = False,
+    journal: JournalPath = None, no_journal: NoJournal = False, report: Report = None,
     retries: Retries = 5, max_rps: MaxRps = 0.0,
     all_versions: bool = typer.Option(False, "--all-versions", help="delete every version and delete marker for good (without it a versioned bucket keeps them and gets delete markers, as S3 does)"),
     incomplete_uploads: bool = typer.Option(False, "--incomplete-uploads", help="instead of objects, abort the multipart uploads left open under URL (by a killed run or another tool: no listing shows them, and their parts are billed); with --dry-run, list them"),
@@ -70,7 +70,7 @@ def rm_command(
                     dry_run=dry_run, all_objects=all_objects, on_key=on_key, concurrency=concurrency,
                     journal=None if no_journal else journal, default_journal=not no_journal, resume=resume,
                     on_notice=lambda line: print(f"s3bulk: {line}", file=sys.stderr, flush=True),
-                    max_rps=max_rps, retries=retries, all_versions=all_versions)
+                    max_rps=max_rps, retries=retries, all_versions=all_versions, report=report)
     except KeyboardInterrupt:
         argv = [a for a in (shell.ARGV or ["rm", url]) if a != "--resume"]
         how = ("resume with: " + shlex.join(["s3bulk", *argv, "--resume"])) if not no_journal and not dry_run \
@@ -114,6 +114,8 @@ EXAMPLES = (
      "s3bulk rm s3://bucket --all --all-versions"),
     ("Continue an interrupted rm",
      "s3bulk rm s3://bucket/tmp/ --resume"),
+    ("Keep a row per key, deleted or failed, as evidence of what went",
+     "s3bulk rm s3://bucket/tmp/ --report rm.csv"),
     ("List the multipart uploads left open under a prefix (a killed run's), then abort them",
      "s3bulk rm s3://bucket/backups/ --incomplete-uploads --dry-run"),
 )

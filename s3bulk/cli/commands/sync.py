@@ -12,7 +12,7 @@ from .. import props as P
 from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyPartSize, CopyThreshold, DstEndpoint,
                        DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, FilesFrom, FilesFromFormat, HashCache,
                        Include, Json, JournalDir, JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps,
-                       NoJournal, NoSign, PageSize, Params, PartSize, PathStyle, Profile, Quiet, Region,
+                       NoJournal, NoSign, PageSize, Params, PartSize, PathStyle, Profile, Quiet, Region, Report,
                        RequestDeadline, RequestTimeout, Resume, Retries, RetryMaxTime, RunOptions, ShowProgress,
                        SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose,
                        Workers, command, gather)
@@ -63,6 +63,7 @@ def parameters(
     dst_endpoint_url: DstEndpoint = None, dst_profile: DstProfile = None, dst_region: DstRegion = None,
     dst_no_sign_request: DstNoSign = None,
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
+    report: Report = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
     resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
     no_journal: NoJournal = False,
@@ -106,4 +107,6 @@ EXAMPLES = (
      "s3bulk sync s3://bucket/site/ s3://mirror/site/ --checksum"),
     ("Sync only the .html objects",
      "s3bulk sync ./site/ s3://bucket/site/ --include '*.html'"),
+    ("A row per object: copied, skipped (unchanged), deleted or failed, as JSON Lines",
+     "s3bulk sync ./site/ s3://bucket/site/ --delete --report sync.jsonl"),
 )

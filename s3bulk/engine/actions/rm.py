@@ -49,8 +49,14 @@ class RmResult:
 def rm(url: str, s3: S3Options | None, rules: Filters, *, dry_run: bool = False, all_objects: bool = False,
        on_key: OnKey | None = None, concurrency: int = 8, journal: str | None = None, resume: bool = False,
        default_journal: bool = False, on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0,
-       retries: int = 5, all_versions: bool = False) -> RmResult:
+       retries: int = 5, all_versions: bool = False, report: str | None = None) -> RmResult:
     """Delete what URL names, in an event loop of its own (api.rm says what each argument means)."""
+    if report is not None:
+        from ..report import check_report_path
+
+        check_report_path(report)
+        if dry_run or all_versions:
+            raise UsageError("--report goes with a real rm, not --dry-run or --all-versions")
     if all_versions:
         if resume:
             raise UsageError("--all-versions keeps no journal: run it again instead of --resume")
@@ -60,7 +66,7 @@ def rm(url: str, s3: S3Options | None, rules: Filters, *, dry_run: bool = False,
                          "in the API: journal=PATH)")
     return asyncio.run(_rm(url, s3, rules, dry_run, all_objects, on_key, concurrency,
                            None if dry_run else journal, resume, default_journal and not dry_run,
-                           on_notice or (lambda line: None), max_rps, retries))
+                           on_notice or (lambda line: None), max_rps, retries, report))
 
 
 def _rm_versions(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
@@ -77,7 +83,7 @@ def _rm_versions(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, 
 async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
               on_key: OnKey | None, concurrency: int, journal_path: str | None,
               resume: bool, default_journal: bool, notice: Callable[[str], None], max_rps: float = 0.0,
-              retries: int = 5) -> RmResult:
+              retries: int = 5, report: str | None = None) -> RmResult:
     from ...stores import StoreOptions, Writer, open_store
     from ...stores.resilient import ResilienceOptions
     from ..listing.split import list_in_order
@@ -110,6 +116,12 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
             notice(f"nothing to resume (no journal at {run_journal.path}): starting from the beginning")
         elif run_journal.resumed:
             result.resumed_deleted = run_journal.done_totals()[0]
+    rows = None
+    if report is not None:  # a resumed rm continues its report; a row goes out before its key's delete does
+        from ..report import ReportWriter, outside
+
+        outside(report, src)
+        rows = ReportWriter(report, "rm", resume=run_journal is not None and run_journal.resumed)
     store = await open_store(src, StoreOptions(resilience=ResilienceOptions(retries=retries, max_rps=max_rps)))
     note = on_key or (lambda u, why: None)
     allowed = rules.compiled().allows if rules else None
@@ -117,11 +129,27 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
     tasks: set[asyncio.Task[None]] = set()
 
     async def delete(batch: list[str], after: str | None, until: str | None) -> None:
+        if rows is not None and batch:
+            # written before the request: a kill while it is on the wire (the keys may be gone, the
+            # range not journaled, so a resume would never list them again) leaves them named
+            for key in batch:
+                rows.row("deleted", "", src.url_for(key))
+            rows.flush()
         try:
             writer = cast(Writer, store)  # checked below, before the first batch
             failed = dict(await writer.delete_many(batch)) if not dry_run and batch else {}
+        except BaseException as exc:
+            if rows is not None and batch and not isinstance(exc, asyncio.CancelledError):
+                for key in batch:
+                    rows.row("failed", "", src.url_for(key), error=str(exc))
+                rows.flush()
+            raise
         finally:
             window.release()
+        if rows is not None and failed:  # the later row wins: refused, not deleted
+            for refused, reason in failed.items():
+                rows.row("failed", "", src.url_for(refused), error=reason)
+            rows.flush()
         for key in batch:
             why = failed.get(key)
             if why is None:
@@ -167,6 +195,8 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
         for t in tasks:
             t.cancel()
         await store.close()
+        if rows is not None:
+            rows.close()
         if run_journal is not None:
             run_journal.finish(complete=complete)
             if complete:

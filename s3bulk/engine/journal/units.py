@@ -52,7 +52,7 @@ import os
 import sqlite3
 import time
 from bisect import bisect_right
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ...errors import UsageError
 from ...model import WorkUnit
@@ -356,6 +356,9 @@ class Journal:
         self.done_keys: dict[str, int] = {}  # objects finished in units not finished (resume skips them)
         self._unlink_after_commit: list[str] = []  # per-page object logs whose unit is committed done
         self.stale_uploads: list[dict[str, Any]] = []  # from a replaced journal: to abort
+        # called first in every commit: a report's rows are on disk before a unit is recorded done
+        # (engine/report.py), so a resume that skips the unit owes no rows for it
+        self.before_commit: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ opening
 
@@ -587,6 +590,8 @@ class Journal:
 
     def commit(self) -> None:
         self._last_commit = time.monotonic()
+        if self.before_commit is not None:
+            self.before_commit()
         if self.db is None:
             return
         if not self._ops:
@@ -618,6 +623,8 @@ class Journal:
         if self.db is None:
             return
         if complete:
+            if self.before_commit is not None:  # the report's last rows before the journal goes
+                self.before_commit()
             self.db.close()
             self.db = None
             remove_files(self.path)

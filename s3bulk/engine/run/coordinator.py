@@ -39,10 +39,10 @@ from typing import Any, Callable
 
 from .peak_rss import peak_rss_bytes
 from ...model import Failure, Summary, WorkUnit
-from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone,
-                        UploadEnded, UploadStarted, WorkerMessage)
+from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned, ProgressReport,
+                        UnitDone, UploadEnded, UploadStarted, WorkerMessage)
 from ..listing import hints
-from ..events import Copied, Deleted, Event, Progress, Restarted, Stopping
+from ..events import Copied, Deleted, Event, Progress, Restarted, Skipped, Stopping
 from ..plan import Plan
 from ..listing.units import join_units
 
@@ -362,17 +362,21 @@ def _restart_reason(plan: Plan) -> str:
     return (SourceFileChanged if plan.src.kind == "local" else SourceChanged).final_message
 
 
-def _emit_objects(emit: Emit, notes: list[tuple[str, str, str, int]], restart_reason: str) -> None:
-    """Per-object notes (plan.report_objects) as events: Copied, and Deleted (side "src" for mv's
-    sources, "dst" for sync --delete); and, whatever report_objects says, Restarted for an object
-    started over because its source changed while it was read."""
-    for kind, url, other, size in notes:
+def _emit_objects(emit: Emit, notes: list[ObjectNote], restart_reason: str) -> None:
+    """Per-object notes (plan.report_objects) as events: Copied, Skipped, and Deleted (side "src"
+    for mv's sources, "dst" for sync --delete); and, whatever report_objects says, Restarted for an
+    object started over because its source changed while it was read."""
+    for kind, url, other, size, etag, checksum in notes:
         if kind == "copied":
-            emit(Copied(url, other, size))
+            emit(Copied(url, other, size or 0, etag))
+        elif kind == "skipped":
+            emit(Skipped(url, other, size, etag, checksum))
         elif kind == "restarted":
             emit(Restarted(url, other, restart_reason))
+        elif kind == "moved":
+            emit(Deleted(url, "src", other, size, etag))
         else:
-            emit(Deleted(url, "src" if other == "src" else "dst"))
+            emit(Deleted(url, "dst"))
 
 
 def _request_stop(p: Any) -> None:

@@ -35,7 +35,7 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
         start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
         files_from: str | None = None, files_from_format: str = "auto", default_journal: bool = False,
         around_run: Callable[[], ContextManager[Any]] | None = None, runner: Runner | None = None, move: bool = False,
-        report_objects: bool = False, journal_dir: str | None = None) -> Summary:
+        report_objects: bool = False, journal_dir: str | None = None, report: str | None = None) -> Summary:
     """Run `command` ("copy", "mv", "sync" or "check") from SRC to DST and return its summary.
 
     `sync_options` is None for a copy or mv. `default_journal`: keep a journal at the per-run
@@ -44,6 +44,8 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
     receives Copied and Deleted per object (`--json -v`). `around_run()` is a context entered just
     around the run itself (the CLI's display and signal handling). `runner`: where the units run
     instead of this machine's worker processes (handles.py; s3bulk.cluster.runner_for makes a Dask one).
+    `report`: a file (.csv or .jsonl) that gets one row per object (engine/report.py); a resumed run
+    appends to it, so the file names every object of the job with its final outcome.
     Raises S3BulkError for anything that stops the run from starting."""
     from ..planner import build_plan, names_nothing
     from .launch import run_plan
@@ -60,6 +62,12 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
     if resume and (dry_run or (journal is None and not default_journal)):
         raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
                          "in the API: journal=PATH)")
+    if report is not None:
+        from ..report import check_report_path
+
+        check_report_path(report)
+        if dry_run and not (sync_options is not None and sync_options.check):
+            raise UsageError("--report goes with a real run, not --dry-run")
     manifest, manifest_name = spool_manifest(files_from, files_from_format, src_s3)
     spooled = manifest if manifest != files_from else None
     if spooled:
@@ -76,7 +84,7 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
             # `mv ... --resume` run again after it completed: the sources are gone, which is done
             events.notify(Notice(f"nothing left to move under {src}"))
             return Summary()
-        if report_objects:
+        if report_objects or report is not None:
             plan = dataclasses.replace(plan, report_objects=True)
         run_journal = None
         if not dry_run and (journal is not None or default_journal):
@@ -89,7 +97,11 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
                 prune_stale(os.path.dirname(path), keep=path)
             if run_journal.nothing_to_resume:
                 events.notify(Notice(f"nothing to resume (no journal at {path}): starting from the beginning"))
-        with around_run() if around_run is not None else contextlib.nullcontext():
+        with contextlib.ExitStack() as stack:
+            if report is not None:
+                events = stack.enter_context(_open_report(report, command, plan, run_journal, events,
+                                                          report_objects))
+            stack.enter_context(around_run() if around_run is not None else contextlib.nullcontext())
             summary = run_plan(plan, events, start=start, should_stop=should_stop, journal=run_journal,
                                runner=runner)
     finally:
@@ -97,6 +109,28 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
             os.unlink(spooled)
     summary.dry_run = dry_run
     return summary
+
+
+def _open_report(path: str, command: str, plan: Any, journal: Any, then: Subscriber,
+                 report_objects: bool) -> Any:
+    """The run's ReportWriter (engine/report.py) in front of its subscriber: appending when the
+    journal resumes a stopped run (with a row for each object that run finished but had not written
+    yet), written before every journal commit."""
+    from ..report import ReportWriter, outside
+
+    if plan.single_key is None:  # (one object: its directory may hold the report)
+        outside(path, plan.src, plan.dst)
+    resumed = journal is not None and journal.resumed
+    writer = ReportWriter(path, command, resume=resumed, then=then, pass_objects=report_objects)
+    try:
+        if resumed:
+            writer.catch_up(journal.done_keys, plan.src.url_for, lambda key: plan.dst.url_for(plan.keymap(key)))
+        if journal is not None:
+            journal.before_commit = writer.flush
+    except BaseException:
+        writer.close()
+        raise
+    return writer
 
 
 def spool_manifest(files_from: str | None, fmt: str, s3: S3Options | None) -> tuple[str | None, str | None]:

@@ -32,8 +32,8 @@ from ...stores import Writer, open_store
 from ...stores.local.store import LandingRefused, allow_landing, stop_landing, writes_in_threads
 from ..journal.units import ObjectLog, UploadLog, page_skipped
 from ..events import Difference, DryRunAction, PlannedEvent
-from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectsReported, Planned, ProgressReport, UnitDone,
-                        WorkerMessage, upload_message)
+from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned, ProgressReport,
+                        UnitDone, WorkerMessage, upload_message)
 from ..loop import install_loop_policy, new_loop
 from .inflight import TICK, InFlight
 from ..plan import Plan
@@ -45,11 +45,12 @@ _STOP = object()
 
 
 class _UnitState:
-    __slots__ = ("remaining", "done", "failed", "incomplete", "copied_bytes", "log", "moved")
+    __slots__ = ("remaining", "done", "failed", "incomplete", "copied_bytes", "log", "moved", "landed")
 
     def __init__(self, remaining: int, log: ObjectLog | None = None) -> None:
         self.remaining = remaining
         self.moved: list[str] = []  # `mv`: source keys whose copy landed, deleted when the page ends
+        self.landed: dict[str, tuple[int, str | None]] = {}  # mv with a report: key -> (size, source ETag)
         self.log = log  # where finished objects are recorded at once (resume skips them)
         self.failed = 0
         self.copied_bytes = 0
@@ -111,7 +112,7 @@ class Worker:
         self.bodies = ByteBudget(body_bytes)
         self.counters = Counters()
         self.failures: list[Failure] = []
-        self.objects: list[tuple[str, str, str, int]] = []  # plan.report_objects: sent with each flush
+        self.objects: list[ObjectNote] = []  # plan.report_objects: sent with each flush
         self.fatal: tuple[str, int] | None = None
         # set in run(), once the stores are open in this process
         self.transfer: Transfer
@@ -291,6 +292,7 @@ class Worker:
                 from ..sync.march import Comparator
 
                 self.comparator = Comparator(self.plan.sync.compare, src, dst, self.plan.sync.hash_cache)
+                self.comparator.record = self.plan.report_objects
             await self._loop(src)
         except S3BulkError as exc:
             self._send(Fatal(self.wid, self._why_not_reached(exc) or str(exc), exc.exit_code))
@@ -453,7 +455,7 @@ class Worker:
                 await objects.put((e, state))
             await state.done.wait()
             if state.moved:
-                state.failed += await self._delete_moved(src, state.moved)
+                state.failed += await self._delete_moved(src, state.moved, state.landed)
             log = state.log
             if log is not None:
                 log.close()
@@ -464,6 +466,9 @@ class Worker:
                                     seq=unit.seq)
                 self._send(Abandoned(self.wid, unit, True))
             else:
+                if self.objects:  # a report's rows of this unit reach the coordinator before its UnitDone
+                    self._send(ObjectsReported(self.wid, self.objects))
+                    self.objects = []
                 self._send(UnitDone(self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
                                     state.failed, log.path if log is not None and log.used else None))
         except Exception as exc:  # a bug: a unit task's exception would go unseen and the run wait forever
@@ -564,6 +569,10 @@ class Worker:
         else:
             self.counters.skipped += 1
             self.counters.skipped_bytes += s.size or 0
+            if self.plan.report_objects:
+                plan = self.plan
+                self.objects.append(("skipped", plan.src.url_for(s.key), plan.dst.url_for(plan.keymap(s.key)),
+                                     s.size, s.etag, self.comparator.checksums.pop(s.key, None)))
 
     @staticmethod
     async def _head_or_none(store: Any, key: str) -> ObjectInfo | None:
@@ -574,7 +583,7 @@ class Worker:
         except NotFound:
             return None
 
-    async def _delete_moved(self, src: Any, keys: list[str]) -> int:
+    async def _delete_moved(self, src: Any, keys: list[str], landed: dict[str, tuple[int, str | None]]) -> int:
         """`mv`: delete the source keys whose copy landed (each was written whole and checked by the
         destination: CRC32 on S3 PUTs and parts, the byte count before a local rename); returns how
         many could not be deleted (reported as failures, so the unit is redone on resume)."""
@@ -586,7 +595,7 @@ class Worker:
                 refused = [(k, str(exc)) for k in keys[i:i + 1000]]
             self.counters.deleted += len(keys[i:i + 1000]) - len(refused)
             if self.plan.report_objects:
-                self._report_deleted(keys[i:i + 1000], refused, self.plan.src.url_for, "src")
+                self._report_moved(keys[i:i + 1000], refused, landed)
             for key, why in refused:
                 failed += 1
                 self.counters.failed += 1
@@ -605,9 +614,18 @@ class Worker:
             self.failures.append(Failure("delete", self.plan.dst.url_for(key), "", why, "DeleteFailed"))
 
     def _report_deleted(self, keys: list[str], refused: list[tuple[str, str]], url_for: Any, side: str) -> None:
-        """--json -v: one "deleted" note per key the store removed (side: "src" for mv, "dst" for sync)."""
+        """--json -v: one "deleted" note per key the store removed (sync --delete's DST keys)."""
         gone = {k for k, _ in refused}
-        self.objects.extend(("deleted", url_for(k), side, 0) for k in keys if k not in gone)
+        self.objects.extend(("deleted", url_for(k), side, 0, None, None) for k in keys if k not in gone)
+
+    def _report_moved(self, keys: list[str], refused: list[tuple[str, str]],
+                      landed: dict[str, tuple[int, str | None]]) -> None:
+        """mv: one "moved" note per source key deleted once its copy landed (with where it landed,
+        its size and ETag: None for one an interrupted run had copied)."""
+        plan = self.plan
+        gone = {k for k, _ in refused}
+        self.objects.extend(("moved", plan.src.url_for(k), plan.dst.url_for(plan.keymap(k)),
+                             *landed.get(k, (None, None)), None) for k in keys if k not in gone)
 
     def _dry(self, to_copy: list[ObjectInfo], doomed: list[str], absent: set[str]) -> list[ObjectInfo]:
         """In a dry run, tell the coordinator what would happen (engine/events.py; its subscribers print it)
@@ -664,6 +682,8 @@ class Worker:
                     state.log.add(info.key, size)
                 if self.plan.move:
                     state.moved.append(info.key)
+                    if self.plan.report_objects:
+                        state.landed[info.key] = (size, info.etag)
                 state.finished()
             except asyncio.CancelledError:
                 raise
@@ -691,11 +711,12 @@ class Worker:
         """An object started over because its source changed while it was read: always told
         (a "restarted" event), not only with -v."""
         plan = self.plan
-        self.objects.append(("restarted", plan.src.url_for(key), plan.dst.url_for(plan.keymap(key)), 0))
+        self.objects.append(("restarted", plan.src.url_for(key), plan.dst.url_for(plan.keymap(key)), 0, None, None))
 
     def _report_copied(self, info: ObjectInfo, size: int) -> None:
         plan = self.plan
-        self.objects.append(("copied", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)), size))
+        self.objects.append(("copied", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)), size,
+                             info.etag, None))
 
     def _record_failure(self, info: ObjectInfo, exc: Exception) -> None:
         plan = self.plan

@@ -145,6 +145,10 @@ class Comparator:
         self.compare = compare
         self.src, self.dst = src, dst
         self._cache = None
+        # with a report: key -> "ALGORITHM:value" of the checksum that proved it the same ("etag:"
+        # for an ETag computed from a local file), taken by the worker as it reports the key
+        self.record = False
+        self.checksums: dict[str, str] = {}
         if compare == "checksum":
             from .hashcache import HashCache
 
@@ -180,6 +184,8 @@ class Comparator:
         a = await self._etag(self.src, s, self.dst, d)
         b = await self._etag(self.dst, d, self.src, s)
         if a is not None and a == b:
+            if self.record and s.etag is None:  # computed from the local file: the report keeps it
+                self.checksums[s.key] = f"etag:{a}"
             return True
         by_sum = await self._same_checksum(s, d)
         if by_sum is not None:
@@ -198,6 +204,8 @@ class Comparator:
         dst_sum = await _object_checksum(self.dst, d.key)
         if src_sum is not None and dst_sum is not None:
             if src_sum.algorithm == dst_sum.algorithm and src_sum.kind == dst_sum.kind == "FULL_OBJECT":
+                if self.record and src_sum.value == dst_sum.value:
+                    self.checksums[s.key] = f"{src_sum.algorithm}:{src_sum.value}"
                 return src_sum.value == dst_sum.value
             return None
         for local, info, remote, other, remote_sum in ((self.src, s, self.dst, d, dst_sum),
@@ -216,6 +224,8 @@ class Comparator:
 
             mine = await asyncio.to_thread(self._cache.checksum, os.path.join(root, info.key),
                                            remote_sum.algorithm, part)
+            if self.record and mine == remote_sum.value:
+                self.checksums[s.key] = f"{remote_sum.algorithm}:{mine}"
             return mine == remote_sum.value
         return None
 
