@@ -145,6 +145,7 @@ class Coordinator:
                 self.phase = Phase.COPYING
         elif isinstance(msg, UnitDone):
             self.pending -= 1
+            summary.counters.units += 1
             if msg.failed:
                 self.unit_failures += 1  # a resume does the unit again (its object log keeps the rest)
             elif journal is not None:
