@@ -14,6 +14,7 @@ from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, 
                        Params, PartSize, PathStyle, Profile, Quiet, Region, RequestDeadline, RequestTimeout,
                        Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile,
                        SrcRegion, Threshold, Verbose, VersionId, Workers, command)
+from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 
 CopySrc = Annotated[str, typer.Argument(metavar="SRC", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file")]
 CopyDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)")]
@@ -50,6 +51,7 @@ def parameters(
     checksum_algorithm: ChecksumAlgorithm = None,
     version_id: VersionId = None, all_versions: AllVersions = False, include_delete_markers: IncludeDeleteMarkers = False,
     as_of: AsOf = None,
+    metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object).
 

@@ -16,6 +16,7 @@ from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyPa
                        RequestDeadline, RequestTimeout, Resume, Retries, RetryMaxTime, RunOptions, ShowProgress,
                        SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose,
                        Workers, command, gather)
+from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -79,6 +80,7 @@ def parameters(
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
     checksum_algorithm: ChecksumAlgorithm = None,
+    metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
