@@ -88,4 +88,6 @@ EXAMPLES = (
      "s3bulk copy s3://bucket/docs/ s3://backup/docs/ --all-versions"),
     ("Copy each key as it was at a moment in the past",
      "s3bulk copy s3://bucket/docs/ ./docs/ --as-of 2026-11-01T00:00:00Z"),
+    ("Let Prometheus on another machine scrape the copy's metrics, the final counts included",
+     "s3bulk copy s3://bucket/logs/ ./logs/ --metrics 0.0.0.0:9100 --metrics-linger 60"),
 )

@@ -20,7 +20,7 @@ from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 def rm_command(
     url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET/PREFIX/ (everything under it), s3://BUCKET/KEY, or a local directory"),
     all_objects: bool = typer.Option(False, "--all", help="allow URL to be a whole bucket (every object in it)"),
-    dry_run: bool = typer.Option(False, "--dry-run", help="print what would be deleted; delete nothing"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print what would be deleted and how many requests it would take; delete nothing"),
     include: Include = None, exclude: Exclude = None,
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="one line per deleted key"),
@@ -122,7 +122,7 @@ def rm_command(
 
 
 EXAMPLES = (
-    ("Print what would be deleted under a prefix, deleting nothing",
+    ("Print what would be deleted under a prefix, and the requests it would take, deleting nothing",
      "s3bulk rm s3://bucket/tmp/ --dry-run"),
     ("Delete every object under it",
      "s3bulk rm s3://bucket/tmp/"),

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 O = typer.Option
 Delete = Annotated[bool, O("--delete", help="remove DST keys that SRC does not have (not those excluded)")]
-DryRun = Annotated[bool, O("--dry-run", help="print what would be copied and deleted; change nothing")]
+DryRun = Annotated[bool, O("--dry-run", help="print what would be copied and deleted, and the requests and bytes it would take; change nothing")]
 SizeOnly = Annotated[bool, O("--size-only", help="copy only when sizes differ")]
 ExactTimestamps = Annotated[bool, O("--exact-timestamps", help="copy when modification times differ at all (to local disk; to S3 as the default)")]
 Checksum = Annotated[bool, O("--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times")]
@@ -102,10 +102,12 @@ EXAMPLES = (
      "s3bulk sync s3://bucket/site/ ./site/"),
     ("Mirror a local directory to a bucket, deleting what it no longer has",
      "s3bulk sync ./site/ s3://bucket/site/ --delete"),
-    ("Print what a mirror would copy and delete, changing nothing",
+    ("Print what a mirror would copy and delete, and the requests it would send, changing nothing",
      "s3bulk sync ./site/ s3://bucket/site/ --delete --dry-run"),
     ("Compare content (ETag/MD5) instead of sizes and times",
      "s3bulk sync s3://bucket/site/ s3://mirror/site/ --checksum"),
     ("Sync only the .html objects",
      "s3bulk sync ./site/ s3://bucket/site/ --include '*.html'"),
+    ("Serve Prometheus metrics at http://127.0.0.1:9100/metrics while the sync runs",
+     "s3bulk sync s3://bucket/data/ s3://mirror/data/ --metrics :9100"),
 )
