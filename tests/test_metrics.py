@@ -156,3 +156,19 @@ def test_a_port_in_use_is_one_line_and_exit_2(cli, tmp_path):
                 f"s3bulk: error: --metrics 127.0.0.1:{port}: cannot listen there (Address already in use)"], run
     bad = cli("copy", str(tmp_path / "src"), str(tmp_path / "dst"), "--metrics", "nowhere")
     assert bad.code == 2 and len(bad.err.strip().splitlines()) == 1, bad
+
+
+def test_the_grafana_dashboard_asks_only_for_metrics_s3bulk_serves():
+    """docs/guides/s3bulk-grafana.json names no metric a run does not serve (a rename breaks it)."""
+    import re
+
+    from s3bulk.cli.metrics import MetricsServer
+
+    served = MetricsServer("127.0.0.1:0", "copy")
+    try:
+        names = {name for name, _ in scrape(served.url)}
+    finally:
+        served.close()
+    dashboard = (ROOT / "docs" / "guides" / "s3bulk-grafana.json").read_text()
+    asked = set(re.findall(r"\b(s3bulk_\w+)", dashboard))
+    assert asked and asked <= names, asked - names
