@@ -28,7 +28,7 @@ GET_ATTRIBUTES = "GET_ATTRIBUTES"
 ERROR = "error"
 
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx", ERROR)
-_CLASS = {1: "2xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}  # a 1xx is never the final answer
+STATUS_CLASS = {1: "2xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}  # status // 100 -> class (a 1xx is never final)
 
 # the lean path's own names for its requests (wire.py's `op`) -> the operation
 WIRE_OPS = {
@@ -52,7 +52,7 @@ def status_class(status: int | None) -> str:
     """"2xx" ... "5xx" for an HTTP status, "error" for none (the request got no answer)."""
     if status is None:
         return ERROR
-    return _CLASS.get(status // 100, ERROR)
+    return STATUS_CLASS.get(status // 100, ERROR)
 
 
 def botocore_op(name: str) -> str:

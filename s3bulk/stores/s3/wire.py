@@ -32,7 +32,7 @@ from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
 from ..local.bodies import FileBody
 from ..conditions import copy_source_if_match_header, if_match_header
-from ..requests import ERROR, WIRE_OPS, Counts, status_class
+from ..requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
 from .sigv4 import Credentials, Signer, canonical_query, uri_encode
 
 CredentialSource = Callable[[], Awaitable[Credentials | None]]
@@ -274,7 +274,7 @@ class S3Wire:
             counted = (WIRE_OPS.get(op, op), ERROR)
             counts[counted] = counts.get(counted, 0) + 1
             raise from_transport(exc, op=op, url=url, key=key) from exc
-        counted = (WIRE_OPS.get(op, op), status_class(resp.status))
+        counted = (WIRE_OPS.get(op, op), STATUS_CLASS.get(resp.status // 100, ERROR))
         counts[counted] = counts.get(counted, 0) + 1
         return resp
 
