@@ -175,3 +175,28 @@ def test_the_grafana_dashboard_asks_only_for_metrics_s3bulk_serves():
     dashboard = (ROOT / "docs" / "guides" / "s3bulk-grafana.json").read_text()
     asked = set(re.findall(r"\b(s3bulk_\w+)", dashboard))
     assert asked and asked <= names, asked - names
+
+
+def test_sync_watch_status_and_successive_runs_feed_the_metrics():
+    """What `sync --watch` hands its subscriber: WatchStatus (lag, changes handled since the watch
+    began, the feed's depth) and, sync after sync, Progress whose counts start again from zero;
+    the counters go on across the syncs."""
+    from s3bulk.cli.metrics import MetricsServer
+    from s3bulk.engine.events import Progress, Subscriber, WatchStatus
+    from s3bulk.model import Counters
+
+    served = MetricsServer("127.0.0.1:0", "sync")
+    relay = served.relay(Subscriber())
+    try:
+        relay.notify(Progress(Counters(done=3, done_bytes=30), True, 1.0, 1))
+        relay.notify(WatchStatus(2.5, 3, 7))
+        relay.notify(Progress(Counters(done=1, done_bytes=10), True, 0.2, 1))  # the next sync
+        relay.notify(WatchStatus(0.0, 4, None))
+        samples = scrape(served.url)
+    finally:
+        served.close()
+    assert value(samples, "s3bulk_objects_total", outcome="copied") == 4
+    assert value(samples, "s3bulk_object_bytes_total", outcome="copied") == 40
+    assert value(samples, "s3bulk_watch_lag_seconds") == 0.0
+    assert value(samples, "s3bulk_watch_changes_handled_total") == 4
+    assert value(samples, "s3bulk_watch_queue_depth") == 7  # not told since: as last told

@@ -88,7 +88,8 @@ class MetricsServer:
         self.watch_queue = Gauge("s3bulk_watch_queue_depth", "sync --watch: changes waiting at the feed",
                                  registry=r)
         self.started.labels(command).set(time.time())
-        self._last: dict[Any, float] = {}
+        self._last: dict[Any, float] = {}  # this run's totals as last served (new_run() forgets them)
+        self._handled = 0  # sync --watch: changes handled as last served
         self._ended = False
         self._scraped = threading.Event()
         self._server = _bind(host, port, self._app())
@@ -120,8 +121,11 @@ class MetricsServer:
             self.workers.set(workers)
 
     def watch(self, event: WatchStatus) -> None:
+        """`sync --watch`'s status: `handled` counts from the watch's start, across its syncs."""
         self.watch_lag.set(event.lag)
-        self._up(self.watch_handled, (), event.handled)
+        if event.handled > self._handled:
+            self.watch_handled.inc(event.handled - self._handled)
+            self._handled = event.handled
         if event.queue_depth is not None:
             self.watch_queue.set(event.queue_depth)
 

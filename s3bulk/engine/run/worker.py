@@ -244,7 +244,9 @@ class Worker:
                 c.throttled += stats.throttled
                 stats.retries = stats.throttled = 0
                 limiter = store.limiter  # the destination's when both have one: it is the one written to
-            counted = getattr(store, "requests", None)
+            counted, inner = None, store
+            while counted is None and inner is not None:  # through a wrapper that does not forward it
+                counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
             if counted:
                 take_requests(counted, c.requests)
         # the gauges, as changes since the last report (their sum over workers is the run's now)
