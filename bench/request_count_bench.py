@@ -6,7 +6,8 @@ per request, taken into the worker's counters at each flush) costs per object.
 Uploads and then downloads `--objects` objects of 100 B to and from versitygw on loopback (posix
 backend, data on /dev/shm), with one worker in-process (`-w 1`: the summary's CPU seconds are then
 the one process's), alternating the code of `--before` (default: the commit before the counting
-came) and of HEAD, each extracted with `git archive` and run with PYTHONPATH pointing at it. Prints
+came) and of HEAD (which goes first alternates too, and each bucket is removed after its runs, so
+the server holds the same for every run), each extracted with `git archive` and run with PYTHONPATH pointing at it. Prints
 the CPU microseconds per object of each run and the medians; also the cost of the counting itself,
 timed alone. versitygw: ~/.cache/s3bulk/bin/versitygw or .cache/bin/versitygw (bench/peers_bench.py
 builds it).
@@ -75,6 +76,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--before", default=BEFORE)
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the clean-up below runs
     work = Path(tempfile.mkdtemp(prefix="s3bulk-reqcount-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
     server = None
     try:
@@ -105,7 +107,8 @@ def main() -> None:
                    XDG_STATE_HOME=str(work / "state"))
         results: dict[tuple[str, str], list[float]] = {}
         for rep in range(args.reps):
-            for name, code in variants.items():
+            order = list(variants.items())
+            for name, code in (order if rep % 2 == 0 else order[::-1]):  # neither always goes first
                 bucket = f"b{rep}{name}"
                 (work / "gw" / bucket).mkdir()
                 for scen, a, b in (("upload", str(src), f"s3://{bucket}/"),
@@ -120,6 +123,7 @@ def main() -> None:
                     print(f"rep {rep} {scen:8} {name:6} {us:7.1f} us/object  {summary['elapsed_seconds']:.2f} s",
                           flush=True)
                 shutil.rmtree(work / f"dl-{bucket}", ignore_errors=True)
+                shutil.rmtree(work / "gw" / bucket, ignore_errors=True)  # the server holds the same each run
         for scen in ("upload", "download"):
             b, a = statistics.median(results[(scen, "before")]), statistics.median(results[(scen, "after")])
             print(f"{scen}: median CPU per object before {b:.1f} us, after {a:.1f} us ({a - b:+.1f} us)")
