@@ -26,6 +26,8 @@ RUN_COMMANDS = ("copy", "sync", "mv", "check")
 def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptions] = None) -> None:
     """Parse, run and render a copy, move, sync or check; exits with the documented code."""
     src, dst, output, journal = run.src, run.dst, run.output, run.journal
+    if run.metrics is not None and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
+        raise UsageError("--metrics goes with runs of many objects: not with a pipe ('-') or the versions options")
     if "-" in (src, dst) or run.expected_size is not None:  # one object from stdin or to stdout
         from .pipes import copy_pipe
 
