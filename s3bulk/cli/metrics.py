@@ -64,7 +64,7 @@ class MetricsServer:
                                ["outcome"], registry=r)
         self.bytes = Counter("s3bulk_object_bytes", "Bytes of the objects copied or skipped", ["outcome"],
                              registry=r)
-        self.requests = Counter("s3bulk_requests", "Requests sent to S3 by operation and status class "
+        self.requests = Counter("s3bulk_requests", "Requests sent by operation and status class "
                                 "(2xx, 3xx, 4xx, 5xx, error: no answer)", ["operation", "status"], registry=r)
         self.retries = Counter("s3bulk_retries", "Requests tried again (throttling, 5xx, dropped connections)",
                                registry=r)

@@ -21,8 +21,9 @@ costs one GET_TAGGING more where its properties are carried); an S3 source objec
 multipart threshold whose ETag says it was uploaded in N parts ("...-N") carries a COMPOSITE
 checksum, as s3bulk's and the AWS SDKs' uploads do, so it is read by its own N parts after one
 GET_ATTRIBUTES (one without such an ETag carries a full-object checksum or none); no request is
-retried, no source changes while it is copied, and no upload of an earlier stopped run is continued. Only requests to S3 are
-counted: local disk takes none, and a list/get server's GETs are not S3's.
+retried, no source changes while it is copied, and no upload of an earlier stopped run is
+continued; an object of a list/get server (whose listing gives no size) is taken to be small: one
+GET (and no bytes). Local disk takes no request.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def plan_copy(transfer: Any, info: ObjectInfo, planned: dict[str, int]) -> None:
     """Add to `planned` the requests `transfer` (one_object.Transfer) would send to copy `info`."""
     src, dst, opts = transfer.src, transfer.dst, transfer.options
     from_s3, to_s3 = src.location.kind == "s3", dst.location.kind == "s3"
+    gets = from_s3 or src.location.kind == "http"  # a list/get server's GETs are counted too
 
     def add(op: str, n: int = 1) -> None:
         planned[op] = planned.get(op, 0) + n
@@ -64,7 +66,7 @@ def plan_copy(transfer: Any, info: ObjectInfo, planned: dict[str, int]) -> None:
         add(COMPLETE_MULTIPART)
         return
     if size is None or size <= opts.multipart_threshold:
-        if from_s3:
+        if gets:
             add(GET)
         if to_s3:
             add(PUT)
@@ -78,6 +80,7 @@ def plan_copy(transfer: Any, info: ObjectInfo, planned: dict[str, int]) -> None:
             parts = uploaded_in
         if transfer.wants_src_props:
             add(HEAD)  # the properties the upload is created with
+    if gets:
         add(GET, parts)
     if to_s3:
         add(CREATE_MULTIPART)
