@@ -41,7 +41,8 @@ def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str
         "journal": summary.journal,
         "retries": c.retries, "throttled": c.throttled, "final_concurrency": c.concurrency,
         "failures_not_shown": summary.failures_dropped,
-        "requests": c.requests_by_operation(), "estimate": summary.estimate(),
+        "requests": c.requests_by_operation(),
+        "estimate": summary.estimate() if command != "check" else None,  # check is a dry run, never run for real
     }
 
 
