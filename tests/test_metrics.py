@@ -200,3 +200,17 @@ def test_sync_watch_status_and_successive_runs_feed_the_metrics():
     assert value(samples, "s3bulk_watch_lag_seconds") == 0.0
     assert value(samples, "s3bulk_watch_changes_handled_total") == 4
     assert value(samples, "s3bulk_watch_queue_depth") == 7  # not told since: as last told
+
+
+def test_rm_serves_its_deletes_and_requests(s3, endpoint, bucket, state_home):
+    for i in range(5):
+        s3.put_object(Bucket=bucket, Key=f"tmp/{i}", Body=b"x")
+    run = Running(["rm", f"s3://{bucket}/tmp/", "--endpoint-url", endpoint], state_home)
+    summary = run.summary()
+    final = scrape(run.url)
+    assert run.end() == 0, "".join(run.err)
+    assert summary["deleted"] == 5
+    assert value(final, "s3bulk_objects_total", outcome="deleted") == 5
+    assert value(final, "s3bulk_listed_keys_total") == 5
+    assert value(final, "s3bulk_requests_total", operation="DELETE", status="2xx") == 1
+    assert summary["requests"]["DELETE"] == {"2xx": 1}
