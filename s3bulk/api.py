@@ -27,7 +27,7 @@ from .engine.plan import TransferOptions
 from .engine.actions.rm import RmResult
 from .errors import UsageError
 from .config.filters import Filters
-from .model import Failure, ObjectInfo, Summary, WorkUnit
+from .model import Counters, Failure, ObjectInfo, Summary, WorkUnit
 from .config.urls import S3Options
 from .engine.actions.versions import VersionsResult
 from .engine.actions.receipt import ReceiptResult
@@ -291,7 +291,8 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
        subscriber: Subscriber | None = None, on_key: Callable[[str, str | None], None] | None = None,
        concurrency: int = 8, journal: str | None = None, resume: bool = False, default_journal: bool = False,
        on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0, retries: int = 5,
-       all_versions: bool = False, report: str | None = None) -> RmResult:
+       all_versions: bool = False, report: str | None = None,
+       on_progress: Callable[[Counters], None] | None = None) -> RmResult:
     """Delete every object URL names (read as `copy` reads SRC: one object, or everything under a
     prefix), listing in parallel and deleting in batches of 1,000 keys (S3 DeleteObjects), `concurrency`
     batches at once. A key the server refuses (an error inside DeleteObjects' 200 answer) is reported,
@@ -309,17 +310,26 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     a throttled or failed request, with AIMD on SlowDown as for copy).
     all_versions: delete every version and delete marker too (engine/actions/versions.py; no journal).
     report: a file (.csv or .jsonl) that gets a `deleted` or `failed` row per key (engine/report.py),
-    continued by a resumed run."""
+    continued by a resumed run.
+    on_progress: gets the counts so far (Counters: listed, deleted, failed, requests) about four
+    times a second and once at the end; a subscriber gets them as Progress events.
+    The RmResult's `requests` counts the requests sent by operation and status class; a dry run's
+    `estimate()` is what the real run would send (its listing, and a DELETE per 1,000 keys)."""
+    import time
+
     from .engine.actions import rm as engine
 
     if subscriber is not None:
         if on_key is not None or on_notice is not None:
             raise UsageError("give subscriber or on_key / on_notice, not both")
         on_key, on_notice = _rm_events(subscriber, dry_run)
+        if on_progress is None:
+            began, to = time.monotonic(), subscriber
+            on_progress = lambda c: to.notify(Progress(c, False, time.monotonic() - began, 1))  # noqa: E731
     return engine.rm(url, s3, _filters(include, exclude, filters), dry_run=dry_run, all_objects=all_objects,
                      on_key=on_key, concurrency=concurrency, journal=journal, resume=resume,
                      default_journal=default_journal, on_notice=on_notice, max_rps=max_rps, retries=retries,
-                     all_versions=all_versions, report=report)
+                     all_versions=all_versions, report=report, on_progress=on_progress)
 
 
 def _rm_events(to: Subscriber, dry_run: bool) -> tuple[Callable[[str, str | None], None], Callable[[str], None]]:

@@ -85,6 +85,17 @@ class Counters:
     # Sum over workers of their current request concurrency: workers send the change since their
     # last report, so the coordinator's sum is the run's concurrency now (where AIMD settled).
     concurrency: int = 0
+    # --metrics: requests sent, {(operation, status class): n} (stores/requests.py); work units
+    # finished (counted by the coordinator); and three gauges sent as changes like `concurrency`:
+    # transfers in flight, bytes of bodies held against the workers' budgets, and those budgets
+    requests: dict[tuple[str, str], int] = field(default_factory=dict)
+    units: int = 0
+    in_flight: int = 0
+    buffer_bytes: int = 0
+    buffer_limit: int = 0
+    # a dry run: the requests a real run would add to those the dry run sent itself, by operation
+    # (engine/transfer/estimate.py)
+    planned: dict[str, int] = field(default_factory=dict)
 
     def add(self, other: "Counters") -> None:
         self.listed += other.listed
@@ -102,16 +113,28 @@ class Counters:
         self.resumed += other.resumed
         self.resumed_bytes += other.resumed_bytes
         self.concurrency += other.concurrency
+        requests, planned = self.requests, self.planned
+        for key, n in other.requests.items():
+            requests[key] = requests.get(key, 0) + n
+        for op, n in other.planned.items():
+            planned[op] = planned.get(op, 0) + n
+        self.units += other.units
+        self.in_flight += other.in_flight
+        self.buffer_bytes += other.buffer_bytes
+        self.buffer_limit += other.buffer_limit
 
     def take(self) -> "Counters":
         """Return the counts so far and reset to zero (for periodic deltas)."""
         out = Counters(self.listed, self.listed_bytes, self.done, self.done_bytes,
                        self.failed, self.skipped, self.skipped_bytes, self.deleted, self.server_side,
                        self.retries, self.throttled, self.part_bytes, self.resumed, self.resumed_bytes,
-                       self.concurrency)
+                       self.concurrency, self.requests, self.units, self.in_flight, self.buffer_bytes,
+                       self.buffer_limit, self.planned)
         self.listed = self.listed_bytes = self.done = self.done_bytes = 0
         self.failed = self.skipped = self.skipped_bytes = self.deleted = self.server_side = 0
         self.retries = self.throttled = self.part_bytes = self.resumed = self.resumed_bytes = self.concurrency = 0
+        self.units = self.in_flight = self.buffer_bytes = self.buffer_limit = 0
+        self.requests, self.planned = {}, {}
         return out
 
     @property
@@ -121,7 +144,15 @@ class Counters:
 
     def __bool__(self) -> bool:
         return any((self.listed, self.done, self.failed, self.skipped, self.deleted, self.retries,
-                    self.throttled, self.part_bytes, self.resumed, self.concurrency))
+                    self.throttled, self.part_bytes, self.resumed, self.concurrency, self.requests, self.units,
+                    self.in_flight, self.buffer_bytes, self.buffer_limit, self.planned))
+
+    def requests_by_operation(self) -> dict[str, dict[str, int]]:
+        """{operation: {status class: n}}, as --json's summary carries them."""
+        out: dict[str, dict[str, int]] = {}
+        for (op, status), n in sorted(self.requests.items()):
+            out.setdefault(op, {})[status] = n
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +192,14 @@ class Summary:
     def ok(self) -> bool:
         return self.fatal is None and not self.interrupted and self.counters.failed == 0
 
+    def estimate(self) -> dict[str, object] | None:
+        """A dry run's estimate of the real run (None for a real run): the requests it would send
+        by operation (those the dry run sent itself listing and comparing, plus those its copies and
+        deletes would need: engine/transfer/estimate.py) and the bytes it would copy."""
+        if not self.dry_run:
+            return None
+        return dry_run_estimate(self.counters.requests, self.counters.planned, self.counters.done_bytes)
+
     def to_dict(self) -> dict[str, object]:
         """The counts and outcome as plain JSON-able values (what `--json`'s summary carries)."""
         c = self.counters
@@ -172,11 +211,23 @@ class Summary:
                 "interrupted": self.interrupted, "resumed_skipped": self.resumed_skipped,
                 "resumed_skipped_bytes": self.resumed_skipped_bytes, "journal": self.journal,
                 "retries": c.retries, "throttled": c.throttled,
+                "requests": c.requests_by_operation(), "estimate": self.estimate(),
                 "failures": [{"op": f.op, "src": f.src, "dst": f.dst, "error": f.error, "kind": f.kind}
                              for f in self.failures],
                 "failures_not_shown": self.failures_dropped,
                 "resume": None if self.resume is None else {"after": self.resume.after, "until": self.resume.until,
                                                             "token": self.resume.token, "seq": self.resume.seq}}
+
+
+def dry_run_estimate(sent: dict[tuple[str, str], int], planned: dict[str, int], nbytes: int) -> dict[str, object]:
+    """{"requests": {operation: n}, "bytes": n}: the requests a dry run sent (any status) plus
+    those it planned, and the bytes a real run would copy."""
+    requests: dict[str, int] = {}
+    for (op, _), n in sent.items():
+        requests[op] = requests.get(op, 0) + n
+    for op, n in planned.items():
+        requests[op] = requests.get(op, 0) + n
+    return {"requests": dict(sorted(requests.items())), "bytes": nbytes}
 
 
 # What an object carries besides its bytes. The system metadata S3 keeps as HTTP headers, in the

@@ -58,6 +58,10 @@ def test_one_big_object_is_moved_by_several_processes_byte_for_byte(s3, bucket, 
     assert helpers, "no helper process was started for the big object"
     assert (tmp_path / "out.bin").read_bytes() == body
     no_leftovers(tmp_path)
+    import json
+
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["requests"]["GET"] == {"2xx": 5}, summary["requests"]  # the helpers' parts counted too
 
 
 def test_a_part_failing_in_a_helper_fails_the_object_and_leaves_no_file(s3, bucket, tmp_path, make_fault_proxy,

@@ -66,6 +66,8 @@ Exclude = Annotated[Optional[list[str]], O("--exclude", metavar="GLOB", help="gl
 FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin; an S3 Inventory manifest.json, local or s3://) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
 FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv, inventory for manifest.json), lines, csv (S3 Batch Operations rows bucket,key with URL-encoded keys), or inventory (an S3 Inventory manifest.json, CSV format)")]
 Cluster = Annotated[Optional[str], O("--cluster", metavar="ADDRESS", help="run the work units as tasks on a Dask cluster: its scheduler (tcp://host:8786) or local[:N] (N worker processes here); needs pip install 's3bulk[dask]'")]
+Metrics = Annotated[Optional[str], O("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics at http://HOST:PORT/metrics while the run lasts (:PORT listens on 127.0.0.1; port 0 picks a free one, named on stderr)")]
+MetricsLinger = Annotated[float, O("--metrics-linger", metavar="SECONDS", min=0, help="with --metrics: after the run, keep serving until one scrape has read the final counts, at most this long")]
 HashCache = Annotated[Optional[str], O(metavar="FILE", help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)")]
 
 # S3 connection: both sides, then each side's overrides
@@ -337,6 +339,8 @@ class RunOptions:
     cluster: Optional[str] = None
     checksum_algorithm: Optional[str] = None
     expected_size: Optional[str] = None
+    metrics: Optional[str] = None      # --metrics HOST:PORT (cli/metrics.py)
+    metrics_linger: float = 0.0
 
     @classmethod
     def of(cls, params: Params) -> RunOptions:
@@ -346,7 +350,8 @@ class RunOptions:
                    output=gather(OutputOptions, params), filters=gather(FilterOptions, params),
                    props=gather(PropsOptions, params), manifest=gather_declared(ManifestOptions, params),
                    versions=gather(VersionsOptions, params), cluster=params.get("cluster"),
-                   checksum_algorithm=params.get("checksum_algorithm"), expected_size=params.get("expected_size"))
+                   checksum_algorithm=params.get("checksum_algorithm"), expected_size=params.get("expected_size"),
+                   metrics=params.get("metrics"), metrics_linger=params.get("metrics_linger") or 0.0)
 
 
 def transfer_options(run: RunOptions) -> TransferOptions:

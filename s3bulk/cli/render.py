@@ -41,6 +41,8 @@ def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str
         "journal": summary.journal,
         "retries": c.retries, "throttled": c.throttled, "final_concurrency": c.concurrency,
         "failures_not_shown": summary.failures_dropped,
+        "requests": c.requests_by_operation(),
+        "estimate": summary.estimate() if command != "check" else None,  # check is a dry run, never run for real
     }
 
 
@@ -319,6 +321,8 @@ class HumanRenderer(Renderer):
         if self.command == "sync":
             t.add_row("equal", f"{plural(d['skipped'], 'object')}, {human_bytes(d['skipped_bytes'])} (skipped)")
             t.add_row("would delete" if summary.dry_run else "deleted", plural(d["deleted"], "object"))
+        if (estimate := summary.estimate()) is not None and self.command != "check":
+            t.add_row("would send", estimate_text(estimate))
         if summary.resumed_skipped:
             t.add_row("resumed", f"{plural(summary.resumed_skipped, 'object')}, "
                       f"{human_bytes(summary.resumed_skipped_bytes)} done by the interrupted run (skipped)")
@@ -350,6 +354,14 @@ _ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
 def plural(n: int, noun: str) -> str:
     """'1 object', '2 objects', '1,000 objects'."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def estimate_text(estimate: dict[str, Any], moving: bool = True) -> str:
+    """A dry run's estimate in one line: '7 requests (LIST 1, PUT 3, ...), moving 19.1 MiB'."""
+    requests: dict[str, int] = estimate["requests"]
+    each = ", ".join(f"{op} {n:,}" for op, n in requests.items())
+    return (f"{plural(sum(requests.values()), 'request')}" + (f" ({each})" if each else "")
+            + (f", moving {human_bytes(estimate['bytes'])}" if moving else ""))
 
 
 def printable(text: str) -> str:

@@ -28,6 +28,8 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
     src, dst, output, journal = run.src, run.dst, run.output, run.journal
     if output.report is not None and ("-" in (src, dst) or run.versions.given):
         raise UsageError("--report goes with copies of objects under SRC, not with a pipe ('-') or versions")
+    if run.metrics is not None and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
+        raise UsageError("--metrics goes with runs of many objects: not with a pipe ('-') or the versions options")
     if "-" in (src, dst) or run.expected_size is not None:  # one object from stdin or to stdout
         from .pipes import copy_pipe
 
@@ -62,9 +64,14 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         with renderer, first_signal:
             yield
 
+    metrics = None
     try:
         journal.check()
         options = transfer_options(run)
+        if run.metrics is not None:  # listening before the run: a port in use stops it here
+            from .metrics import serve_metrics
+
+            metrics = serve_metrics(run.metrics, command, quiet=output.quiet)
         if run.versions.given:
             if command != "copy":
                 raise UsageError("--version-id, --all-versions and --as-of go with copy")
@@ -80,16 +87,21 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         manifest: dict[str, Any] = {} if run.manifest is None else {  # check reads no manifest
             "files_from": run.manifest.files_from, "files_from_format": run.manifest.files_from_format}
         summary = orchestrate(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
-                              subscriber=renderer, max_memory=max_memory(run),
+                              subscriber=metrics.relay(renderer) if metrics is not None else renderer,
+                              max_memory=max_memory(run),
                               journal=None if journal.no_journal else journal.journal,
                               default_journal=not journal.no_journal, resume=journal.resume,
                               filters=run.filters.filters(shell.ARGV), around_run=around_run, runner=runner,
                               move=command == "mv", report_objects=output.verbose and not output.quiet,
                               journal_dir=journal.journal_dir, report=output.report, **manifest)
     except S3BulkError as exc:
+        if metrics is not None:
+            metrics.close()
         renderer.error(str(exc), exc.exit_code)
         raise typer.Exit(exc.exit_code)
     renderer.finish(summary)
+    if metrics is not None:  # after the summary is out: a scraper may wait for it before the last scrape
+        metrics.close(run.metrics_linger)
     if summary.interrupted:
         c = summary.counters
         if summary.journal:

@@ -570,6 +570,8 @@ class _Collector:
     def result(self) -> list[WorkerMessage]:
         # a task's request concurrency is gone when it ends: report none (its delta would pile up)
         self.counters.concurrency = 0
+        # so are its transfers in flight and its byte budget (--metrics' gauges)
+        self.counters.in_flight = self.counters.buffer_bytes = self.counters.buffer_limit = 0
         return [ProgressReport(0, self.counters, self.failures), *self.messages]
 
 

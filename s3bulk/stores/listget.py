@@ -18,6 +18,7 @@ from ..http.client import HttpClient, HttpError, Response, proxy_for, retry_afte
 from ..model import ObjectInfo, Page, WorkUnit
 from ..config.urls import Location
 from .base import Features
+from .requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
 
 
 class MalformedListing(StoreError):
@@ -43,6 +44,7 @@ class ListGetStore:
             raise UsageError(f"only http:// proxies are supported for list/get servers (HTTP_PROXY is {proxy.split('@')[-1]})")
         self.client = HttpClient(parts.hostname or "127.0.0.1", parts.port or 80,
                                  max_connections=max_connections, timeout=timeout, proxy=proxy)
+        self.requests: Counts = {}  # by (operation, status class): stores/requests.py
 
     async def close(self) -> None:
         await self.client.close()
@@ -53,10 +55,15 @@ class ListGetStore:
         server's Retry-After) and other 5xx (Transient) are retried by the resilient wrapper
         (open_store) with backoff, as for every store."""
         url = f"{self.location.root}{target}"
+        counts = self.requests
         try:
             resp = await self.client.request(method, self.base_path + target, headers)
         except HttpError as exc:
+            counted = (WIRE_OPS.get(op, op), ERROR)
+            counts[counted] = counts.get(counted, 0) + 1
             raise from_transport(exc, op=op, url=url, key=key) from exc
+        counted = (WIRE_OPS.get(op, op), STATUS_CLASS.get(resp.status // 100, ERROR))
+        counts[counted] = counts.get(counted, 0) + 1
         if resp.status in (429, 503):
             raise Throttled(f"server busy ({resp.status})", op=op, url=url, key=key,
                             retry_after=retry_after(resp.headers))

@@ -289,6 +289,11 @@ class ResilientStore:
     def ordered(self) -> bool:
         return self.features.ordered
 
+    @property
+    def requests(self) -> dict[tuple[str, str], int] | None:
+        """The requests the store inside counts (stores/requests.py), None where it counts none."""
+        return getattr(self.inner, "requests", None)
+
     def unwrap(self) -> Any:
         """The store this one wraps."""
         return self.inner

@@ -13,6 +13,7 @@ from ..options import (Concurrency, DstEndpoint, DstNoSign, DstProfile, DstRegio
                        Include, JournalOptions, Json, NoSign, PageSize, Params, PathStyle, Profile, Quiet, Region,
                        RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncSrc,
                        Verbose, Workers, command, gather)
+from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -55,6 +56,7 @@ def parameters(
     report: CheckReport = None, against_report: AgainstReport = None,
     sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,  # SSE-C keys
     sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,                                                # to read both
+    metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
 ) -> None:
     """Compare SRC with DST as sync would, changing nothing: print each key only in SRC, only in
     DST, or that differs (by size, or with --checksum by content); exit 0 when identical, 1 when not.

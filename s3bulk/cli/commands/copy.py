@@ -14,6 +14,7 @@ from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, 
                        Params, PartSize, PathStyle, Profile, Quiet, Region, Report, RequestDeadline, RequestTimeout,
                        Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile,
                        SrcRegion, Threshold, Verbose, VersionId, Workers, command)
+from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 
 CopySrc = Annotated[str, typer.Argument(metavar="SRC", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file")]
 CopyDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)")]
@@ -51,6 +52,7 @@ def parameters(
     checksum_algorithm: ChecksumAlgorithm = None,
     version_id: VersionId = None, all_versions: AllVersions = False, include_delete_markers: IncludeDeleteMarkers = False,
     as_of: AsOf = None,
+    metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object).
 
@@ -89,4 +91,6 @@ EXAMPLES = (
      "s3bulk copy s3://bucket/docs/ s3://backup/docs/ --all-versions"),
     ("Copy each key as it was at a moment in the past",
      "s3bulk copy s3://bucket/docs/ ./docs/ --as-of 2026-11-01T00:00:00Z"),
+    ("Let Prometheus on another machine scrape the copy's metrics, the final counts included",
+     "s3bulk copy s3://bucket/logs/ ./logs/ --metrics 0.0.0.0:9100 --metrics-linger 60"),
 )

@@ -14,12 +14,13 @@ from .. import shell
 from ..options import (Endpoint, Exclude, FilterOptions, Include, JournalPath, MaxRps, NoJournal, NoSign,
                        PathStyle, Profile, Region, Report, Retries, S3Connection)
 from ..shell import quiet_broken_pipe
+from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 
 
 def rm_command(
     url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET/PREFIX/ (everything under it), s3://BUCKET/KEY, or a local directory"),
     all_objects: bool = typer.Option(False, "--all", help="allow URL to be a whole bucket (every object in it)"),
-    dry_run: bool = typer.Option(False, "--dry-run", help="print what would be deleted; delete nothing"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print what would be deleted and how many requests it would take; delete nothing"),
     include: Include = None, exclude: Exclude = None,
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="one line per deleted key"),
@@ -31,6 +32,7 @@ def rm_command(
     incomplete_uploads: bool = typer.Option(False, "--incomplete-uploads", help="instead of objects, abort the multipart uploads left open under URL (by a killed run or another tool: no listing shows them, and their parts are billed); with --dry-run, list them"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
+    metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
 ) -> None:
     """Delete every object under URL (or the one object it names), in batches of 1,000 keys.
 
@@ -64,13 +66,19 @@ def rm_command(
 
     if json_out:  # the stream begins with `start` and ends with `summary`, as copy's does
         print(dumps({"event": "start", "command": "rm", "src": url, "dst": None, "v": 1}), flush=True)
+    served = None
     try:
+        if metrics is not None:
+            from ..metrics import serve_metrics
+
+            served = serve_metrics(metrics, "rm")
         result = rm(url, s3=s3, filters=[r for r in (("include" if keep else "exclude", g) for keep, g in
                                                    FilterOptions(include, exclude).filters(shell.ARGV).rules)],
                     dry_run=dry_run, all_objects=all_objects, on_key=on_key, concurrency=concurrency,
                     journal=None if no_journal else journal, default_journal=not no_journal, resume=resume,
                     on_notice=lambda line: print(f"s3bulk: {line}", file=sys.stderr, flush=True),
-                    max_rps=max_rps, retries=retries, all_versions=all_versions, report=report)
+                    max_rps=max_rps, retries=retries, all_versions=all_versions, report=report,
+                    on_progress=served.progress if served is not None else None)
     except KeyboardInterrupt:
         argv = [a for a in (shell.ARGV or ["rm", url]) if a != "--resume"]
         how = ("resume with: " + shlex.join(["s3bulk", *argv, "--resume"])) if not no_journal and not dry_run \
@@ -78,6 +86,8 @@ def rm_command(
         print(f"s3bulk: interrupted; {how}", file=sys.stderr, flush=True)
         raise typer.Exit(shell.EXIT_INTERRUPTED)
     except S3BulkError as exc:
+        if served is not None:
+            served.close()
         if json_out:
             print(dumps({"event": "error", "error": str(exc), "v": 1}))
             print(dumps({"event": "summary", "command": "rm", "src": url, "ok": False, "deleted": 0, "failed": 0,
@@ -90,21 +100,29 @@ def rm_command(
     if json_out:
         print(dumps({"event": "summary", "command": "rm", "src": url, "ok": result.ok, "deleted": result.deleted,
                      "failed": len(result.failures), "dry_run": dry_run,
-                     "resumed_deleted": result.resumed_deleted, "fatal": None, "v": 1}))
+                     "resumed_deleted": result.resumed_deleted, "fatal": None,
+                     "requests": result.counters().requests_by_operation(), "estimate": result.estimate(),
+                     "v": 1}), flush=True)
     else:
         verb = "would delete" if dry_run else "deleted"
         tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
+        if (estimate := result.estimate()) is not None:
+            from ..render import estimate_text
+
+            tail += f"; would send {estimate_text(estimate, moving=False)}"
         if result.resumed_deleted:
             tail += f" ({result.resumed_deleted:,} deleted before the interruption)"
         if result.journal and result.failures:
             tail += "; after fixing the cause, the same command with --resume retries the rest"
         print(f"{verb} {plural(result.deleted, 'object')}{tail}", file=sys.stderr)
+    if served is not None:  # after the summary: a scraper may wait for it before the last scrape
+        served.close(metrics_linger)
     if result.failures:
         raise typer.Exit(shell.EXIT_FAILED)
 
 
 EXAMPLES = (
-    ("Print what would be deleted under a prefix, deleting nothing",
+    ("Print what would be deleted under a prefix, and the requests it would take, deleting nothing",
      "s3bulk rm s3://bucket/tmp/ --dry-run"),
     ("Delete every object under it",
      "s3bulk rm s3://bucket/tmp/"),

@@ -16,13 +16,14 @@ from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyPa
                        RequestDeadline, RequestTimeout, Resume, Retries, RetryMaxTime, RunOptions, ShowProgress,
                        SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose,
                        Workers, command, gather)
+from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
 
 O = typer.Option
 Delete = Annotated[bool, O("--delete", help="remove DST keys that SRC does not have (not those excluded)")]
-DryRun = Annotated[bool, O("--dry-run", help="print what would be copied and deleted; change nothing")]
+DryRun = Annotated[bool, O("--dry-run", help="print what would be copied and deleted, and the requests and bytes it would take; change nothing")]
 SizeOnly = Annotated[bool, O("--size-only", help="copy only when sizes differ")]
 ExactTimestamps = Annotated[bool, O("--exact-timestamps", help="copy when modification times differ at all (to local disk; to S3 as the default)")]
 Checksum = Annotated[bool, O("--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times")]
@@ -80,6 +81,7 @@ def parameters(
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
     checksum_algorithm: ChecksumAlgorithm = None,
+    metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
@@ -101,7 +103,7 @@ EXAMPLES = (
      "s3bulk sync s3://bucket/site/ ./site/"),
     ("Mirror a local directory to a bucket, deleting what it no longer has",
      "s3bulk sync ./site/ s3://bucket/site/ --delete"),
-    ("Print what a mirror would copy and delete, changing nothing",
+    ("Print what a mirror would copy and delete, and the requests it would send, changing nothing",
      "s3bulk sync ./site/ s3://bucket/site/ --delete --dry-run"),
     ("Compare content (ETag/MD5) instead of sizes and times",
      "s3bulk sync s3://bucket/site/ s3://mirror/site/ --checksum"),
@@ -109,4 +111,6 @@ EXAMPLES = (
      "s3bulk sync ./site/ s3://bucket/site/ --include '*.html'"),
     ("A row per object: copied, skipped (unchanged), deleted or failed, as JSON Lines",
      "s3bulk sync ./site/ s3://bucket/site/ --delete --report sync.jsonl"),
+    ("Serve Prometheus metrics at http://127.0.0.1:9100/metrics while the sync runs",
+     "s3bulk sync s3://bucket/data/ s3://mirror/data/ --metrics :9100"),
 )

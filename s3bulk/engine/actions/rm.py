@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Callable, cast
 
 from ...errors import NotFound, UsageError
 from ...config.filters import Filters
-from ...model import ObjectInfo, WorkUnit
+from ...model import Counters, ObjectInfo, WorkUnit, dry_run_estimate
 from ...config.urls import S3Options, parse_location
 
 __all__ = ["RmResult", "rm"]
@@ -37,10 +37,24 @@ class RmResult:
     resumed_deleted: int = 0
     nothing_left: bool = False
     journal: str | None = None
+    listed: int = 0
+    # requests sent, {(operation, status class): n} (stores/requests.py); a dry run's planned DELETEs
+    requests: dict[tuple[str, str], int] = field(default_factory=dict)
+    planned: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.failures
+
+    def estimate(self) -> dict[str, object] | None:
+        """A dry run's estimate of the real run: {"requests": {operation: n}, "bytes": 0} (the
+        listing it sent itself, and one DELETE per 1,000 keys); None for a real run."""
+        return dry_run_estimate(self.requests, self.planned, 0) if self.dry_run else None
+
+    def counters(self) -> Counters:
+        """The counts so far as a run's Counters (what --metrics serves)."""
+        return Counters(listed=self.listed, deleted=self.deleted, failed=len(self.failures),
+                        requests=dict(self.requests), planned=dict(self.planned))
 
     def __repr__(self) -> str:
         return f"RmResult(deleted={self.deleted}, failed={len(self.failures)}, dry_run={self.dry_run})"
@@ -49,8 +63,10 @@ class RmResult:
 def rm(url: str, s3: S3Options | None, rules: Filters, *, dry_run: bool = False, all_objects: bool = False,
        on_key: OnKey | None = None, concurrency: int = 8, journal: str | None = None, resume: bool = False,
        default_journal: bool = False, on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0,
-       retries: int = 5, all_versions: bool = False, report: str | None = None) -> RmResult:
-    """Delete what URL names, in an event loop of its own (api.rm says what each argument means)."""
+       retries: int = 5, all_versions: bool = False, report: str | None = None,
+       on_progress: Callable[[Counters], None] | None = None) -> RmResult:
+    """Delete what URL names, in an event loop of its own (api.rm says what each argument means).
+    `on_progress` gets the counts so far about four times a second and once at the end."""
     if report is not None:
         from ..report import check_report_path
 
@@ -66,7 +82,7 @@ def rm(url: str, s3: S3Options | None, rules: Filters, *, dry_run: bool = False,
                          "in the API: journal=PATH)")
     return asyncio.run(_rm(url, s3, rules, dry_run, all_objects, on_key, concurrency,
                            None if dry_run else journal, resume, default_journal and not dry_run,
-                           on_notice or (lambda line: None), max_rps, retries, report))
+                           on_notice or (lambda line: None), max_rps, retries, report, on_progress))
 
 
 def _rm_versions(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
@@ -83,10 +99,12 @@ def _rm_versions(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, 
 async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
               on_key: OnKey | None, concurrency: int, journal_path: str | None,
               resume: bool, default_journal: bool, notice: Callable[[str], None], max_rps: float = 0.0,
-              retries: int = 5, report: str | None = None) -> RmResult:
+              retries: int = 5, report: str | None = None,
+              on_progress: Callable[[Counters], None] | None = None) -> RmResult:
     from ...stores import StoreOptions, Writer, open_store
     from ...stores.resilient import ResilienceOptions
     from ..listing.split import list_in_order
+    from ..transfer.estimate import plan_deletes
     from ..planner import _as_dir, names_nothing, resolve_source
     from ..journal.rm import open_rm_journal
 
@@ -123,6 +141,10 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
         outside(report, src)
         rows = ReportWriter(report, "rm", resume=run_journal is not None and run_journal.resumed)
     store = await open_store(src, StoreOptions(resilience=ResilienceOptions(retries=retries, max_rps=max_rps)))
+    counted = getattr(store, "requests", None)  # the store's own count (stores/requests.py)
+    if counted is not None:
+        result.requests = counted
+    ticker = asyncio.ensure_future(_tick(result, on_progress)) if on_progress is not None else None
     note = on_key or (lambda u, why: None)
     allowed = rules.compiled().allows if rules else None
     window = asyncio.Semaphore(concurrency)
@@ -138,6 +160,8 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
         try:
             writer = cast(Writer, store)  # checked below, before the first batch
             failed = dict(await writer.delete_many(batch)) if not dry_run and batch else {}
+            if dry_run:
+                plan_deletes(len(batch), result.planned, src.kind == "s3")
         except BaseException as exc:
             if rows is not None and batch and not isinstance(exc, asyncio.CancelledError):
                 for key in batch:
@@ -179,6 +203,7 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
             after = unit.after  # the batch being filled covers (after, its last listed key]
             last = after
             async for page in pages:
+                result.listed += len(page)
                 for obj in page:
                     last = obj.key
                     if allowed is None or allowed(obj.key[cut:]):
@@ -194,14 +219,26 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
     finally:
         for t in tasks:
             t.cancel()
+        if ticker is not None:
+            ticker.cancel()
         await store.close()
         if rows is not None:
             rows.close()
+        result.requests = dict(result.requests)  # no longer the store's, which is closed
+        if on_progress is not None:
+            on_progress(result.counters())
         if run_journal is not None:
             run_journal.finish(complete=complete)
             if complete:
                 result.journal = None
     return result
+
+
+async def _tick(result: RmResult, on_progress: Callable[[Counters], None]) -> None:
+    """on_progress(the counts so far) about four times a second, on the run's loop."""
+    while True:
+        on_progress(result.counters())
+        await asyncio.sleep(0.25)
 
 
 async def _one(key: str, store: Any) -> AsyncIterator[list[ObjectInfo]]:

@@ -145,6 +145,7 @@ class Coordinator:
                 self.phase = Phase.COPYING
         elif isinstance(msg, UnitDone):
             self.pending -= 1
+            summary.counters.units += 1
             if msg.failed:
                 self.unit_failures += 1  # a resume does the unit again (its object log keeps the rest)
             elif journal is not None:
@@ -181,7 +182,8 @@ class Coordinator:
 
     def snapshot(self) -> Progress:
         """The counts as they are now: a copy, so an event kept by a subscriber stays as it was."""
-        return Progress(dataclasses.replace(self.summary.counters), self.unlisted == 0,
+        c = self.summary.counters
+        return Progress(dataclasses.replace(c, requests=dict(c.requests), planned=dict(c.planned)), self.unlisted == 0,
                         time.monotonic() - self.started, self.workers)
 
     # --- the phases ------------------------------------------------------------------------------

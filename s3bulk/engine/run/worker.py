@@ -29,6 +29,7 @@ from ...config.filters import CompiledFilters
 from .peak_rss import peak_rss_bytes
 from ...model import Counters, Failure, ObjectInfo, WorkUnit
 from ...stores import Writer, open_store
+from ...stores.requests import take as take_requests
 from ...stores.local.store import LandingRefused, allow_landing, stop_landing, writes_in_threads
 from ..journal.units import ObjectLog, UploadLog, page_skipped
 from ..events import Difference, DryRunAction, PlannedEvent
@@ -120,6 +121,8 @@ class Worker:
         self.comparator: Any = None
         self._stores: tuple[Any, ...] = ()
         self._reported_concurrency = 0
+        self._active = 0  # transfers running now (--metrics' gauge)
+        self._reported = (0, 0, 0)  # transfers in flight, body bytes held, their budget: as last reported
         self._transfers = plan.options.concurrency  # consumer tasks running (engine/run/inflight.py may add some)
         self._finished = 0  # objects this worker finished (copied or failed): what inflight.py measures
         self._took = 0.0  # seconds the objects copied took in all (inflight.py: mean against the shortest)
@@ -242,6 +245,17 @@ class Worker:
                 c.throttled += stats.throttled
                 stats.retries = stats.throttled = 0
                 limiter = store.limiter  # the destination's when both have one: it is the one written to
+            counted, inner = None, store
+            while counted is None and inner is not None:  # through a wrapper that does not forward it
+                counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
+            if counted:
+                take_requests(counted, c.requests)
+        # the gauges, as changes since the last report (their sum over workers is the run's now)
+        used, limit = self.bodies.used, self.bodies.limit
+        c.in_flight += self._active - self._reported[0]
+        c.buffer_bytes += used - self._reported[1]
+        c.buffer_limit += limit - self._reported[2]
+        self._reported = (self._active, used, limit)
         if limiter is not None:
             # requests in flight allowed: the limiter's share, or fewer when fewer transfers run
             now = min(limiter.limit(), self._transfers + self.plan.options.part_concurrency)
@@ -635,6 +649,12 @@ class Worker:
             return to_copy
         plan = self.plan
         events: list[PlannedEvent] = []
+        if not opts.check:  # what the real run's copies and deletes would send (the summary's estimate)
+            from ..transfer.estimate import plan_copy, plan_deletes
+
+            for e in to_copy:
+                plan_copy(self.transfer, e, self.counters.planned)
+            plan_deletes(len(doomed), self.counters.planned, plan.dst.kind == "s3")
         for e in to_copy:
             src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
             if opts.check:
@@ -663,9 +683,13 @@ class Worker:
             if self.stopping:
                 state.drop()
                 continue
+            self._active += 1
             try:
                 began = clock()
-                size, server_side = await transfer.copy(info)
+                try:
+                    size, server_side = await transfer.copy(info)
+                finally:
+                    self._active -= 1
                 took = clock() - began
                 self._took += took
                 if 0 < took < self._shortest or not self._shortest:

@@ -482,7 +482,7 @@ class Transfer:
             try:
                 async with asyncio.TaskGroup() as tg:  # a failure on either side cancels the other
                     tg.create_task(run_parts(shares[0], per_process, one))
-                    tg.create_task(helpers.wait(landed, on_part))
+                    tg.create_task(helpers.wait(landed, on_part, getattr(self.src, "requests", None)))
             except BaseExceptionGroup as group:
                 raise group.exceptions[0] from None
             finally:

@@ -37,7 +37,8 @@ from ...config.sizes import parse_size
 SPREAD_ABOVE = 128 * 1024 * 1024
 MAX_PROCESSES = 8
 # a helper's message: (bytes of a finished part, its number, its CRC when the object's full-object
-# CRC is being checked, else 0), or (-len(error), 0, 0) followed by the pickled error
+# CRC is being checked, else 0), or (-len(error), 0, 0) followed by the pickled error, or, last,
+# (-len(counts), -1, 0) followed by the pickled requests it sent (stores/requests.py)
 _PROGRESS = struct.Struct("<qqQ")
 
 
@@ -138,13 +139,16 @@ class Helpers:
             self.fds.append(r)
 
     async def wait(self, on_bytes: Callable[[int], None],
-                   on_part: Callable[[int, int, int], None] | None = None) -> None:
-        """Until every helper has ended; progress goes to on_bytes (in this loop). Raises the first
+                   on_part: Callable[[int, int, int], None] | None = None,
+                   requests: dict[tuple[str, str], int] | None = None) -> None:
+        """Until every helper has ended; progress goes to on_bytes (in this loop), the requests the
+        helpers sent are added into `requests` (the source store's count). Raises the first
         helper's error (or a StoreError naming how it died)."""
         loop = asyncio.get_running_loop()
 
-        def collect(fd: int) -> BaseException | None:
+        def collect(fd: int) -> tuple[BaseException | None, dict[tuple[str, str], int]]:
             error: BaseException | None = None
+            counted: dict[tuple[str, str], int] = {}
             with os.fdopen(fd, "rb", buffering=0) as pipe:
                 while True:
                     head = _read_exact(pipe, _PROGRESS.size)
@@ -157,18 +161,28 @@ class Helpers:
                             loop.call_soon_threadsafe(on_part, number, crc, n)
                         continue
                     blob = _read_exact(pipe, -n)
+                    if number == -1:
+                        try:
+                            counted = pickle.loads(blob) if blob is not None else {}
+                        except Exception:
+                            pass
+                        continue
                     try:
                         error = pickle.loads(blob) if blob is not None else None
                     except Exception:
                         error = None
                     error = error or StoreError("a helper process failed", op="get")
-            return error
+            return error, counted
 
         fds, self.fds = self.fds, []
         results = await asyncio.gather(*(asyncio.to_thread(collect, fd) for fd in fds))
         statuses = [await asyncio.to_thread(_reap, pid) for pid in self.pids]
         self.pids = []
-        for error, status in zip(results, statuses):
+        if requests is not None:
+            for _, counted in results:
+                for k, v in counted.items():
+                    requests[k] = requests.get(k, 0) + v
+        for (error, _), status in zip(results, statuses):
             if error is not None:
                 raise error
             if status != 0:
@@ -299,6 +313,10 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
     finally:
         os.close(fd)
         await src.close()
+        counted = getattr(src, "requests", None)
+        if counted:  # the requests this helper sent, for the parent's count (before any error)
+            blob = pickle.dumps(dict(counted))
+            os.write(w, _PROGRESS.pack(-len(blob), -1, 0) + blob)
 
 
 class _Collect:

@@ -72,6 +72,8 @@ class S3Store:
         self._timeout = timeout
         self._request_payer = request_payer  # x-amz-request-payer on every request, both data paths
         self._wire: Any = None  # wire.py's S3Wire once open, unless the lean path is off or cannot serve
+        # requests sent on either path, by (operation, status class): stores/requests.py
+        self.requests: dict[tuple[str, str], int] = {}
         self._no_parts = False  # GetObjectAttributes gave no part checksums: not asked again (object_parts)
         self._checksums_refused = False  # the server refused a checksum header: writes go without (_without_checksums)
         self._client_lock: asyncio.Lock | None = None
@@ -157,7 +159,8 @@ class S3Store:
                                 bucket=self.bucket, max_connections=self._max_connections,
                                 timeout=self._timeout, verify=settings.ca_bundle or True,
                                 proxy=s3setup.proxy_for(settings, resolved.object_url),
-                                request_payer=self._request_payer, sse_c_key=self._read_key)
+                                request_payer=self._request_payer, sse_c_key=self._read_key,
+                                requests=self.requests)
         except UseBotocore:
             s3setup.forget(key)
             client = await self._control()  # every request goes through botocore: have it ready, as before
@@ -245,6 +248,7 @@ class S3Store:
                                       set_list_objects_encoding_type_url)
         _refuse_redirects(client)
         client.meta.events.register("before-call.s3", self._drop_refused_checksums)
+        client.meta.events.register("response-received.s3", self._count_request)
         if self._request_payer:
             _add_request_payer(client, self._request_payer)
         if self._cred_source is None and not settings.no_sign_request:
@@ -252,6 +256,16 @@ class S3Store:
             if creds is not None:
                 self._cred_source = _aio_credentials(creds)
         return client
+
+    def _count_request(self, response_dict: Any = None, exception: Any = None, context: Any = None,
+                       event_name: str = "", **kwargs: Any) -> None:
+        """botocore's `response-received` (once per HTTP attempt, answered or not): one more
+        request of this operation and status class (stores/requests.py)."""
+        from ..requests import botocore_op, status_class
+
+        status = response_dict.get("status_code") if response_dict is not None else None
+        key = (botocore_op(event_name.rsplit(".", 1)[-1]), status_class(status))
+        self.requests[key] = self.requests.get(key, 0) + 1
 
     async def _credentials(self) -> Any:
         """Frozen credentials, asked of their source again every minute (botocore refreshes expiring ones)."""

@@ -32,6 +32,7 @@ from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
 from ..local.bodies import FileBody
 from ..conditions import copy_source_if_match_header, if_match_header
+from ..requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
 from .sigv4 import Credentials, Signer, canonical_query, uri_encode
 
 CredentialSource = Callable[[], Awaitable[Credentials | None]]
@@ -217,7 +218,7 @@ class S3Wire:
     def __init__(self, presigned_url: str, region: str | None, credentials: CredentialSource, *,
                  bucket: str, max_connections: int = 64, timeout: float = 60.0,
                  verify: bool | str = True, proxy: str | None = None, request_payer: str | None = None,
-                 sse_c_key: bytes | None = None) -> None:
+                 sse_c_key: bytes | None = None, requests: Counts | None = None) -> None:
         parts = urlsplit(presigned_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UseBotocore(f"unexpected endpoint {parts.scheme}")
@@ -248,6 +249,8 @@ class S3Wire:
         from .props import customer_key_headers
 
         self.read_headers: dict[str, str] = customer_key_headers(sse_c_key)
+        # every request counted by operation and status class (stores/requests.py): the store's dict
+        self.requests: Counts = requests if requests is not None else {}
 
     async def close(self) -> None:
         await self.client.close()
@@ -264,10 +267,16 @@ class S3Wire:
         if creds is not None:
             self.signer.sign(creds, method, self.host, path, query, headers)
         target = f"{path}?{query}" if query else path
+        counts = self.requests
         try:
-            return await self.client.request(method, target, headers, body, into, sink)
+            resp = await self.client.request(method, target, headers, body, into, sink)
         except HttpError as exc:
+            counted = (WIRE_OPS.get(op, op), ERROR)
+            counts[counted] = counts.get(counted, 0) + 1
             raise from_transport(exc, op=op, url=url, key=key) from exc
+        counted = (WIRE_OPS.get(op, op), STATUS_CLASS.get(resp.status // 100, ERROR))
+        counts[counted] = counts.get(counted, 0) + 1
+        return resp
 
     def _error(self, resp: Response, op: str, url: str, key: str) -> StoreError:
         from .errors import error_for
