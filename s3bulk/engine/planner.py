@@ -51,7 +51,7 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
         manifest_format = check_manifest(files_from, files_from_format)
         if src.kind == "http":
             raise UsageError("--files-from needs an S3 or local SRC (a list/get server is read by listing)")
-        if sync is not None and sync.delete:
+        if sync is not None and sync.delete and files_from_format != "changes":  # watch: listing/manifest.py
             raise UsageError("--delete cannot be used with --files-from (the manifest is not the whole SRC)")
     src, single = await _resolve_source(src, options, prefix_only=sync is not None or files_from is not None)
     if single is not None:
