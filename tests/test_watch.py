@@ -183,3 +183,43 @@ def test_api_watch_stops_on_its_handle(tmp_path):
         t.join(timeout=60)
     assert not t.is_alive() and result and result[0].interrupted
     assert any(isinstance(e, s3bulk.Deleted) and e.url.endswith("a") for e in seen)
+
+
+def test_reconcile_catches_what_no_event_said(endpoint, tmp_path):
+    """A change no event reports (here: DST altered behind the watcher's back) is undone by the next
+    full sync, every --reconcile-every."""
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    write_tree(src, {"a": b"a", "b": b"bb"})
+    proc, out = start_watch(tmp_path, endpoint, str(src), str(dst), "--delete", "--reconcile-every", "1s")
+    try:
+        wait_for("the first full sync", lambda: dst.exists() and read_tree(dst) == read_tree(src), proc, out)
+        (dst / "a").unlink()
+        (dst / "stray").write_bytes(b"not in SRC")
+        wait_for("DST reconciled", lambda: read_tree(dst) == read_tree(src), proc, out)
+        stop(proc, out)
+    finally:
+        kill_group(proc)
+
+
+def test_a_burst_beyond_the_feed_bound_becomes_one_full_sync(tmp_path):
+    """More changed keys than the local feed keeps: it stops recording them (memory stays bounded)
+    and says a full sync is needed, instead of growing without limit."""
+    import asyncio
+
+    from s3bulk.engine.watch.local_feed import LocalFeed
+
+    async def burst() -> tuple[bool, int | None, bool]:
+        feed = await LocalFeed.open(str(tmp_path), settle=0.2, max_pending=50)
+        try:
+            for i in range(300):
+                (tmp_path / f"f{i:03d}").write_bytes(b"x")
+            deadline = time.monotonic() + DEADLINE
+            while not feed._overflowed and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            depth = await feed.depth()
+            return feed.needs_full_sync(), depth, feed.needs_full_sync()
+        finally:
+            await feed.aclose()
+
+    overflowed, depth, again = asyncio.run(burst())
+    assert overflowed and depth is not None and depth <= 50 and not again
