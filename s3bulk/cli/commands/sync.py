@@ -150,5 +150,5 @@ EXAMPLES = (
     ("Keep a bucket equal to a local directory as files change, until Ctrl-C",
      "s3bulk sync ./site/ s3://bucket/site/ --delete --watch"),
     ("Mirror a bucket to disk from its event notifications (an SQS queue)",
-     "s3bulk sync s3://bucket/data/ ./data/ --delete --watch --watch-queue https://sqs.us-east-1.amazonaws.com/123456789012/bucket-events"),
+     "s3bulk sync s3://bucket/d/ ./d/ --delete --watch --watch-queue \"$QUEUE_URL\""),
 )
