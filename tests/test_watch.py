@@ -95,11 +95,11 @@ def test_local_directory_mirrored_as_it_changes(s3, bucket, endpoint, tmp_path):
                  proc, out)
         wait_for("a watch status line", lambda: any(e["event"] == "watch" and e["handled"] >= 6
                                                     for e in events(out)), proc, out)
-        slow = [e for e in events(out) if e["event"] == "copied" and e["src"].endswith("slow.bin")]
-        assert [e["size"] for e in slow] == [12 * 4096], "copied before it was complete"
-        stop(proc, out)
+        stop(proc, out)  # every event written by then
     finally:
         kill_group(proc)
+    slow = [e for e in events(out) if e["event"] == "copied" and e["src"].endswith("slow.bin")]
+    assert [e["size"] for e in slow] == [12 * 4096], "copied before it was complete"
     summary = [e for e in events(out) if e["event"] == "summary"][-1]
     assert summary["failed"] == 0 and summary["fatal"] is None
 
@@ -122,13 +122,13 @@ def test_sigkill_then_restart_misses_nothing_and_copies_nothing_twice(s3, bucket
     proc, out = start_watch(tmp_path, endpoint, *args)  # the same command again
     try:
         wait_for("DST equal to SRC after the restart", lambda: bucket_tree(s3, bucket) == read_tree(src), proc, out)
-        copied = sorted(e["src"].rsplit("/", 1)[1] for e in events(out) if e["event"] == "copied")
-        assert copied == ["down.txt", "f03"], "only what changed while down is copied"
         (src / "after.txt").write_bytes(b"and it goes on watching")
         wait_for("a change after the restart", lambda: bucket_tree(s3, bucket) == read_tree(src), proc, out)
-        stop(proc, out)
+        stop(proc, out)  # every event written by then
     finally:
         kill_group(proc)
+    copied = sorted(e["src"].rsplit("/", 1)[1] for e in events(out) if e["event"] == "copied")
+    assert copied == ["after.txt", "down.txt", "f03"], "only what changed is copied"
 
 
 def test_s3_source_relisted_at_the_interval(s3, make_bucket, endpoint, tmp_path):
@@ -144,6 +144,9 @@ def test_s3_source_relisted_at_the_interval(s3, make_bucket, endpoint, tmp_path)
         s3.put_object(Bucket=src_bucket, Key="p/b", Body=b"overwritten, longer")
         s3.delete_object(Bucket=src_bucket, Key="p/a")
         wait_for("DST equal to SRC", lambda: read_tree(dst) == bucket_tree(s3, src_bucket, "p/"), proc, out)
+        for key in ("p/b", "p/c"):  # SRC emptied: a sync would refuse an empty prefix as a typo
+            s3.delete_object(Bucket=src_bucket, Key=key)
+        wait_for("DST emptied", lambda: read_tree(dst) == {}, proc, out)
         stop(proc, out)
     finally:
         kill_group(proc)

@@ -88,7 +88,7 @@ class LocalFeed:
                 # rust_timeout (yield_on_timeout): from then on nothing is missed
                 ready.set()
                 for kind, path in changes:
-                    self._note(path, kind == watchfiles.Change.deleted)
+                    self._note(path, kind == watchfiles.Change.deleted, kind == watchfiles.Change.added)
         except Exception as exc:
             self._error = exc
         finally:
@@ -106,11 +106,12 @@ class LocalFeed:
             return None
         return rel.replace(os.sep, "/")
 
-    def _note(self, path: str, deleted: bool) -> None:
+    def _note(self, path: str, deleted: bool, added: bool) -> None:
         if not deleted and os.path.isdir(path):
-            for base, _dirs, files in os.walk(path):  # created or renamed into place: its files
-                for name in files:
-                    self._add(os.path.join(base, name))
+            if added:  # created or renamed into place: its files (a directory's own changes are not news)
+                for base, _dirs, files in os.walk(path):
+                    for name in files:
+                        self._add(os.path.join(base, name))
             return
         self._add(path)
 

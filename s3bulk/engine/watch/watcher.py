@@ -126,6 +126,8 @@ class _Watcher:
                           default_journal=False, resume=False, should_stop=self.should_stop)
         elif self.full_sync_stops:
             kwargs["should_stop"] = self.should_stop
+        if self.last_full is not None:  # SRC was found once: emptied since, it is synced as empty
+            kwargs["empty_source_ok"] = True
         self.relay.failed = []
         summary = run("sync", self.src, self.dst, self.sync_options, subscriber=self.relay, **kwargs)
         self._add(summary)
@@ -277,7 +279,8 @@ def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | Non
             if loc.kind != "s3":
                 raise UsageError("--watch-queue goes with an s3:// SRC (its bucket's event notifications)")
             feed_loop = LoopThread()
-            feed = feed_loop.call(_open_queue(watch_options.queue_url, src, run_kwargs))
+            prefix = loc.prefix if not loc.prefix or loc.prefix.endswith("/") else loc.prefix + "/"
+            feed = feed_loop.call(_open_queue(watch_options.queue_url, f"s3://{loc.bucket}/{prefix}", run_kwargs))
         elif loc.kind == "local":
             from .local_feed import LocalFeed
 
@@ -306,14 +309,16 @@ def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | Non
     return total
 
 
-async def _open_queue(queue_url: str, src: str, run_kwargs: dict[str, Any]) -> ChangeFeed:
-    """The SQS feed (queue_feed.py), imported only when a queue is named."""
+async def _open_queue(queue_url: str, src_root: str, run_kwargs: dict[str, Any]) -> ChangeFeed:
+    """The SQS feed (queue_feed.py), imported only when a queue is named; `src_root` is
+    s3://bucket/prefix/ as a sync reads SRC (a prefix always ends in "/"), its changes' keys
+    relative to it."""
     import importlib
 
     try:
         queue_feed = importlib.import_module("s3bulk.engine.watch.queue_feed")
     except ImportError:
         raise UsageError("--watch-queue is not available in this build") from None
-    feed: ChangeFeed = await queue_feed.QueueFeed.open(queue_url, src, run_kwargs.get("filters"),
+    feed: ChangeFeed = await queue_feed.QueueFeed.open(queue_url, src_root, run_kwargs.get("filters"),
                                                       run_kwargs.get("src_s3"))
     return feed
