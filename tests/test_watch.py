@@ -226,3 +226,55 @@ def test_a_burst_beyond_the_feed_bound_becomes_one_full_sync(tmp_path):
 
     overflowed, depth, again = asyncio.run(burst())
     assert overflowed and depth is not None and depth <= 50 and not again
+
+
+def test_s3_source_from_its_queue_through_a_sigkill(s3, make_bucket, endpoint, tmp_path):
+    """An S3 SRC mirrored to disk from its bucket's notifications in SQS: creates, overwrites,
+    deletes, a stale event sent by hand (it must not undo the newer state), a SIGKILL with changes
+    made while nothing watched (their messages wait in the queue), the same command again."""
+    pytest.importorskip("s3bulk.engine.watch.queue_feed")
+    import uuid
+
+    import botocore.session
+
+    sqs = botocore.session.get_session().create_client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+    src_bucket = make_bucket()
+    name = f"w-{uuid.uuid4().hex[:16]}"
+    queue_url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    s3.put_bucket_notification_configuration(Bucket=src_bucket, NotificationConfiguration={"QueueConfigurations": [
+        {"QueueArn": arn, "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]}]})
+    put_tree(s3, src_bucket, {"p/a": b"a", "p/b": b"bb"})
+    dst = tmp_path / "dst"
+    args = (f"s3://{src_bucket}/p/", str(dst), "--delete", "--watch-queue", queue_url)
+    try:
+        proc, out = start_watch(tmp_path, endpoint, *args)
+        try:
+            wait_for("the first full sync", lambda: dst.exists() and read_tree(dst) == bucket_tree(s3, src_bucket, "p/"),
+                     proc, out)
+            s3.put_object(Bucket=src_bucket, Key="p/c", Body=b"created")
+            s3.put_object(Bucket=src_bucket, Key="p/b", Body=b"overwritten, longer")
+            s3.delete_object(Bucket=src_bucket, Key="p/a")
+            s3.put_object(Bucket=src_bucket, Key="elsewhere/x", Body=b"outside SRC's prefix")
+            wait_for("DST equal to SRC", lambda: read_tree(dst) == bucket_tree(s3, src_bucket, "p/"), proc, out)
+            # a late, repeated removal of a key that exists again: it must stay
+            stale = {"Records": [{"eventVersion": "2.1", "eventSource": "aws:s3", "eventName": "ObjectRemoved:Delete",
+                                  "s3": {"bucket": {"name": src_bucket},
+                                         "object": {"key": "p/c", "sequencer": "0000000000000000"}}}]}
+            sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(stale))
+            s3.put_object(Bucket=src_bucket, Key="p/d", Body=b"after the stale event")
+            wait_for("the change after the stale event", lambda: (dst / "d").exists(), proc, out)
+            assert read_tree(dst) == bucket_tree(s3, src_bucket, "p/")
+        finally:
+            kill_group(proc)  # SIGKILL
+        s3.put_object(Bucket=src_bucket, Key="p/e", Body=b"created while down")
+        s3.delete_object(Bucket=src_bucket, Key="p/b")
+        proc, out = start_watch(tmp_path, endpoint, *args)  # the same command again
+        try:
+            wait_for("DST equal to SRC after the restart",
+                     lambda: dst.exists() and read_tree(dst) == bucket_tree(s3, src_bucket, "p/"), proc, out)
+            stop(proc, out)
+        finally:
+            kill_group(proc)
+    finally:
+        sqs.delete_queue(QueueUrl=queue_url)
