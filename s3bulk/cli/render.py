@@ -234,17 +234,23 @@ class HumanRenderer(Renderer):
             self.err.print(self._status_line(), markup=False, soft_wrap=True, highlight=False)
 
     def on_watch_status(self, event: WatchStatus) -> None:
-        """sync --watch: shown as its own row of the live display (or in the plain status line)."""
-        self._watch = event
-        if self.plain_progress and (not self._last_line or time.monotonic() - self._last_line >= 1.0):
-            self._last_line = time.monotonic()
+        """sync --watch: its own row of the live display; as plain lines (a log), a line when the
+        figures moved or a minute passed, so an idle watch does not write a line a second."""
+        before, self._watch = self._watch, event
+        if not self.plain_progress:
+            return
+        now = time.monotonic()
+        moved = before is None or event.lag > 0 or (event.handled, event.queue_depth) != \
+            (before.handled, before.queue_depth)
+        if (moved and now - self._last_line >= 1.0) or now - self._last_line >= 60.0:
+            self._last_line = now
             self.err.print(self._watch_line(), markup=False, soft_wrap=True, highlight=False)
 
     def _watch_line(self) -> str:
         w = self._watch
         assert w is not None
         depth = "" if w.queue_depth is None else f", {w.queue_depth:,} waiting"
-        return f"watching: lag {w.lag:.1f} s, {w.handled:,} changes handled{depth}"
+        return f"watching: lag {w.lag:.1f} s, {plural(w.handled, 'change')} handled{depth}"
 
     def on_copied(self, event: Copied) -> None:
         if self.verbose:  # -v: a line per object, as aws-cli prints

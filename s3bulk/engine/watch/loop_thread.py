@@ -14,7 +14,7 @@ from typing import Any, Coroutine, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["LoopThread"]
+__all__ = ["LoopThread", "T"]
 
 
 class LoopThread:

@@ -28,13 +28,13 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Coroutine
 
-from ...errors import UsageError
+from ...errors import S3BulkError, UsageError
 from ...model import Failure, Summary
 from ..events import Event, Notice, Progress, Subscriber, WatchStatus
 from .feed import Change, ChangeFeed
-from .loop_thread import LoopThread
+from .loop_thread import LoopThread, T
 
 __all__ = ["WatchOptions", "watch"]
 
@@ -168,6 +168,17 @@ class _Watcher:
         return True
 
     # --- the loops ------------------------------------------------------------------------------
+    @staticmethod
+    def _feed(feed_loop: LoopThread, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """A call into the feed; what it raises that is not already one of ours becomes one line
+        (a feed retries what is worth retrying itself)."""
+        try:
+            return feed_loop.call(coro, timeout)
+        except S3BulkError:
+            raise
+        except Exception as exc:
+            raise S3BulkError(f"the change feed failed: {type(exc).__name__}: {exc}") from exc
+
     def _wait(self, seconds: float) -> bool:
         """Sleep up to `seconds`, telling the status each second; False when asked to stop."""
         end = time.monotonic() + seconds
@@ -206,7 +217,7 @@ class _Watcher:
                     if not self.full_sync("reconcile"):
                         return
                     continue
-                batch = feed_loop.call(feed.next_batch(self.options.batch, STATUS_SECONDS))
+                batch = self._feed(feed_loop, feed.next_batch(self.options.batch, STATUS_SECONDS))
                 self._refresh_depth(feed, feed_loop)
                 if not batch:
                     if not self.depth:
@@ -234,7 +245,7 @@ class _Watcher:
         landed = [c for c in batch if not any(url.endswith("/" + c.key) or url == c.key for url in failed)] \
             if failed else batch
         if landed:
-            feed_loop.call(feed.ack(landed))
+            self._feed(feed_loop, feed.ack(landed))
         self.handled += len({c.key for c in landed})
         self._refresh_depth(feed, feed_loop, force=True)
         if len(batch) < self.options.batch and not self.depth:
@@ -291,10 +302,13 @@ def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | Non
             feed_loop = LoopThread()
             feed = feed_loop.call(LocalFeed.open(loc.root, compiled.allows if compiled is not None else None,
                                                  settle=watch_options.settle))
-        if feed is not None and feed_loop is not None:
-            w.by_feed(feed, feed_loop)
-        else:
-            w.by_interval()
+        try:
+            if feed is not None and feed_loop is not None:
+                w.by_feed(feed, feed_loop)
+            else:
+                w.by_interval()
+        except KeyboardInterrupt:  # Ctrl-C between two syncs, in an API caller's main thread
+            w.stopped = True
     finally:
         if feed is not None and feed_loop is not None:
             try:
