@@ -167,6 +167,11 @@ class LocalFeed:
     async def ack(self, changes: list[Change]) -> None:
         """Nothing to acknowledge: a key handed out is forgotten; a new event brings it back."""
 
+    async def release(self, changes: list[Change]) -> None:
+        """These changes could not land: their keys wait again, as if just changed."""
+        for change in changes:
+            self._add(os.path.join(self.root, *change.key.split("/")))
+
     async def depth(self) -> int | None:
         return len(self._pending)
 

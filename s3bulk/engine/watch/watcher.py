@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
 import tempfile
 import time
 from dataclasses import dataclass
@@ -73,6 +74,8 @@ class _Relay(Subscriber):
         self.inner, self.status = inner, status
         self.failed: list[Failure] = []
         self._last_status = 0.0
+        # remarks of a feed, made on its own thread: handed on from this one, in order
+        self.notices: queue.SimpleQueue[str] = queue.SimpleQueue()
 
     def notify(self, event: Event) -> None:
         if isinstance(event, Failure):
@@ -82,6 +85,8 @@ class _Relay(Subscriber):
             self.tick()
 
     def tick(self, force: bool = False) -> None:
+        while not self.notices.empty():
+            self.inner.notify(Notice(self.notices.get()))
         now = time.monotonic()
         if force or now - self._last_status >= STATUS_SECONDS:
             self._last_status = now
@@ -246,6 +251,9 @@ class _Watcher:
             if failed else batch
         if landed:
             self._feed(feed_loop, feed.ack(landed))
+        release = getattr(feed, "release", None)  # optional: a feed that can hand a change out again
+        if len(landed) < len(batch) and release is not None:
+            self._feed(feed_loop, release([c for c in batch if c not in landed]))
         self.handled += len({c.key for c in landed})
         self._refresh_depth(feed, feed_loop, force=True)
         if len(batch) < self.options.batch and not self.depth:
@@ -291,7 +299,8 @@ def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | Non
                 raise UsageError("--watch-queue goes with an s3:// SRC (its bucket's event notifications)")
             feed_loop = LoopThread()
             prefix = loc.prefix if not loc.prefix or loc.prefix.endswith("/") else loc.prefix + "/"
-            feed = feed_loop.call(_open_queue(watch_options.queue_url, f"s3://{loc.bucket}/{prefix}", run_kwargs))
+            feed = feed_loop.call(_open_queue(watch_options.queue_url, f"s3://{loc.bucket}/{prefix}", run_kwargs,
+                                              w.relay.notices.put))
         elif loc.kind == "local":
             from .local_feed import LocalFeed
 
@@ -323,16 +332,13 @@ def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | Non
     return total
 
 
-async def _open_queue(queue_url: str, src_root: str, run_kwargs: dict[str, Any]) -> ChangeFeed:
+async def _open_queue(queue_url: str, src_root: str, run_kwargs: dict[str, Any],
+                      notice: Callable[[str], None]) -> ChangeFeed:
     """The SQS feed (queue_feed.py), imported only when a queue is named; `src_root` is
     s3://bucket/prefix/ as a sync reads SRC (a prefix always ends in "/"), its changes' keys
     relative to it."""
-    import importlib
+    from .queue_feed import QueueFeed  # the SQS client: imported only when a queue is named
 
-    try:
-        queue_feed = importlib.import_module("s3bulk.engine.watch.queue_feed")
-    except ImportError:
-        raise UsageError("--watch-queue is not available in this build") from None
-    feed: ChangeFeed = await queue_feed.QueueFeed.open(queue_url, src_root, run_kwargs.get("filters"),
-                                                      run_kwargs.get("src_s3"))
+    feed: ChangeFeed = await QueueFeed.open(queue_url, src_root, run_kwargs.get("filters"), run_kwargs.get("src_s3"),
+                                            notice=notice)
     return feed
