@@ -9,6 +9,7 @@ the watcher calls into it with `call`, waiting on the result.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from typing import Any, Coroutine, TypeVar
 
@@ -24,6 +25,10 @@ class LoopThread:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
         self._thread.start()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Start `coro` on the loop; its future says when it is done."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run `coro` on the loop and wait for its result (its exception is raised here)."""

@@ -23,6 +23,7 @@ narrowed sync runs under the same limits as any run (--max-rps, bandwidth, AIMD,
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import queue
@@ -40,6 +41,7 @@ from .loop_thread import LoopThread, T
 __all__ = ["WatchOptions", "watch"]
 
 STATUS_SECONDS = 1.0    # a WatchStatus about once a second
+WAIT_SECONDS = 20.0     # the longest wait for a batch (SQS's longest long poll)
 DEPTH_SECONDS = 5.0     # how often the feed's depth is asked for (an SQS request each time)
 
 
@@ -174,12 +176,16 @@ class _Watcher:
 
     # --- the loops ------------------------------------------------------------------------------
     @staticmethod
-    def _feed(feed_loop: LoopThread, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """A call into the feed; what it raises that is not already one of ours becomes one line
-        (a feed retries what is worth retrying itself)."""
+    def _feed(feed_loop: LoopThread, call: Coroutine[Any, Any, T] | concurrent.futures.Future[T],
+              timeout: float | None = None) -> T:
+        """A call into the feed (or the result of one submitted before); what it raises that is not
+        already one of ours becomes one line (a feed retries what is worth retrying itself). A
+        wait longer than `timeout` raises concurrent.futures.TimeoutError, the call going on."""
         try:
-            return feed_loop.call(coro, timeout)
-        except S3BulkError:
+            if isinstance(call, concurrent.futures.Future):
+                return call.result(timeout)
+            return feed_loop.call(call, timeout)
+        except (S3BulkError, concurrent.futures.TimeoutError):
             raise
         except Exception as exc:
             raise S3BulkError(f"the change feed failed: {type(exc).__name__}: {exc}") from exc
@@ -222,7 +228,9 @@ class _Watcher:
                     if not self.full_sync("reconcile"):
                         return
                     continue
-                batch = self._feed(feed_loop, feed.next_batch(self.options.batch, STATUS_SECONDS))
+                batch = self._next_batch(feed, feed_loop)
+                if batch is None:
+                    break  # asked to stop while waiting
                 self._refresh_depth(feed, feed_loop)
                 if not batch:
                     if not self.depth:
@@ -234,6 +242,23 @@ class _Watcher:
                 if not self._land(batch, manifest, feed, feed_loop):
                     return
             self.stopped = True
+
+    def _next_batch(self, feed: ChangeFeed, feed_loop: LoopThread) -> list[Change] | None:
+        """The next batch, waiting up to WAIT_SECONDS for one (an SQS long poll: an idle watcher
+        asks the queue three times a minute, not every second), the status told and the stop
+        handle looked at every second meanwhile; None when asked to stop."""
+        wait = WAIT_SECONDS
+        if self.options.reconcile_every > 0 and self.last_full is not None:  # not past the next reconcile
+            wait = min(wait, max(0.1, self.last_full + self.options.reconcile_every - time.monotonic()))
+        pending = feed_loop.submit(feed.next_batch(self.options.batch, wait))
+        while True:
+            try:
+                return self._feed(feed_loop, pending, STATUS_SECONDS)
+            except concurrent.futures.TimeoutError:
+                if self.should_stop():
+                    pending.cancel()  # the feed's aclose makes what it received visible again
+                    return None
+                self.relay.tick()
 
     def _land(self, batch: list[Change], manifest: str, feed: ChangeFeed, feed_loop: LoopThread) -> bool:
         """One narrowed sync of the batch's keys (coalesced: a key named by several changes is
