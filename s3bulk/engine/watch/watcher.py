@@ -75,12 +75,13 @@ class _Relay(Subscriber):
     def __init__(self, inner: Subscriber, status: Callable[[], WatchStatus]) -> None:
         self.inner, self.status = inner, status
         self.failed: list[Failure] = []
+        self.collect = False  # keep the failures: during a narrowed sync (a batch's worth at most)
         self._last_status = 0.0
         # remarks of a feed, made on its own thread: handed on from this one, in order
         self.notices: queue.SimpleQueue[str] = queue.SimpleQueue()
 
     def notify(self, event: Event) -> None:
-        if isinstance(event, Failure):
+        if isinstance(event, Failure) and self.collect:
             self.failed.append(event)
         self.inner.notify(event)
         if isinstance(event, Progress):
@@ -136,6 +137,7 @@ class _Watcher:
         if self.last_full is not None:  # SRC was found once: emptied since, it is synced as empty
             kwargs["empty_source_ok"] = True
         self.relay.failed = []
+        self.relay.collect = narrowed_to is not None
         summary = run("sync", self.src, self.dst, self.sync_options, subscriber=self.relay, **kwargs)
         self._add(summary)
         return summary
