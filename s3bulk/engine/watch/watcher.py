@@ -163,6 +163,9 @@ class _Watcher:
 
     def full_sync(self, why: str) -> bool:
         """A full sync; False when the watch must end."""
+        if self.should_stop():  # a stop that came between two syncs: none begins
+            self.stopped = True
+            return False
         self.relay.inner.notify(Notice(f"watch: full sync ({why})"))
         began = time.monotonic()
         if self.behind_since is None:
