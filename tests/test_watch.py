@@ -261,8 +261,8 @@ def test_s3_source_from_its_queue_through_a_sigkill(s3, make_bucket, endpoint, t
     try:
         proc, out = start_watch(tmp_path, endpoint, *args)
         try:
-            wait_for("the first full sync", lambda: dst.exists() and read_tree(dst) == bucket_tree(s3, src_bucket, "p/"),
-                     proc, out)
+            wait_for("the first full sync",
+                     lambda: dst.exists() and read_tree(dst) == bucket_tree(s3, src_bucket, "p/"), proc, out)
             s3.put_object(Bucket=src_bucket, Key="p/c", Body=b"created")
             s3.put_object(Bucket=src_bucket, Key="p/b", Body=b"overwritten, longer")
             s3.delete_object(Bucket=src_bucket, Key="p/a")

@@ -43,6 +43,9 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
     try:
         if "-" in (src, dst) or run.cluster is not None:
             raise UsageError("--watch needs a SRC and DST that are not '-', and runs without --cluster")
+        if output.report is not None:
+            raise UsageError("--watch cannot be used with --report (--json tells each object the watch copies or "
+                             "deletes)")
         if run.versions.given:
             raise UsageError("--watch cannot be used with --version-id, --all-versions or --as-of")
         if run.manifest is not None and run.manifest.files_from is not None:

@@ -320,7 +320,8 @@ def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | Non
     stop = should_stop or (lambda: False)
     events = subscriber if subscriber is not None else Subscriber()
     loc = parse_location(src, run_kwargs.get("src_s3"))
-    w = _Watcher(src, dst, sync_options, run_kwargs, events, stop, watch_options, full_sync_stops and should_stop is not None)
+    w = _Watcher(src, dst, sync_options, run_kwargs, events, stop, watch_options,
+                 full_sync_stops and should_stop is not None)
     feed: ChangeFeed | None = None
     feed_loop: LoopThread | None = None
     try:
