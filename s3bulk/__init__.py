@@ -3,6 +3,7 @@
     import s3bulk
     summary = s3bulk.copy("s3://bucket/prefix/", "/data/mirror")
     summary = s3bulk.sync("/data/site", "s3://bucket/site/", delete=True, exclude=["*.tmp"])
+    s3bulk.watch("/data/site", "s3://bucket/site/", delete=True, stop=event)  # sync, then follow changes
     summary = await s3bulk.copy_async(...)   # inside a running event loop (every call has an *_async twin)
     for obj in s3bulk.ls("s3://bucket/prefix/"):
         ...
@@ -26,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 __all__ = [
-    "copy", "copy_async", "sync", "sync_async", "move", "move_async", "check", "check_async",
-    "check_report", "check_report_async",
+    "copy", "copy_async", "sync", "sync_async", "watch", "watch_async", "move", "move_async", "check",
+    "check_async", "check_report", "check_report_async",
     "ls", "ls_async", "du", "du_async", "rm", "rm_async",
     "upload_stream", "upload_stream_async", "download_stream", "download_stream_async",
     "Summary", "CheckResult", "ReceiptResult", "DuResult", "RmResult", "PipeResult", "ObjectInfo",
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
                       Stopping, Subscriber, Summary, TransferOptions, WatchStatus, acopy, alist, async_sync, check,
                       check_async, check_report, check_report_async, copy, copy_async, download_stream,
                       download_stream_async, du, du_async, ls, ls_async, move, move_async, mv, rm, rm_async, sync,
-                      sync_async, upload_stream, upload_stream_async)
+                      sync_async, upload_stream, upload_stream_async, watch, watch_async)
 
 
 def __getattr__(name: str) -> Any:

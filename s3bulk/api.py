@@ -1,7 +1,8 @@
 """The Python API: the same operations as the command line, without any terminal output.
 
 Every operation has a synchronous form and an `*_async` twin for use inside a running event loop
-(Jupyter, an async application): `copy` / `copy_async`, `sync` / `sync_async`, `move` /
+(Jupyter, an async application): `copy` / `copy_async`, `sync` / `sync_async`, `watch` /
+`watch_async`, `move` /
 `move_async`, `check` / `check_async`, `ls` / `ls_async`, `du` / `du_async`, `rm` / `rm_async`,
 `upload_stream` / `upload_stream_async`, `download_stream` / `download_stream_async`. Each returns a
 typed result (Summary, CheckResult, DuResult, RmResult, PipeResult, or ObjectInfo per object).
@@ -15,6 +16,7 @@ engine/actions/rm.py deletes, engine/actions/ls.py lists; this module checks arg
 from __future__ import annotations
 
 import asyncio
+import threading
 import warnings
 from typing import IO, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
 
@@ -33,8 +35,9 @@ from .engine.actions.versions import VersionsResult
 from .engine.actions.receipt import ReceiptResult
 
 __all__ = [
-    "copy", "copy_async", "sync", "sync_async", "move", "move_async", "check", "check_async",
-    "check_report", "check_report_async", "ls", "ls_async", "ls_pages", "ls_pages_async", "ls_rendered", "ls_rendered_async",
+    "copy", "copy_async", "sync", "sync_async", "watch", "watch_async", "move", "move_async", "check",
+    "check_async", "check_report", "check_report_async", "ls", "ls_async", "ls_pages", "ls_pages_async",
+    "ls_rendered", "ls_rendered_async",
     "du", "du_async", "du_groups", "rm", "rm_async",
     "upload_stream", "upload_stream_async", "download_stream", "download_stream_async", "copy_versions",
     "Summary", "CheckResult", "ReceiptResult", "DuResult", "RmResult", "PipeResult", "VersionsResult", "ObjectInfo",
@@ -101,14 +104,27 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
          subscriber: Subscriber | None = None, on_event: EventSink | None = None,
          max_memory: int | str | None = None, journal: str | None = None, resume: bool = False,
          include: Sequence[str] = (), exclude: Sequence[str] = (), filters: FilterRules | None = None,
-         cluster: object = None, report_objects: bool = False, report: str | None = None) -> Summary:
+         cluster: object = None, report_objects: bool = False, report: str | None = None,
+         watch: bool = False, stop: StopHandle = None, watch_queue: str | None = None,
+         watch_interval: float = 60.0, reconcile_every: float = 6 * 3600.0) -> Summary:
     """Make DST hold what SRC holds, as `s3bulk sync`: copy what is missing or different, skip
     what is equal, and with delete=True remove DST keys SRC lacks (not those filtered out).
     compare: "default" (size, or SRC newer), "size-only", "exact-timestamps" or "checksum".
     dry_run prints what would be done (one line each, on stdout; the subscriber's on_dry_run gets
     each as a DryRunAction) and changes nothing.
+    watch=True keeps DST equal to SRC after the sync until `stop` says so: see `watch` (stop,
+    watch_queue, watch_interval and reconcile_every are its arguments).
     The other arguments are as for `copy`."""
     import sys
+
+    if watch:
+        if dry_run or resume or cluster is not None or report is not None:
+            raise UsageError("watch=True cannot be used with dry_run, resume, cluster or report")
+        return _watch(src, dst, delete=delete, compare=compare, hash_cache=hash_cache, options=options,
+                      src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber, on_event=on_event,
+                      max_memory=max_memory, journal=journal, include=include, exclude=exclude, filters=filters,
+                      stop=stop, queue=watch_queue, interval=watch_interval, reconcile_every=reconcile_every,
+                      report_objects=report_objects)
 
     from .cluster.driver import runner_for
     from .engine.run.orchestrate import run
@@ -127,6 +143,55 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     return run("sync", src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                subscriber=events, max_memory=max_memory, journal=None if dry_run else journal, resume=resume,
                filters=rules, runner=runner_for(cluster), report_objects=report_objects, report=report)
+
+
+StopHandle = Callable[[], bool] | threading.Event | None
+
+
+def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, compare: str = "default",
+          hash_cache: str | None = None, queue: str | None = None, interval: float = 60.0,
+          reconcile_every: float = 6 * 3600.0, options: TransferOptions | None = None,
+          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
+          subscriber: Subscriber | None = None, on_event: EventSink | None = None,
+          max_memory: int | str | None = None, journal: str | None = None, include: Sequence[str] = (),
+          exclude: Sequence[str] = (), filters: FilterRules | None = None,
+          report_objects: bool = True) -> Summary:
+    """Keep DST equal to SRC, as `s3bulk sync SRC DST --watch`: one full sync, then a sync narrowed
+    to each batch of changes, until `stop` (a threading.Event, or a callable returning True) says
+    so; returns the totals of every sync, `interrupted=True` once stopped. See the Watch guide.
+
+    A local SRC is watched through filesystem events; an S3 SRC through `queue` (the URL of the
+    SQS queue its bucket's event notifications go to) or, without one, by a full sync every
+    `interval` seconds. Every `reconcile_every` seconds (0: never) a full sync catches whatever
+    the events missed. The subscriber receives a WatchStatus (lag, changes handled, queue depth)
+    about once a second, and with report_objects (the default here) a Copied or Deleted per object.
+    Stopping lets the sync in flight finish (a full sync lists through one chain when a stop
+    handle is given, so it can stop between pages). The other arguments are as for `sync`."""
+    return _watch(src, dst, delete=delete, compare=compare, hash_cache=hash_cache, options=options,
+                  src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber, on_event=on_event, max_memory=max_memory,
+                  journal=journal, include=include, exclude=exclude, filters=filters, stop=stop, queue=queue,
+                  interval=interval, reconcile_every=reconcile_every, report_objects=report_objects)
+
+
+def _watch(src: str, dst: str, *, delete: bool, compare: str, hash_cache: str | None,
+           options: TransferOptions | None, src_s3: S3Options | None, dst_s3: S3Options | None,
+           subscriber: Subscriber | None, on_event: EventSink | None, max_memory: int | str | None,
+           journal: str | None, include: Sequence[str], exclude: Sequence[str], filters: FilterRules | None,
+           stop: StopHandle, queue: str | None, interval: float, reconcile_every: float,
+           report_objects: bool) -> Summary:
+    from .engine.plan import SyncOptions
+    from .engine.watch.watcher import WatchOptions, watch as engine_watch
+
+    if compare not in ("default", "size-only", "exact-timestamps", "checksum"):
+        raise UsageError(f"compare must be default, size-only, exact-timestamps or checksum, not {compare!r}")
+    should_stop = stop.is_set if isinstance(stop, threading.Event) else stop
+    sync_options = SyncOptions(delete=delete, compare=compare, hash_cache=hash_cache)  # type: ignore[arg-type]
+    return engine_watch(src, dst, sync_options, subscriber=_subscriber(subscriber, on_event),
+                        should_stop=should_stop,
+                        watch_options=WatchOptions(queue_url=queue, interval=interval,
+                                                   reconcile_every=reconcile_every),
+                        options=options, src_s3=src_s3, dst_s3=dst_s3, max_memory=max_memory, journal=journal,
+                        resume=False, filters=_filters(include, exclude, filters), report_objects=report_objects)
 
 
 def move(src: str, dst: str, *, options: TransferOptions | None = None,
@@ -430,6 +495,7 @@ def _named_after(wrapper: Callable[..., object], fn: Callable[..., object], name
 
 copy_async = _in_thread(copy)
 sync_async = _in_thread(sync)
+watch_async = _in_thread(watch)
 move_async = _in_thread(move)
 check_async = _in_thread(check)
 check_report_async = _in_thread(check_report)

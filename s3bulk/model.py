@@ -33,6 +33,7 @@ class Page(NamedTuple):
     next_after: str | None = None
     next_token: str | None = None
     problems: tuple[tuple[str, str], ...] = ()  # (name, why) for entries that could not be listed
+    gone: tuple[str, ...] = ()  # keys a narrowed sync was told changed that the source no longer has
 
     @property
     def is_last(self) -> bool:

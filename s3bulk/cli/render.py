@@ -15,7 +15,7 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from ..engine.events import (Copied, Deleted, Difference, DryRunAction, Notice, PlannedEvent, Progress, Restarted,
-                             Stopping, Subscriber, write_line)
+                             Stopping, Subscriber, WatchStatus, write_line)
 from ..model import Failure, Summary
 from ..config.sizes import human_bytes, human_duration
 
@@ -149,6 +149,9 @@ class JsonRenderer(Renderer):
     def on_restarted(self, event: Restarted) -> None:
         self._write(event.json_fields())
 
+    def on_watch_status(self, event: WatchStatus) -> None:
+        self._write(event.json_fields())
+
     def on_progress(self, event: Progress) -> None:
         super().on_progress(event)
         now = time.monotonic()
@@ -204,6 +207,7 @@ class HumanRenderer(Renderer):
         self._progress: Progress | None = None
         self._failures_shown = 0
         self._rate_window: list[tuple[float, int, int]] = []
+        self._watch: WatchStatus | None = None
 
     def __enter__(self) -> "HumanRenderer":
         if self.live_enabled and not self.plain_progress:
@@ -230,6 +234,25 @@ class HumanRenderer(Renderer):
         if self.plain_progress and (not self._last_line or time.monotonic() - self._last_line >= 1.0):
             self._last_line = time.monotonic()
             self.err.print(self._status_line(), markup=False, soft_wrap=True, highlight=False)
+
+    def on_watch_status(self, event: WatchStatus) -> None:
+        """sync --watch: its own row of the live display; as plain lines (a log), a line when the
+        figures moved or a minute passed, so an idle watch does not write a line a second."""
+        before, self._watch = self._watch, event
+        if not self.plain_progress:
+            return
+        now = time.monotonic()
+        moved = before is None or event.lag > 0 or (event.handled, event.queue_depth) != \
+            (before.handled, before.queue_depth)
+        if (moved and now - self._last_line >= 1.0) or now - self._last_line >= 60.0:
+            self._last_line = now
+            self.err.print(self._watch_line(), markup=False, soft_wrap=True, highlight=False)
+
+    def _watch_line(self) -> str:
+        w = self._watch
+        assert w is not None
+        depth = "" if w.queue_depth is None else f", {w.queue_depth:,} waiting"
+        return f"watching: lag {w.lag:.1f} s, {plural(w.handled, 'change')} handled{depth}"
 
     def on_copied(self, event: Copied) -> None:
         if self.verbose:  # -v: a line per object, as aws-cli prints
@@ -276,6 +299,8 @@ class HumanRenderer(Renderer):
         grid.add_column(style="bold")
         grid.add_column()
         grid.add_row(self.command, f"{self.src} -> {self.dst}")
+        if self._watch is not None:
+            grid.add_row("watching", self._watch_line().removeprefix("watching: "))
         if p is None:
             grid.add_row("", "starting...")
             return grid

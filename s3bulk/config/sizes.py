@@ -30,3 +30,15 @@ def human_duration(seconds: float) -> str:
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str | float, what: str = "duration") -> float:
+    """Seconds from "90", "90s", "30m", "6h", "1d" or "1h30m" (a number alone is seconds)."""
+    s = str(text).strip().lower()
+    parts = re.findall(r"(\d+(?:\.\d+)?)([smhd]?)", s)
+    if not s or not parts or "".join(n + u for n, u in parts) != s or (len(parts) > 1 and not all(u for _, u in parts)):
+        raise UsageError(f"invalid {what} {text!r} (examples: 90, 90s, 30m, 6h, 1d, 1h30m)")
+    return sum(float(n) * _SECONDS[u] for n, u in parts)

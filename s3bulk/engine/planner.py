@@ -35,9 +35,11 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
                      dst_s3: S3Options | None = None, options: TransferOptions = TransferOptions(),
                      filters: Filters = Filters(), sync: SyncOptions | None = None,
                      files_from: str | None = None, files_from_format: str = "auto",
-                     files_from_name: str | None = None, move: bool = False) -> Plan:
+                     files_from_name: str | None = None, move: bool = False, empty_source_ok: bool = False) -> Plan:
     """A plan for `copy` (sync=None) or `sync`. Sync always treats SRC and DST as prefixes.
-    `files_from`: the keys to copy come from this manifest (engine/listing/manifest.py), not a listing."""
+    `files_from`: the keys to copy come from this manifest (engine/listing/manifest.py), not a listing.
+    `empty_source_ok`: an S3 prefix holding nothing is SRC as it now is, not a mistyped name
+    (`sync --watch` after its first sync: everything under it was deleted)."""
     src = _settled(parse_location(src_text, src_s3))
     dst = _settled(parse_location(dst_text, dst_s3))
     if dst.kind == "http":
@@ -51,9 +53,10 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
         manifest_format = check_manifest(files_from, files_from_format)
         if src.kind == "http":
             raise UsageError("--files-from needs an S3 or local SRC (a list/get server is read by listing)")
-        if sync is not None and sync.delete:
+        if sync is not None and sync.delete and files_from_format != "changes":  # watch: listing/manifest.py
             raise UsageError("--delete cannot be used with --files-from (the manifest is not the whole SRC)")
-    src, single = await _resolve_source(src, options, prefix_only=sync is not None or files_from is not None)
+    src, single = await _resolve_source(src, options, prefix_only=sync is not None or files_from is not None,
+                                        empty_ok=empty_source_ok)
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
         keymap = KeyMap("", "", exact)
@@ -87,8 +90,8 @@ def _as_dir(prefix: str) -> str:
     return prefix if not prefix or prefix.endswith("/") else prefix + "/"
 
 
-async def _resolve_source(src: Location, options: TransferOptions,
-                          prefix_only: bool = False) -> tuple[Location, str | None]:
+async def _resolve_source(src: Location, options: TransferOptions, prefix_only: bool = False,
+                          empty_ok: bool = False) -> tuple[Location, str | None]:
     """(location listing under its prefix, the single key if SRC names one object)."""
     if src.kind == "local":
         path = src.root
@@ -119,7 +122,7 @@ async def _resolve_source(src: Location, options: TransferOptions,
         # one key is enough to know the bucket exists, credentials work, the endpoint answers, and
         # that the prefix is not empty
         page = await store.list_page(prefix, WorkUnit(), 1)
-        if prefix and not page.entries and not page.problems:
+        if prefix and not page.entries and not page.problems and not empty_ok:
             if any(c in prefix for c in "*?"):  # checked last: keys may hold these characters
                 raise UsageError(_no_wildcards(src))
             raise NotFound(f"no such key or prefix: {src.raw}")

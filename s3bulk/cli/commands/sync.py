@@ -20,6 +20,7 @@ from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
+    from ...engine.watch.watcher import WatchOptions
 
 O = typer.Option
 Delete = Annotated[bool, O("--delete", help="remove DST keys that SRC does not have (not those excluded)")]
@@ -27,6 +28,35 @@ DryRun = Annotated[bool, O("--dry-run", help="print what would be copied and del
 SizeOnly = Annotated[bool, O("--size-only", help="copy only when sizes differ")]
 ExactTimestamps = Annotated[bool, O("--exact-timestamps", help="copy when modification times differ at all (to local disk; to S3 as the default)")]
 Checksum = Annotated[bool, O("--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times")]
+Watch = Annotated[bool, O("--watch", help="after the sync, keep DST equal to SRC as SRC changes, until SIGINT or SIGTERM (exit 0): a local SRC from filesystem events, an S3 SRC from --watch-queue or by listing again every --watch-interval")]
+WatchQueue = Annotated[Optional[str], O("--watch-queue", metavar="URL", help="with --watch: the SQS queue receiving SRC's bucket's event notifications (S3 or EventBridge format); its endpoint follows SRC's S3 settings")]
+WatchInterval = Annotated[str, O("--watch-interval", metavar="DURATION", help="with --watch, a SRC without events (S3 without --watch-queue): sync in full this often (90, 30s, 5m)")]
+ReconcileEvery = Annotated[str, O("--reconcile-every", metavar="DURATION", help="with --watch: a full sync this often, catching any change the events missed (6h, 30m; 0: never)")]
+
+
+@dataclass(frozen=True)
+class WatchChoice:
+    """--watch and how it learns of changes."""
+
+    watch: bool = False
+    watch_queue: Optional[str] = None
+    watch_interval: str = "60s"
+    reconcile_every: str = "6h"
+
+    def watch_options(self) -> Optional[WatchOptions]:
+        """The watcher's options, or None without --watch (a UsageError for its options alone)."""
+        from ...config.sizes import parse_duration
+        from ...engine.watch.watcher import WatchOptions
+
+        if not self.watch:
+            if self.watch_queue is not None or self.watch_interval != "60s" or self.reconcile_every != "6h":
+                raise UsageError("--watch-queue, --watch-interval and --reconcile-every go with --watch")
+            return None
+        if self.watch_queue is not None and not self.watch_queue.startswith(("http://", "https://")):
+            raise UsageError(f"invalid --watch-queue {self.watch_queue!r}: expected the queue's URL, https://...")
+        return WatchOptions(queue_url=self.watch_queue,
+                            interval=parse_duration(self.watch_interval, "--watch-interval"),
+                            reconcile_every=parse_duration(self.reconcile_every, "--reconcile-every"))
 
 
 @dataclass(frozen=True)
@@ -54,6 +84,8 @@ def parameters(
     src: SyncSrc, dst: SyncDst,
     delete: Delete = False, dry_run: DryRun = False, size_only: SizeOnly = False,
     exact_timestamps: ExactTimestamps = False, checksum: Checksum = False, hash_cache: HashCache = None,
+    watch: Watch = False, watch_queue: WatchQueue = None, watch_interval: WatchInterval = "60s",
+    reconcile_every: ReconcileEvery = "6h",
     workers: Workers = 0, concurrency: Concurrency = None, part_size: PartSize = "8MiB",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
@@ -93,6 +125,12 @@ def _sync(params: Params) -> None:
     from ..run import run_transfer
 
     options = gather(SyncChoice, params).sync_options()  # checked before anything else
+    watching = gather(WatchChoice, params).watch_options()
+    if watching is not None:
+        from ..watch import run_watch
+
+        run_watch(RunOptions.of(params), options, watching)
+        return
     run_transfer("sync", RunOptions.of(params), options)
 
 
@@ -113,4 +151,8 @@ EXAMPLES = (
      "s3bulk sync ./site/ s3://bucket/site/ --delete --report sync.jsonl"),
     ("Serve Prometheus metrics at http://127.0.0.1:9100/metrics while the sync runs",
      "s3bulk sync s3://bucket/data/ s3://mirror/data/ --metrics :9100"),
+    ("Keep a bucket equal to a local directory as files change, until Ctrl-C",
+     "s3bulk sync ./site/ s3://bucket/site/ --delete --watch"),
+    ("Mirror a bucket to disk from its event notifications (an SQS queue)",
+     "s3bulk sync s3://bucket/d/ ./d/ --delete --watch --watch-queue \"$QUEUE_URL\""),
 )

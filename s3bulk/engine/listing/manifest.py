@@ -8,6 +8,12 @@ pages), so the engine, the journal and resume treat it as any token-paged source
 are looked up (HEAD, a bounded number at once) to learn size, time and ETag, so the copy can be
 server-side, sync can compare, and a key the source lacks is reported per key as a failure
 (exit 1) while the rest goes on. The file is read a page at a time: constant memory at any size.
+
+`sync --watch` narrows each sync to the keys that changed with an internal format, "changes"
+(CHANGES): one URL-quoted key per line (a local name may hold a newline). There a key the source
+lacks is no failure but news: it went away, and the page lists it in `Page.gone` so the sync can
+delete it at DST (with --delete), with what DST holds under it as a folder when SRC is a directory
+(a directory renamed or removed is one event).
 """
 
 from __future__ import annotations
@@ -17,18 +23,26 @@ import csv
 import dataclasses
 import os
 from typing import Any
-from urllib.parse import unquote_plus
+from urllib.parse import quote, unquote, unquote_plus
 
 from ...errors import NotFound, S3BulkError, UsageError
 from ...model import ObjectInfo, Page, WorkUnit
 
 HEADS_AT_ONCE = 32
 FORMATS = ("auto", "lines", "csv", "inventory")
+CHANGES = "changes"  # sync --watch's narrowed syncs (engine/watch/): not offered to users
+
+
+def write_changes(path: str, keys: list[str]) -> None:
+    """A CHANGES manifest of `keys` (relative to SRC's root) at `path`."""
+    with open(path, "w", encoding="ascii") as f:
+        for key in keys:
+            f.write(quote(key, safe="/", errors="surrogateescape") + "\n")
 
 
 def check_manifest(path: str, fmt: str) -> str:
     """The format to read `path` with, after checking it can be read (a UsageError otherwise)."""
-    if fmt not in FORMATS:
+    if fmt not in FORMATS and fmt != CHANGES:
         raise UsageError(f"--files-from-format must be one of {', '.join(FORMATS)}")
     if fmt == "inventory":  # engine/run/orchestrate.py `run` spools an inventory report into CSV before planning
         fmt = "csv"
@@ -61,6 +75,8 @@ def read_lines(path: str, offset: int, limit: int) -> tuple[list[bytes], int | N
 def parse_line(line: bytes, fmt: str, bucket: str) -> tuple[str | None, str | None]:
     """(key relative to SRC's prefix, None) or (None, why the line cannot be used)."""
     text = line.decode("utf-8", "surrogateescape")
+    if fmt == CHANGES:
+        return unquote(text, errors="surrogateescape"), None
     if fmt == "lines":
         return text, None
     try:
@@ -100,6 +116,7 @@ class ManifestSource:
         bucket = getattr(self.location, "root", "")  # S3: the bucket each CSV row must name
         keys: list[str] = []
         problems: list[tuple[str, str]] = []
+        gone: list[str] = []
         for line in lines:
             rel, why = parse_line(line, self.fmt, bucket)
             if rel is None:
@@ -126,11 +143,14 @@ class ManifestSource:
         entries: list[ObjectInfo] = []
         for key, info in zip(keys, found):
             if isinstance(info, str):
-                problems.append((key, info))
+                if self.fmt == CHANGES and info.startswith("no such key"):
+                    gone.append(key)
+                else:
+                    problems.append((key, info))
             else:
                 entries.append(info._replace(key=key))
         return Page(entries, next_token=None if next_offset is None else str(next_offset),
-                    problems=tuple(problems))
+                    problems=tuple(problems), gone=tuple(gone))
 
     async def head(self, key: str) -> ObjectInfo:
         return await self.inner.head(key)

@@ -35,7 +35,8 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
         start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
         files_from: str | None = None, files_from_format: str = "auto", default_journal: bool = False,
         around_run: Callable[[], ContextManager[Any]] | None = None, runner: Runner | None = None, move: bool = False,
-        report_objects: bool = False, journal_dir: str | None = None, report: str | None = None) -> Summary:
+        report_objects: bool = False, journal_dir: str | None = None, report: str | None = None,
+        empty_source_ok: bool = False) -> Summary:
     """Run `command` ("copy", "mv", "sync" or "check") from SRC to DST and return its summary.
 
     `sync_options` is None for a copy or mv. `default_journal`: keep a journal at the per-run
@@ -46,7 +47,9 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
     instead of this machine's worker processes (handles.py; s3bulk.cluster.runner_for makes a Dask one).
     `report`: a file (.csv or .jsonl) that gets one row per object (engine/report.py); a resumed run
     appends to it, so the file names every object of the job with its final outcome.
-    Raises S3BulkError for anything that stops the run from starting."""
+    `empty_source_ok`: an S3 SRC prefix holding nothing is synced as empty rather than refused as a
+    typo (`sync --watch` once its first sync found it). Raises S3BulkError for anything that stops
+    the run from starting."""
     from ..planner import build_plan, names_nothing
     from .launch import run_plan
 
@@ -77,7 +80,8 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
             plan = asyncio.run(build_plan(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, filters=filters,
                                           sync=sync_options, files_from=manifest,
                                           files_from_format=files_from_format,
-                                          files_from_name=manifest_name, move=move))
+                                          files_from_name=manifest_name, move=move,
+                                          empty_source_ok=empty_source_ok))
         except NotFound as exc:
             if not (move and resume and names_nothing(exc)):
                 raise

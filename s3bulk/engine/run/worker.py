@@ -428,6 +428,8 @@ class Worker:
             for name, why in page.problems:
                 self.counters.failed += 1
                 self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
+            if page.gone and plan.sync is not None and plan.sync.delete and not plan.sync.dry_run:
+                await self._delete_gone(page.gone)
             if self.filters is not None:
                 cut = len(plan.src.prefix)
                 entries = [e for e in entries if self.filters.allows(e.key[cut:])]
@@ -571,6 +573,33 @@ class Worker:
             await self._delete(dst, doomed)
             doomed = []
         return self._dry(to_copy, doomed, absent)
+
+    async def _delete_gone(self, gone: tuple[str, ...]) -> None:
+        """A narrowed sync (`sync --watch`, engine/listing/manifest.py CHANGES): delete at DST the
+        keys SRC no longer has, and, when SRC is a directory, what DST holds under such a key as a
+        folder (a directory removed or renamed away is one filesystem event), as --delete and the
+        filters allow. Deleting what is already gone is harmless: events may come twice."""
+        from ..sync.march import dst_range
+
+        plan = self.plan
+        dst = self.transfer.dst
+        src_cut, dst_cut = len(plan.src.prefix), len(plan.dst.prefix)
+        allows = self.filters.allows if self.filters is not None else (lambda rel: True)
+        doomed: list[str] = []
+        for key in gone:
+            rel = key[src_cut:]
+            target = plan.keymap(key)
+            if allows(rel) and await self._head_or_none(dst, target) is not None:
+                doomed.append(target)
+            if plan.src.kind == "local" and not os.path.isdir(os.path.join(plan.src.root, key)):
+                async for d in dst_range(dst, target + "/", None, None, plan.options.page_size):
+                    if allows(d.key[dst_cut:]):
+                        doomed.append(d.key)
+            if len(doomed) >= 1000:
+                await self._delete(dst, doomed)
+                doomed = []
+        if doomed:
+            await self._delete(dst, doomed)
 
     async def _copy_if_different(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo],
                                  absent: set[str]) -> None:

@@ -1,0 +1,131 @@
+"""The run of `sync --watch`: the option groups to the watcher (engine/watch/watcher.py), its
+events to the renderer, a stop by SIGINT or SIGTERM to one line and exit 0.
+
+Unlike a single run, the watch owns SIGINT and SIGTERM for its whole life: between two syncs a
+signal ends it at once; during one, the run drains as any run does (its own handler), then the
+watch ends. Either way no change is acknowledged that has not landed."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from ..errors import S3BulkError, UsageError
+from . import shell
+from .options import RunOptions, max_memory, transfer_options
+
+if TYPE_CHECKING:
+    from ..engine.plan import SyncOptions
+    from ..engine.watch.watcher import WatchOptions
+
+
+def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions) -> None:
+    """Watch until stopped; exits 0 after a stop by signal, with the run's code after a fatal error."""
+    from . import run as cli_run
+    from ..engine.watch.watcher import watch
+    from .render import make_renderer, plural
+
+    src, dst, output, journal = run.src, run.dst, run.output, run.journal
+    renderer = make_renderer("sync", src, dst, json_mode=output.json_out, quiet=output.quiet,
+                             progress=output.progress, verbose=output.verbose)
+    cli_run.RENDERER = renderer
+    caught: list[int] = []
+    old: dict[int, Any] = {}
+
+    def on_signal(signum: int, frame: Any) -> None:
+        caught.append(signum)
+
+    signals = _SignalPipe(caught)
+    try:
+        if "-" in (src, dst) or run.cluster is not None:
+            raise UsageError("--watch needs a SRC and DST that are not '-', and runs without --cluster")
+        if output.report is not None:
+            raise UsageError("--watch cannot be used with --report (--json tells each object the watch copies or "
+                             "deletes)")
+        if run.versions.given:
+            raise UsageError("--watch cannot be used with --version-id, --all-versions or --as-of")
+        if run.manifest is not None and run.manifest.files_from is not None:
+            raise UsageError("--watch cannot be used with --files-from (it watches the whole SRC)")
+        journal.check()
+        src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())
+        options = transfer_options(run)
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                old[sig] = signal.signal(sig, on_signal)
+        with renderer, signals:
+            summary = watch(src, dst, sync_options, subscriber=renderer, should_stop=signals.seen,
+                            watch_options=watching, full_sync_stops=False, options=options, src_s3=src_s3,
+                            dst_s3=dst_s3, max_memory=max_memory(run),
+                            journal=None if journal.no_journal else journal.journal,
+                            default_journal=not journal.no_journal, resume=journal.resume,
+                            filters=run.filters.filters(shell.ARGV), report_objects=not output.quiet,
+                            journal_dir=journal.journal_dir)
+    except S3BulkError as exc:
+        renderer.error(str(exc), exc.exit_code)
+        raise typer.Exit(exc.exit_code)
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+    stopped = summary.interrupted
+    summary.interrupted = False  # a watch ends by being stopped: that is its normal end
+    renderer.finish(summary)
+    if summary.fatal:
+        raise typer.Exit(summary.fatal_code or shell.EXIT_FATAL)
+    if stopped and not output.quiet:
+        signals.seen()
+        by: int | None = caught[0] if caught else None
+        why = f" by {signal.Signals(by).name}" if by else ""
+        c = summary.counters
+        print(f"s3bulk: watch stopped{why}: {plural(c.done, 'object')} copied, {plural(c.deleted, 'object')} "
+              "deleted while watching; DST holds what SRC held at the last sync", file=sys.stderr, flush=True)
+    # a stop is the watch's normal end: exit 0, whatever failed (and was told) on the way; a
+    # service manager restarting on failure must not see every stop as one
+
+
+class _SignalPipe:
+    """Every SIGINT and SIGTERM the process receives, whoever's handler ran: between two syncs
+    the watch's own (which notes it), during one the run's (which drains it, unless it came as the
+    run was ending, when the run ignores it). Python writes each signal's number to a wakeup fd
+    whatever the handler, so `seen()` reads them from there too: no stop is lost in between."""
+
+    def __init__(self, caught: list[int]) -> None:
+        self.caught = caught
+        self._pipe: tuple[int, int] | None = None
+        self._old = -1
+
+    def __enter__(self) -> "_SignalPipe":
+        import os
+
+        if threading.current_thread() is threading.main_thread():
+            r, w = os.pipe()
+            os.set_blocking(r, False)
+            os.set_blocking(w, False)
+            self._pipe = (r, w)
+            self._old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        return self
+
+    def seen(self) -> bool:
+        """Whether a SIGINT or SIGTERM came (its number kept in `caught`)."""
+        import os
+
+        if self._pipe is not None:
+            try:
+                got = os.read(self._pipe[0], 4096)
+            except BlockingIOError:
+                got = b""
+            self.caught.extend(n for n in got if n in (signal.SIGINT, signal.SIGTERM) and n not in self.caught)
+        return bool(self.caught)
+
+    def __exit__(self, *exc: Any) -> None:
+        import os
+
+        if self._pipe is None:
+            return
+        signal.set_wakeup_fd(self._old, warn_on_full_buffer=False)
+        for fd in self._pipe:
+            os.close(fd)
+        self._pipe = None
