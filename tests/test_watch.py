@@ -289,3 +289,39 @@ def test_s3_source_from_its_queue_through_a_sigkill(s3, make_bucket, endpoint, t
             kill_group(proc)
     finally:
         sqs.delete_queue(QueueUrl=queue_url)
+
+
+def test_watch_serves_its_lag_and_changes_on_metrics(s3, bucket, endpoint, tmp_path):
+    """`sync --watch --metrics`: a scraper sees the changes handled rise and the lag come back to 0."""
+    import re
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def scrape(url: str) -> dict[str, float]:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            text = resp.read().decode()
+        return {s.name + (str(sorted(s.labels.items())) if s.labels else ""): s.value
+                for family in text_string_to_metric_families(text) for s in family.samples}
+
+    src = tmp_path / "src"
+    write_tree(src, {"a.txt": b"a"})
+    proc, out = start_watch(tmp_path, endpoint, str(src), f"s3://{bucket}/w/", "--metrics", "127.0.0.1:0")
+    try:
+        err = out.with_suffix(".err")
+        url: list[str] = []
+
+        def served() -> bool:
+            url[:] = re.findall(r"metrics at (http://\S+)", err.read_text())
+            return bool(url)
+
+        wait_for("the metrics URL on stderr", served, proc, out)
+        wait_for("the first full sync", lambda: bucket_tree(s3, bucket, "w/") == read_tree(src), proc, out)
+        (src / "b.txt").write_bytes(b"bb")
+        wait_for("the change at DST", lambda: bucket_tree(s3, bucket, "w/") == read_tree(src), proc, out)
+        wait_for("the change counted on /metrics, the lag back to 0",
+                 lambda: (lambda m: m.get("s3bulk_watch_changes_handled_total", 0) >= 1
+                          and m.get("s3bulk_watch_lag_seconds") == 0.0)(scrape(url[0])), proc, out)
+        stop(proc, out)
+    finally:
+        kill_group(proc)

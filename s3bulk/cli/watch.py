@@ -40,6 +40,7 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
         caught.append(signum)
 
     signals = _SignalPipe(caught)
+    metrics = None
     try:
         if "-" in (src, dst) or run.cluster is not None:
             raise UsageError("--watch needs a SRC and DST that are not '-', and runs without --cluster")
@@ -53,11 +54,16 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
         journal.check()
         src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())
         options = transfer_options(run)
+        if run.metrics is not None:  # listening before the first sync: a port in use stops it here
+            from .metrics import serve_metrics
+
+            metrics = serve_metrics(run.metrics, "sync", quiet=output.quiet)
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 old[sig] = signal.signal(sig, on_signal)
         with renderer, signals:
-            summary = watch(src, dst, sync_options, subscriber=renderer, should_stop=signals.seen,
+            summary = watch(src, dst, sync_options,
+                            subscriber=metrics.relay(renderer) if metrics is not None else renderer, should_stop=signals.seen,
                             watch_options=watching, full_sync_stops=False, options=options, src_s3=src_s3,
                             dst_s3=dst_s3, max_memory=max_memory(run),
                             journal=None if journal.no_journal else journal.journal,
@@ -65,6 +71,8 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
                             filters=run.filters.filters(shell.ARGV), report_objects=not output.quiet,
                             journal_dir=journal.journal_dir)
     except S3BulkError as exc:
+        if metrics is not None:
+            metrics.close()
         renderer.error(str(exc), exc.exit_code)
         raise typer.Exit(exc.exit_code)
     finally:
@@ -73,6 +81,8 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
     stopped = summary.interrupted
     summary.interrupted = False  # a watch ends by being stopped: that is its normal end
     renderer.finish(summary)
+    if metrics is not None:
+        metrics.close(run.metrics_linger)
     if summary.fatal:
         raise typer.Exit(summary.fatal_code or shell.EXIT_FATAL)
     if stopped and not output.quiet:
