@@ -15,6 +15,9 @@ MiB = 1024 * 1024
 # transfers in flight per worker a run may grow to by default: at 50 ms a request and ~150 us of CPU
 # an object, one core needs ~330 in flight to be busy; each costs a connection (~30 KiB: memory_budget.py)
 AUTO_MAX_CONCURRENCY = 512
+# parts of one object in flight a transfer may grow to by default while the link gives more with
+# each step (engine/transfer/link.py): at 25 MB/s a connection, 32 parts in flight move 800 MB/s
+AUTO_MAX_PART_CONCURRENCY = 32
 
 
 Compare = Literal["default", "size-only", "exact-timestamps", "checksum"]
@@ -42,8 +45,14 @@ class TransferOptions:
     max_concurrency: int = 0
     page_size: int = 1000            # keys per listing request
     multipart_threshold: int = 16 * MiB
-    part_size: int = 8 * MiB          # 8 in flight per object: 64 MiB (aws-cli uses 8 MiB parts too)
-    part_concurrency: int = 8        # parts of one object in flight
+    # the largest part held in a buffer (aws-cli uses 8 MiB parts too); with auto_part_size each
+    # object's parts are sized from the object (engine/transfer/link.py), else exactly this
+    part_size: int = 8 * MiB
+    auto_part_size: bool = True
+    part_concurrency: int = 8        # parts of one object in flight (at the start: see max_part_concurrency)
+    # while the link gives more with each step, an object's parts in flight grow up to this many
+    # (engine/transfer/link.py); 0 = AUTO_MAX_PART_CONCURRENCY; equal to part_concurrency = fixed
+    max_part_concurrency: int = 0
     max_bytes_in_flight: int = 256 * MiB   # whole run, split across workers
     copy_threshold: int = 5 * 1024 * MiB   # CopyObject up to here, UploadPartCopy above
     copy_part_size: int = 512 * MiB
@@ -101,9 +110,16 @@ class TransferOptions:
             return max(self.concurrency, self.max_concurrency)
         return max(self.concurrency, AUTO_MAX_CONCURRENCY) if self.adaptive else self.concurrency
 
+    def part_concurrency_ceiling(self) -> int:
+        """The most parts of one object in flight: `max_part_concurrency`, or by default
+        AUTO_MAX_PART_CONCURRENCY (never below `part_concurrency`)."""
+        if self.max_part_concurrency > 0:
+            return max(self.part_concurrency, self.max_part_concurrency)
+        return max(self.part_concurrency, AUTO_MAX_PART_CONCURRENCY)
+
     def store_options(self) -> StoreOptions:
         workers = self.resolved_workers()
-        connections = self.concurrency_ceiling() + self.part_concurrency
+        connections = self.concurrency_ceiling() + self.part_concurrency_ceiling()
         resilience = ResilienceOptions(retries=self.retries, concurrency=connections, adaptive=self.adaptive,
                                        max_rps=self.max_rps, max_bandwidth=float(self.max_bandwidth), workers=workers,
                                        request_deadline=self.request_deadline, retry_max_time=self.retry_max_time)
@@ -117,7 +133,7 @@ class TransferOptions:
 _SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_threshold", "copy_part_size",
           "max_bandwidth")
 _RANGES = (("workers", 0, 4096), ("concurrency", 1, 100_000), ("max_concurrency", 0, 100_000), ("page_size", 1, 1000),
-           ("part_concurrency", 1, 10_000),
+           ("part_concurrency", 1, 10_000), ("max_part_concurrency", 0, 10_000),
            ("pages_ahead", 1, 1000), ("retries", 0, 1000), ("request_timeout", 0.1, None), ("max_rps", 0, None),
            ("request_deadline", 0, None), ("retry_max_time", 0, None),
            ("max_bandwidth", 0, None), ("max_bytes_in_flight", 1, None), ("multipart_threshold", 0, None),
