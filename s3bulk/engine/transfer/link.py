@@ -5,9 +5,11 @@ and big ranges save requests, while through real S3 one connection moves ~85-90 
 home uplink far less, so an object read in one big range crawls along on one connection. Here:
 
 - The part size (`part_size`) follows the object: it is cut into about PARTS_PER_OBJECT parts,
-  within bounds (at least 1 MiB for a download into a local file, at least 5 MiB for a part S3
-  must take; at most the --part-size default of 8 MiB for a part held in a buffer, or
-  LARGEST_RANGE for a download written into the file as it arrives: sinks.py). Parts of one
+  within bounds: a download into a local file in ranges of at least 1 MiB, and small enough that
+  the first round of lanes has a part each (a 24 MiB object: 8 ranges of 3 MiB) up to
+  SMALL_RANGE, so a mid-size object is not read in dozens of requests where the link is fast; a
+  part S3 must take at least 5 MiB; at most the --part-size default of 8 MiB for a part held in a
+  buffer, or LARGEST_RANGE for a download written into the file as it arrives (sinks.py). Parts of one
   object are all the same size (but the last): a resumed upload or file, the CRC of a download
   and the ETag `sync` compares with all count parts that way.
 - The parts in flight (`Lanes`) start at --part-concurrency's default and grow while the link
@@ -35,6 +37,7 @@ MiB = 1024 * 1024
 # (32) on a slow link; on loopback the ranges of a 1 GiB download stay LARGEST_RANGE
 PARTS_PER_OBJECT = 32
 SMALLEST_RANGE = 1 * MiB  # a download into a local file (ranges have no minimum at S3)
+SMALL_RANGE = 4 * MiB     # ranges are this big (or one for each first lane) before they are smaller
 # The range one GET reads at most where the parts are written into the file as they arrive: a part
 # no longer costs its size in memory, and each request has a cost of its own (signing, the task,
 # the server's set-up of the answer). 1 GiB from versitygw on loopback into tmpfs: 0.99 / 0.92 CPU
@@ -52,7 +55,10 @@ def part_size(size: int, options: Any, *, local_dst: bool, sinks: bool) -> int:
     if not options.auto_part_size:
         return int(part_size_for(size, options.part_size))
     largest = max(options.part_size, LARGEST_RANGE) if sinks else options.part_size
-    smallest = SMALLEST_RANGE if local_dst else MIN_S3_PART
+    if local_dst:  # one range for each first lane, or SMALL_RANGE, whichever is smaller
+        smallest = max(SMALLEST_RANGE, min(SMALL_RANGE, -(-size // max(1, options.part_concurrency))))
+    else:
+        smallest = MIN_S3_PART
     want = -(-size // PARTS_PER_OBJECT)
     want = -(-want // MiB) * MiB
     part = max(smallest, min(largest, want))
@@ -74,20 +80,22 @@ class Lanes:
     """How many parts of one object may be in flight, grown while the link gives more (see the
     module docstring). Used from one event loop."""
 
-    def __init__(self, start: int, most: int, model: LinkModel | None = None) -> None:
+    def __init__(self, start: int, most: int, model: LinkModel | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self.most = max(1, most)
         self.lanes = max(1, min(self.most, model.lanes if model is not None and model.lanes else start))
         self.model = model
         self.growing = self.lanes < self.most
         self._best = 0.0
         self._before = self.lanes
-        self._round_began = time.monotonic()
+        self._round_began = clock()
         self._round_bytes = 0
         self._round_parts = 0
 
     def begin(self) -> None:
         """The first part is about to start: the first round's clock starts here."""
-        self._round_began = time.monotonic()
+        self._round_began = self.clock()
 
     def done(self, n: int) -> None:
         """A part of `n` bytes was moved."""
@@ -97,7 +105,7 @@ class Lanes:
         self._round_parts += 1
         if self._round_parts < self.lanes:
             return
-        now = time.monotonic()
+        now = self.clock()
         rate = self._round_bytes / max(now - self._round_began, 1e-6)
         if rate >= self._best * GROW_IF:
             self._best, self._before = rate, self.lanes
