@@ -55,6 +55,17 @@ def test_lanes_stop_growing_when_the_bytes_a_second_do_not_and_step_back_when_th
     assert lanes.lanes == 8
 
 
+def test_lanes_stay_but_stop_growing_when_more_only_helped_a_little():
+    """Twice the lanes, 1.2 times the bytes a second (the first round paid for new connections):
+    kept, but no further doubling."""
+    clock = Clock()
+    lanes = Lanes(8, 32, clock=clock)
+    lanes.begin()
+    round_of(lanes, clock, 0.2)
+    round_of(lanes, clock, 0.2 * 2 / 1.2)
+    assert lanes.lanes == 16 and not lanes.growing
+
+
 def test_fixed_part_concurrency_never_grows():
     clock = Clock()
     lanes = Lanes(4, 4, clock=clock)
