@@ -90,6 +90,7 @@ def test_part_sizes_follow_the_object_unless_one_was_given():
     assert part_size(24 * MiB, given, **down) == 8 * MiB
     assert part_size(1024 * MiB, given, **down) == 8 * MiB
     assert part_size(200_000 * MiB, given, **up) == 20 * MiB
+    assert part_size(24 * MiB, TransferOptions(part_size="16MiB"), **down) == 16 * MiB  # the API's, given
 
 
 def test_the_part_concurrency_ceiling_is_the_auto_one_unless_fixed():

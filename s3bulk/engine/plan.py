@@ -18,6 +18,7 @@ AUTO_MAX_CONCURRENCY = 512
 # parts of one object in flight a transfer may grow to by default while the link gives more with
 # each step (engine/transfer/link.py): at 25 MB/s a connection, 32 parts in flight move 800 MB/s
 AUTO_MAX_PART_CONCURRENCY = 32
+DEFAULT_PART_SIZE = 8 * MiB
 
 
 Compare = Literal["default", "size-only", "exact-timestamps", "checksum"]
@@ -46,9 +47,10 @@ class TransferOptions:
     page_size: int = 1000            # keys per listing request
     multipart_threshold: int = 16 * MiB
     # the largest part held in a buffer (aws-cli uses 8 MiB parts too); with auto_part_size each
-    # object's parts are sized from the object (engine/transfer/link.py), else exactly this
-    part_size: int = 8 * MiB
-    auto_part_size: bool = True
+    # object's parts are sized from the object (engine/transfer/link.py), else exactly this.
+    # auto_part_size None (the default): auto unless a part_size other than the default is given
+    part_size: int = DEFAULT_PART_SIZE
+    auto_part_size: bool | None = None
     part_concurrency: int = 8        # parts of one object in flight (at the start: see max_part_concurrency)
     # while the link gives more with each step, an object's parts in flight grow up to this many
     # (engine/transfer/link.py); 0 = AUTO_MAX_PART_CONCURRENCY; equal to part_concurrency = fixed
@@ -94,6 +96,8 @@ class TransferOptions:
                 raise UsageError(f"{name} must be {bounds}, not {value!r}")
         if self.part_size < 5 * MiB:
             raise UsageError("part_size must be at least 5MiB (the S3 minimum)")
+        if self.auto_part_size is None:
+            object.__setattr__(self, "auto_part_size", self.part_size == DEFAULT_PART_SIZE)
         if self.checksum_algorithm is not None:
             from ..stores.checksums import parse_algorithm, require
 
