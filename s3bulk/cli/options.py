@@ -51,6 +51,7 @@ Workers = Annotated[int, O("--workers", "-w", metavar="N", help="worker processe
 Concurrency = Annotated[Optional[int], O("--concurrency", "-c", metavar="N", min=1, show_default=False,
                                           help="transfers in flight per worker, exactly N [default: 64, raised up to 512 while requests are slow and the CPU is not]")]
 PartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers (raised to fit 10,000 parts)")]
+AutoPartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers, used as given (raised to fit 10,000 parts); auto: each object is cut into about 32 parts (downloads 1-32 MiB, uploads 5-8 MiB) and its parts in flight grow from 8 up to 32 while the link gives more")]
 Threshold = Annotated[str, O(metavar="SIZE", help="objects above this move in parts")]
 MaxBuffer = Annotated[str, O("--max-buffer", metavar="SIZE", help="object bytes held in memory at once, all workers")]
 PageSize = Annotated[int, O(metavar="N", help="keys per listing request", min=1, max=1000)]
@@ -363,8 +364,9 @@ def transfer_options(run: RunOptions) -> TransferOptions:
     parallel, sizes, network = run.parallel, run.sizes, run.network
     given: dict[str, Any] = {}
     if sizes is not None:
-        given.update(part_size=parse_size(sizes.part_size, "--part-size"),
-                     multipart_threshold=parse_size(sizes.multipart_threshold, "--multipart-threshold"),
+        if sizes.part_size.strip().lower() != "auto":  # given: used as given (engine/transfer/link.py)
+            given.update(part_size=parse_size(sizes.part_size, "--part-size"), auto_part_size=False)
+        given.update(multipart_threshold=parse_size(sizes.multipart_threshold, "--multipart-threshold"),
                      max_bytes_in_flight=parse_size(sizes.max_buffer, "--max-buffer"),
                      copy_threshold=parse_size(sizes.copy_threshold, "--copy-threshold"),
                      copy_part_size=parse_size(sizes.copy_part_size, "--copy-part-size"))

@@ -37,7 +37,9 @@ def pipe_transfer_options(*, part_size: str, concurrency: int, max_memory: Optio
     from ..engine.transfer.pipes import pipe_options
     from ..engine.plan import TransferOptions
 
-    part = parse_size(part_size, "--part-size")
+    # a stream of unknown length is cut as it comes: `auto` is the 8 MiB parts (raised to fit 10,000
+    # parts of --expected-size), not the per-object sizes of engine/transfer/link.py
+    part = 8 * 1024 * 1024 if part_size.strip().lower() == "auto" else parse_size(part_size, "--part-size")
     given: dict[str, Any] = {name: value for name, value in (
         ("retries", retries), ("request_timeout", request_timeout), ("adaptive", adaptive), ("max_rps", max_rps))
         if value is not None}

@@ -15,6 +15,10 @@ MiB = 1024 * 1024
 # transfers in flight per worker a run may grow to by default: at 50 ms a request and ~150 us of CPU
 # an object, one core needs ~330 in flight to be busy; each costs a connection (~30 KiB: memory_budget.py)
 AUTO_MAX_CONCURRENCY = 512
+# parts of one object in flight a transfer may grow to by default while the link gives more with
+# each step (engine/transfer/link.py): at 25 MB/s a connection, 32 parts in flight move 800 MB/s
+AUTO_MAX_PART_CONCURRENCY = 32
+DEFAULT_PART_SIZE = 8 * MiB
 
 
 Compare = Literal["default", "size-only", "exact-timestamps", "checksum"]
@@ -42,8 +46,15 @@ class TransferOptions:
     max_concurrency: int = 0
     page_size: int = 1000            # keys per listing request
     multipart_threshold: int = 16 * MiB
-    part_size: int = 8 * MiB          # 8 in flight per object: 64 MiB (aws-cli uses 8 MiB parts too)
-    part_concurrency: int = 8        # parts of one object in flight
+    # the largest part held in a buffer (aws-cli uses 8 MiB parts too); with auto_part_size each
+    # object's parts are sized from the object (engine/transfer/link.py), else exactly this.
+    # auto_part_size None (the default): auto unless a part_size other than the default is given
+    part_size: int = DEFAULT_PART_SIZE
+    auto_part_size: bool | None = None
+    part_concurrency: int = 8        # parts of one object in flight (at the start: see max_part_concurrency)
+    # while the link gives more with each step, an object's parts in flight grow up to this many
+    # (engine/transfer/link.py); 0 = AUTO_MAX_PART_CONCURRENCY; equal to part_concurrency = fixed
+    max_part_concurrency: int = 0
     max_bytes_in_flight: int = 256 * MiB   # whole run, split across workers
     copy_threshold: int = 5 * 1024 * MiB   # CopyObject up to here, UploadPartCopy above
     copy_part_size: int = 512 * MiB
@@ -85,6 +96,8 @@ class TransferOptions:
                 raise UsageError(f"{name} must be {bounds}, not {value!r}")
         if self.part_size < 5 * MiB:
             raise UsageError("part_size must be at least 5MiB (the S3 minimum)")
+        if self.auto_part_size is None:
+            object.__setattr__(self, "auto_part_size", self.part_size == DEFAULT_PART_SIZE)
         if self.checksum_algorithm is not None:
             from ..stores.checksums import parse_algorithm, require
 
@@ -101,9 +114,16 @@ class TransferOptions:
             return max(self.concurrency, self.max_concurrency)
         return max(self.concurrency, AUTO_MAX_CONCURRENCY) if self.adaptive else self.concurrency
 
+    def part_concurrency_ceiling(self) -> int:
+        """The most parts of one object in flight: `max_part_concurrency`, or by default
+        AUTO_MAX_PART_CONCURRENCY (never below `part_concurrency`)."""
+        if self.max_part_concurrency > 0:
+            return max(self.part_concurrency, self.max_part_concurrency)
+        return max(self.part_concurrency, AUTO_MAX_PART_CONCURRENCY)
+
     def store_options(self) -> StoreOptions:
         workers = self.resolved_workers()
-        connections = self.concurrency_ceiling() + self.part_concurrency
+        connections = self.concurrency_ceiling() + self.part_concurrency_ceiling()
         resilience = ResilienceOptions(retries=self.retries, concurrency=connections, adaptive=self.adaptive,
                                        max_rps=self.max_rps, max_bandwidth=float(self.max_bandwidth), workers=workers,
                                        request_deadline=self.request_deadline, retry_max_time=self.retry_max_time)
@@ -117,7 +137,7 @@ class TransferOptions:
 _SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_threshold", "copy_part_size",
           "max_bandwidth")
 _RANGES = (("workers", 0, 4096), ("concurrency", 1, 100_000), ("max_concurrency", 0, 100_000), ("page_size", 1, 1000),
-           ("part_concurrency", 1, 10_000),
+           ("part_concurrency", 1, 10_000), ("max_part_concurrency", 0, 10_000),
            ("pages_ahead", 1, 1000), ("retries", 0, 1000), ("request_timeout", 0.1, None), ("max_rps", 0, None),
            ("request_deadline", 0, None), ("retry_max_time", 0, None),
            ("max_bandwidth", 0, None), ("max_bytes_in_flight", 1, None), ("multipart_threshold", 0, None),

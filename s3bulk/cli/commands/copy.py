@@ -11,7 +11,7 @@ from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, 
                        CopyThreshold, DstEndpoint, DstNoSign, DstProfile, DstRegion, Endpoint, Exclude,
                        ExpectedSize, FilesFrom, FilesFromFormat, Include, IncludeDeleteMarkers, Json, JournalDir,
                        JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps, NoJournal, NoSign, PageSize,
-                       Params, PartSize, PathStyle, Profile, Quiet, Region, Report, RequestDeadline, RequestTimeout,
+                       Params, AutoPartSize, PathStyle, Profile, Quiet, Region, Report, RequestDeadline, RequestTimeout,
                        Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile,
                        SrcRegion, Threshold, Verbose, VersionId, Workers, command)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
@@ -22,7 +22,7 @@ CopyDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX
 
 def parameters(
     src: CopySrc, dst: CopyDst,
-    workers: Workers = 0, concurrency: Concurrency = None, part_size: PartSize = "8MiB",
+    workers: Workers = 0, concurrency: Concurrency = None, part_size: AutoPartSize = "auto",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,

@@ -12,7 +12,7 @@ from .. import props as P
 from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyPartSize, CopyThreshold, DstEndpoint,
                        DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, FilesFrom, FilesFromFormat, HashCache,
                        Include, Json, JournalDir, JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps,
-                       NoJournal, NoSign, PageSize, Params, PartSize, PathStyle, Profile, Quiet, Region, Report,
+                       NoJournal, NoSign, PageSize, Params, AutoPartSize, PathStyle, Profile, Quiet, Region, Report,
                        RequestDeadline, RequestTimeout, Resume, Retries, RetryMaxTime, RunOptions, ShowProgress,
                        SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose,
                        Workers, command, gather)
@@ -86,7 +86,7 @@ def parameters(
     exact_timestamps: ExactTimestamps = False, checksum: Checksum = False, hash_cache: HashCache = None,
     watch: Watch = False, watch_queue: WatchQueue = None, watch_interval: WatchInterval = "60s",
     reconcile_every: ReconcileEvery = "6h",
-    workers: Workers = 0, concurrency: Concurrency = None, part_size: PartSize = "8MiB",
+    workers: Workers = 0, concurrency: Concurrency = None, part_size: AutoPartSize = "auto",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,

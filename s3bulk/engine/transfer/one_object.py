@@ -37,15 +37,15 @@ from typing import Any, Callable, cast
 from ...stores.checksums import CompositeParts, note_once
 from ...errors import Corrupt, StoreError
 from ...model import ObjectInfo, ObjectProps
-from ...stores import Store, Writer, part_size_for
-from ...stores.base import (ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range,
-                            upload_in_parts)
+from ...stores import Store, Writer
+from ...stores.base import ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range
 from ...stores.conditions import IF_MATCH, SOURCE_FILE, FileVersion, SourceChanged
 from ...stores.local.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from . import object_props
 from ..plan import KeyMap, TransferOptions
 from .part_buffers import part_buffer
-from .sinks import fill, range_size, sink_for
+from .link import Lanes, LinkModel, part_size as link_part_size, upload_in_lanes
+from .sinks import fill, range_sinks, sink_for
 from .spread import Helpers, SharedFile, deal, run_parts, spread_processes
 
 
@@ -141,6 +141,7 @@ class Transfer:
         self.src_kind, self.dst_kind = src.features.props, dst.features.props
         self.wants_src_props = object_props.wants_source(self.write_props, self.src_kind, self.dst_kind)
         self._dst_props = object_props.Resolver(self.write_props, self.src_kind, self.dst_kind)
+        self.link = LinkModel()  # the parts in flight that paid off for the last object (link.py)
 
     async def copy(self, info: ObjectInfo) -> tuple[int, bool]:
         """Copy one object; returns (bytes, whether it was copied server-side).
@@ -313,7 +314,8 @@ class Transfer:
 
     async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None,
                          info: ObjectInfo | None = None) -> None:
-        part = range_size(part_size_for(size, self.options.part_size), self.options, self.src, self.dst)
+        part = link_part_size(size, self.options, local_dst=cast(Any, self.dst).location.kind == "local",
+                              sinks=range_sinks(self.options, self.src, self.dst))
         # before any upload is opened (its HEAD may fail)
         check = await _source_check(self.src, src_key, size, self.dst_kind == "s3", self.budget.limit)
         if isinstance(check, CompositeParts):
@@ -368,7 +370,7 @@ class Transfer:
                     return
                 buf = buffers.pop() if buffers else None
                 if buf is None or len(buf) < end - start:
-                    buf = part_buffer(part)
+                    buf = part_buffer(max(part, end - start))
                 try:
                     data = await self._read_part(check, src_key, number, start, end, buf)
                     await upload.put_part(number, start, data)
@@ -403,8 +405,8 @@ class Transfer:
                 await self._spread_parts(_StopAware(upload, lambda: stopped, keep_open, verify, keep_cut), src_key,
                                          size, part, processes, one, check, helper_part, have, if_match)
             else:
-                await upload_in_parts(_StopAware(upload, lambda: stopped, keep_open, verify, keep_cut),
-                                      size, part, self.options.part_concurrency, one)
+                await upload_in_lanes(_StopAware(upload, lambda: stopped, keep_open, verify, keep_cut),
+                                      size, part, self._lanes(part, bool(have)), one)
         except Stopped:
             if not keep_open:
                 if upload_id is not None:  # aborted (_StopAware.abort): nothing to resume
@@ -423,6 +425,16 @@ class Transfer:
             self.on_part_bytes(-moved)
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
+
+    def _lanes(self, part: int, resumed: bool) -> Lanes:
+        """The parts of one object in flight (link.py): part_concurrency to start with (or what paid
+        off for this worker's last object), grown while the link gives more, up to the ceiling and
+        the parts this worker's byte budget holds. Fixed for an object resumed (its parts already
+        there would look like a fast link)."""
+        most = min(self.options.part_concurrency_ceiling(), max(1, self.budget.limit // part))
+        if resumed:
+            return Lanes(self.options.part_concurrency, self.options.part_concurrency)
+        return Lanes(self.options.part_concurrency, most, self.link)
 
     async def _start_multipart(self, dst_key: str, size: int, part: int, mtime: float | None,
                                props: ObjectProps | None, info: ObjectInfo | None) -> Multipart:
@@ -559,7 +571,7 @@ class Transfer:
 
 
 class _StopAware:
-    """The upload as upload_in_parts sees it: after a stop request it is neither completed (some
+    """The upload as upload_in_lanes (link.py) sees it: after a stop request it is neither completed (some
     parts were never sent) nor, when it can be resumed (S3), aborted."""
 
     def __init__(self, upload: Any, stopped: Callable[[], bool], keep_open: bool,
@@ -582,7 +594,7 @@ class _StopAware:
     async def abort(self) -> None:
         if self.stopped() and self.keep_open:
             return
-        # called from upload_in_parts' except clause: what is being handled is why the parts stopped.
+        # called from upload_in_lanes' except clause: what is being handled is why the parts stopped.
         # Only a cancellation (a forced stop) leaves the upload open, its record being on disk; a
         # failure (a source that changed, a part refused) aborts it, even while the object's task is
         # being cancelled by the failure's task group

@@ -14,37 +14,16 @@ from typing import Any, Callable
 from ...stores.local.filesink import RangeSink
 
 
-MiB = 1024 * 1024
-# The range one GET reads when the parts are written as they arrive and --part-size was left at
-# its default: a part no longer costs its size in memory, and each request has a cost of its own
-# (signing, the task, the server's set-up of the answer). 1 GiB from versitygw on loopback into
-# tmpfs: 0.99 / 0.92 CPU s of the client (task-clock, median of 4) with 8 / 32 MiB ranges, and
-# 1,075 / 1,129 / 1,209 MB/s with 8 / 16 / 32 MiB (median of 5, shared machine; s5cmd 1,080).
-SINK_PART = 32 * MiB
-
-
 def sinks(src: Any, upload: Any) -> bool:
     """Whether the parts of `upload` (a destination's Multipart) are written through sinks."""
     return bool(getattr(src.features, "read_to", False) and getattr(upload, "takes_sinks", False) and enabled())
 
 
-def range_size(part: int, options: Any, src: Any, dst: Any) -> int:
-    """The part size of a download: SINK_PART where its parts will be written as they arrive (an
-    S3 source into a local file, --flush-writes off) and the part size is the default one (an
-    explicit --part-size, or a larger part for 10,000 parts, is kept)."""
-    if (options.part_size != _default_part_size() or options.flush_writes or part >= SINK_PART
-            or dst.location.kind != "local" or not getattr(src.features, "read_to", False) or not enabled()):
-        return part
-    return SINK_PART
-
-
-def _default_part_size() -> int:
-    import dataclasses
-
-    from ..plan import TransferOptions
-
-    default: Any = next(f.default for f in dataclasses.fields(TransferOptions) if f.name == "part_size")
-    return int(default)
+def range_sinks(options: Any, src: Any, dst: Any) -> bool:
+    """Whether a download's parts will be written into the file as they arrive: an S3 source into a
+    local file, --flush-writes off (link.py then lets its ranges be larger than a buffered part)."""
+    return (not options.flush_writes and dst.location.kind == "local" and bool(getattr(src.features, "read_to", False))
+            and enabled())
 
 
 def sink_for(src: Any, upload: Any, start: int, end: int, check: Any) -> RangeSink | None:

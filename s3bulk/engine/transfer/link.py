@@ -1,0 +1,158 @@
+"""How big the parts of one object are, and how many move at once, from what the link gives.
+
+Fixed sizes tuned on one link are wrong on another: on loopback one connection moves over 1 GB/s
+and big ranges save requests, while through real S3 one connection moves ~85-90 MB/s and through a
+home uplink far less, so an object read in one big range crawls along on one connection. Here:
+
+- The part size (`part_size`) follows the object: it is cut into about PARTS_PER_OBJECT parts,
+  within bounds: a download into a local file in ranges of at least 1 MiB, and small enough that
+  the first round of lanes has a part each (a 24 MiB object: 8 ranges of 3 MiB) up to
+  SMALL_RANGE, so a mid-size object is not read in dozens of requests where the link is fast; a
+  part S3 must take at least 5 MiB; at most the --part-size default of 8 MiB for a part held in a
+  buffer, or LARGEST_RANGE for a download written into the file as it arrives (sinks.py). Parts of one
+  object are all the same size (but the last): a resumed upload or file, the CRC of a download
+  and the ETag `sync` compares with all count parts that way.
+- The parts in flight (`Lanes`) start at TransferOptions.part_concurrency (8) and grow while the
+  link gives more: once every lane has finished a part, the bytes per second of that round are
+  compared with the round before; while twice the lanes move GROW_IF times the bytes a second or
+  more (each connection is held back by the link, not by a bottleneck they share) they double, up to the ceiling
+  (TransferOptions.part_concurrency_ceiling, and the parts the worker's byte budget holds); once
+  they do not, growth stops, and the lanes go back if the last step made things slower. The
+  worker remembers (`LinkModel`) how many lanes paid off, and its next object starts there.
+
+An explicit --part-size (TransferOptions.auto_part_size False) is used as given, and a fixed part
+concurrency (max_part_concurrency equal to part_concurrency) never grows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Awaitable, Callable
+
+from ...stores.base import MAX_PARTS, MIN_PART as MIN_S3_PART, Multipart, part_size_for
+
+MiB = 1024 * 1024
+# an object is cut into about this many parts: enough for the lanes to grow to the default ceiling
+# (32) on a slow link; on loopback the ranges of a 1 GiB download stay LARGEST_RANGE
+PARTS_PER_OBJECT = 32
+SMALLEST_RANGE = 1 * MiB  # a download into a local file (ranges have no minimum at S3)
+SMALL_RANGE = 4 * MiB     # ranges are this big (or one for each first lane) before they are smaller
+# The range one GET reads at most where the parts are written into the file as they arrive: a part
+# no longer costs its size in memory, and each request has a cost of its own (signing, the task,
+# the server's set-up of the answer). 1 GiB from versitygw on loopback into tmpfs: 0.99 / 0.92 CPU
+# s of the client (task-clock, median of 4) with 8 / 32 MiB ranges, and 1,075 / 1,129 / 1,209 MB/s
+# with 8 / 16 / 32 MiB (median of 5, shared machine; s5cmd 1,080).
+LARGEST_RANGE = 32 * MiB
+# a round of twice the lanes must move this many times the bytes a second of the round before for
+# the lanes to double again: 2 where each connection is held back by the link alone, about 1 where
+# something they share is the limit (the CPU, the whole link). Not just "faster": the first round
+# also pays for opening connections, so the second is faster whatever the lanes (2-core machine
+# under load, 25 MB/s a connection through toxiproxy: 72 then 86 MB/s with 8 then 16 lanes)
+GROW_IF = 1.5
+
+
+def part_size(size: int, options: Any, *, local_dst: bool, sinks: bool) -> int:
+    """The part size for an object of `size` bytes: --part-size as given when the user gave it
+    (raised to fit 10,000 parts), else from the object's size (see the module docstring).
+    `local_dst`: the parts are ranges written into a local file (no 5 MiB minimum); `sinks`: they
+    are written as they arrive (sinks.py), not held in buffers."""
+    if not options.auto_part_size:
+        return int(part_size_for(size, options.part_size))
+    largest = max(options.part_size, LARGEST_RANGE) if sinks else options.part_size
+    if local_dst:  # one range for each first lane, or SMALL_RANGE, whichever is smaller
+        smallest = max(SMALLEST_RANGE, min(SMALL_RANGE, -(-size // max(1, options.part_concurrency))))
+    else:
+        smallest = MIN_S3_PART
+    want = -(-size // PARTS_PER_OBJECT)
+    want = -(-want // MiB) * MiB
+    part = max(smallest, min(largest, want))
+    least = -(-size // MAX_PARTS)  # 10,000 parts at most
+    if part < least:
+        part = -(-least // MiB) * MiB
+    return part
+
+
+class LinkModel:
+    """What one worker has learnt of the link: the parts in flight that paid off for its last object
+    moved in parts (0: nothing yet). Its next object starts there."""
+
+    def __init__(self) -> None:
+        self.lanes = 0
+
+
+class Lanes:
+    """How many parts of one object may be in flight, grown while the link gives more (see the
+    module docstring). Used from one event loop."""
+
+    def __init__(self, start: int, most: int, model: LinkModel | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.most = max(1, most)
+        self.lanes = max(1, min(self.most, model.lanes if model is not None and model.lanes else start))
+        self.model = model
+        self.growing = self.lanes < self.most
+        self._best = 0.0
+        self._before = self.lanes
+        self._round_began = clock()
+        self._round_bytes = 0
+        self._round_parts = 0
+
+    def begin(self) -> None:
+        """The first part is about to start: the first round's clock starts here."""
+        self._round_began = self.clock()
+
+    def done(self, n: int) -> None:
+        """A part of `n` bytes was moved."""
+        if not self.growing:
+            return
+        self._round_bytes += n
+        self._round_parts += 1
+        if self._round_parts < self.lanes:
+            return
+        now = self.clock()
+        rate = self._round_bytes / max(now - self._round_began, 1e-6)
+        if rate >= self._best * GROW_IF:
+            self._best, self._before = rate, self.lanes
+            self.lanes = min(self.most, self.lanes * 2)
+            self.growing = self.lanes > self._before
+        else:
+            self.growing = False
+            if rate < self._best:
+                self.lanes = self._before  # the last step made it slower: back
+        if self.model is not None:
+            self.model.lanes = self.lanes
+        self._round_began, self._round_bytes, self._round_parts = now, 0, 0
+
+
+async def upload_in_lanes(upload: Multipart, size: int, part: int, lanes: Lanes,
+                          do_part: Callable[[int, int, int], Awaitable[None]]) -> None:
+    """stores.base.upload_in_parts with the parts in flight set by `lanes` as they go: do_part for
+    each part, then complete the upload; on any failure abort it and raise the first error itself."""
+    wake = asyncio.Event()
+    running = 0
+
+    async def one(number: int, start: int, end: int) -> None:
+        nonlocal running
+        try:
+            await do_part(number, start, end)
+            lanes.done(end - start)
+        finally:
+            running -= 1
+            wake.set()
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            lanes.begin()
+            for number, start in enumerate(range(0, size, part), 1):
+                while running >= lanes.lanes:
+                    wake.clear()
+                    await wake.wait()
+                running += 1
+                tg.create_task(one(number, start, min(size, start + part)))
+        await upload.complete()
+    except BaseException as exc:
+        await upload.abort()
+        if isinstance(exc, BaseExceptionGroup):
+            raise exc.exceptions[0] from None
+        raise
