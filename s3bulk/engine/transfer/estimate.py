@@ -34,7 +34,8 @@ from ...model import ObjectInfo
 from ...stores import part_size_for
 from ...stores.requests import (COMPLETE_MULTIPART, COPY, CREATE_MULTIPART, DELETE, GET, GET_ATTRIBUTES, HEAD, PUT,
                                 UPLOAD_PART, UPLOAD_PART_COPY)
-from .sinks import range_size
+from .link import part_size as link_part_size
+from .sinks import range_sinks
 
 BATCH = 1000  # keys per DeleteObjects request
 
@@ -71,7 +72,8 @@ def plan_copy(transfer: Any, info: ObjectInfo, planned: dict[str, int]) -> None:
         if to_s3:
             add(PUT)
         return
-    parts = _parts(size, range_size(part_size_for(size, opts.part_size), opts, src, dst))
+    parts = _parts(size, link_part_size(size, opts, local_dst=dst.location.kind == "local",
+                                        sinks=range_sinks(opts, src, dst)))  # as one_object.py cuts it
     if from_s3:
         add(HEAD)  # with checksum mode: what checks the parts read
         uploaded_in = _uploaded_parts(info.etag)
