@@ -327,13 +327,11 @@ class LinkBench:
             f"{len(self.tools)} tools x {reps} repeats")
         for mib, _ in cells:
             self.source(mib)
-        turn = 0
         for rep in range(reps):
-            for mib, direction in cells:
-                k = turn % len(self.tools)
+            for i, (mib, direction) in enumerate(cells):
+                k = (rep + i) % len(self.tools)  # every tool goes first in turn, in each cell
                 for tool in self.tools[k:] + self.tools[:k]:
                     self.runs.append(self.run_one(link, url, mib, direction, tool, rep))
-                turn += 1
         # drop the objects (the 1 GiB one) the links still to run do not use
         later = self.args.links[self.args.links.index(link) + 1:]
         for mib in [m for m in self.sources if m not in {c[0] for ln in later for c in self.cells(ln)}]:
