@@ -269,7 +269,10 @@ def link_speed(out: Path) -> None:
     ax.set_xticks(range(len(cells)), [f"{c['mib']:,} MiB {c['direction']}\n{short.get(c['link'], c['link'])}"
                                       for c in cells], fontsize=8)
     ax.set_ylabel("speed / aws-cli's (median of the repeats)")
-    reps = ", ".join(f"{k}: {v}" for k, v in data["repeats"].items())
+    rounds: dict[str, int] = {}
+    for r in data["runs"]:
+        rounds[r["link"]] = max(rounds.get(r["link"], 0), r["rep"] + 1)
+    reps = ", ".join(f"{k}: {v}" for k, v in rounds.items())
     ax.set_title(f"one object, each tool with its default options, versitygw behind toxiproxy, 2 shared cores\n"
                  f"{data['date']}, repeats {reps}; bar labels: MB/s", fontsize=9)
     ax.set_ylim(0, ax.get_ylim()[1] * 1.1)

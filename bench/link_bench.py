@@ -389,7 +389,7 @@ def goal_text(c: dict) -> str:
     return want + ("; " + ", ".join(got) if got else "")
 
 
-def markdown(summary: list[dict], tools: list[str], meta: dict) -> str:
+def markdown(summary: list[dict], tools: list[str], meta: dict, runs: list[dict]) -> str:
     lines = [f"Run {meta['started_utc']} on {meta['machine']['nproc']} cores ({meta['machine']['cpu_model']}), "
              f"{meta['note']}", "",
              f"Command: `{meta['command']}`; versitygw with its data on tmpfs behind toxiproxy; each cell: median "
@@ -417,8 +417,15 @@ def markdown(summary: list[dict], tools: list[str], meta: dict) -> str:
                 row.append(cell)
         row.append(goal_text(c))
         lines.append("| " + " | ".join(row) + " |")
+    loads = sorted(r["load1_before"] for r in runs)
+    if loads:
+        lines += ["", f"Load average (1 min) before each run: median {statistics.median(loads):.1f}, "
+                      f"{loads[0]:.1f}-{loads[-1]:.1f} ({meta['machine']['nproc']} cores)."]
     lines.append("")
-    lines.append("Repeats per link: " + ", ".join(f"{k}: {v}" for k, v in meta["repeats"].items())
+    reps: dict[str, int] = {}
+    for r in runs:
+        reps[r["link"]] = max(reps.get(r["link"], 0), r["rep"] + 1)
+    lines.append("Repeats per link: " + ", ".join(f"{k}: {v}" for k, v in reps.items())
                  + ". Versions: " + "; ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".")
     return "\n".join(lines)
 
@@ -455,7 +462,16 @@ def main() -> None:
     ap.add_argument("--note", default="the machine shared with other agents' work.",
                     help="what else ran on the machine, for the record")
     ap.add_argument("--update-readme", action="store_true", help="put the table between the markers in bench/README.md")
+    ap.add_argument("--from-json", default=None, metavar="FILE",
+                    help="run nothing: print the table of a results file (with --update-readme, put it in the README)")
     args = ap.parse_args()
+    if args.from_json:
+        data = json.loads(Path(args.from_json).read_text())
+        md = markdown(summarize(data["runs"], data["tools"]), data["tools"], data, data["runs"])
+        print(md)
+        if args.update_readme:
+            update_readme(md)
+        return
     args.links = [x for x in args.links.split(",") if x]
     args.tools = [x for x in args.tools.split(",") if x]
     args.directions = [x for x in args.directions.split(",") if x]
@@ -491,7 +507,7 @@ def main() -> None:
 
     def write() -> str:
         summary = summarize(bench.runs, bench.tools)
-        md = markdown(summary, bench.tools, meta)
+        md = markdown(summary, bench.tools, meta, bench.runs)
         (out / f"{args.name}.json").write_text(json.dumps(
             {**meta, "runtime_s": round(time.monotonic() - t0, 1), "summary": summary, "runs": bench.runs}, indent=1))
         (out / f"{args.name}.md").write_text(md + "\n")
