@@ -458,7 +458,9 @@ def main() -> None:
     ap.add_argument("--repeats-for", default="", metavar="LINK=N[,...]", help="rounds for some links, e.g. 100KBps=1")
     ap.add_argument("--timeout", type=float, default=0, help="seconds before a run is killed (default: per link)")
     ap.add_argument("--workdir", default=None, help="scratch directory (default: a new one under /dev/shm)")
-    ap.add_argument("--name", default="link", help="results file stem in bench/results (default %(default)s)")
+    ap.add_argument("--name", default="link", help="results file stem (default %(default)s)")
+    ap.add_argument("--results-dir", default=str(HERE / "results"),
+                    help="where the results go (default: bench/results of this checkout)")
     ap.add_argument("--note", default="the machine shared with other agents' work.",
                     help="what else ran on the machine, for the record")
     ap.add_argument("--update-readme", action="store_true", help="put the table between the markers in bench/README.md")
@@ -502,8 +504,8 @@ def main() -> None:
             "repeats": {ln: args.repeats_for.get(ln, args.repeats) for ln in args.links if bench.cells(ln)},
             "tools": bench.tools, "config": {k: v for k, v in vars(args).items()}}
     log(f"work dir {work}; versions: {meta['versions']}")
-    out = HERE / "results"
-    out.mkdir(exist_ok=True)
+    out = Path(args.results_dir)
+    out.mkdir(parents=True, exist_ok=True)
 
     def write() -> str:
         summary = summarize(bench.runs, bench.tools)
