@@ -46,7 +46,10 @@ and proxy's CPU are recorded too (bench/peers_bench.py run_measured).
 
 Output: the table on stdout (median seconds, MB/s = 10^6 bytes/s at the median, speed as a multiple
 of aws-cli's) and bench/results/link.json and link.md (`--name` for another stem, e.g. for A/B
-runs); the file is rewritten after each link so a long run can be read early. `--update-readme`
+runs, `--results-dir` for another place); the file is rewritten after each link so a long run can
+be read early. `--merge` re-runs some links and keeps the other links' runs from the file it
+rewrites (each link's table notes its command, time and load); `--from-json FILE` prints a
+results file's table again without running anything. `--update-readme`
 puts the table between `<!-- link-bench:start -->` and `<!-- link-bench:end -->` in
 bench/README.md; bench/charts.py draws bench/charts/link_speed.png from link.json.
 
@@ -293,6 +296,7 @@ class LinkBench:
         stem = f"{link}-{mib}-{direction}-{safe}-{rep}"
         proxy0 = tree_cpu_s(self.tox.proc.pid) if self.tox and url != self.srv.url else 0.0
         load = os.getloadavg()[0]
+        at = f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
         r = run_measured(argv, env, logs / f"{stem}.out", logs / f"{stem}.err", self.args.timeout or TIMEOUT[link],
                          server_pid=self.srv.server_pid(), cwd=self.work)
         r["proxy_cpu_s"] = (tree_cpu_s(self.tox.proc.pid) - proxy0) if self.tox and url != self.srv.url else 0.0
@@ -310,7 +314,7 @@ class LinkBench:
         shutil.rmtree(out_dir, ignore_errors=True)
         shutil.rmtree(self.work / "state", ignore_errors=True)
         rec = {"link": link, "mib": mib, "direction": direction, "tool": tool, "rep": rep, "ok": problem is None,
-               "problem": problem, "argv": argv, "load1_before": round(load, 2),
+               "problem": problem, "argv": argv, "utc": at, "load1_before": round(load, 2),
                **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}}
         mbps = mib * MiB / 1e6 / r["wall_s"]
         log(f"  {link} {mib} MiB {direction} {tool}: {r['wall_s']:.2f} s ({mbps:.1f} MB/s)"
@@ -390,11 +394,15 @@ def goal_text(c: dict) -> str:
 
 
 def markdown(summary: list[dict], tools: list[str], meta: dict, runs: list[dict]) -> str:
-    lines = [f"Run {meta['started_utc']} on {meta['machine']['nproc']} cores ({meta['machine']['cpu_model']}), "
-             f"{meta['note']}", "",
-             f"Command: `{meta['command']}`; versitygw with its data on tmpfs behind toxiproxy; each cell: median "
-             "wall time of the repeats (start-up included), MB/s (10^6 bytes/s) at the median, and speed as a "
-             "multiple of aws-cli's (aws-cli time / tool time). Every tool with its default options.", "",
+    parts = meta.get("parts") or [{"links": sorted({r["link"] for r in runs}), "command": meta["command"],
+                                    "started_utc": meta["started_utc"]}]
+    cmds = "; ".join(f"`{p['command']}` ({p['started_utc']}" + (f", links {', '.join(p['links'])})" if len(parts) > 1
+                                                                 else ")") for p in parts)
+    lines = [f"Run on {meta['machine']['nproc']} cores ({meta['machine']['cpu_model']}), {meta['note']}", "",
+             f"Command{'s' if len(parts) > 1 else ''}: {cmds}. versitygw with its data on tmpfs behind toxiproxy; "
+             "each cell: median wall time of the repeats (start-up included), MB/s (10^6 bytes/s) at the median, "
+             "and speed as a multiple of aws-cli's (aws-cli time / tool time). Every tool with its default options.",
+             "",
              "| link | object | " + " | ".join(tools) + " | goal (s3bulk) |",
              "| --- | --- | " + " | ".join("---" for _ in tools) + " | --- |"]
     for c in summary:
@@ -417,16 +425,18 @@ def markdown(summary: list[dict], tools: list[str], meta: dict, runs: list[dict]
                 row.append(cell)
         row.append(goal_text(c))
         lines.append("| " + " | ".join(row) + " |")
-    loads = sorted(r["load1_before"] for r in runs)
-    if loads:
-        lines += ["", f"Load average (1 min) before each run: median {statistics.median(loads):.1f}, "
-                      f"{loads[0]:.1f}-{loads[-1]:.1f} ({meta['machine']['nproc']} cores)."]
     lines.append("")
-    reps: dict[str, int] = {}
-    for r in runs:
-        reps[r["link"]] = max(reps.get(r["link"], 0), r["rep"] + 1)
-    lines.append("Repeats per link: " + ", ".join(f"{k}: {v}" for k, v in reps.items())
-                 + ". Versions: " + "; ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".")
+    for link in LINKS:
+        mine = [r for r in runs if r["link"] == link]
+        if not mine:
+            continue
+        loads = sorted(r["load1_before"] for r in mine)
+        times = sorted(r["utc"][11:16] for r in mine if r.get("utc"))
+        lines.append(f"- {LINKS[link]['what']}: {max(r['rep'] for r in mine) + 1} round(s)"
+                     + (f", {times[0]}-{times[-1]} UTC" if times else "")
+                     + f"; load average (1 min) before a run: median {statistics.median(loads):.1f}, "
+                       f"{loads[0]:.1f}-{loads[-1]:.1f}.")
+    lines += ["", "Versions: " + "; ".join(f"{k} {v}" for k, v in meta["versions"].items()) + "."]
     return "\n".join(lines)
 
 
@@ -464,6 +474,9 @@ def main() -> None:
     ap.add_argument("--note", default="the machine shared with other agents' work.",
                     help="what else ran on the machine, for the record")
     ap.add_argument("--update-readme", action="store_true", help="put the table between the markers in bench/README.md")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the runs of the links not run now from the results file this run rewrites "
+                         "(re-run one link of an earlier run)")
     ap.add_argument("--from-json", default=None, metavar="FILE",
                     help="run nothing: print the table of a results file (with --update-readme, put it in the README)")
     args = ap.parse_args()
@@ -507,9 +520,24 @@ def main() -> None:
     out = Path(args.results_dir)
     out.mkdir(parents=True, exist_ok=True)
 
+    part = {"links": [ln for ln in args.links if bench.cells(ln)], "command": cmdline,
+            "started_utc": meta["started_utc"]}
+    meta["parts"] = [part]
+    if args.merge and (out / f"{args.name}.json").exists():
+        old = json.loads((out / f"{args.name}.json").read_text())
+        bench.runs = [r for r in old["runs"] if r["link"] not in part["links"]]
+        kept = {r["link"] for r in bench.runs}
+        old_parts = old.get("parts") or [{"links": sorted({r["link"] for r in old["runs"]}),
+                                          "command": old["command"], "started_utc": old["started_utc"]}]
+        meta["parts"] = [dict(p, links=[ln for ln in p["links"] if ln in kept]) for p in old_parts
+                         if kept & set(p["links"])] + [part]
+        meta["tools"] = bench.tools + [t for t in old["tools"] if t not in bench.tools]  # shown, not run
+        meta["versions"] = {**old.get("versions", {}), **meta["versions"]}
+        log(f"merging: keeping {len(bench.runs)} runs of {sorted(kept)} from {out / args.name}.json")
+
     def write() -> str:
-        summary = summarize(bench.runs, bench.tools)
-        md = markdown(summary, bench.tools, meta, bench.runs)
+        summary = summarize(bench.runs, meta["tools"])
+        md = markdown(summary, meta["tools"], meta, bench.runs)
         (out / f"{args.name}.json").write_text(json.dumps(
             {**meta, "runtime_s": round(time.monotonic() - t0, 1), "summary": summary, "runs": bench.runs}, indent=1))
         (out / f"{args.name}.md").write_text(md + "\n")
