@@ -415,7 +415,8 @@ def markdown(summary: list[dict], tools: list[str], meta: dict, runs: list[dict]
                 row.append(f"failed ({t['failed']})")
             else:
                 n = len(t["walls"])
-                cell = f"{t['median_s']:.2f} s, {t['mb_per_s']:,.1f} MB/s"
+                v = t["mb_per_s"]
+                cell = f"{t['median_s']:.2f} s, {v:,.1f} MB/s" if v >= 1 else f"{t['median_s']:.1f} s, {v:.3f} MB/s"
                 if "speed_vs_aws" in t:
                     cell += f", {t['speed_vs_aws']:.2f}x"
                 if n > 1:
