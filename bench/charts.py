@@ -272,7 +272,7 @@ def link_speed(out: Path) -> None:
     rounds: dict[str, int] = {}
     for r in data["runs"]:
         rounds[r["link"]] = max(rounds.get(r["link"], 0), r["rep"] + 1)
-    reps = ", ".join(f"{k}: {v}" for k, v in rounds.items())
+    reps = ", ".join(f"{k}: {rounds[k]}" for k in short if k in rounds)
     ax.set_title(f"one object, each tool with its default options, versitygw behind toxiproxy, 2 shared cores\n"
                  f"{data['date']}, repeats {reps}; bar labels: MB/s", fontsize=9)
     ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
