@@ -12,7 +12,7 @@ import json
 import sys
 import time
 from dataclasses import asdict
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any, TextIO
 
 from ..engine.events import (Copied, Deleted, Difference, DryRunAction, Notice, PlannedEvent, Progress, Restarted,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime, timezone
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 
 import typer
 
@@ -49,7 +49,7 @@ def ls_command(
     def render(page: list[ObjectInfo]) -> str:
         """A page's lines, made as it is listed (a page listed ahead of the output waits as text)."""
         nonlocal count, total, stamps
-        lines = []
+        lines: list[str] = []
         append = lines.append
         if json_out:
             for key, size, mtime, etag, _ in page:
