@@ -89,7 +89,7 @@ class Signer:
         request = f"{method}\n{path}\n{query}\n{canon_headers}\n{signed}\n{payload_hash}"
         scope = f"{date}/{self.region}/{self.service}/aws4_request"
         to_sign = f"AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{hashlib.sha256(request.encode()).hexdigest()}"
-        signature = hmac.new(self._signing_key(date, creds.secret_key), to_sign.encode(), "sha256").hexdigest()
+        signature = hmac.digest(self._signing_key(date, creds.secret_key), to_sign.encode(), "sha256").hex()
         headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={creds.access_key}/{scope}, "
                                     f"SignedHeaders={signed}, Signature={signature}")
         return headers
