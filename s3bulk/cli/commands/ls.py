@@ -64,17 +64,16 @@ def ls_command(
                        f'"mtime": {when}, "etag": {"null" if etag is None else quote(etag)}}}')
             count += len(page)
             return "\n".join(lines) + "\n" if lines else ""
-        for obj in page:
-            count += 1
-            total += obj.size or 0
-            when = stamps.get(obj.mtime)
+        for key, size, mtime, _, _ in page:  # unpacked: a named field is a property call
+            total += size or 0
+            when = stamps.get(mtime)
             if when is None:
-                assert obj.mtime is not None  # stamps maps None to "-"
+                assert mtime is not None  # stamps maps None to "-"
                 if len(stamps) > 4096:
                     stamps = {None: "-"}
-                when = stamps[obj.mtime] = datetime.fromtimestamp(obj.mtime, timezone.utc).strftime(
-                    "%Y-%m-%d %H:%M:%S")
-            append(f"{when} {obj.size if obj.size is not None else '-':>12} {obj.key}")
+                when = stamps[mtime] = datetime.fromtimestamp(mtime, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+            append(f"{when} {size if size is not None else '-':>12} {key}")
+        count += len(page)
         return "\n".join(lines) + "\n" if lines else ""
 
     texts = ls_rendered(url, render, s3=s3, ordered=not unordered, concurrency=concurrency)
