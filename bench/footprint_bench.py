@@ -240,7 +240,7 @@ def main() -> None:
                            "wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "peak_pss_tree_mib": r["peak_pss_tree_mib"],
                            "peak_rss_tree_mib": r["peak_rss_tree_mib"], "processes": r["processes"]}
                     records.append(rec)
-                    log(f"{scen} {t} rep {rep}: wall {r['wall_s']:.2f} s, PSS {r['peak_pss_tree_mib']:.0f} MiB, "
+                    log(f"{scen} {t} rep {rep}: wall {r['wall_s']:.2f} s, CPU {r['cpu_s']:.2f} s, PSS {r['peak_pss_tree_mib']:.0f} MiB, "
                         f"RSS {r['peak_rss_tree_mib']:.0f} MiB{'' if bad is None else ', FAILED: ' + bad}")
             if scen == "ul-big":
                 shutil.rmtree(srv.root / "fb-up", ignore_errors=True)
@@ -290,8 +290,8 @@ def markdown(records: list[dict], args: argparse.Namespace, info: dict) -> str:
         elif scen == "dl-small":
             rate = f"{args.small / m['wall_s']:,.0f} obj/s"
             base = med.get((scen, "s5cmd"))
-            vs = (f"speed {base['wall_s'] / m['wall_s']:.2f}x, PSS {m['peak_pss_tree_mib'] / base['peak_pss_tree_mib']:.2f}x"
-                  if base else "")
+            vs = (f"speed {base['wall_s'] / m['wall_s']:.2f}x, CPU {m['cpu_s'] / base['cpu_s']:.2f}x, "
+                  f"PSS {m['peak_pss_tree_mib'] / base['peak_pss_tree_mib']:.2f}x" if base else "")
         else:
             rate = f"{(args.big_mib << 20) / 1e6 / m['wall_s']:,.0f} MB/s"
             base = med.get((scen, "s5cmd"))

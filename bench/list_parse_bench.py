@@ -128,9 +128,9 @@ def main() -> None:
     rng = random.Random(13)
     pages = [make_page(rng) for _ in range(a.pages)]
     keys = sum(p.count(b"<Contents>") for p in pages)
-    want = [by_regex(p) for p in pages]
+    want = [[e[:4] for e in by_regex(p)] for p in pages]  # the regex also reads the storage class
     for name, fn in READERS.items():
-        assert [fn(p) for p in pages] == want, f"{name} reads the pages differently"
+        assert [[e[:4] for e in fn(p)] for p in pages] == want, f"{name} reads the pages differently"
     print(f"{a.pages} pages x 1,000 keys ({len(pages[0]):,} bytes a page), best of {a.reps}; Python "
           f"{sys.version.split()[0]}, expat {expat.EXPAT_VERSION}")
     best = {name: float("inf") for name in READERS}

@@ -75,24 +75,33 @@ from peers_bench import (AWS, AWS_S3_CONFIG, ROOT, S3BULK, S5CMD, ensure_bytecod
                          machine_info, run_measured, tail, tool_version)
 from sync_peers import ensure_peers  # noqa: E402
 
-LS_TOOLS = ("s3bulk", "s3bulk-unordered", "s3bulk-hinted", "s5cmd", "aws-cli")
+LS_TOOLS = ("s3bulk", "s3bulk-unordered", "s3bulk-hinted", "s3bulk-json", "s5cmd", "s5cmd-json", "aws-cli")
 COPY_TOOLS = ("s3bulk", "s5cmd", "aws-cli")
 DEFAULTS = dict(keys=100_000, keys_copy=20_000, size=100, delay_ms=50.0, reps=1)
 
 
+BASE_ROOT: str | None = None  # --base-root: "-base" tools run s3bulk from that source tree (PYTHONPATH)
+
+
 def ls_argv(tool: str, url: str) -> list[str]:
+    tool = tool.removesuffix("-base")
     if tool in ("s3bulk", "s3bulk-hinted"):
         return [str(S3BULK), "ls", "s3://b/", "--endpoint-url", url]
     if tool == "s3bulk-unordered":
         return [str(S3BULK), "ls", "s3://b/", "--endpoint-url", url, "--unordered"]
+    if tool == "s3bulk-json":
+        return [str(S3BULK), "ls", "s3://b/", "--endpoint-url", url, "--json"]
     if tool == "s5cmd":  # ls prints at log level info: no --log error
         return [str(S5CMD), "--endpoint-url", url, "ls", "s3://b/*"]
+    if tool == "s5cmd-json":
+        return [str(S5CMD), "--json", "--endpoint-url", url, "ls", "s3://b/*"]
     if tool == "aws-cli":
         return [str(AWS), "--endpoint-url", url, "s3", "ls", "--recursive", "s3://b/"]
     raise ValueError(tool)
 
 
 def copy_argv(tool: str, url: str, dst: Path) -> list[str]:
+    tool = tool.removesuffix("-base")
     if tool == "s3bulk":
         return [str(S3BULK), "copy", "s3://b/", f"{dst}/", "--endpoint-url", url, "--json"]
     if tool == "s5cmd":
@@ -124,6 +133,8 @@ def tool_env(tool: str, work: Path) -> dict:
                AWS_EC2_METADATA_DISABLED="true", AWS_CONFIG_FILE=str(cfg),
                AWS_SHARED_CREDENTIALS_FILE=str(work / "no-credentials"),
                XDG_STATE_HOME=str(work / "state"), XDG_CACHE_HOME=str(work / "cache"))
+    if tool.endswith("-base") and BASE_ROOT:
+        env["PYTHONPATH"] = BASE_ROOT
     if tool.startswith("s3bulk"):  # s3bulk-hinted: starts from the split points of a previous listing
         env["S3BULK_HINTS"] = "1" if tool == "s3bulk-hinted" else "0"
         env["XDG_STATE_HOME"] = str(work / ("state-hinted" if tool == "s3bulk-hinted" else "state"))
@@ -139,10 +150,14 @@ def server_stats(url: str, reset: bool = False) -> dict:
 
 def check_listing(out: Path, want: list[str]) -> tuple[str | None, bool]:
     """(failure or None, keys printed in S3 order). The key is the last field of a line (no synthetic
-    key has a space)."""
+    key has a space), or a JSON line's "key" (s5cmd's is the object's URL)."""
     got = []
     with open(out, "rb") as f:
         for line in f:
+            if line.startswith(b"{"):
+                key = json.loads(line)["key"]
+                got.append(key[len("s3://b/"):] if key.startswith("s3://b/") else key)
+                continue
             parts = line.split()
             if parts:
                 got.append(parts[-1].decode())
@@ -380,14 +395,20 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run before it is killed and failed")
     ap.add_argument("--workdir", default=None, help="scratch directory (default: a new one under /dev/shm)")
     ap.add_argument("--name", default=None, help="results file stem (default listing-DATE[-quick])")
+    ap.add_argument("--base-root", default=None, metavar="DIR",
+                    help="another s3bulk source tree (e.g. `git worktree add DIR REV`): each s3bulk tool NAME in "
+                         "--ls-tools/--copy-tools written NAME-base runs from it, interleaved (a before/after)")
     args = ap.parse_args()
+    global BASE_ROOT
+    BASE_ROOT = args.base_root
     args.shapes = [s for s in args.shapes.split(",") if s]
     args.ls_tools = [t for t in args.ls_tools.split(",") if t]
     args.copy_tools = [t for t in args.copy_tools.split(",") if t]
     args.sync_tools = [t for t in args.sync_tools.split(",") if t]
     for group, allowed in ((args.shapes, slow_s3.SHAPES), (args.ls_tools, LS_TOOLS), (args.copy_tools, COPY_TOOLS),
                            (args.sync_tools, COPY_TOOLS)):
-        bad = [x for x in group if x not in allowed]
+        bad = [x for x in group if x.removesuffix("-base") not in allowed or (x.endswith("-base") and not
+                                                                             (args.base_root and x.startswith("s3bulk")))]
         if bad:
             ap.error(f"unknown {bad}; choose from {', '.join(allowed)}")
     if min(args.keys, args.keys_copy, args.size) < 0 or args.reps < 1 or args.delay_ms < 0:
@@ -397,7 +418,7 @@ def main() -> None:
 
     t_start = time.monotonic()
     ensure_s3bulk()
-    if {"s5cmd", "aws-cli"} & set(args.ls_tools + args.copy_tools + args.sync_tools):
+    if {"s5cmd", "s5cmd-json", "aws-cli"} & set(args.ls_tools + args.copy_tools + args.sync_tools):
         log("peers: aws-cli and s5cmd in .cache/peers")
         ensure_peers()
     ensure_bytecode()

@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from dataclasses import asdict
+from json.encoder import encode_basestring
 from typing import Any, TextIO
 
 from ..engine.events import (Copied, Deleted, Difference, DryRunAction, Notice, PlannedEvent, Progress, Restarted,
@@ -140,11 +141,19 @@ class JsonRenderer(Renderer):
     def on_failure(self, event: Failure) -> None:
         self._write({"event": "failure", **asdict(event)})
 
+    # copied / deleted (-v, one a key): each line made by hand as _write would make it from the
+    # event's json_fields(), byte for byte, at a fifth of its CPU (json's own C string escaper, an
+    # int as json writes it), and not flushed one by one: on_progress (4 a second) and the next
+    # _write flush them in order with the rest
+
     def on_copied(self, event: Copied) -> None:
-        self._write(event.json_fields())
+        quote = encode_basestring
+        self.out.write(f'{{"event": "copied", "action": "copy", "src": {quote(event.src)}, "dst": {quote(event.dst)}, '
+                       f'"size": {event.size}, "v": {JSON_VERSION}}}\n')
 
     def on_deleted(self, event: Deleted) -> None:
-        self._write(event.json_fields())
+        self.out.write(f'{{"event": "deleted", "action": "delete", "{event.side}": {encode_basestring(event.url)}, '
+                       f'"v": {JSON_VERSION}}}\n')
 
     def on_restarted(self, event: Restarted) -> None:
         self._write(event.json_fields())
@@ -154,6 +163,7 @@ class JsonRenderer(Renderer):
 
     def on_progress(self, event: Progress) -> None:
         super().on_progress(event)
+        self.out.flush()  # the copied / deleted lines since the last one
         now = time.monotonic()
         if now - self._last >= 1.0:
             self._last = now

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import datetime, timezone
+from json.encoder import encode_basestring
 
 import typer
 
@@ -40,27 +40,40 @@ def ls_command(
             return quiet_broken_pipe()
     out = sys.stdout
     count = total = 0
-    dumps = json.JSONEncoder(ensure_ascii=False).encode
-    stamps: dict[float | None, str] = {None: "-"}  # one strftime per second seen, not per key
+    # --json: each line made by hand as json.dumps({"key", "size", "mtime", "etag"}, ensure_ascii=False)
+    # makes it, byte for byte (tests/test_json_ls.py), at a quarter of its CPU: strings through
+    # json's own C escaper, numbers as json writes them (int and float repr), an mtime's text once a second
+    quote = encode_basestring
+    stamps: dict[float | None, str] = {None: "null" if json_out else "-"}  # one text per second seen, not per key
 
     def render(page: list[ObjectInfo]) -> str:
         """A page's lines, made as it is listed (a page listed ahead of the output waits as text)."""
         nonlocal count, total, stamps
-        lines = []
-        for obj in page:
-            count += 1
-            total += obj.size or 0
-            if json_out:
-                lines.append(dumps({"key": obj.key, "size": obj.size, "mtime": obj.mtime, "etag": obj.etag}))
-            else:
-                when = stamps.get(obj.mtime)
+        lines: list[str] = []
+        append = lines.append
+        if json_out:
+            for key, size, mtime, etag, _ in page:
+                total += size or 0
+                when = stamps.get(mtime)
                 if when is None:
-                    assert obj.mtime is not None  # stamps maps None to "-"
+                    assert mtime is not None  # stamps maps None to "null"
                     if len(stamps) > 4096:
-                        stamps = {None: "-"}
-                    when = stamps[obj.mtime] = datetime.fromtimestamp(obj.mtime, timezone.utc).strftime(
-                        "%Y-%m-%d %H:%M:%S")
-                lines.append(f"{when} {obj.size if obj.size is not None else '-':>12} {obj.key}")
+                        stamps = {None: "null"}
+                    when = stamps[mtime] = repr(mtime)  # as json writes a float (or an int)
+                append(f'{{"key": {quote(key)}, "size": {"null" if size is None else size}, '
+                       f'"mtime": {when}, "etag": {"null" if etag is None else quote(etag)}}}')
+            count += len(page)
+            return "\n".join(lines) + "\n" if lines else ""
+        for key, size, mtime, _, _ in page:  # unpacked: a named field is a property call
+            total += size or 0
+            when = stamps.get(mtime)
+            if when is None:
+                assert mtime is not None  # stamps maps None to "-"
+                if len(stamps) > 4096:
+                    stamps = {None: "-"}
+                when = stamps[mtime] = datetime.fromtimestamp(mtime, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+            append(f"{when} {size if size is not None else '-':>12} {key}")
+        count += len(page)
         return "\n".join(lines) + "\n" if lines else ""
 
     texts = ls_rendered(url, render, s3=s3, ordered=not unordered, concurrency=concurrency)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from json.encoder import encode_basestring
 from typing import Optional
 
 import typer
@@ -58,9 +59,9 @@ def rm_command(
             else:
                 print(printable(f"ERROR delete {key_url}: {why}"), file=sys.stderr, flush=True)
         elif dry_run or verbose:
-            if json_out:
-                print(dumps({"event": "dryrun" if dry_run else "deleted", "action": "delete", "dst": key_url,
-                             "v": 1}), flush=True)
+            if json_out:  # the line dumps({"event", "action", "dst", "v"}) makes, without its encoder
+                print(f'{{"event": "{"dryrun" if dry_run else "deleted"}", "action": "delete", '
+                      f'"dst": {encode_basestring(key_url)}, "v": 1}}', flush=True)
             else:
                 print(printable(f"{'(dryrun) ' if dry_run else ''}delete: {key_url}"), flush=True)
 

@@ -52,6 +52,7 @@ import os
 import sqlite3
 import time
 from bisect import bisect_right
+from json.encoder import encode_basestring_ascii
 from typing import Any, Callable, Iterable
 
 from ...errors import UsageError
@@ -228,16 +229,20 @@ class ObjectLog:
     def add(self, key: str, size: int) -> None:
         """Record one finished object. Best effort: if the journal's disk refuses (full, gone), the
         page is simply redone on resume, and the copy itself is not a failure."""
-        self.add_line([key, size])
+        # the line json.dumps([key, size]) writes, made without its encoder (~6 us -> ~0.7 us an object)
+        self._append(f"[{encode_basestring_ascii(key)}, {int(size)}]\n".encode())
 
     def add_line(self, row: list[Any]) -> None:
         """Append one JSON line with one write()."""
+        self._append(json.dumps(row).encode() + b"\n")
+
+    def _append(self, line: bytes) -> None:
         if self._fd == -2:
             return
         try:
             if self._fd < 0:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-            os.write(self._fd, json.dumps(row).encode() + b"\n")
+            os.write(self._fd, line)
         except OSError:
             self.close()
             self._fd = -2

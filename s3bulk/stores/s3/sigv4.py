@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
 from typing import NamedTuple
 from urllib.parse import quote
@@ -28,8 +29,15 @@ class Credentials(NamedTuple):
         return f"Credentials(access_key={self.access_key!r}, secret_key=***, token={'***' if self.token else None})"
 
 
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_.~/-]*")  # what quote(safe="/~") leaves as it is
+_PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")
+
+
 def uri_encode(text: str, *, keep_slash: bool) -> str:
-    """SigV4 URI encoding: everything but unreserved characters is %XX (UTF-8)."""
+    """SigV4 URI encoding: everything but unreserved characters is %XX (UTF-8). A text with nothing
+    to encode (most keys) is returned after one regex match, not urllib's layers (~2 us a request)."""
+    if (_PLAIN_PATH if keep_slash else _PLAIN).fullmatch(text) is not None:
+        return text
     return quote(text, safe="/~" if keep_slash else "~")
 
 
@@ -89,7 +97,7 @@ class Signer:
         request = f"{method}\n{path}\n{query}\n{canon_headers}\n{signed}\n{payload_hash}"
         scope = f"{date}/{self.region}/{self.service}/aws4_request"
         to_sign = f"AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{hashlib.sha256(request.encode()).hexdigest()}"
-        signature = hmac.new(self._signing_key(date, creds.secret_key), to_sign.encode(), "sha256").hexdigest()
+        signature = hmac.digest(self._signing_key(date, creds.secret_key), to_sign.encode(), "sha256").hex()
         headers["authorization"] = (f"AWS4-HMAC-SHA256 Credential={creds.access_key}/{scope}, "
                                     f"SignedHeaders={signed}, Signature={signature}")
         return headers

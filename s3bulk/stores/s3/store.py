@@ -315,7 +315,7 @@ class S3Store:
                 # some servers fail with a 5xx on keys XML cannot carry: ask for url-encoded keys
                 rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, True, url,
                                                               unit.until)
-            return _page([ObjectInfo(*r) for r in rows], unit.until, truncated, token)
+            return _page(rows, unit.until, truncated, token)
 
         page = await self._on_wire(lean)
         if page is not _NO_WIRE:
