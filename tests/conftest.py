@@ -40,8 +40,13 @@ def endpoint(tmp_path_factory) -> str:
     """The LocalStack S3 endpoint: S3BULK_TEST_ENDPOINT if set and healthy, else one we start."""
     given = os.environ.get("S3BULK_TEST_ENDPOINT")
     if given:
-        if not _healthy(given):
-            pytest.fail(f"S3BULK_TEST_ENDPOINT={given} does not answer as LocalStack S3")
+        # asked again for up to two minutes: on a busy machine one health request may take longer
+        # than its 2 s, and failing here would fail every test of this pytest worker
+        deadline = time.monotonic() + 120
+        while not _healthy(given):
+            if time.monotonic() > deadline:
+                pytest.fail(f"S3BULK_TEST_ENDPOINT={given} does not answer as LocalStack S3")
+            time.sleep(1)
         yield given
         return
     port = _free_port()
