@@ -24,6 +24,14 @@ whose only use on the lean path was one presigned URL. Here:
   same file under the same kind of key (the proxies, read from HTTP(S)_PROXY/NO_PROXY, are not
   kept: reading them costs nothing). Every S3 client, lean or botocore, is then built from them
   (pin, client_config, proxy_for), whatever the environment of the process it runs in.
+- Without botocore at all where its answer is plain: the settings of a process with no AWS config
+  or credentials file and no profile named (a Lambda function, a container, CI with keys in the
+  environment) come from the environment variables botocore would read (settings_from_environment);
+  the address of a bucket on an endpoint given as a URL, or on AWS in a commercial region, is
+  written as botocore writes it (plain_address). Anything else (a config file, FIPS, dual-stack,
+  accelerate, virtual-host addressing on a custom endpoint, bucket names with dots or capitals,
+  other partitions) still goes to botocore. tests/test_s3_setup_plain.py holds both to botocore's
+  own answers.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import asdict, dataclass
 from typing import Any, Awaitable, Callable
@@ -202,6 +211,11 @@ def resolve_settings(opts: S3Options) -> S3Settings:
     """The settings `opts` stand for here (settle). What comes from botocore's config chain is
     kept (memory and the cache file, keyed as addresses are: cache_key), so a run whose settings
     are known needs no botocore at all; the proxies are read from the environment every time."""
+    plain = settings_from_environment(opts)
+    if plain is not None:
+        settings = _settings_from(plain, opts)
+        assert settings is not None
+        return settings
     key = cache_key("", opts, kind="settings")
     found: Any = _SETTINGS_MEMO.get(key)
     if found is None:
@@ -215,6 +229,83 @@ def resolve_settings(opts: S3Options) -> S3Settings:
         assert settings is not None
     _SETTINGS_MEMO[key] = found
     return settings
+
+
+def _env_boolean(value: str) -> bool:
+    """botocore.utils.ensure_boolean of an environment variable's value."""
+    return value.lower() == "true"
+
+
+def settings_from_environment(opts: S3Options, environ: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """What _from_botocore returns, read from the environment variables botocore's chain reads,
+    when nothing else can have a say: no AWS config file, no credentials file (botocore merges its
+    profiles into the config) and no profile named. None: ask botocore."""
+    env = os.environ if environ is None else environ
+    if opts.profile is not None or "AWS_PROFILE" in env or "AWS_DEFAULT_PROFILE" in env:
+        return None
+    for var, default in (("AWS_CONFIG_FILE", "~/.aws/config"), ("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials")):
+        path = env.get(var, default)
+        if not path or "$" in path or os.path.lexists(os.path.expanduser(path)):
+            return None  # a file botocore would read (or a path it would expand first)
+    endpoint = opts.endpoint_url
+    if endpoint is None and not _env_boolean(env.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "")):
+        endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or None
+    if endpoint is not None and not str(endpoint).startswith(("http://", "https://")):
+        from ...errors import UsageError
+
+        raise UsageError(f"invalid S3 endpoint URL {endpoint!r}: expected http://HOST[:PORT] or https://...")
+    # the `s3` section: with no file, only the variables botocore lets override its keys
+    s3: dict[str, Any] = {}
+    for key, var, boolean in (("use_arn_region", "AWS_S3_USE_ARN_REGION", True),
+                              ("us_east_1_regional_endpoint", "AWS_S3_US_EAST_1_REGIONAL_ENDPOINT", False),
+                              ("s3_disable_multiregion_access_points", "AWS_S3_DISABLE_MULTIREGION_ACCESS_POINTS",
+                               True)):
+        if var in env:
+            s3[key] = _env_boolean(env[var]) if boolean else env[var]
+    if opts.path_style:
+        s3["addressing_style"] = "path"
+    ca_bundle = env.get("AWS_CA_BUNDLE") or None
+    return {"endpoint_url": endpoint or None,
+            "region": str(opts.region or env.get("AWS_DEFAULT_REGION") or "us-east-1"), "s3": s3,
+            "use_fips_endpoint": _env_boolean(env.get("AWS_USE_FIPS_ENDPOINT", "")),
+            "use_dualstack_endpoint": _env_boolean(env.get("AWS_USE_DUALSTACK_ENDPOINT", "")),
+            "ca_bundle": os.path.abspath(os.path.expanduser(ca_bundle)) if ca_bundle else None,
+            "proxies_config": {}}
+
+
+_AWS_REGION = re.compile(r"(us|eu|ap|sa|ca|me|af|il|mx)-(?!gov-|iso)[a-z]+-\d{1,2}")
+_VIRTUAL_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
+_PATH_BUCKET = re.compile(r"[A-Za-z0-9._-]{1,255}")
+
+
+def plain_address(bucket: str, settings: S3Settings) -> Resolved | None:
+    """The bucket's address as botocore writes it (store.py _resolve), where its rules come down to
+    a line: an endpoint given as a URL, path-style (the endpoint, then /BUCKET/KEY); AWS in a
+    commercial region, a bucket that is a DNS name without dots (https://BUCKET.s3.amazonaws.com/KEY,
+    requests signed for the region). None for anything else: botocore resolves it."""
+    s3 = dict(settings.s3)
+    style = s3.pop("addressing_style", None)
+    if s3 or settings.use_fips_endpoint or settings.use_dualstack_endpoint or style not in (None, "auto", "path"):
+        return None  # accelerate, regional us-east-1, FIPS, dual-stack, virtual hosts...: botocore's rules
+    endpoint = settings.endpoint_url
+    if endpoint is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(endpoint)
+        if (parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment
+                or not _PATH_BUCKET.fullmatch(bucket) or "@" in parts.netloc):
+            return None
+        return Resolved(endpoint_url=endpoint, region=settings.region,
+                        object_url=f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/{bucket}/k",
+                        signing_region=None, ca_bundle=settings.ca_bundle)
+    region = settings.region
+    if style == "path" or not _AWS_REGION.fullmatch(region) or not _VIRTUAL_BUCKET.fullmatch(bucket) \
+            or "--" in bucket or bucket.startswith("xn--") or bucket.endswith("-s3alias"):
+        return None
+    return Resolved(endpoint_url="https://s3.amazonaws.com" if region == "us-east-1"
+                    else f"https://s3.{region}.amazonaws.com", region=region,
+                    object_url=f"https://{bucket}.s3.amazonaws.com/k", signing_region=None,
+                    ca_bundle=settings.ca_bundle)
 
 
 def _settings_from(found: dict[str, Any], opts: S3Options) -> S3Settings | None:
