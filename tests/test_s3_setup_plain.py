@@ -173,3 +173,21 @@ def test_a_plain_address_is_botocores(environ):
 def test_other_addresses_are_left_to_botocore(settings):
     assert s3setup.plain_address("abc", settings) is None
     assert s3setup.plain_address("a.b.c", settings) is None
+
+
+@pytest.mark.parametrize("proxies", [{}, {"HTTPS_PROXY": "http://user:pw@proxy:3128", "no_proxy": "localhost"},
+                                     {"http_proxy": ""}])
+def test_the_proxies_are_urllibs(monkeypatch, proxies):
+    """No *_proxy variable: none, without importing urllib.request; else urllib's reading."""
+    import os
+    from urllib.request import getproxies
+
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy"):
+            monkeypatch.delenv(name)
+    for name, value in proxies.items():
+        monkeypatch.setenv(name, value)
+    found = getproxies()
+    assert s3setup._env_proxies() == (
+        tuple((s, s3setup._without_credentials(s3setup._with_scheme(found[s]))) for s in ("http", "https")
+              if found.get(s)), found.get("no") or None)

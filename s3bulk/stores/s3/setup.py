@@ -370,6 +370,8 @@ def _plain(section: dict[str, Any]) -> dict[str, Any]:
 
 def _env_proxies() -> tuple[tuple[tuple[str, str], ...], str | None]:
     """HTTP(S)_PROXY (either case, as urllib and botocore read them) without credentials, and NO_PROXY."""
+    if sys.platform.startswith("linux") and not any(name[-6:].lower() == "_proxy" for name in os.environ):
+        return (), None  # what getproxies() finds then, without importing urllib.request (http.client, email...)
     from urllib.request import getproxies
 
     found = getproxies()
@@ -409,11 +411,11 @@ def _with_local_credentials(proxy: str, scheme: str) -> str:
 def proxies_for(settings: S3Settings, url: str) -> dict[str, str]:
     """{scheme: proxy URL} for requests to `url`, as botocore.utils.get_environ_proxies gives them,
     but from the settings, not from this process's environment: none when NO_PROXY matches."""
-    import urllib.request
-    from urllib.parse import urlsplit
-
     if not settings.proxies:
         return {}
+    import urllib.request  # only now: it imports http.client, email, ...
+    from urllib.parse import urlsplit
+
     if settings.no_proxy:
         try:  # urllib's matching, as botocore's proxy_bypass does it with NO_PROXY in the environment
             bypass: Any = getattr(urllib.request, "proxy_bypass_environment")
