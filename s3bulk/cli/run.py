@@ -1,5 +1,6 @@
 """The run of copy, sync, mv and check: their option groups through the one orchestration path
-(engine/run/orchestrate.py), its events to the renderer (a Subscriber), its end to an exit code. Everything but parsing and
+(engine/run/orchestrate.py), its events to the renderer (a Subscriber), its end to an exit code (no
+typer here: cli/quick.py runs a one-object copy through it without the parser). Everything but parsing and
 rendering lives in the API; a pipe ('-') goes to cli/pipes.py, versions to cli/versions.py."""
 
 from __future__ import annotations
@@ -9,11 +10,10 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
-import typer
-
 from ..errors import S3BulkError, UsageError
 from . import shell
-from .options import RunOptions, max_memory, transfer_options
+from .groups import RunOptions, max_memory, transfer_options
+from .shell import exit_with
 
 if TYPE_CHECKING:
     from ..engine.plan import SyncOptions
@@ -86,7 +86,7 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
                               journal_dir=journal.journal_dir, **manifest)
     except S3BulkError as exc:
         renderer.error(str(exc), exc.exit_code)
-        raise typer.Exit(exc.exit_code)
+        raise exit_with(exc.exit_code)
     renderer.finish(summary)
     if summary.interrupted:
         c = summary.counters
@@ -100,12 +100,12 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         print(f"s3bulk: interrupted: {plural(c.done, 'object')} copied in this run ({c.listed:,} listed); {how}",
               file=sys.stderr, flush=True)
         # as a shell reports a process ended by the signal: 128 + 15 for SIGTERM, 128 + 2 for Ctrl-C
-        raise typer.Exit(shell.EXIT_TERMINATED if first_signal.signum == signal.SIGTERM
+        raise exit_with(shell.EXIT_TERMINATED if first_signal.signum == signal.SIGTERM
                          else shell.EXIT_INTERRUPTED)
     if summary.fatal:
-        raise typer.Exit(summary.fatal_code or shell.EXIT_FATAL)
+        raise exit_with(summary.fatal_code or shell.EXIT_FATAL)
     if summary.counters.failed:
-        raise typer.Exit(shell.EXIT_FAILED)
+        raise exit_with(shell.EXIT_FAILED)
     if sync_options is not None and sync_options.check:
         c = summary.counters
         if not output.quiet:
@@ -114,7 +114,7 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
             print(f"s3bulk check: {plural(c.skipped, 'object')} identical, {plural(c.done, 'key')} only in SRC "
                   f"or different, {plural(c.deleted, 'key')} only in DST", file=sys.stderr)
         if c.done or c.deleted:
-            raise typer.Exit(shell.EXIT_FAILED)
+            raise exit_with(shell.EXIT_FAILED)
 
 
 def json_error(message: str, code: int) -> bool:
