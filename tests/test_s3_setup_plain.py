@@ -191,3 +191,90 @@ def test_the_proxies_are_urllibs(monkeypatch, proxies):
     assert s3setup._env_proxies() == (
         tuple((s, s3setup._without_credentials(s3setup._with_scheme(found[s]))) for s in ("http", "https")
               if found.get(s)), found.get("no") or None)
+
+
+# --------------------------------------------------------------- a plain profile's static keys
+
+CREDS_FILE = """[default]
+aws_access_key_id = AKDEFAULT
+aws_secret_access_key = SKDEFAULT
+[static]
+aws_access_key_id = AKSTATIC
+aws_secret_access_key = SKSTATIC
+aws_session_token = TSTATIC
+[both-tokens]
+aws_access_key_id = AKBOTH
+aws_secret_access_key = SKBOTH
+aws_session_token = TSESSION
+aws_security_token = TSECURITY
+[role]
+role_arn = arn:aws:iam::123456789012:role/r
+source_profile = default
+[process]
+credential_process = /bin/false
+[partial]
+aws_access_key_id = AKPARTIAL
+"""
+CONFIG_FILE = """[default]
+region = eu-west-1
+[profile in-config]
+aws_access_key_id = AKCONFIG
+aws_secret_access_key = SKCONFIG
+region = eu-west-1
+s3 =
+    addressing_style = path
+[profile static]
+region = us-west-2
+[profile sso]
+sso_session = s
+sso_account_id = 123456789012
+sso_role_name = r
+[sso-session s]
+sso_start_url = https://example.awsapps.com/start
+sso_region = us-east-1
+[profile with-role]
+aws_access_key_id = AKX
+aws_secret_access_key = SKX
+role_arn = arn:aws:iam::123456789012:role/r
+"""
+
+
+@pytest.fixture
+def profiles(environ, tmp_path):
+    (tmp_path / "credentials").write_text(CREDS_FILE)
+    (tmp_path / "config").write_text(CONFIG_FILE)
+    environ(AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "credentials"), AWS_CONFIG_FILE=str(tmp_path / "config"))
+    return environ
+
+
+@pytest.mark.parametrize("given, env", [
+    (None, {}), ("static", {}), ("both-tokens", {}), ("in-config", {}), (None, {"AWS_PROFILE": "static"}),
+    (None, {"AWS_DEFAULT_PROFILE": "in-config"}), ("static", {"AWS_PROFILE": "in-config"}),
+    (None, {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""}),
+])
+def test_a_plain_profile_s_keys_are_botocore_s(profiles, given, env):
+    import botocore.session
+
+    profiles(**env)
+    mine = s3setup.profile_credentials(S3Options(profile=given))
+    theirs = botocore.session.Session(profile=given).get_credentials().get_frozen_credentials()
+    assert mine is not None and (mine.access_key, mine.secret_key, mine.token) == (
+        theirs.access_key, theirs.secret_key, theirs.token)
+
+
+@pytest.mark.parametrize("given, env", [
+    ("role", {}), ("process", {}), ("sso", {}), ("with-role", {}), ("partial", {}), ("missing", {}),
+    (None, {"AWS_PROFILE": "role"}),
+    (None, {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"}),       # the environment's keys first
+    ("static", {"AWS_ACCESS_KEY_ID": "AK"}),
+    (None, {"AWS_WEB_IDENTITY_TOKEN_FILE": "/tmp/token", "AWS_ROLE_ARN": "arn:aws:iam::1:role/r"}),
+    (None, {"AWS_PROFILE": "static", "AWS_DEFAULT_PROFILE": "in-config"}),
+])
+def test_other_profiles_go_to_botocore_s_chain(profiles, given, env):
+    profiles(**env)
+    assert s3setup.profile_credentials(S3Options(profile=given)) is None
+
+
+def test_no_files_no_keys_goes_to_botocore_s_chain(environ):
+    """Containers and instances: botocore's chain asks their metadata endpoints."""
+    assert s3setup.profile_credentials(S3Options()) is None

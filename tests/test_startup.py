@@ -136,9 +136,9 @@ def test_an_edited_config_file_is_not_served_from_the_cache(s3, bucket, endpoint
     assert not (tmp_path / "b").exists()
 
 
-def test_a_profile_from_the_files_works_on_the_lean_path_without_aiobotocore(s3, bucket, endpoint, tmp_path,
-                                                                             cache_home):
-    """Credentials that are not in the environment come from botocore's chain (a plain session)."""
+def test_a_plain_profile_s_keys_need_no_botocore_session(s3, bucket, endpoint, tmp_path, cache_home):
+    """Static keys of a profile in the credentials file are read with botocore's file parser alone:
+    once the profile's settings are known (the first run asks botocore), no session, no chain."""
     s3.put_object(Bucket=bucket, Key="k", Body=b"p")
     creds = tmp_path / "credentials"
     creds.write_text("[other]\naws_access_key_id = test\naws_secret_access_key = test\n")
@@ -149,8 +149,29 @@ def test_a_profile_from_the_files_works_on_the_lean_path_without_aiobotocore(s3,
     again = _run(args, env, tmp_path)
     assert again.returncode == 0, _errors(again.stderr)
     assert (tmp_path / "d" / "k").read_bytes() == b"p"
+    assert not [m for m in _imported(again.stderr)
+                if m.startswith(("aiobotocore", "aiohttp", "botocore.session", "botocore.credentials"))]
+
+
+def test_a_profile_with_a_credential_process_goes_through_botocore_s_chain(s3, bucket, endpoint, tmp_path,
+                                                                           cache_home):
+    """Anything but static keys (here credential_process; SSO, assume-role, web identity alike) is
+    botocore's chain, as before."""
+    s3.put_object(Bucket=bucket, Key="k", Body=b"c")
+    script = tmp_path / "creds.sh"
+    script.write_text('#!/bin/sh\necho \'{"Version": 1, "AccessKeyId": "test", "SecretAccessKey": "test"}\'\n')
+    script.chmod(0o755)
+    config = tmp_path / "config"
+    config.write_text(f"[profile proc]\ncredential_process = {script}\n")
+    env = {"XDG_CACHE_HOME": str(cache_home), "AWS_CONFIG_FILE": str(config),
+           "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""}
+    args = ["copy", f"s3://{bucket}/k", str(tmp_path / "d") + "/", "--endpoint-url", endpoint, "--profile", "proc"]
+    assert _run(args, env, tmp_path).returncode == 0
+    again = _run(args, env, tmp_path)
+    assert again.returncode == 0, _errors(again.stderr)
+    assert (tmp_path / "d" / "k").read_bytes() == b"c"
+    assert "botocore.credentials" in _imported(again.stderr)
     assert not [m for m in _imported(again.stderr) if m.startswith(("aiobotocore", "aiohttp"))]
-    assert "botocore.credentials" in _imported(again.stderr)  # botocore's chain read the profile
 
 
 def test_the_cache_file_is_plain_json_of_addresses(s3, bucket, endpoint, tmp_path, cache_home):

@@ -6,9 +6,11 @@ botocore.client) and in building an S3 client (the S3 model and endpoint rules, 
 whose only use on the lean path was one presigned URL. Here:
 
 - Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY from the environment are read as botocore's
-  EnvProvider reads them (it is first in botocore's chain unless a profile is given explicitly);
+  EnvProvider reads them (it is first in botocore's chain unless a profile is given explicitly),
+  and a plain profile's static keys as its file providers read them (profile_credentials);
   anything else goes to botocore's own credential chain (a sync session, no S3 model), so every
-  source it knows keeps working.
+  source it knows (SSO, assume-role, web identity, credential_process, containers, instance
+  metadata) keeps working.
 - The address: the first run resolves it through botocore (store.py presigns a URL) and stores the
   result here, in memory (forked workers inherit it) and in $XDG_CACHE_HOME/s3bulk/endpoints.json.
   The entry's key is a hash of everything botocore's answer depends on: the bucket, the S3 options,
@@ -490,6 +492,63 @@ def env_credentials(opts: S3Options, environ: dict[str, str] | None = None) -> C
         return None
     token = env.get("AWS_SECURITY_TOKEN", "") or env.get("AWS_SESSION_TOKEN", "") or None
     return Credentials(access, secret, token)
+
+
+# keys a profile may hold and still be plain static keys to botocore's chain: any other (role_arn,
+# source_profile, credential_source, credential_process, sso_*, web_identity_token_file, login_*...)
+# makes another provider answer first, or instead
+_STATIC_PROFILE_KEYS = frozenset({
+    "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_security_token", "aws_account_id",
+    "region", "output", "s3", "endpoint_url", "services", "ca_bundle", "max_attempts", "retry_mode",
+    "parameter_validation", "tcp_keepalive", "use_fips_endpoint", "use_dualstack_endpoint",
+    "ignore_configured_endpoint_urls", "s3_use_arn_region", "s3_us_east_1_regional_endpoint",
+    "cli_pager", "cli_binary_format", "cli_timestamp_format", "cli_auto_prompt", "cli_history"})
+_PROFILE_TOKENS = ("aws_security_token", "aws_session_token")  # botocore's order
+
+
+def profile_credentials(opts: S3Options, environ: dict[str, str] | None = None) -> Credentials | None:
+    """Static keys of a plain profile in the AWS credentials or config file, when botocore's chain
+    would return exactly those (its shared-credentials-file or config-file provider): no keys or
+    web identity in the environment, the profile holds nothing but keys and settings. Read with
+    botocore's own file parser (botocore.configloader, without the session and the rest of the
+    chain). None: ask botocore (roles, SSO, credential_process, a missing profile...)."""
+    env = os.environ if environ is None else environ
+    if any(env.get(v) for v in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                                 "AWS_SECURITY_TOKEN", "AWS_CREDENTIAL_EXPIRATION", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                                 "AWS_ROLE_ARN")):
+        return None
+    named = [env[v] for v in ("AWS_DEFAULT_PROFILE", "AWS_PROFILE") if v in env]
+    if opts.profile is None and len(set(named)) > 1:
+        return None
+    profile = opts.profile if opts.profile is not None else (named[0] if named else "default")
+    paths = []
+    for var, default in (("AWS_CONFIG_FILE", "~/.aws/config"), ("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials")):
+        path = env.get(var, default)
+        if not path or "$" in path:
+            return None
+        paths.append(os.path.expanduser(path))
+    config_file, creds_file = paths
+    if not os.path.isfile(creds_file) and not os.path.isfile(config_file):
+        return None
+    import botocore.configloader
+    import botocore.exceptions
+
+    try:
+        config = botocore.configloader.load_config(config_file) if os.path.isfile(config_file) else {}
+        creds = botocore.configloader.raw_config_parse(creds_file) if os.path.isfile(creds_file) else {}
+    except botocore.exceptions.BotoCoreError:
+        return None  # botocore says what is wrong with the file
+    in_config = dict(config.get("profiles", {}).get(profile) or {})
+    in_creds = dict(creds.get(profile) or {})
+    if set(in_config) - _STATIC_PROFILE_KEYS or set(in_creds) - _STATIC_PROFILE_KEYS:
+        return None
+    for section in (in_creds, in_config):  # the credentials file's provider comes first in the chain
+        if "aws_access_key_id" in section:
+            if "aws_secret_access_key" not in section:
+                return None  # botocore names the missing key
+            token = next((section[t] for t in _PROFILE_TOKENS if t in section), None)
+            return Credentials(section["aws_access_key_id"], section["aws_secret_access_key"], token or None)
+    return None
 
 
 class BotocoreCredentials:

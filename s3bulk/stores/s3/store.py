@@ -129,7 +129,7 @@ class S3Store:
         opts = self.location.s3
         chain = None
         if not opts.no_sign_request:
-            static = s3setup.env_credentials(opts)
+            static = s3setup.env_credentials(opts) or s3setup.profile_credentials(opts)
             if static is not None:
                 self._cred_source = _static_credentials(static)
             else:
