@@ -108,8 +108,8 @@ def _run_quick(params: dict[str, Any]) -> int:
                     raise
                 from typer._click.utils import PacifyFlushWrapper  # as typer: a reader that went away, exit 1
 
-                sys.stdout = PacifyFlushWrapper(sys.stdout)  # type: ignore[assignment]
-                sys.stderr = PacifyFlushWrapper(sys.stderr)  # type: ignore[assignment]
+                sys.stdout = PacifyFlushWrapper(sys.stdout)
+                sys.stderr = PacifyFlushWrapper(sys.stderr)
                 sys.exit(1)
         except shell.Exit as exc:
             code = exc.exit_code

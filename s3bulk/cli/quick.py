@@ -52,6 +52,7 @@ def copy_params(argv: list[str]) -> dict[str, Any] | None:
     params = dict(DEFAULTS)
     positional: list[str] = []
     seen: set[str] = set()
+    given: Any
     i = 1
     while i < len(argv):
         arg = argv[i]
