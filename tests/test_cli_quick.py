@@ -93,7 +93,7 @@ def _errors(stderr: str) -> str:
     return "\n".join(line for line in stderr.splitlines() if not line.startswith("import time:"))
 
 
-def test_one_object_is_copied_without_typer_rich_or_botocore(s3, bucket, endpoint, tmp_path, state_home):
+def test_one_object_is_copied_without_typer_rich_botocore_or_worker_processes(s3, bucket, endpoint, tmp_path, state_home):
     s3.put_object(Bucket=bucket, Key="one/k", Body=b"q" * 100)
     env = {"XDG_STATE_HOME": state_home, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     down = _s3bulk(["copy", f"s3://{bucket}/one/k", str(tmp_path / "k"), "--endpoint-url", endpoint, "-q"], env)
@@ -104,6 +104,8 @@ def test_one_object_is_copied_without_typer_rich_or_botocore(s3, bucket, endpoin
     assert s3.get_object(Bucket=bucket, Key="up/k")["Body"].read() == b"q" * 100
     for run in (down, up):
         assert not [m for m in _imported(run.stderr) if m.startswith(("typer", "rich", "click", "botocore"))]
+        # one object is one in-process worker's: no process pool is started (nor imported)
+        assert not [m for m in _imported(run.stderr) if m.startswith("multiprocessing")]
 
 
 @pytest.mark.parametrize("case", ["missing key", "missing bucket", "bad endpoint", "json"])
