@@ -169,6 +169,10 @@ def test_a_plain_address_is_botocores(environ):
     S3Settings(endpoint_url="http://127.0.0.1:4566", region="us-east-1", s3=(("addressing_style", "virtual"),)),
     S3Settings(endpoint_url=None, region="cn-north-1"),
     S3Settings(endpoint_url=None, region="us-gov-west-1"),
+    S3Settings(endpoint_url="http://127.0.0.1:4566", region="bad region!"),   # botocore refuses it
+    S3Settings(endpoint_url="http://127.0.0.1:4566", region="12345"),
+    S3Settings(endpoint_url="http://127.0.0.1:port", region="us-east-1"),
+    S3Settings(endpoint_url=None, region="bad region!"),
 ])
 def test_other_addresses_are_left_to_botocore(settings):
     assert s3setup.plain_address("abc", settings) is None

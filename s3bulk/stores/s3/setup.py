@@ -278,6 +278,7 @@ def settings_from_environment(opts: S3Options, environ: dict[str, str] | None = 
 _AWS_REGION = re.compile(r"(us|eu|ap|sa|ca|me|af|il|mx)-(?!gov-|iso)[a-z]+-\d{1,2}")
 _VIRTUAL_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
 _PATH_BUCKET = re.compile(r"[A-Za-z0-9._-]{1,255}")
+_BOTOCORE_REGION = re.compile(r"^(?![0-9]+$)(?!-)[a-zA-Z0-9-]{,63}(?<!-)$")  # botocore.utils.validate_region_name
 
 
 def plain_address(bucket: str, settings: S3Settings) -> Resolved | None:
@@ -294,9 +295,14 @@ def plain_address(bucket: str, settings: S3Settings) -> Resolved | None:
         from urllib.parse import urlsplit
 
         parts = urlsplit(endpoint)
-        if (parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment
-                or not _PATH_BUCKET.fullmatch(bucket) or "@" in parts.netloc):
+        try:
+            parts.port  # noqa: B018 (a port that is no number: botocore says so)
+        except ValueError:
             return None
+        if (parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment
+                or not _PATH_BUCKET.fullmatch(bucket) or "@" in parts.netloc
+                or not _BOTOCORE_REGION.match(settings.region)):
+            return None  # botocore refuses a region that is no host label (InvalidRegionError)
         return Resolved(endpoint_url=endpoint, region=settings.region,
                         object_url=f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/{bucket}/k",
                         signing_region=None, ca_bundle=settings.ca_bundle)
