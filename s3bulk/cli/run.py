@@ -6,7 +6,6 @@ rendering lives in the API; a pipe ('-') goes to cli/pipes.py, versions to cli/v
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
@@ -39,9 +38,11 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
     from ..engine.run.orchestrate import run as orchestrate
     from .render import make_renderer
 
-    from ..cluster.driver import runner_for
+    runner = None
+    if run.cluster is not None:  # the Dask driver is imported only for a cluster run
+        from ..cluster.driver import runner_for
 
-    runner = runner_for(run.cluster)  # without the extra: one line saying how to install it, exit 2
+        runner = runner_for(run.cluster)  # without the extra: one line saying how to install it, exit 2
     src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())  # SSE-C keys objects are read with
     renderer = make_renderer(command, src, dst, json_mode=output.json_out, quiet=output.quiet,
                              progress=output.progress, verbose=output.verbose)
@@ -92,6 +93,8 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         c = summary.counters
         if summary.journal:
             argv = [a for a in (shell.ARGV or [command, src, dst]) if a != "--resume"]
+            import shlex
+
             how = "resume with: " + shlex.join(["s3bulk", *argv, "--resume"])
         else:
             how = "no journal was kept, so a new run starts over"
