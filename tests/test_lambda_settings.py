@@ -16,8 +16,8 @@ def test_the_handler_resolves_the_endpoint_from_its_environment_once(s3, make_bu
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing resolved before
     monkeypatch.setattr(s3setup, "_SETTINGS_MEMO", {})
     resolved = []
-    real = s3setup._from_botocore
-    monkeypatch.setattr(s3setup, "_from_botocore", lambda opts: resolved.append(opts) or real(opts))
+    real = s3setup.resolve_settings
+    monkeypatch.setattr(s3setup, "resolve_settings", lambda opts: resolved.append(opts) or real(opts))
     src, dst = make_bucket(), make_bucket()
     objects = {f"k/{i:03d}": f"body {i}".encode() for i in range(40)}
     put_tree(s3, src, objects)
@@ -25,4 +25,6 @@ def test_the_handler_resolves_the_endpoint_from_its_environment_once(s3, make_bu
                   None)
     assert out["ok"] is True and out["done"] is True and out["copied"] == len(objects), out
     assert bucket_tree(s3, dst) == objects
-    assert len(resolved) == 1  # both sides have the same options: resolved once for the whole call
+    # once per side for the whole call (no file here: from the environment, without botocore), never
+    # again by the stores
+    assert len(resolved) == 2

@@ -1,6 +1,7 @@
 """Start-up of an S3 copy: the lean path moves one object without loading aiobotocore/aiohttp or
-building a botocore S3 client once the bucket's address is known, and the cached address never
-outlives the settings it was resolved from."""
+building a botocore S3 client once the bucket's address is known, and without botocore at all when
+keys are in the environment and no AWS config file has a say; the cached address never outlives the
+settings it was resolved from."""
 
 from __future__ import annotations
 
@@ -37,15 +38,47 @@ def cache_home(tmp_path) -> Path:
     return tmp_path / "cache"
 
 
-def test_one_object_needs_no_botocore_client_once_the_address_is_known(s3, bucket, endpoint, tmp_path, cache_home):
+def _botocore_config(tmp_path: Path) -> dict[str, str]:
+    """An AWS config file whose `s3` section only botocore reads: the side's settings and the
+    bucket's address then come from botocore (and are kept in the cache)."""
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\ns3 =\n    us_east_1_regional_endpoint = regional\n")
+    return {"AWS_CONFIG_FILE": str(config)}
+
+
+def test_one_object_with_keys_in_the_environment_needs_no_botocore(s3, bucket, endpoint, tmp_path, cache_home):
+    """No config file, keys in the environment (a Lambda function, a container, CI): botocore is
+    never imported, not even on the first run; profiles and config files still go to botocore."""
     s3.put_object(Bucket=bucket, Key="one/hello.txt", Body=b"h" * 100)
     env = {"XDG_CACHE_HOME": str(cache_home)}
+    down = ["copy", f"s3://{bucket}/one/hello.txt", str(tmp_path / "d") + "/", "--endpoint-url", endpoint, "-q"]
+    first = _run(down, env, tmp_path)
+    assert first.returncode == 0, _errors(first.stderr)
+    assert (tmp_path / "d" / "hello.txt").read_bytes() == b"h" * 100
+    assert not [m for m in _imported(first.stderr) if m.startswith("botocore")]
+
+    (tmp_path / "up.txt").write_bytes(b"u" * 100)
+    up = _run(["copy", str(tmp_path / "up.txt"), f"s3://{bucket}/up/", "--endpoint-url", endpoint, "-q"], env, tmp_path)
+    assert up.returncode == 0, _errors(up.stderr)
+    assert not [m for m in _imported(up.stderr) if m.startswith("botocore")]
+    assert s3.get_object(Bucket=bucket, Key="up/up.txt")["Body"].read() == b"u" * 100
+
+    # HeadBucket on the lean path still tells a missing bucket apart
+    missing = _run(["copy", str(tmp_path / "up.txt"), "s3://no-such-bucket-s3bulk-startup/x", "--endpoint-url",
+                    endpoint], env, tmp_path)
+    assert missing.returncode == 3 and "bucket does not exist" in _errors(missing.stderr)
+
+
+def test_one_object_needs_no_botocore_client_once_the_address_is_known(s3, bucket, endpoint, tmp_path, cache_home):
+    s3.put_object(Bucket=bucket, Key="one/hello.txt", Body=b"h" * 100)
+    env = {"XDG_CACHE_HOME": str(cache_home), **_botocore_config(tmp_path)}
     down = ["copy", f"s3://{bucket}/one/hello.txt", str(tmp_path / "d") + "/", "--endpoint-url", endpoint, "-q"]
     first = _run(down, env, tmp_path)  # resolves the address through botocore and keeps it
     assert first.returncode == 0, _errors(first.stderr)
     assert (tmp_path / "d" / "hello.txt").read_bytes() == b"h" * 100
     assert (cache_home / "s3bulk" / "endpoints.json").exists()
     # resolving it took a plain botocore client, not aiobotocore over aiohttp
+    assert "botocore.client" in _imported(first.stderr)
     assert not [m for m in _imported(first.stderr) if m.startswith(("aiobotocore", "aiohttp"))]
 
     again = _run(down, env, tmp_path)
@@ -58,18 +91,13 @@ def test_one_object_needs_no_botocore_client_once_the_address_is_known(s3, bucke
     assert not [m for m in _imported(up.stderr) if m.startswith(HEAVY)]
     assert s3.get_object(Bucket=bucket, Key="up/up.txt")["Body"].read() == b"u" * 100
 
-    # HeadBucket on the lean path still tells a missing bucket apart
-    missing = _run(["copy", str(tmp_path / "up.txt"), "s3://no-such-bucket-s3bulk-startup/x", "--endpoint-url",
-                    endpoint], env, tmp_path)
-    assert missing.returncode == 3 and "bucket does not exist" in _errors(missing.stderr)
-
 
 def test_the_cache_holds_no_secret(s3, bucket, endpoint, tmp_path, cache_home):
     s3.put_object(Bucket=bucket, Key="k", Body=b"x")
     secret = "s3bulk-secret-that-must-not-be-written"
     key_id = "AKIAS3BULKSTARTUPTEST"
     env = {"XDG_CACHE_HOME": str(cache_home), "AWS_ACCESS_KEY_ID": key_id, "AWS_SECRET_ACCESS_KEY": secret,
-           "AWS_SESSION_TOKEN": "token-that-must-not-be-written"}
+           "AWS_SESSION_TOKEN": "token-that-must-not-be-written", **_botocore_config(tmp_path)}
     run = _run(["copy", f"s3://{bucket}/k", str(tmp_path / "k"), "--endpoint-url", endpoint], env, tmp_path)
     assert run.returncode == 0, _errors(run.stderr)
     text = (cache_home / "s3bulk" / "endpoints.json").read_text()
@@ -108,9 +136,9 @@ def test_an_edited_config_file_is_not_served_from_the_cache(s3, bucket, endpoint
     assert not (tmp_path / "b").exists()
 
 
-def test_a_profile_from_the_files_works_on_the_lean_path_without_aiobotocore(s3, bucket, endpoint, tmp_path,
-                                                                             cache_home):
-    """Credentials that are not in the environment come from botocore's chain (a plain session)."""
+def test_a_plain_profile_s_keys_need_no_botocore_session(s3, bucket, endpoint, tmp_path, cache_home):
+    """Static keys of a profile in the credentials file are read with botocore's file parser alone:
+    once the profile's settings are known (the first run asks botocore), no session, no chain."""
     s3.put_object(Bucket=bucket, Key="k", Body=b"p")
     creds = tmp_path / "credentials"
     creds.write_text("[other]\naws_access_key_id = test\naws_secret_access_key = test\n")
@@ -121,6 +149,28 @@ def test_a_profile_from_the_files_works_on_the_lean_path_without_aiobotocore(s3,
     again = _run(args, env, tmp_path)
     assert again.returncode == 0, _errors(again.stderr)
     assert (tmp_path / "d" / "k").read_bytes() == b"p"
+    assert not [m for m in _imported(again.stderr)
+                if m.startswith(("aiobotocore", "aiohttp", "botocore.session", "botocore.credentials"))]
+
+
+def test_a_profile_with_a_credential_process_goes_through_botocore_s_chain(s3, bucket, endpoint, tmp_path,
+                                                                           cache_home):
+    """Anything but static keys (here credential_process; SSO, assume-role, web identity alike) is
+    botocore's chain, as before."""
+    s3.put_object(Bucket=bucket, Key="k", Body=b"c")
+    script = tmp_path / "creds.sh"
+    script.write_text('#!/bin/sh\necho \'{"Version": 1, "AccessKeyId": "test", "SecretAccessKey": "test"}\'\n')
+    script.chmod(0o755)
+    config = tmp_path / "config"
+    config.write_text(f"[profile proc]\ncredential_process = {script}\n")
+    env = {"XDG_CACHE_HOME": str(cache_home), "AWS_CONFIG_FILE": str(config),
+           "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""}
+    args = ["copy", f"s3://{bucket}/k", str(tmp_path / "d") + "/", "--endpoint-url", endpoint, "--profile", "proc"]
+    assert _run(args, env, tmp_path).returncode == 0
+    again = _run(args, env, tmp_path)
+    assert again.returncode == 0, _errors(again.stderr)
+    assert (tmp_path / "d" / "k").read_bytes() == b"c"
+    assert "botocore.credentials" in _imported(again.stderr)
     assert not [m for m in _imported(again.stderr) if m.startswith(("aiobotocore", "aiohttp"))]
 
 
@@ -130,7 +180,7 @@ def test_the_cache_file_is_plain_json_of_addresses(s3, bucket, endpoint, tmp_pat
     (cache_home / "s3bulk").mkdir(parents=True)
     (cache_home / "s3bulk" / "endpoints.json").write_text("{not json")
     run = _run(["copy", f"s3://{bucket}/k", str(tmp_path / "a"), "--endpoint-url", endpoint],
-               {"XDG_CACHE_HOME": str(cache_home)}, tmp_path)
+               {"XDG_CACHE_HOME": str(cache_home), **_botocore_config(tmp_path)}, tmp_path)
     assert run.returncode == 0, _errors(run.stderr)
     entries = json.loads((cache_home / "s3bulk" / "endpoints.json").read_text())["entries"].values()
     assert [e["endpoint_url"] for e in entries if "object_url" in e] == [endpoint]  # the bucket's address

@@ -2,25 +2,51 @@
 
 app.py is the typer app; commands/ holds one module per command; options.py declares the shared
 options once and gathers them into groups; run.py runs copy, sync, mv and check. The exit codes
-are in shell.py.
+are in shell.py. A plain `copy SRC DST` is read by quick.py, without typer.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import S3BulkError
 from . import shell
-from .app import app
 
 __all__ = ["app", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    """`app` (typer's) is imported on first use: a plain copy runs without it (quick.py)."""
+    if name == "app":
+        return _typer_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _typer_app() -> Any:
+    """The typer app, also as this package's `app` from now on (importing the module app.py makes
+    `app` here that module; the name has always meant the Typer object)."""
+    from .app import app
+
+    globals()["app"] = app
+    return app
 
 
 def main(argv: Optional[list[str]] = None) -> None:
     """Console entry point: every expected failure becomes one line on stderr and an exit code."""
     shell.ARGV[:] = list(sys.argv[1:] if argv is None else argv)
+    from .quick import copy_params
+
+    params = copy_params(shell.ARGV)
+    code = _run_typer(argv) if params is None else _run_quick(params)
+    if argv is None:  # the process's own command line: the process ends here
+        _skip_exit_collections()
+    sys.exit(code)
+
+
+def _run_typer(argv: Optional[list[str]]) -> int:
+    """The command line as typer reads it; its exit code."""
     try:
         from typer._click.exceptions import NoArgsIsHelpError
     except ImportError:  # another typer: its usage error then says "error:" before the help
@@ -29,6 +55,7 @@ def main(argv: Optional[list[str]] = None) -> None:
 
     from .run import json_error
 
+    app = _typer_app()
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="s3bulk")
         code = rv if isinstance(rv, int) else 0
@@ -52,14 +79,58 @@ def main(argv: Optional[list[str]] = None) -> None:
         if not json_error(exc.format_message(), code):
             print(f"s3bulk: error: {exc.format_message()}", file=sys.stderr)
     except Exception as exc:  # a bug: one line unless asked for the traceback
-        if os.environ.get("S3BULK_DEBUG"):
-            raise
-        print(f"s3bulk: internal error: {type(exc).__name__}: {exc} (set S3BULK_DEBUG=1 for details)",
-              file=sys.stderr)
-        code = shell.EXIT_FATAL
-    if argv is None:  # the process's own command line: the process ends here
-        _skip_exit_collections()
-    sys.exit(code)
+        code = _internal_error(exc)
+    return code
+
+
+def _run_quick(params: dict[str, Any]) -> int:
+    """A copy whose command line quick.py read, run as typer would run it (the same run_transfer,
+    the same handling of what it raises as typer's main and _run_typer give it); its exit code."""
+    from .groups import RunOptions
+    from .run import json_error, run_transfer
+
+    shell.QUICK = True  # the command ends with shell.Exit, not typer's
+    try:
+        try:
+            try:
+                run_transfer("copy", RunOptions.of(params))
+                code = 0
+            except EOFError:  # as typer: a blank line, then Abort
+                print(file=sys.stderr)
+                print("s3bulk: interrupted", file=sys.stderr)
+                code = shell.EXIT_INTERRUPTED
+            except KeyboardInterrupt:  # as typer: Exit(130), no message
+                code = shell.EXIT_INTERRUPTED
+            except OSError as exc:
+                import errno
+
+                if exc.errno != errno.EPIPE:
+                    raise
+                from typer._click.utils import PacifyFlushWrapper  # as typer: a reader that went away, exit 1
+
+                sys.stdout = PacifyFlushWrapper(sys.stdout)
+                sys.stderr = PacifyFlushWrapper(sys.stderr)
+                sys.exit(1)
+        except shell.Exit as exc:
+            code = exc.exit_code
+        except S3BulkError as exc:
+            code = exc.exit_code
+            if not json_error(str(exc), code):
+                print(f"s3bulk: error: {exc}", file=sys.stderr)
+        except Exception as exc:
+            code = _internal_error(exc)
+        return code
+    finally:
+        shell.QUICK = False
+
+
+def _internal_error(exc: Exception) -> int:
+    """A bug: one line unless asked for the traceback."""
+    if os.environ.get("S3BULK_DEBUG"):
+        raise exc
+    print(f"s3bulk: internal error: {type(exc).__name__}: {exc} (set S3BULK_DEBUG=1 for details)",
+          file=sys.stderr)
+    return shell.EXIT_FATAL
 
 
 def _skip_exit_collections() -> None:

@@ -1,19 +1,15 @@
-"""The object-property options of copy, sync and mv (aws-cli's names), declared once for typer,
-and their group, PropsOptions. Their values are checked and turned into one WriteProps by
+"""The object-property options of copy, sync and mv (aws-cli's names), declared once for typer;
+their group, PropsOptions, is in groups.py. Their values are checked and turned into one WriteProps by
 config/property_options.py (no typer there: the Lambda handler takes the same options)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from ..config.property_options import ACLS, STORAGE_CLASSES, customer_keys, write_props
-
-if TYPE_CHECKING:
-    from ..model import WriteProps
-    from ..config.urls import S3Options
+from .groups import PropsOptions  # the group, typer-free
 
 __all__ = ["ACLS", "STORAGE_CLASSES", "PropsOptions", "customer_keys", "write_props"]
 
@@ -42,39 +38,3 @@ MetadataDirective = Annotated[Optional[str], O("--metadata-directive", metavar="
 PreserveXattrs = Annotated[bool, O("--preserve-xattrs", help="local disk: keep Content-Type and user metadata in user.* extended attributes on download, restore them on upload", rich_help_panel=_P)]
 
 
-@dataclass(frozen=True)
-class PropsOptions:
-    """The object-property options as given; each defaults to "not given" (check takes only the
-    four SSE-C ones, to read both sides)."""
-
-    content_type: Optional[str] = None
-    no_guess_mime_type: bool = False
-    metadata: Optional[str] = None
-    cache_control: Optional[str] = None
-    content_disposition: Optional[str] = None
-    content_encoding: Optional[str] = None
-    content_language: Optional[str] = None
-    expires: Optional[str] = None
-    storage_class: Optional[str] = None
-    acl: Optional[str] = None
-    tagging: Optional[str] = None
-    sse: Optional[str] = None
-    sse_kms_key_id: Optional[str] = None
-    sse_c: Optional[str] = None
-    sse_c_key: Optional[str] = None
-    sse_c_copy_source: Optional[str] = None
-    sse_c_copy_source_key: Optional[str] = None
-    request_payer: Optional[str] = None
-    copy_props: str = "default"
-    metadata_directive: Optional[str] = None
-    preserve_xattrs: bool = False
-
-    def customer_keys(self, src: str, dst: str, src_s3: S3Options, dst_s3: S3Options) -> tuple[S3Options, S3Options]:
-        """Each side's S3Options with the SSE-C key its objects are read with (config/property_options.py)."""
-        return customer_keys(src, dst, src_s3, dst_s3, asdict(self))
-
-    def write_props(self) -> WriteProps:
-        """The properties objects are written with, each value checked (a UsageError names it)."""
-        given = asdict(self)
-        del given["sse_c_copy_source"], given["sse_c_copy_source_key"]  # how SRC is read, not written
-        return write_props(**given)

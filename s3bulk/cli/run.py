@@ -1,19 +1,18 @@
 """The run of copy, sync, mv and check: their option groups through the one orchestration path
-(engine/run/orchestrate.py), its events to the renderer (a Subscriber), its end to an exit code. Everything but parsing and
+(engine/run/orchestrate.py), its events to the renderer (a Subscriber), its end to an exit code (no
+typer here: cli/quick.py runs a one-object copy through it without the parser). Everything but parsing and
 rendering lives in the API; a pipe ('-') goes to cli/pipes.py, versions to cli/versions.py."""
 
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
-import typer
-
 from ..errors import S3BulkError, UsageError
 from . import shell
-from .options import RunOptions, max_memory, transfer_options
+from .groups import RunOptions, max_memory, transfer_options
+from .shell import exit_with
 
 if TYPE_CHECKING:
     from ..engine.plan import SyncOptions
@@ -43,9 +42,11 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
     from ..engine.run.orchestrate import run as orchestrate
     from .render import make_renderer
 
-    from ..cluster.driver import runner_for
+    runner = None
+    if run.cluster is not None:  # the Dask driver is imported only for a cluster run
+        from ..cluster.driver import runner_for
 
-    runner = runner_for(run.cluster)  # without the extra: one line saying how to install it, exit 2
+        runner = runner_for(run.cluster)  # without the extra: one line saying how to install it, exit 2
     src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())  # SSE-C keys objects are read with
     renderer = make_renderer(command, src, dst, json_mode=output.json_out, quiet=output.quiet,
                              progress=output.progress, verbose=output.verbose)
@@ -98,7 +99,7 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         if metrics is not None:
             metrics.close()
         renderer.error(str(exc), exc.exit_code)
-        raise typer.Exit(exc.exit_code)
+        raise exit_with(exc.exit_code)
     renderer.finish(summary)
     if metrics is not None:  # after the summary is out: a scraper may wait for it before the last scrape
         metrics.close(run.metrics_linger)
@@ -106,6 +107,8 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         c = summary.counters
         if summary.journal:
             argv = [a for a in (shell.ARGV or [command, src, dst]) if a != "--resume"]
+            import shlex
+
             how = "resume with: " + shlex.join(["s3bulk", *argv, "--resume"])
         else:
             how = "no journal was kept, so a new run starts over"
@@ -114,12 +117,12 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         print(f"s3bulk: interrupted: {plural(c.done, 'object')} copied in this run ({c.listed:,} listed); {how}",
               file=sys.stderr, flush=True)
         # as a shell reports a process ended by the signal: 128 + 15 for SIGTERM, 128 + 2 for Ctrl-C
-        raise typer.Exit(shell.EXIT_TERMINATED if first_signal.signum == signal.SIGTERM
+        raise exit_with(shell.EXIT_TERMINATED if first_signal.signum == signal.SIGTERM
                          else shell.EXIT_INTERRUPTED)
     if summary.fatal:
-        raise typer.Exit(summary.fatal_code or shell.EXIT_FATAL)
+        raise exit_with(summary.fatal_code or shell.EXIT_FATAL)
     if summary.counters.failed:
-        raise typer.Exit(shell.EXIT_FAILED)
+        raise exit_with(shell.EXIT_FAILED)
     if sync_options is not None and sync_options.check:
         c = summary.counters
         if not output.quiet:
@@ -128,7 +131,7 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
             print(f"s3bulk check: {plural(c.skipped, 'object')} identical, {plural(c.done, 'key')} only in SRC "
                   f"or different, {plural(c.deleted, 'key')} only in DST", file=sys.stderr)
         if c.done or c.deleted:
-            raise typer.Exit(shell.EXIT_FAILED)
+            raise exit_with(shell.EXIT_FAILED)
 
 
 def json_error(message: str, code: int) -> bool:

@@ -15,6 +15,27 @@ EXIT_FAILED, EXIT_USAGE, EXIT_FATAL, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3
 
 # The arguments after `s3bulk`, as main() was given them (filled in place, so importers see them).
 ARGV: list[str] = []
+# True while cli/quick.py's command line runs (no typer): commands end with Exit below
+QUICK = False
+
+
+class Exit(Exception):
+    """The command is over with this exit code (main() maps it, as typer.Exit on typer's path)."""
+
+    def __init__(self, exit_code: int = 0) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
+def exit_with(code: int) -> Exception:
+    """The exception that ends a command with `code`: typer's Exit when typer parsed the command
+    line (its callers, e.g. a CliRunner, expect it), else shell.Exit (cli/quick.py ran the command
+    without importing typer)."""
+    if QUICK:
+        return Exit(code)
+    import typer
+
+    return typer.Exit(code)
 
 
 def quiet_broken_pipe() -> None:

@@ -6,9 +6,11 @@ botocore.client) and in building an S3 client (the S3 model and endpoint rules, 
 whose only use on the lean path was one presigned URL. Here:
 
 - Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY from the environment are read as botocore's
-  EnvProvider reads them (it is first in botocore's chain unless a profile is given explicitly);
+  EnvProvider reads them (it is first in botocore's chain unless a profile is given explicitly),
+  and a plain profile's static keys as its file providers read them (profile_credentials);
   anything else goes to botocore's own credential chain (a sync session, no S3 model), so every
-  source it knows keeps working.
+  source it knows (SSO, assume-role, web identity, credential_process, containers, instance
+  metadata) keeps working.
 - The address: the first run resolves it through botocore (store.py presigns a URL) and stores the
   result here, in memory (forked workers inherit it) and in $XDG_CACHE_HOME/s3bulk/endpoints.json.
   The entry's key is a hash of everything botocore's answer depends on: the bucket, the S3 options,
@@ -24,6 +26,14 @@ whose only use on the lean path was one presigned URL. Here:
   same file under the same kind of key (the proxies, read from HTTP(S)_PROXY/NO_PROXY, are not
   kept: reading them costs nothing). Every S3 client, lean or botocore, is then built from them
   (pin, client_config, proxy_for), whatever the environment of the process it runs in.
+- Without botocore at all where its answer is plain: the settings of a process with no AWS config
+  or credentials file and no profile named (a Lambda function, a container, CI with keys in the
+  environment) come from the environment variables botocore would read (settings_from_environment);
+  the address of a bucket on an endpoint given as a URL, or on AWS in a commercial region, is
+  written as botocore writes it (plain_address). Anything else (a config file, FIPS, dual-stack,
+  accelerate, virtual-host addressing on a custom endpoint, bucket names with dots or capitals,
+  other partitions) still goes to botocore. tests/test_s3_setup_plain.py holds both to botocore's
+  own answers.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import asdict, dataclass
 from typing import Any, Awaitable, Callable
@@ -202,6 +213,11 @@ def resolve_settings(opts: S3Options) -> S3Settings:
     """The settings `opts` stand for here (settle). What comes from botocore's config chain is
     kept (memory and the cache file, keyed as addresses are: cache_key), so a run whose settings
     are known needs no botocore at all; the proxies are read from the environment every time."""
+    plain = settings_from_environment(opts)
+    if plain is not None:
+        settings = _settings_from(plain, opts)
+        assert settings is not None
+        return settings
     key = cache_key("", opts, kind="settings")
     found: Any = _SETTINGS_MEMO.get(key)
     if found is None:
@@ -215,6 +231,89 @@ def resolve_settings(opts: S3Options) -> S3Settings:
         assert settings is not None
     _SETTINGS_MEMO[key] = found
     return settings
+
+
+def _env_boolean(value: str) -> bool:
+    """botocore.utils.ensure_boolean of an environment variable's value."""
+    return value.lower() == "true"
+
+
+def settings_from_environment(opts: S3Options, environ: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """What _from_botocore returns, read from the environment variables botocore's chain reads,
+    when nothing else can have a say: no AWS config file, no credentials file (botocore merges its
+    profiles into the config) and no profile named. None: ask botocore."""
+    env = os.environ if environ is None else environ
+    if opts.profile is not None or "AWS_PROFILE" in env or "AWS_DEFAULT_PROFILE" in env:
+        return None
+    for var, default in (("AWS_CONFIG_FILE", "~/.aws/config"), ("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials")):
+        path = env.get(var, default)
+        if not path or "$" in path or os.path.lexists(os.path.expanduser(path)):
+            return None  # a file botocore would read (or a path it would expand first)
+    endpoint = opts.endpoint_url
+    if endpoint is None and not _env_boolean(env.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "")):
+        endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or None
+    if endpoint is not None and not str(endpoint).startswith(("http://", "https://")):
+        from ...errors import UsageError
+
+        raise UsageError(f"invalid S3 endpoint URL {endpoint!r}: expected http://HOST[:PORT] or https://...")
+    # the `s3` section: with no file, only the variables botocore lets override its keys
+    s3: dict[str, Any] = {}
+    for key, var, boolean in (("use_arn_region", "AWS_S3_USE_ARN_REGION", True),
+                              ("us_east_1_regional_endpoint", "AWS_S3_US_EAST_1_REGIONAL_ENDPOINT", False),
+                              ("s3_disable_multiregion_access_points", "AWS_S3_DISABLE_MULTIREGION_ACCESS_POINTS",
+                               True)):
+        if var in env:
+            s3[key] = _env_boolean(env[var]) if boolean else env[var]
+    if opts.path_style:
+        s3["addressing_style"] = "path"
+    ca_bundle = env.get("AWS_CA_BUNDLE") or None
+    return {"endpoint_url": endpoint or None,
+            "region": str(opts.region or env.get("AWS_DEFAULT_REGION") or "us-east-1"), "s3": s3,
+            "use_fips_endpoint": _env_boolean(env.get("AWS_USE_FIPS_ENDPOINT", "")),
+            "use_dualstack_endpoint": _env_boolean(env.get("AWS_USE_DUALSTACK_ENDPOINT", "")),
+            "ca_bundle": os.path.abspath(os.path.expanduser(ca_bundle)) if ca_bundle else None,
+            "proxies_config": {}}
+
+
+_AWS_REGION = re.compile(r"(us|eu|ap|sa|ca|me|af|il|mx)-(?!gov-|iso)[a-z]+-\d{1,2}")
+_VIRTUAL_BUCKET = re.compile(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]")
+_PATH_BUCKET = re.compile(r"[A-Za-z0-9._-]{1,255}")
+_BOTOCORE_REGION = re.compile(r"^(?![0-9]+$)(?!-)[a-zA-Z0-9-]{,63}(?<!-)$")  # botocore.utils.validate_region_name
+
+
+def plain_address(bucket: str, settings: S3Settings) -> Resolved | None:
+    """The bucket's address as botocore writes it (store.py _resolve), where its rules come down to
+    a line: an endpoint given as a URL, path-style (the endpoint, then /BUCKET/KEY); AWS in a
+    commercial region, a bucket that is a DNS name without dots (https://BUCKET.s3.amazonaws.com/KEY,
+    requests signed for the region). None for anything else: botocore resolves it."""
+    s3 = dict(settings.s3)
+    style = s3.pop("addressing_style", None)
+    if s3 or settings.use_fips_endpoint or settings.use_dualstack_endpoint or style not in (None, "auto", "path"):
+        return None  # accelerate, regional us-east-1, FIPS, dual-stack, virtual hosts...: botocore's rules
+    endpoint = settings.endpoint_url
+    if endpoint is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(endpoint)
+        try:
+            parts.port  # noqa: B018 (a port that is no number: botocore says so)
+        except ValueError:
+            return None
+        if (parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment
+                or not _PATH_BUCKET.fullmatch(bucket) or "@" in parts.netloc
+                or not _BOTOCORE_REGION.match(settings.region)):
+            return None  # botocore refuses a region that is no host label (InvalidRegionError)
+        return Resolved(endpoint_url=endpoint, region=settings.region,
+                        object_url=f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/{bucket}/k",
+                        signing_region=None, ca_bundle=settings.ca_bundle)
+    region = settings.region
+    if style == "path" or not _AWS_REGION.fullmatch(region) or not _VIRTUAL_BUCKET.fullmatch(bucket) \
+            or "--" in bucket or bucket.startswith("xn--") or bucket.endswith("-s3alias"):
+        return None
+    return Resolved(endpoint_url="https://s3.amazonaws.com" if region == "us-east-1"
+                    else f"https://s3.{region}.amazonaws.com", region=region,
+                    object_url=f"https://{bucket}.s3.amazonaws.com/k", signing_region=None,
+                    ca_bundle=settings.ca_bundle)
 
 
 def _settings_from(found: dict[str, Any], opts: S3Options) -> S3Settings | None:
@@ -279,6 +378,8 @@ def _plain(section: dict[str, Any]) -> dict[str, Any]:
 
 def _env_proxies() -> tuple[tuple[tuple[str, str], ...], str | None]:
     """HTTP(S)_PROXY (either case, as urllib and botocore read them) without credentials, and NO_PROXY."""
+    if sys.platform.startswith("linux") and not any(name[-6:].lower() == "_proxy" for name in os.environ):
+        return (), None  # what getproxies() finds then, without importing urllib.request (http.client, email...)
     from urllib.request import getproxies
 
     found = getproxies()
@@ -318,11 +419,11 @@ def _with_local_credentials(proxy: str, scheme: str) -> str:
 def proxies_for(settings: S3Settings, url: str) -> dict[str, str]:
     """{scheme: proxy URL} for requests to `url`, as botocore.utils.get_environ_proxies gives them,
     but from the settings, not from this process's environment: none when NO_PROXY matches."""
-    import urllib.request
-    from urllib.parse import urlsplit
-
     if not settings.proxies:
         return {}
+    import urllib.request  # only now: it imports http.client, email, ...
+    from urllib.parse import urlsplit
+
     if settings.no_proxy:
         try:  # urllib's matching, as botocore's proxy_bypass does it with NO_PROXY in the environment
             bypass: Any = getattr(urllib.request, "proxy_bypass_environment")
@@ -397,6 +498,63 @@ def env_credentials(opts: S3Options, environ: dict[str, str] | None = None) -> C
         return None
     token = env.get("AWS_SECURITY_TOKEN", "") or env.get("AWS_SESSION_TOKEN", "") or None
     return Credentials(access, secret, token)
+
+
+# keys a profile may hold and still be plain static keys to botocore's chain: any other (role_arn,
+# source_profile, credential_source, credential_process, sso_*, web_identity_token_file, login_*...)
+# makes another provider answer first, or instead
+_STATIC_PROFILE_KEYS = frozenset({
+    "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_security_token", "aws_account_id",
+    "region", "output", "s3", "endpoint_url", "services", "ca_bundle", "max_attempts", "retry_mode",
+    "parameter_validation", "tcp_keepalive", "use_fips_endpoint", "use_dualstack_endpoint",
+    "ignore_configured_endpoint_urls", "s3_use_arn_region", "s3_us_east_1_regional_endpoint",
+    "cli_pager", "cli_binary_format", "cli_timestamp_format", "cli_auto_prompt", "cli_history"})
+_PROFILE_TOKENS = ("aws_security_token", "aws_session_token")  # botocore's order
+
+
+def profile_credentials(opts: S3Options, environ: dict[str, str] | None = None) -> Credentials | None:
+    """Static keys of a plain profile in the AWS credentials or config file, when botocore's chain
+    would return exactly those (its shared-credentials-file or config-file provider): no keys or
+    web identity in the environment, the profile holds nothing but keys and settings. Read with
+    botocore's own file parser (botocore.configloader, without the session and the rest of the
+    chain). None: ask botocore (roles, SSO, credential_process, a missing profile...)."""
+    env = os.environ if environ is None else environ
+    if any(env.get(v) for v in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                                 "AWS_SECURITY_TOKEN", "AWS_CREDENTIAL_EXPIRATION", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                                 "AWS_ROLE_ARN")):
+        return None
+    named = [env[v] for v in ("AWS_DEFAULT_PROFILE", "AWS_PROFILE") if v in env]
+    if opts.profile is None and len(set(named)) > 1:
+        return None
+    profile = opts.profile if opts.profile is not None else (named[0] if named else "default")
+    paths = []
+    for var, default in (("AWS_CONFIG_FILE", "~/.aws/config"), ("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials")):
+        path = env.get(var, default)
+        if not path or "$" in path:
+            return None
+        paths.append(os.path.expanduser(path))
+    config_file, creds_file = paths
+    if not os.path.isfile(creds_file) and not os.path.isfile(config_file):
+        return None
+    import botocore.configloader
+    import botocore.exceptions
+
+    try:
+        config = botocore.configloader.load_config(config_file) if os.path.isfile(config_file) else {}
+        creds = botocore.configloader.raw_config_parse(creds_file) if os.path.isfile(creds_file) else {}
+    except botocore.exceptions.BotoCoreError:
+        return None  # botocore says what is wrong with the file
+    in_config = dict(config.get("profiles", {}).get(profile) or {})
+    in_creds = dict(creds.get(profile) or {})
+    if set(in_config) - _STATIC_PROFILE_KEYS or set(in_creds) - _STATIC_PROFILE_KEYS:
+        return None
+    for section in (in_creds, in_config):  # the credentials file's provider comes first in the chain
+        if "aws_access_key_id" in section:
+            if "aws_secret_access_key" not in section:
+                return None  # botocore names the missing key
+            token = next((section[t] for t in _PROFILE_TOKENS if t in section), None)
+            return Credentials(section["aws_access_key_id"], section["aws_secret_access_key"], token or None)
+    return None
 
 
 class BotocoreCredentials:

@@ -131,7 +131,7 @@ class S3Store:
         opts = self.location.s3
         chain = None
         if not opts.no_sign_request:
-            static = s3setup.env_credentials(opts)
+            static = s3setup.env_credentials(opts) or s3setup.profile_credentials(opts)
             if static is not None:
                 self._cred_source = _static_credentials(static)
             else:
@@ -141,9 +141,15 @@ class S3Store:
             if self._cred_source is None:  # as botocore says when it has nothing to sign with
                 raise AccessDenied(NO_CREDENTIALS, op="connect", url=f"s3://{self.bucket}")
         access = (await self._credentials()).access_key if self._cred_source is not None else ""
-        key = s3setup.cache_key(self.bucket, opts)
-        resolved = s3setup.lookup(key)
-        fresh = resolved is None
+        # the address: written without botocore where its rules are plain, else remembered from
+        # an earlier run, else botocore's (kept for the next run)
+        key = None
+        resolved = s3setup.plain_address(self.bucket, self.settings)
+        fresh = False
+        if resolved is None:
+            key = s3setup.cache_key(self.bucket, opts)
+            resolved = s3setup.lookup(key)
+            fresh = resolved is None
         if resolved is None:
             resolved = self._resolve(chain.session if chain is not None else None)
         if resolved is None:
@@ -162,11 +168,12 @@ class S3Store:
                                 request_payer=self._request_payer, sse_c_key=self._read_key,
                                 requests=self.requests)
         except UseBotocore:
-            s3setup.forget(key)
+            if key is not None:
+                s3setup.forget(key)
             client = await self._control()  # every request goes through botocore: have it ready, as before
             self.identity = (client.meta.endpoint_url, access)
             return
-        if fresh:
+        if fresh and key is not None:
             s3setup.remember(key, resolved)
 
     def _resolve(self, session: Any = None) -> Any:

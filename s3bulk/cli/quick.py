@@ -1,0 +1,87 @@
+"""A plain `s3bulk copy SRC DST` read without typer: the common one-object copy of a script, a CI
+step or a loop starts without importing the command-line parser.
+
+Why: importing typer, building its click commands from every command's signature and parsing took
+~70 ms of CPU of a one-object copy's ~210 (2 cores, loopback), more than the copy itself. Only a
+command line this module reads exactly as typer reads it is taken here: `copy`, two arguments that
+are neither options nor '-', and a few options, each at most once, in their exact spelling
+(`--endpoint-url URL` or `--endpoint-url=URL`, `-q`...). Anything else (another command, any other
+option, a repeated one, an option's value that starts with '-', help, shell completion) returns
+None and typer parses the whole command line as before, errors and all. The values are those typer
+passes (tests/test_cli_quick.py holds both to the same groups for every option taken here), and the
+run is the same `run_transfer` call (cli/run.py).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+# options without a value, as spelled on the command line -> the parameter they set to True
+FLAGS = {"-q": "quiet", "--quiet": "quiet", "--json": "json_out", "-v": "verbose", "--verbose": "verbose",
+         "--no-journal": "no_journal", "--no-sign-request": "no_sign_request", "--path-style": "path_style"}
+# options with one text value, taken as given (typer neither converts nor checks these)
+VALUES = {"--endpoint-url": "endpoint_url", "--profile": "profile", "--region": "region",
+          "--src-endpoint-url": "src_endpoint_url", "--src-profile": "src_profile", "--src-region": "src_region",
+          "--dst-endpoint-url": "dst_endpoint_url", "--dst-profile": "dst_profile", "--dst-region": "dst_region"}
+
+# every parameter of `copy` (cli/commands/copy.py) with the value typer passes when it is not given
+DEFAULTS: dict[str, Any] = {
+    "workers": 0, "concurrency": None, "part_size": "auto", "multipart_threshold": "16MiB", "max_buffer": "256MiB",
+    "page_size": 1000, "max_memory": None, "include": None, "exclude": None, "endpoint_url": None, "profile": None,
+    "region": None, "no_sign_request": False, "path_style": False, "src_endpoint_url": None, "src_profile": None,
+    "src_region": None, "src_no_sign_request": None, "dst_endpoint_url": None, "dst_profile": None,
+    "dst_region": None, "dst_no_sign_request": None, "json_out": False, "quiet": False, "verbose": False,
+    "progress": None, "copy_threshold": "5GiB", "copy_part_size": "512MiB", "resume": False, "journal": None,
+    "journal_dir": None, "no_journal": False, "retries": 5, "request_timeout": 60.0, "request_deadline": 0.0,
+    "retry_max_time": 600.0, "max_rps": 0.0, "max_bandwidth": "0", "adaptive": True, "files_from": None,
+    "files_from_format": "auto", "cluster": None, "expected_size": None, "content_type": None,
+    "no_guess_mime_type": False, "metadata": None, "cache_control": None, "content_disposition": None,
+    "content_encoding": None, "content_language": None, "expires": None, "storage_class": None, "acl": None,
+    "tagging": None, "sse": None, "sse_kms_key_id": None, "sse_c": None, "sse_c_key": None,
+    "sse_c_copy_source": None, "sse_c_copy_source_key": None, "request_payer": None, "copy_props": "default",
+    "metadata_directive": None, "preserve_xattrs": False, "checksum_algorithm": None, "version_id": None,
+    "all_versions": False, "include_delete_markers": False, "as_of": None, "report": None, "metrics": None,
+    "metrics_linger": 0.0,
+}
+
+
+def copy_params(argv: list[str]) -> dict[str, Any] | None:
+    """`copy`'s parameter values for this command line, or None when typer must read it."""
+    if len(argv) < 3 or argv[0] != "copy" or "_S3BULK_COMPLETE" in os.environ:
+        return None
+    params = dict(DEFAULTS)
+    positional: list[str] = []
+    seen: set[str] = set()
+    given: Any
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if not arg or arg == "-":
+            return None  # stdin/stdout and empty arguments: typer's path
+        if not arg.startswith("-"):
+            positional.append(arg)
+            continue
+        name, eq, value = arg.partition("=")
+        if name in FLAGS and not eq:
+            key, given = FLAGS[name], True
+        elif name in VALUES:
+            if not eq:
+                if i >= len(argv):
+                    return None
+                value = argv[i]
+                i += 1
+            if not value or value.startswith("-"):
+                return None
+            key, given = VALUES[name], value
+        else:
+            return None
+        if key in seen:
+            return None
+        seen.add(key)
+        params[key] = given
+    if len(positional) != 2:
+        return None
+    params["src"], params["dst"] = positional
+    return params

@@ -1,0 +1,133 @@
+"""A plain `copy SRC DST` runs without typer (cli/quick.py): for every command line it takes, the
+run gets exactly the option groups typer would give it; any other command line is typer's; and a
+copy taken that way imports neither typer, rich nor botocore, with the same output and exit codes."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from s3bulk.cli import quick
+
+
+def test_the_defaults_are_those_of_copy_s_declaration():
+    from s3bulk.cli.commands.copy import parameters
+
+    declared = {k: p.default for k, p in inspect.signature(parameters).parameters.items() if k not in ("src", "dst")}
+    assert quick.DEFAULTS == declared
+
+
+def test_each_option_read_here_is_typer_s_option_of_that_name():
+    import typer.main
+
+    from s3bulk.cli import app
+
+    params = typer.main.get_command(app).commands["copy"].params  # type: ignore[attr-defined]
+    by_flag = {opt: p for p in params for opt in getattr(p, "opts", [])}
+    for flag, name in quick.FLAGS.items():
+        assert by_flag[flag].name == name and by_flag[flag].is_flag and not by_flag[flag].secondary_opts, flag
+    for flag, name in quick.VALUES.items():
+        option = by_flag[flag]
+        assert option.name == name and not option.is_flag and option.nargs == 1 and not option.multiple, flag
+        assert option.callback is None
+
+
+def _typer_run(monkeypatch, argv):
+    """The RunOptions typer's path hands run_transfer for `argv`."""
+    from s3bulk import cli
+    from s3bulk.cli import run
+
+    seen = []
+    monkeypatch.setattr(run, "run_transfer", lambda command, options, *a: seen.append((command, options)))
+    assert cli._run_typer(argv) == 0
+    return seen
+
+
+@pytest.mark.parametrize("argv", [
+    ["copy", "s3://b/k", "/tmp/x"],
+    ["copy", "/tmp/x", "s3://b/k", "-q", "--no-journal", "--endpoint-url", "http://127.0.0.1:4566"],
+    ["copy", "--json", "s3://b/k", "-v", "/tmp/x", "--endpoint-url=http://h:1", "--region", "eu-west-1"],
+    ["copy", "s3://b/", "s3://c/", "--src-endpoint-url", "http://a:1", "--dst-endpoint-url", "http://b:2",
+     "--src-profile", "p", "--dst-profile", "q", "--src-region", "r1", "--dst-region", "r2", "--quiet"],
+    ["copy", "s3://b/k", "x", "--profile=p", "--no-sign-request", "--path-style", "--verbose"],
+])
+def test_a_command_line_read_here_gives_the_run_what_typer_gives_it(monkeypatch, argv):
+    from s3bulk.cli import run
+    from s3bulk.cli.groups import RunOptions
+
+    params = quick.copy_params(argv)
+    assert params is not None
+    monkeypatch.setattr(run, "run_transfer", lambda *a: None)
+    assert _typer_run(monkeypatch, argv) == [("copy", RunOptions.of(params))]
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["copy"], ["copy", "a"], ["copy", "a", "b", "c"], ["sync", "a", "b"], ["mv", "a", "b"],
+    ["copy", "a", "b", "--help"], ["copy", "a", "b", "-h"], ["copy", "-", "s3://b/k"], ["copy", "s3://b/k", "-"],
+    ["copy", "a", "b", "-q", "-q"], ["copy", "a", "b", "-q", "--quiet"], ["copy", "a", "b", "-qv"],
+    ["copy", "a", "b", "--endpoint-url"], ["copy", "a", "b", "--endpoint-url", "-q"],
+    ["copy", "a", "b", "--endpoint-url="], ["copy", "a", "b", "--quiet=1"], ["copy", "a", "b", "--workers", "2"],
+    ["copy", "a", "b", "--"], ["copy", "--", "a", "b"], ["copy", "", "b"], ["copy", "a", "b", "--endpoint"],
+    ["copy", "a", "b", "--include", "*.jpg"], ["copy", "a", "b", "--version-id", "v"],
+])
+def test_any_other_command_line_is_typer_s(argv):
+    assert quick.copy_params(argv) is None
+
+
+def _s3bulk(args, env=None):
+    full = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-X", "importtime", "-m", "s3bulk", *args], capture_output=True,
+                          text=True, env=full, cwd=ROOT, timeout=300)
+
+
+def _imported(stderr: str) -> set[str]:
+    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+def _errors(stderr: str) -> str:
+    return "\n".join(line for line in stderr.splitlines() if not line.startswith("import time:"))
+
+
+def test_one_object_is_copied_without_typer_rich_botocore_or_worker_processes(s3, bucket, endpoint, tmp_path, state_home):
+    s3.put_object(Bucket=bucket, Key="one/k", Body=b"q" * 100)
+    env = {"XDG_STATE_HOME": state_home, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    down = _s3bulk(["copy", f"s3://{bucket}/one/k", str(tmp_path / "k"), "--endpoint-url", endpoint, "-q"], env)
+    assert down.returncode == 0, _errors(down.stderr)
+    assert (tmp_path / "k").read_bytes() == b"q" * 100
+    up = _s3bulk(["copy", str(tmp_path / "k"), f"s3://{bucket}/up/k", "--endpoint-url", endpoint, "-q"], env)
+    assert up.returncode == 0, _errors(up.stderr)
+    assert s3.get_object(Bucket=bucket, Key="up/k")["Body"].read() == b"q" * 100
+    for run in (down, up):
+        assert not [m for m in _imported(run.stderr) if m.startswith(("typer", "rich", "click", "botocore"))]
+        # one object is one in-process worker's: no process pool is started (nor imported)
+        assert not [m for m in _imported(run.stderr) if m.startswith("multiprocessing")]
+
+
+@pytest.mark.parametrize("case", ["missing key", "missing bucket", "bad endpoint", "json"])
+def test_errors_read_as_they_do_through_typer(s3, bucket, endpoint, tmp_path, state_home, case):
+    """The same command line through quick.py and through typer (`--workers 0`, the default, is
+    typer's to read): the same exit code, the same lines on stderr and stdout."""
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    args = {"missing key": ["copy", f"s3://{bucket}/nothere", str(tmp_path / "a"), "--endpoint-url", endpoint],
+            "missing bucket": ["copy", "s3://no-such-bucket-s3bulk-quick/k", str(tmp_path / "b"),
+                               f"--endpoint-url={endpoint}"],
+            "bad endpoint": ["copy", f"s3://{bucket}/k", str(tmp_path / "c"), "--endpoint-url", "localhost:1"],
+            "json": ["copy", f"s3://{bucket}/nothere", str(tmp_path / "d"), "--endpoint-url", endpoint, "--json"],
+            }[case]
+    assert quick.copy_params(args) is not None
+    env = {"XDG_STATE_HOME": state_home}
+    mine, theirs = _s3bulk(args, env), _s3bulk([*args, "--workers", "0"], env)
+    assert mine.returncode == theirs.returncode != 0
+    assert _errors(mine.stderr) == _errors(theirs.stderr) and _errors(mine.stderr)
+
+    def timeless(out: str) -> str:
+        import re
+
+        return re.sub(r'"(elapsed_seconds|cpu_seconds|peak_rss_bytes)": [0-9.]+', "", out)
+    assert timeless(mine.stdout) == timeless(theirs.stdout)
+    assert not any((tmp_path / n).exists() for n in "abcd")
