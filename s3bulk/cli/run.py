@@ -5,7 +5,6 @@ rendering lives in the API; a pipe ('-') goes to cli/pipes.py, versions to cli/v
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
@@ -13,6 +12,7 @@ from ..errors import S3BulkError, UsageError
 from . import shell
 from .groups import RunOptions, max_memory, transfer_options
 from .shell import exit_with
+from .signals import StopSignals
 
 if TYPE_CHECKING:
     from ..engine.plan import SyncOptions
@@ -52,7 +52,7 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
                              progress=output.progress, verbose=output.verbose)
     global RENDERER
     RENDERER = renderer
-    first_signal = _FirstSignal()
+    first_signal = StopSignals()  # which signal stopped the run, for the exit code
 
     @contextlib.contextmanager
     def around_run() -> Iterator[None]:
@@ -150,46 +150,3 @@ def json_error(message: str, code: int) -> bool:
         return False
     renderer.error(message, code)
     return True
-
-
-class _FirstSignal:
-    """Which signal stopped the run (SIGINT or SIGTERM), for the exit code.
-
-    The engine counts both alike while it runs (engine/run/coordinator.py `Signals`, its own handler); the
-    signal number still reaches Python's wakeup fd, which is read here once the run is over."""
-
-    def __init__(self) -> None:
-        self.signum: int | None = None
-        self._pipe: tuple[int, int] | None = None
-        self._old = -1
-
-    def __enter__(self) -> "_FirstSignal":
-        import signal
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            r, w = os.pipe()
-            os.set_blocking(r, False)
-            os.set_blocking(w, False)
-            self._pipe = (r, w)
-            self._old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        import signal
-
-        if self._pipe is None:
-            return
-        signal.set_wakeup_fd(self._old, warn_on_full_buffer=False)
-        r, w = self._pipe
-        try:
-            seen = os.read(r, 4096)
-        except BlockingIOError:
-            seen = b""
-        finally:
-            os.close(r)
-            os.close(w)
-        for signum in seen:
-            if signum in (signal.SIGINT, signal.SIGTERM):
-                self.signum = signum
-                break

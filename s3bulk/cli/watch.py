@@ -17,6 +17,7 @@ import typer
 from ..errors import S3BulkError, UsageError
 from . import shell
 from .options import RunOptions, max_memory, transfer_options
+from .signals import StopSignals
 
 if TYPE_CHECKING:
     from ..engine.plan import SyncOptions
@@ -39,7 +40,7 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
     def on_signal(signum: int, frame: Any) -> None:
         caught.append(signum)
 
-    signals = _SignalPipe(caught)
+    signals = StopSignals(caught)
     metrics = None
     try:
         if "-" in (src, dst) or run.cluster is not None:
@@ -94,48 +95,3 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
               "deleted while watching; DST holds what SRC held at the last sync", file=sys.stderr, flush=True)
     # a stop is the watch's normal end: exit 0, whatever failed (and was told) on the way; a
     # service manager restarting on failure must not see every stop as one
-
-
-class _SignalPipe:
-    """Every SIGINT and SIGTERM the process receives, whoever's handler ran: between two syncs
-    the watch's own (which notes it), during one the run's (which drains it, unless it came as the
-    run was ending, when the run ignores it). Python writes each signal's number to a wakeup fd
-    whatever the handler, so `seen()` reads them from there too: no stop is lost in between."""
-
-    def __init__(self, caught: list[int]) -> None:
-        self.caught = caught
-        self._pipe: tuple[int, int] | None = None
-        self._old = -1
-
-    def __enter__(self) -> "_SignalPipe":
-        import os
-
-        if threading.current_thread() is threading.main_thread():
-            r, w = os.pipe()
-            os.set_blocking(r, False)
-            os.set_blocking(w, False)
-            self._pipe = (r, w)
-            self._old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-        return self
-
-    def seen(self) -> bool:
-        """Whether a SIGINT or SIGTERM came (its number kept in `caught`)."""
-        import os
-
-        if self._pipe is not None:
-            try:
-                got = os.read(self._pipe[0], 4096)
-            except BlockingIOError:
-                got = b""
-            self.caught.extend(n for n in got if n in (signal.SIGINT, signal.SIGTERM) and n not in self.caught)
-        return bool(self.caught)
-
-    def __exit__(self, *exc: Any) -> None:
-        import os
-
-        if self._pipe is None:
-            return
-        signal.set_wakeup_fd(self._old, warn_on_full_buffer=False)
-        for fd in self._pipe:
-            os.close(fd)
-        self._pipe = None
