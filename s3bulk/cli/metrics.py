@@ -24,7 +24,7 @@ import socket
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..engine.events import Progress, Relay, Subscriber, WatchStatus
 from ..errors import UsageError
@@ -161,9 +161,7 @@ class MetricsServer:
                 return [b"metrics are at /metrics\n"]
             ended = self._ended  # read before the registry: this scrape sees the final counts
             body = inner(environ, start_response)
-            if ended:
-                self._scraped.set()
-            return body
+            return _Sent(body, self._scraped) if ended else body
 
         return app
 
@@ -175,6 +173,21 @@ class MetricsServer:
             self._scraped.wait(linger)
         self._server.shutdown()
         self._server.server_close()
+
+
+class _Sent:
+    """A final scrape's body that tells `sent` once the server has written all of it (WSGI calls
+    close() after the last byte): closing the server earlier cut the answer short."""
+
+    def __init__(self, body: Iterable[bytes], sent: threading.Event) -> None:
+        self.body = body
+        self.sent = sent
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.body)
+
+    def close(self) -> None:
+        self.sent.set()
 
 
 class MetricsRelay(Relay):
