@@ -34,6 +34,8 @@ STATUS_CLASS = {1: "2xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}  # status // 1
 WIRE_OPS = {
     "list": LIST, "head": HEAD, "get": GET, "put": PUT, "copy": COPY, "upload part": UPLOAD_PART,
     "check bucket": "HEAD_BUCKET", "get tagging": "GET_TAGGING", "get object attributes": "GET_ATTRIBUTES",
+    "create multipart upload": CREATE_MULTIPART, "complete multipart upload": COMPLETE_MULTIPART,
+    "abort multipart upload": ABORT_MULTIPART,
 }
 
 # botocore's operation names -> the operation

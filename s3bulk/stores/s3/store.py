@@ -3,8 +3,9 @@
 botocore gives us the whole credential chain (env, config and credentials files,
 profiles, SSO, assume-role, instance metadata), endpoint settings
 (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, config files: resolved once per run, where it starts, into
-the location's S3Settings, which every client here is then built from; setup.py settle), the control plane (multipart
-create/complete/abort, deletes) and the fallback data path. Its exceptions are translated
+the location's S3Settings, which every client here is then built from; setup.py settle), the control plane (deletes,
+listing parts and uploads, versions, UploadPartCopy) and the fallback data path. A multipart upload (create, parts,
+complete, abort) goes on the lean path like a PUT, so an upload in parts loads no botocore either. Its exceptions are translated
 into s3bulk.errors by errors.py beside this module and nowhere else. aiobotocore (and aiohttp under it) is imported and
 its client built only when a request needs it: a lean-path run whose credentials come from the
 environment and whose bucket address is cached (setup.py) never loads it.
@@ -34,6 +35,8 @@ _NO_WIRE: Any = object()  # what _on_wire returns when the request must go throu
 COPY_OBJECT_LIMIT = 5 * 1024**3  # CopyObject refuses sources above 5 GiB
 
 _CHECKSUM_FIELDS = ("ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME", "ChecksumSHA1", "ChecksumSHA256")
+# CreateMultipartUpload's checksum parameters (_multipart_checksum) as the lean path sends them
+_CHECKSUM_HEADERS = {"ChecksumAlgorithm": "x-amz-checksum-algorithm", "ChecksumType": "x-amz-checksum-type"}
 
 
 def content_type_for(key: str) -> str | None:
@@ -699,27 +702,32 @@ class S3Store:
         parts keeps its source's, as CopyObject does)."""
         from . import props as s3props
 
-        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         kind = content_type_for(key) if props is None else None
-        if kind:
-            params["ContentType"] = kind
-        params.update(s3props.params(props))
 
-        async def attempt(with_checksum: bool) -> Any:
+        async def attempt(with_checksum: bool) -> str:
             # CRC32 on every part, as botocore computes it by default; the upload must say so up
             # front or servers refuse the part checksums at completion.
             extra = self._multipart_checksum(algorithm) if with_checksum else {}
+            headers = {"content-type": kind} if kind else {}
+            headers.update(s3props.headers(props))  # the object's properties, as PutObject sends them
+            headers.update({_CHECKSUM_HEADERS[k]: v for k, v in extra.items()})
+            made = await self._on_wire(lambda wire: wire.create_multipart(key, self._url(key), headers))
+            if made is not _NO_WIRE:
+                return made
+            params: dict[str, Any] = {"Bucket": self.bucket, "Key": key, **({"ContentType": kind} if kind else {}),
+                                      **s3props.params(props)}
             try:
-                return await (await self._control()).create_multipart_upload(**params, **extra)
+                resp = await (await self._control()).create_multipart_upload(**params, **extra)
             except Exception as exc:
                 raise self._write_error(exc, "create multipart upload", key) from exc
+            return str(resp["UploadId"])
 
         if checksum:
-            resp = await self._without_checksums_if_refused(attempt)
+            upload_id = await self._without_checksums_if_refused(attempt)
             checksum = not self._checksums_refused
         else:
-            resp = await attempt(False)
-        return S3Multipart(self, key, resp["UploadId"], (algorithm or self.checksum_algorithm or "CRC32") if checksum
+            upload_id = await attempt(False)
+        return S3Multipart(self, key, upload_id, (algorithm or self.checksum_algorithm or "CRC32") if checksum
                            else None, props)
 
     async def _without_checksums_if_refused(self, attempt: Callable[[bool], Awaitable[T]]) -> T:
@@ -817,6 +825,8 @@ class S3Store:
         return upload
 
     async def abort_multipart(self, key: str, upload_id: str) -> None:
+        if await self._on_wire(lambda wire: wire.abort_multipart(key, upload_id, self._url(key))) is not _NO_WIRE:
+            return
         try:
             await (await self._control()).abort_multipart_upload(Bucket=self.bucket, Key=key, UploadId=upload_id)
         except Exception as exc:
@@ -1151,6 +1161,12 @@ class S3Multipart:
     async def complete(self) -> None:
         s = self.store
         parts = [self.parts[n] for n in sorted(self.parts)]
+        payer = self.props.request_payer if self.props is not None else None
+        made = await s._on_wire(lambda wire: wire.complete_multipart(
+            self.key, self.upload_id, parts, s._url(self.key), {"x-amz-request-payer": payer} if payer else {}))
+        if made is not _NO_WIRE:
+            s._written(self.key, made)
+            return
         try:
             resp = await (await s._control()).complete_multipart_upload(
                 Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts},
@@ -1171,6 +1187,6 @@ class S3Multipart:
     async def abort(self) -> None:
         s = self.store
         try:
-            await (await s._control()).abort_multipart_upload(Bucket=s.bucket, Key=self.key, UploadId=self.upload_id)
+            await s.abort_multipart(self.key, self.upload_id)
         except Exception:
             pass  # best effort: a lifecycle rule or a later run cleans what is left

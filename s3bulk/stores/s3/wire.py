@@ -1,5 +1,5 @@
-"""The lean S3 data path: ListObjectsV2, GET, HEAD, PUT, CopyObject and UploadPart signed by hand
-(sigv4.py) over s3bulk's own HTTP/1.1 client.
+"""The lean S3 data path: ListObjectsV2, GET, HEAD, PUT, CopyObject, UploadPart and the multipart
+uploads' create/complete/abort signed by hand (sigv4.py) over s3bulk's own HTTP/1.1 client.
 
 Per small object aiobotocore spends ~2.5 ms of CPU (endpoint rules, parameter validation, event
 hooks, response parsing with dateutil, aiohttp); here a request is one formatted head, one
@@ -7,7 +7,7 @@ signature and one parse of the status line and headers. What stays with botocore
 credential chain, endpoint resolution (this module is handed the URL botocore would use and the
 proxy the run's settings give it, chosen from HTTP(S)_PROXY/NO_PROXY as botocore chooses it:
 setup.py proxy_for; an https:// proxy sends the store to botocore),
-multipart create/complete/abort, deletes, and every request this path cannot make (it raises
+deletes, listing parts and uploads, and every request this path cannot make (it raises
 UseBotocore and the store falls back for good, e.g. on a region redirect).
 
 Errors are mapped by errors.error_for, the same table the botocore path uses. Retries are not done
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import calendar
+import hashlib
 import re
 import ssl
 import zlib
@@ -32,8 +33,9 @@ from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
 from ..local.bodies import FileBody
 from ..conditions import copy_source_if_match_header, if_match_header
+from . import multipart_xml
 from ..requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
-from .sigv4 import Credentials, Signer, canonical_query, uri_encode
+from .sigv4 import EMPTY_SHA256, UNSIGNED_PAYLOAD, Credentials, Signer, canonical_query, uri_encode
 
 CredentialSource = Callable[[], Awaitable[Credentials | None]]
 
@@ -285,13 +287,14 @@ class S3Wire:
 
     async def _send(self, method: str, path: str, params: dict[str, str] | None, headers: dict[str, str],
                     body: Body | None, op: str, url: str, key: str,
-                    into: memoryview | None = None, sink: Any = None) -> Response:
+                    into: memoryview | None = None, sink: Any = None,
+                    payload_hash: str = UNSIGNED_PAYLOAD) -> Response:
         query = canonical_query(params) if params else ""
         if self.request_payer:
             headers["x-amz-request-payer"] = self.request_payer
         creds = await self._credentials()
         if creds is not None:
-            self.signer.sign(creds, method, self.host, path, query, headers)
+            self.signer.sign(creds, method, self.host, path, query, headers, payload_hash)
         target = f"{path}?{query}" if query else path
         counts = self.requests
         try:
@@ -490,6 +493,49 @@ class S3Wire:
             name = checksums.header(algorithm)
             part[checksums.field(algorithm)] = resp.headers.get(name) or headers[name]
         return part
+
+    # ------------------------------------------------------------ multipart control
+
+    async def create_multipart(self, key: str, url: str, headers: dict[str, str]) -> str:
+        """CreateMultipartUpload with these request headers (the object's properties and checksum
+        settings, as botocore sends them): the upload id. A 200 whose body is an error, or holds
+        no UploadId, is an error (a 500, retried, as botocore reads it)."""
+        sent = dict(headers)
+        resp = await self._send("POST", self._object_path(key), {"uploads": ""}, headers, b"",
+                                "create multipart upload", url, key, payload_hash=EMPTY_SHA256)
+        body = bytes(resp.body) if resp.body else b""
+        if resp.status == 200 and multipart_xml.error_in_200(body):
+            resp = resp._replace(status=500)
+        if resp.status != 200:
+            raise self._write_error(resp, "create multipart upload", url, key, sent)
+        found = multipart_xml.upload_id(body)
+        if found is None:
+            raise Transient("CreateMultipartUpload answer has no UploadId", op="create multipart upload",
+                            url=url, key=key)
+        return _unescape(found)
+
+    async def complete_multipart(self, key: str, upload_id: str, parts: list[dict[str, Any]], url: str,
+                                 headers: dict[str, str]) -> str | None:
+        """CompleteMultipartUpload of `parts` ({"PartNumber", "ETag", "Checksum...": ...}, in
+        order): the version id it made in a versioned bucket, else None. S3 answers 200 before it
+        has finished and may then put an <Error> in the body: that is an error (a 500, retried,
+        as botocore reads it)."""
+        body = multipart_xml.complete_body(parts)
+        resp = await self._send("POST", self._object_path(key), {"uploadId": upload_id}, headers, body,
+                                "complete multipart upload", url, key,
+                                payload_hash=hashlib.sha256(body).hexdigest())
+        if resp.status == 200 and multipart_xml.error_in_200(bytes(resp.body) if resp.body else b""):
+            resp = resp._replace(status=500)
+        if resp.status != 200:
+            raise self._error(resp, "complete multipart upload", url, key)
+        return resp.headers.get("x-amz-version-id")
+
+    async def abort_multipart(self, key: str, upload_id: str, url: str) -> None:
+        """AbortMultipartUpload (204; NoSuchUpload is NotFound, as botocore's answer maps)."""
+        resp = await self._send("DELETE", self._object_path(key), {"uploadId": upload_id}, {}, None,
+                                "abort multipart upload", url, key, payload_hash=EMPTY_SHA256)
+        if resp.status not in (200, 204):
+            raise self._error(resp, "abort multipart upload", url, key)
 
     async def copy(self, src_bucket: str, src_key: str, key: str, url: str,
                    extra: dict[str, str] | None = None, checksum: str | None = None) -> None:
