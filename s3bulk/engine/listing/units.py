@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...model import WorkUnit
+from .density import even_cuts
 
 MAX_PIECES = 32  # split points proposed per split, at most
 PER_POSITION = 2  # successors of a digit or letter tried at one position: more are mostly empty ranges
@@ -44,6 +45,11 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
     if max_points <= 0 or not last.startswith(prefix):
         return []
     first = sample[0] if sample else last
+    if coarse and until is not None:
+        # a range with an end: cut evenly by how many pages it still holds, or not at all
+        cuts = even_cuts(sample or [last], until, max_points)
+        if cuts is not None:
+            return [c for c in cuts if c.startswith(prefix)]
     d = varies = _first_difference(first, last)
     numbered = False
     if coarse:
