@@ -8,9 +8,10 @@ range (the request that learns it is over), so finer cuts everywhere cost more t
 
 Here a range's pages tell how long it is: the page's keys, read as numbers in the alphabet its
 names use (digits, hex, letters), cover some width of key space; the rest of the range, up to its
-end, covers some more; their ratio is about how many pages are left (keys spread evenly over a
-range are the common case: numbered, hashed and dated names). A range that is long for its share
-is cut into pieces of about `PAGES_PER_PIECE` pages, each cut half a page away from where a page
+end, covers some more; their ratio is about how many pages are left, where keys spread evenly
+over the range: numbered and hashed names. (Dated paths are left to units.py's cuts at each
+field's next values: days and months fill only part of their digits' space.) A range that holds
+more than about 1.5 pieces is cut into pieces of about `PAGES_PER_PIECE` pages, each cut half a page away from where a page
 is expected to end, so a piece does not end exactly where a full page ends (that costs a request
 to learn nothing follows). A wrong guess costs requests, never keys: any cuts cover the range
 exactly (units.py).

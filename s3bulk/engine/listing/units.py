@@ -18,7 +18,9 @@ Where to cut, from one listed page and nothing else (no extra requests):
   up to the whole remaining prefix space. For date-partitioned paths this cuts at days, months and
   years; for numbered names at each decimal digit; for hashed names at the first hex digits.
 - A range that still turns out large is split again when its own first page comes back truncated
-  (adaptive), so one hot prefix cannot serialize a run. The coordinator caps how many units exist
+  (adaptive), so one hot prefix cannot serialize a run. For `ls` (`coarse`), a range with an end
+  is cut evenly by how many pages it still holds, judged from its page (density.py), when its
+  names are counters or hashes. The coordinator caps how many units exist
   at once, so memory and wasted listings stay bounded.
 """
 
