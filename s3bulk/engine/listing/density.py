@@ -74,7 +74,7 @@ def _digits(sample: Sequence[str], until: str, cp: int, d: int, depth: int) -> l
     """The alphabet of each position cp..depth-1: one character where the names hold fixed text
     there (`/`, `-`, `day=`: the page's keys all have it, and it is no digit or letter of a
     counter), else the smallest known alphabet holding every varying character (digits, hex, ...)."""
-    seen = [*sample[::16], sample[-1]]
+    seen = [*sample[::50], sample[-1]]
     columns = [{k[j] for k in seen if len(k) > j} for j in range(cp, depth)]
     if columns and cp < len(until):
         columns[0].add(until[cp])
