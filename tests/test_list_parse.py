@@ -140,3 +140,19 @@ def test_fast_parse_stops_after_the_first_key_above_until() -> None:
     vgw = [e[:4] for e in w._fast_entries(page([(k, TIMES[0], ETAGS[0], 1) for k in keys], versitygw=True),
                                           False, "k010") or []]
     assert vgw == [e[:4] for e in full[:12]]
+
+
+def test_plain_pages_read_at_once_match_and_stop_after_the_range() -> None:
+    """A page whose keys hold no entity (most pages) is read in one pass; with `until` its entries end
+    at the first key past it, as the one-match-at-a-time reading's do."""
+    rng = random.Random(2)
+    for _ in range(200):
+        keys = sorted({f"{rng.choice(['plain', 'é日😀', 'k'])}{rng.randint(0, 99):02d}" for _ in range(rng.randint(1, 8))})
+        entries = [(k, rng.choice(TIMES), rng.choice(ETAGS[:2]), rng.randint(0, 10**12)) for k in keys]
+        for body in (page(entries), page(entries, versitygw=True)):
+            assert w._NOT_QUOTE.search(body) is None  # the one-pass reading applies
+            whole = field_by_field(body, False)
+            assert w._fast_entries(body, False) == whole
+            until = rng.choice(keys) + rng.choice(["", "0", "~"])
+            past = next((i for i, e in enumerate(whole) if e[0] > until), len(whole) - 1)
+            assert w._fast_entries(body, False, until) == whole[:past + 1]

@@ -29,7 +29,7 @@ def list_page(keys: list[str], prefix: str, unit: WorkUnit, limit: int) -> Page:
 
 
 def run(keys: list[str], prefix: str, limit: int, rng: random.Random, cap: int = 64,
-        slots: int = 16) -> tuple[list[str], int, int]:
+        slots: int = 16, coarse: bool = False) -> tuple[list[str], int, int]:
     """List everything as the engine does (units in any order, random split/join decisions); returns
     the keys seen, the number of list requests and the number of rounds of `slots` requests sent at
     once that it took (for a single chain: one round per page)."""
@@ -42,18 +42,18 @@ def run(keys: list[str], prefix: str, limit: int, rng: random.Random, cap: int =
         batch = [pending.pop(rng.randrange(len(pending))) for _ in range(min(slots, len(pending)))]
         for unit in batch:
             requests += 1
-            _list_one(keys, prefix, limit, rng, cap, unit, pending, seen)
+            _list_one(keys, prefix, limit, rng, cap, unit, pending, seen, coarse)
     return seen, requests, rounds
 
 
 def _list_one(keys: list[str], prefix: str, limit: int, rng: random.Random, cap: int, unit: WorkUnit,
-              pending: list[WorkUnit], seen: list[str]) -> None:
+              pending: list[WorkUnit], seen: list[str], coarse: bool = False) -> None:
     page = list_page(keys, prefix, unit, limit)
     seen.extend(e.key for e in page.entries)
     rest = unit.rest(page)
     if rest is None:
         return
-    pieces = split_unit(rest, prefix, [e.key for e in page.entries])
+    pieces = split_unit(rest, prefix, [e.key for e in page.entries], coarse=coarse)
     assert pieces[0].after == rest.after and pieces[-1].until == rest.until
     for a, b in zip(pieces, pieces[1:]):
         assert a.until == b.after and a.after < a.until
@@ -78,12 +78,14 @@ def random_keys(rng: random.Random, n: int, prefix: str) -> list[str]:
 
 @pytest.mark.parametrize("seed", range(60))
 def test_units_cover_every_key_exactly_once(seed: int) -> None:
+    """Coarse splits (`ls`: ranges with an end cut evenly by their estimated length) alternate
+    with the journal's fine ones by seed."""
     rng = random.Random(seed)
     prefix = rng.choice(["", "p/", "a", "\U0001F600/", "日"])
     keys = random_keys(rng, rng.randint(0, 3000), prefix)
     others = random_keys(rng, 50, "zz-outside") if prefix else []  # keys not under the prefix
     limit = rng.choice([1, 2, 7, 50, 1000])
-    seen, _, _ = run(keys + others, prefix, limit, rng)
+    seen, _, _ = run(keys + others, prefix, limit, rng, coarse=seed % 2 == 1)
     assert sorted(seen) == sorted(keys)
     assert len(seen) == len(set(seen))
 
@@ -102,9 +104,10 @@ def test_split_points_are_inside_the_range_and_increasing() -> None:
         until = rng.choice([None, last + rng.choice(ALPHABET), rng.choice(keys) + "~"])
         if until is not None and until <= last:
             continue
-        pts = split_points(last, until, "", keys)
-        assert pts == sorted(set(pts))
-        assert all(p > last and (until is None or p < until) for p in pts)
+        for coarse in (False, True):
+            pts = split_points(last, until, "", keys, coarse=coarse)
+            assert pts == sorted(set(pts))
+            assert all(p > last and (until is None or p < until) for p in pts)
 
 
 SHAPES = {

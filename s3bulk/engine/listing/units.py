@@ -18,7 +18,9 @@ Where to cut, from one listed page and nothing else (no extra requests):
   up to the whole remaining prefix space. For date-partitioned paths this cuts at days, months and
   years; for numbered names at each decimal digit; for hashed names at the first hex digits.
 - A range that still turns out large is split again when its own first page comes back truncated
-  (adaptive), so one hot prefix cannot serialize a run. The coordinator caps how many units exist
+  (adaptive), so one hot prefix cannot serialize a run. For `ls` (`coarse`), a range with an end
+  is cut evenly by how many pages it still holds, judged from its page (density.py), when its
+  names are counters or hashes. The coordinator caps how many units exist
   at once, so memory and wasted listings stay bounded.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...model import WorkUnit
+from .density import even_cuts
 
 MAX_PIECES = 32  # split points proposed per split, at most
 PER_POSITION = 2  # successors of a digit or letter tried at one position: more are mostly empty ranges
@@ -44,6 +47,11 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
     if max_points <= 0 or not last.startswith(prefix):
         return []
     first = sample[0] if sample else last
+    if coarse and until is not None:
+        # a range with an end: cut evenly by how many pages it still holds, or not at all
+        cuts = even_cuts(sample or [last], until, max_points)
+        if cuts is not None:
+            return [c for c in cuts if c.startswith(prefix)]
     d = varies = _first_difference(first, last)
     numbered = False
     if coarse:

@@ -17,12 +17,14 @@ here: the engine's retrying wrapper (stores/resilient.py) does them for both pat
 from __future__ import annotations
 
 import base64
+import bisect
 import calendar
 import hashlib
 import re
 import ssl
 import zlib
 from datetime import datetime
+from operator import attrgetter
 from email.utils import parsedate_to_datetime
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -68,6 +70,8 @@ _ENTRY_LM_FIRST = re.compile(rb"<Contents>\s*<LastModified>([^<]*)</LastModified
 # which group holds (key, last modified, etag, size, storage class), by the first tag in <Contents>
 _ORDERS = {b"<Key>": (_ENTRY, (1, 2, 3, 4, 5)), b"<LastModified>": (_ENTRY_LM_FIRST, (3, 1, 2, 4, 5))}
 _FIRST_TAG = re.compile(rb"<Contents>\s*(<[A-Za-z]+>)")
+_KEY = attrgetter("key")
+_NOT_QUOTE = re.compile(rb"&(?!quot;</ETag>|#34;</ETag>)(?<!<ETag>&)")  # not an ETag's quote: a key may hold it
 _CLASS_NAMES: dict[bytes, str] = {}  # b"STANDARD" -> one shared str, not one per key
 _TAG = re.compile(rb"<Tag>\s*<Key>([^<]*)</Key>\s*<Value>([^<]*)</Value>\s*</Tag>")
 _PART = re.compile(rb"<Part>(.*?)</Part>", re.S)
@@ -160,6 +164,8 @@ def _fast_entries(body: bytes, encoded: bool,
     if order is None:
         return None
     pattern, groups = order
+    if not encoded and _NOT_QUOTE.search(body) is None:
+        return _plain_entries(body, pattern, groups, until)
     append = out.append
     ts_get, class_get = _TS_CACHE.get, _CLASS_NAMES.get  # the caches' hits without a call each (~0.4 us a key)
     new = tuple.__new__
@@ -185,6 +191,29 @@ def _fast_entries(body: bytes, encoded: bool,
     # every <Contents> up to where the matching stopped was one match: none skipped or read in part
     if len(out) != (body.count(b"<Contents>") if end < 0 else body.count(b"<Contents>", 0, end)):
         return None
+    return out
+
+
+def _plain_entries(body: bytes, pattern: re.Pattern[bytes], groups: tuple[int, ...],
+                   until: str | None) -> list[ObjectInfo] | None:
+    """`_fast_entries` of a page whose keys hold no entity and are not URL-encoded (the common
+    case): every match's fields at once (findall) and the entries in one comprehension, ~1 us a
+    key less than a loop over match objects; the keys beyond `until` are matched but dropped."""
+    found = pattern.findall(body)
+    if len(found) != body.count(b"<Contents>"):
+        return None
+    ts_get, class_get, new = _TS_CACHE.get, _CLASS_NAMES.get, tuple.__new__
+    if groups == (1, 2, 3, 4, 5):
+        out = [new(ObjectInfo, (k.decode("utf-8"), int(size), ts_get(lm) or _listed_ts(lm), et.decode(),
+                                class_get(sc) or _class_name(sc)))
+               for k, lm, et, size, sc in found]
+    else:  # versitygw's order
+        out = [new(ObjectInfo, (k.decode("utf-8"), int(size), ts_get(lm) or _listed_ts(lm), et.decode(),
+                                class_get(sc) or _class_name(sc)))
+               for lm, et, k, size, sc in found]
+    if until is not None and out and out[-1].key > until:
+        # the first key past the range ends the page's entries (kept, as the loop does)
+        del out[bisect.bisect_right(out, until, key=_KEY) + 1:]
     return out
 
 
