@@ -15,15 +15,17 @@ landed, or the file open in s3bulk), never after a fixed sleep."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
@@ -137,6 +139,24 @@ def _open_in(run: Running, path: Path) -> Callable[[], bool]:
     return is_open
 
 
+@contextlib.contextmanager
+def _paused(run: Running) -> Iterator[None]:
+    """The run's processes stopped (SIGSTOP) while the test changes the file, continued after: a
+    change made of two writes is then one change for every read of it. Without this, an attempt
+    started over at once could open the file between the two writes and see a second change (a busy
+    CI machine did: restarted, then failed)."""
+    pids = run.pids()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
 def _rewrite_ends(path: Path) -> bytes:
     """Its first and its last MiB rewritten in place (same size, as a database does); the new bytes."""
     size = path.stat().st_size
@@ -202,7 +222,8 @@ def test_a_file_changed_between_its_parts_lands_whole_from_its_new_version(
     target = [str(path), f"s3://{bucket}/f"] if command == "copy" else [str(src), f"s3://{bucket}/"]
     run = Running([command, *target, "--part-size", PART, "--max-buffer", PART], tmp_path, slow_url)
     run.wait_for(_parts_landed(s3, bucket, "f"), "part landed")
-    new = change(path)
+    with _paused(run):
+        new = change(path)
 
     code, events, err = run.finish()
     assert code == 0, run.output()
@@ -245,7 +266,8 @@ def test_a_file_changed_during_its_streamed_single_put_lands_whole(slow_url, s3,
     path.write_bytes(old)
     run = Running(["copy", str(path), f"s3://{bucket}/f"], tmp_path, slow_url)
     run.wait_for(_open_in(run, path), "open source file")
-    new = _rewrite_ends(path)
+    with _paused(run):
+        new = _rewrite_ends(path)
 
     code, events, err = run.finish()
     assert code == 0, run.output()
