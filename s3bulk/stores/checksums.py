@@ -5,7 +5,11 @@ S3 sends and keeps them base64-encoded, big-endian: `x-amz-checksum-crc64nvme: <
 written whole (or in parts with ChecksumType FULL_OBJECT) carries the checksum of all its bytes; a
 COMPOSITE multipart object carries the checksum of its parts' binary checksums, suffixed "-N".
 
-CRC32 and the SHAs come from the standard library. CRC32C and CRC64NVME come from awscrt
+CRC32 comes from zlib-ng when it is installed (a dependency), else from the standard library's
+zlib: the system zlib's CRC32 measured 0.25 s a GiB on the benchmark machine against zlib-ng's 0.02 s,
+and a multipart download checks the full-object CRC32 on the event loop's thread as the bytes arrive
+(stores/local/filesink.py), where that quarter second was most of the gap to s5cmd on a 1 GiB
+download. The SHAs come from the standard library. CRC32C and CRC64NVME come from awscrt
 (`pip install 's3bulk[crc]'`), as botocore itself takes them: hardware-accelerated. A table-driven
 pure-Python CRC64 was measured at about 1 MB/s, so without awscrt those two are refused in one line
 instead of offered slowly.
@@ -58,6 +62,17 @@ def _crt() -> object | None:
     return checksums if hasattr(checksums, "crc64nvme") else None
 
 
+@functools.cache
+def _crc32() -> Callable[[Buffer, int], int]:
+    """zlib's CRC32 function, zlib-ng's when it is installed (same values, about 13x faster)."""
+    try:
+        from zlib_ng import zlib_ng
+    except ImportError:
+        return zlib.crc32
+    fast: Callable[[Buffer, int], int] = zlib_ng.crc32
+    return fast
+
+
 def available(algorithm: str) -> bool:
     """Whether this process can compute `algorithm` (CRC32C and CRC64NVME need awscrt)."""
     return algorithm in ALGORITHMS and (algorithm not in ("CRC32C", "CRC64NVME") or _crt() is not None)
@@ -84,7 +99,8 @@ class PartCrcs:
         native: Any = _crt()
         self.algorithm, self.want = algorithm, want
         name = algorithm.lower()
-        self._crc = getattr(native, name) if algorithm != "CRC32" else (lambda data, crc=0: zlib.crc32(data, crc))
+        crc32 = _crc32()
+        self._crc = getattr(native, name) if algorithm != "CRC32" else (lambda data, crc=0: crc32(data, crc))
         self._combine = getattr(native, f"combine_{name}")
         self.parts: dict[int, tuple[int, int]] = {}
 
@@ -121,7 +137,9 @@ class Hasher:
             self._sha = hashlib.sha256()
         elif algorithm not in CRCS:
             raise UsageError(f"unknown checksum algorithm {algorithm!r}")
-        elif algorithm != "CRC32":
+        elif algorithm == "CRC32":
+            self._crc32 = _crc32()
+        else:
             require(algorithm)
             self._native: Any = _crt()
 
@@ -129,7 +147,7 @@ class Hasher:
         if self._sha is not None:
             self._sha.update(data)
         elif self.algorithm == "CRC32":
-            self._crc = zlib.crc32(data, self._crc)
+            self._crc = self._crc32(data, self._crc)
         elif self.algorithm == "CRC32C":
             self._crc = self._native.crc32c(data, self._crc)
         else:
