@@ -355,14 +355,24 @@ async def upload_in_parts(upload: Multipart, size: int, part: int, concurrency: 
         finally:
             window.release()
 
-    try:
+    async def parts() -> None:
         async with asyncio.TaskGroup() as tg:
             for number, start in enumerate(range(0, size, part), 1):
                 await window.acquire()
                 tg.create_task(one(number, start))
+
+    await complete_or_abort(upload, parts)
+
+
+async def complete_or_abort(upload: Multipart, send_parts: Callable[[], Awaitable[None]]) -> None:
+    """await send_parts(), then complete the upload; on any failure (a cancellation too) abort it and
+    raise the first error itself, not the ExceptionGroup of the parts' task group. Every upload in
+    parts ends here, so none is left open by an error that escaped its bookkeeping."""
+    try:
+        await send_parts()
         await upload.complete()
     except BaseException as exc:
-        await upload.abort()
+        await upload.abort()  # inside the except clause: an abort may ask why (sys.exception())
         if isinstance(exc, BaseExceptionGroup):
             raise exc.exceptions[0] from None
         raise

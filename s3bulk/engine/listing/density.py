@@ -38,8 +38,8 @@ def even_cuts(sample: Sequence[str], until: str, most: int, per_piece: int = PAG
     first, last = sample[0], sample[-1]
     if not first < last < until:
         return None
-    cp = _common(first, until)
-    d = _common(first, last)
+    cp = first_difference(first, until)
+    d = first_difference(first, last)
     digits = _digits(sample, until, cp, d, d + 2)  # enough positions to see the page's width, and finer
     if digits is None:
         return None
@@ -62,7 +62,8 @@ def even_cuts(sample: Sequence[str], until: str, most: int, per_piece: int = PAG
     return cuts
 
 
-def _common(a: str, b: str) -> int:
+def first_difference(a: str, b: str) -> int:
+    """The index of the first character where a and b differ (the shorter's length if none)."""
     n = min(len(a), len(b))
     for i in range(n):
         if a[i] != b[i]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...model import WorkUnit
-from .density import even_cuts
+from .density import even_cuts, first_difference
 
 MAX_PIECES = 32  # split points proposed per split, at most
 PER_POSITION = 2  # successors of a digit or letter tried at one position: more are mostly empty ranges
@@ -52,7 +52,7 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
         cuts = even_cuts(sample or [last], until, max_points)
         if cuts is not None:
             return [c for c in cuts if c.startswith(prefix)]
-    d = varies = _first_difference(first, last)
+    d = varies = first_difference(first, last)
     numbered = False
     if coarse:
         # one position left of where the page varies; two when the page spans every value of its
@@ -136,14 +136,6 @@ def _likely_after(here: str, column: set[str], wide: bool = False, by_class: boo
     if wide and here in _CLASSES[0]:
         likely.update("abcdef")
     return sorted(likely)
-
-
-def _first_difference(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
 
 
 def split_unit(rest: WorkUnit, prefix: str, sample: Sequence[str], max_pieces: int = MAX_PIECES,

@@ -30,7 +30,7 @@ import asyncio
 import time
 from typing import Any, Awaitable, Callable
 
-from ...stores.base import MAX_PARTS, MIN_PART as MIN_S3_PART, Multipart, part_size_for
+from ...stores.base import MAX_PARTS, MIN_PART as MIN_S3_PART, Multipart, complete_or_abort, part_size_for
 
 MiB = 1024 * 1024
 # an object is cut into about this many parts: enough for the lanes to grow to the default ceiling
@@ -141,7 +141,8 @@ async def upload_in_lanes(upload: Multipart, size: int, part: int, lanes: Lanes,
             running -= 1
             wake.set()
 
-    try:
+    async def parts() -> None:
+        nonlocal running
         async with asyncio.TaskGroup() as tg:
             lanes.begin()
             for number, start in enumerate(range(0, size, part), 1):
@@ -150,9 +151,5 @@ async def upload_in_lanes(upload: Multipart, size: int, part: int, lanes: Lanes,
                     await wake.wait()
                 running += 1
                 tg.create_task(one(number, start, min(size, start + part)))
-        await upload.complete()
-    except BaseException as exc:
-        await upload.abort()
-        if isinstance(exc, BaseExceptionGroup):
-            raise exc.exceptions[0] from None
-        raise
+
+    await complete_or_abort(upload, parts)

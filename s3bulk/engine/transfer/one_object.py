@@ -594,7 +594,7 @@ class _StopAware:
     async def abort(self) -> None:
         if self.stopped() and self.keep_open:
             return
-        # called from upload_in_lanes' except clause: what is being handled is why the parts stopped.
+        # called from stores.base.complete_or_abort's except clause: what is being handled is why the parts stopped.
         # Only a cancellation (a forced stop) leaves the upload open, its record being on disk; a
         # failure (a source that changed, a part refused) aborts it, even while the object's task is
         # being cancelled by the failure's task group

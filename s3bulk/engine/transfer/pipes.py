@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, Coroutine, TypeVar, cast
 
 from ...errors import BucketMissing, NotFound, S3BulkError, UsageError
 from ...model import WorkUnit
-from ...stores.base import MAX_PARTS, IntoReader, Store, Writer, part_size_for
+from ...stores.base import MAX_PARTS, IntoReader, Store, Writer, complete_or_abort, part_size_for
 from ...config.urls import Location, S3Options, pipe_target
 from ..plan import TransferOptions
 
@@ -189,7 +189,9 @@ async def upload_stream(store: Writer, key: str, read: ReadInto, *, part_size: i
 
     upload = await store.start_multipart(key, 0, part_size)
     total = number = 0
-    try:
+
+    async def parts() -> None:
+        nonlocal total, number
         async with asyncio.TaskGroup() as tg:
             async def send(number: int, offset: int, buf: memoryview, n: int) -> None:
                 try:
@@ -217,12 +219,8 @@ async def upload_stream(store: Writer, key: str, read: ReadInto, *, part_size: i
                 if n == 0:
                     give(cur)
                     break
-        await upload.complete()
-    except BaseException as exc:
-        await upload.abort()
-        if isinstance(exc, BaseExceptionGroup):
-            raise exc.exceptions[0] from None
-        raise
+
+    await complete_or_abort(upload, parts)
     return PipeResult(url, total, number)
 
 
