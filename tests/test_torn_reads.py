@@ -17,19 +17,21 @@ copy) that the last parts start seconds after the first landed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, child_pids
 from toxiproxy import started
 
 MiB = 1024 * 1024
@@ -56,6 +58,29 @@ def toxiproxy(tmp_path_factory):
 
 class Running:
     """An `s3bulk` command running in the background, its --json events read as they come."""
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The run's processes stopped (SIGSTOP) inside, continued after: an overwrite made inside
+        lands before the run sends its next request, whatever the machine's load. (A part seen at
+        DST is one the server has answered; the run sends the next parts once those answers reach
+        it, which the link delays by seconds, but a busy CI machine once took longer than that to
+        PUT the new version.)"""
+        seen, todo = set(), [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            if pid not in seen:
+                seen.add(pid)
+                todo.extend(child_pids(pid))
+        for pid in seen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for pid in seen:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
 
     def __init__(self, args: list[str], state_home: str, env: dict[str, str] | None = None) -> None:
         full_env = dict(os.environ, XDG_STATE_HOME=state_home, **(env or {}))
@@ -266,7 +291,8 @@ def test_a_streamed_copy_in_parts_overwritten_meanwhile_restarts_and_lands_whole
                   state_home)
     try:
         wait_for_a_part(s3, dst, run)
-        s3.put_object(Bucket=src, Key="big.bin", Body=new)
+        with run.paused():
+            s3.put_object(Bucket=src, Key="big.bin", Body=new)
         code = run.finish()
     finally:
         run.kill()
@@ -287,9 +313,11 @@ def test_a_streamed_copy_whose_source_changes_again_fails_with_no_object_and_no_
                   state_home)
     try:
         first = wait_for_a_part(s3, dst, run)
-        s3.put_object(Bucket=src, Key="big.bin", Body=new)
+        with run.paused():
+            s3.put_object(Bucket=src, Key="big.bin", Body=new)
         wait_for_a_part(s3, dst, run, other_than=first)
-        s3.put_object(Bucket=src, Key="big.bin", Body=newer)
+        with run.paused():
+            s3.put_object(Bucket=src, Key="big.bin", Body=newer)
         code = run.finish()
     finally:
         run.kill()
@@ -309,7 +337,8 @@ def test_a_server_side_copy_in_parts_overwritten_meanwhile_restarts_and_lands_wh
                    "--endpoint-url", laggy_link(toxiproxy, endpoint)], state_home)
     try:
         wait_for_a_part(s3, dst, run)
-        s3.put_object(Bucket=src, Key="big.bin", Body=new)
+        with run.paused():
+            s3.put_object(Bucket=src, Key="big.bin", Body=new)
         code = run.finish()
     finally:
         run.kill()
@@ -330,9 +359,11 @@ def test_a_server_side_copy_whose_source_changes_again_fails_with_no_object_and_
                    "--endpoint-url", laggy_link(toxiproxy, endpoint, latency=2 * COPY_LATENCY)], state_home)
     try:
         first = wait_for_a_part(s3, dst, run)
-        s3.put_object(Bucket=src, Key="big.bin", Body=new)
+        with run.paused():
+            s3.put_object(Bucket=src, Key="big.bin", Body=new)
         wait_for_a_part(s3, dst, run, other_than=first)
-        s3.put_object(Bucket=src, Key="big.bin", Body=newer)
+        with run.paused():
+            s3.put_object(Bucket=src, Key="big.bin", Body=newer)
         code = run.finish()
     finally:
         run.kill()
