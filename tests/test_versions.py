@@ -94,7 +94,9 @@ def test_copy_as_of_a_time(cli, s3, make_bucket, tmp_path):
     name = _versioned(s3, make_bucket)
     s3.put_object(Bucket=name, Key="t/a", Body=b"a1")
     s3.put_object(Bucket=name, Key="t/gone", Body=b"g1")
-    first = s3.head_object(Bucket=name, Key="t/a")["LastModified"].timestamp()
+    # "then" is the later of the two first writes' times: on a busy machine the second can land
+    # in the next whole second, and a time between the two would rightly leave it out.
+    first = max(s3.head_object(Bucket=name, Key=k)["LastModified"].timestamp() for k in ("t/a", "t/gone"))
     deadline = time.monotonic() + 60
     while time.time() < first + 1.05:  # S3 times have whole seconds: the next writes must be later ones
         assert time.monotonic() < deadline
