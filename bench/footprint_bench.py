@@ -76,7 +76,7 @@ class PssSampler(TreeSampler):
         self.peak_pss = max(self.peak_pss, tree_pss(self.pid))
 
 
-def measured(argv: list[str], env: dict, work: Path) -> dict:
+def measured(argv: list[str], env: dict, work: Path, server_pid: int | None = None) -> dict:
     """peers_bench.run_measured with the PSS sampler swapped in."""
     import peers_bench
 
@@ -92,7 +92,7 @@ def measured(argv: list[str], env: dict, work: Path) -> dict:
     try:
         # `python -m` puts the working directory first on sys.path: run another tree's s3bulk from there
         cwd = Path(env["PYTHONPATH"]) if env.get("PYTHONPATH") else None
-        r = run_measured(argv, env, work / "run.out", work / "run.err", 1800, cwd=cwd)
+        r = run_measured(argv, env, work / "run.out", work / "run.err", 1800, server_pid=server_pid, cwd=cwd)
     finally:
         peers_bench.TreeSampler = saved  # type: ignore[misc]
     r["peak_pss_tree_mib"] = holder["s"].peak_pss / 2**20
@@ -233,14 +233,15 @@ def main() -> None:
                 for t in names[rep % len(names):] + names[:rep % len(names)]:
                     out = Path(tempfile.mkdtemp(dir=work, prefix=f"{scen}-"))
                     argv, env = argv_for(t, scen, out)
-                    r = measured(argv, env, work)
+                    r = measured(argv, env, work, srv.proc.pid)
                     bad = r.get("error") or check(scen, out)
                     shutil.rmtree(out, ignore_errors=True)
                     rec = {"tool": t, "scenario": scen, "rep": rep, "ok": bad is None, "problem": bad,
                            "wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "peak_pss_tree_mib": r["peak_pss_tree_mib"],
-                           "peak_rss_tree_mib": r["peak_rss_tree_mib"], "processes": r["processes"]}
+                           "peak_rss_tree_mib": r["peak_rss_tree_mib"], "processes": r["processes"],
+                           "server_cpu_s": r["server_cpu_s"]}
                     records.append(rec)
-                    log(f"{scen} {t} rep {rep}: wall {r['wall_s']:.2f} s, CPU {r['cpu_s']:.2f} s, PSS {r['peak_pss_tree_mib']:.0f} MiB, "
+                    log(f"{scen} {t} rep {rep}: wall {r['wall_s']:.2f} s, CPU {r['cpu_s']:.2f} s (server {r['server_cpu_s']:.2f} s), PSS {r['peak_pss_tree_mib']:.0f} MiB, "
                         f"RSS {r['peak_rss_tree_mib']:.0f} MiB{'' if bad is None else ', FAILED: ' + bad}")
             if scen == "ul-big":
                 shutil.rmtree(srv.root / "fb-up", ignore_errors=True)

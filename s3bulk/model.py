@@ -56,6 +56,22 @@ class WorkUnit:
     token: str | None = None
     seq: int = 0  # position in the listing chain; for ordering reports, not semantics
 
+    def shared_prefix(self, prefix: str) -> str:
+        """The longest prefix every key of this unit under `prefix` has: what after and until (or
+        `prefix` itself, for an open start) begin with alike. Any key between two strings that
+        share a beginning shares it too, so a listing asked for this prefix instead of `prefix`
+        returns the same keys of the unit, and the server stops near the unit's end instead of
+        filling a page with keys past it (ranges cut from one listing are often much shorter
+        than a page: a posix-backed gateway pays for every key it puts on a page)."""
+        if self.until is None or self.token is not None:
+            return prefix
+        low = self.after if self.after is not None else prefix
+        n = min(len(low), len(self.until))
+        i = 0
+        while i < n and low[i] == self.until[i]:
+            i += 1
+        return low[:i] if i > len(prefix) and low.startswith(prefix) else prefix
+
     def rest(self, page: Page) -> "WorkUnit | None":
         """The unit that covers what this page did not, or None when the unit is done."""
         if page.is_last:

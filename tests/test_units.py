@@ -14,7 +14,9 @@ from s3bulk.model import ObjectInfo, Page, WorkUnit
 
 
 def list_page(keys: list[str], prefix: str, unit: WorkUnit, limit: int) -> Page:
-    """What an ordered store does: up to `limit` keys under prefix after unit.after, cut at unit.until."""
+    """What an ordered store does: up to `limit` keys under prefix after unit.after, cut at unit.until,
+    asked under the prefix the unit's keys share (as the S3 store asks: a prefix too long loses keys)."""
+    prefix = unit.shared_prefix(prefix)
     i = bisect.bisect_right(keys, unit.after) if unit.after is not None else bisect.bisect_left(keys, prefix)
     out = []
     while i < len(keys) and len(out) < limit and keys[i].startswith(prefix):

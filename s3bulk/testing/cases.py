@@ -150,7 +150,9 @@ async def key_range_bounds(h: Harness, store: Any) -> None:
         assert any(e.key <= ordered[-2] for e in page.entries)
         raise CapabilityAbsent("declares no ordered listing")
     bounds = [(None, None), ("a", "a0"), ("a-b", "a/b"), ("a/", "ab"), ("ab", None), (None, "a.b"),
-              ("\uff5e", "😀"), ("😀", None), ("😀", "😀\U00010000"), ("b", "b?"), (ordered[-1], None), ("a/b", "a/b")]
+              ("\uff5e", "😀"), ("😀", None), ("😀", "😀\U00010000"), ("b", "b?"), (ordered[-1], None), ("a/b", "a/b"),
+              # bounds sharing a beginning longer than the prefix (a store may list under it)
+              ("a/", "a/c d"), ("a/b", "a/c"), ("a", "abc"), ("日本", "日本/語")]
     for after, until in bounds:
         want = [k for k in ordered if (after is None or k.encode() > after.encode())
                 and (until is None or k.encode() <= until.encode())]
@@ -159,6 +161,8 @@ async def key_range_bounds(h: Harness, store: Any) -> None:
             assert got == want, (after, until, limit)
     got = [e.key for e in await list_all(store, "a", 1, WorkUnit(after="a-b", until="ab"))]
     assert got == ["a.b", "a/b", "a/c d", "a0", "ab"]
+    got = [e.key for e in await list_all(store, "a", 1, WorkUnit(after="a/", until="a/c d"))]
+    assert got == ["a/b", "a/c d"]
 
 
 # ------------------------------------------------------------------------------------ reading

@@ -316,6 +316,17 @@ class S3Store:
     # ---------------------------------------------------------------- listing
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        # a bounded range is asked for under the prefix all its keys share: the server's page then
+        # ends near the range's end instead of running on past it
+        narrowed = unit.shared_prefix(prefix)
+        page = await self._list_page(narrowed, unit, limit)
+        if narrowed != prefix and page.next_token is not None:
+            # an empty page that goes on holds a token for the narrowed request; the unit's next
+            # request would not be asked under that prefix: ask this one again as it was
+            page = await self._list_page(prefix, unit, limit)
+        return page
+
+    async def _list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
         async def lean(wire: Any) -> Page:
             url = self._url(prefix)
             try:
