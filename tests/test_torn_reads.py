@@ -40,11 +40,13 @@ RATE = 1536              # KB/s per connection: a part takes ~3.4 s, an attempt 
 PARTS = ["--part-size", "5MiB", "--max-buffer", "10MiB", "-w", "1"]
 COPY_SIZE = 60 * MiB     # a server-side copy: 12 parts of 5 MiB
 COPY_LATENCY = 2500      # ms before each answer of the server-side copy's endpoint
-# --max-memory leaves a worker three connections: the 12 UploadPartCopy requests go in four
-# rounds, each a COPY_LATENCY long, so parts are copied for seconds after the first one landed:
-# 3 x COPY_LATENCY for the test to see a part and PUT 60 MiB over the source (on a busy machine
-# LocalStack takes seconds for that: 1.5 s a round was once too short)
-COPY_PARTS = ["--copy-threshold", "5MiB", "--copy-part-size", "5MiB", "-c", "1", "--max-memory", "128MiB"]
+# three parts in flight: the 12 UploadPartCopy requests go in four rounds, each a COPY_LATENCY
+# long, so parts are copied for seconds after the first one landed: 3 x COPY_LATENCY for the test
+# to see a part and stop the run before the last round is asked (on a busy machine LocalStack takes
+# seconds to copy a round; with eight parts in flight, two rounds, a late look found the second one
+# already copied from the old version: a whole object, and no change to see)
+COPY_PARTS = ["--copy-threshold", "5MiB", "--copy-part-size", "5MiB", "--copy-concurrency", "3", "-c", "1",
+              "--max-memory", "128MiB"]
 DEADLINE = 300           # seconds for any one wait below (a busy 2-core machine)
 MESSAGE = "source changed during the copy"
 
@@ -354,9 +356,9 @@ def test_a_server_side_copy_whose_source_changes_again_fails_with_no_object_and_
     src, dst = make_bucket(), make_bucket()
     old, new, newer = versions(3, COPY_SIZE)
     s3.put_object(Bucket=src, Key="big.bin", Body=old)
-    # two windows to hit, one per attempt: longer rounds still
+    # two windows to hit, one per attempt (each three rounds long, as above)
     run = Running(["copy", f"s3://{src}/big.bin", f"s3://{dst}/big.bin", "--json", *COPY_PARTS,
-                   "--endpoint-url", laggy_link(toxiproxy, endpoint, latency=2 * COPY_LATENCY)], state_home)
+                   "--endpoint-url", laggy_link(toxiproxy, endpoint)], state_home)
     try:
         first = wait_for_a_part(s3, dst, run)
         with run.paused():

@@ -161,6 +161,7 @@ class SizeOptions:
     max_memory: Optional[str]
     copy_threshold: str
     copy_part_size: str
+    copy_concurrency: int = 8
 
 
 @dataclass(frozen=True)
@@ -305,7 +306,8 @@ def transfer_options(run: RunOptions) -> TransferOptions:
         given.update(multipart_threshold=parse_size(sizes.multipart_threshold, "--multipart-threshold"),
                      max_bytes_in_flight=parse_size(sizes.max_buffer, "--max-buffer"),
                      copy_threshold=parse_size(sizes.copy_threshold, "--copy-threshold"),
-                     copy_part_size=parse_size(sizes.copy_part_size, "--copy-part-size"))
+                     copy_part_size=parse_size(sizes.copy_part_size, "--copy-part-size"),
+                     copy_concurrency=sizes.copy_concurrency)
     if network is not None:
         given.update(retries=network.retries, request_timeout=network.request_timeout,
                      request_deadline=network.request_deadline, retry_max_time=network.retry_max_time,

@@ -51,6 +51,7 @@ PageSize = Annotated[int, O(metavar="N", help="keys per listing request", min=1,
 MaxMemory = Annotated[Optional[str], O("--max-memory", metavar="SIZE", help="stay under this much memory in all (e.g. 128MiB); workers, transfers and part sizes follow from it")]
 CopyThreshold = Annotated[str, O(hidden=True, help="server-side: CopyObject up to here, UploadPartCopy above")]
 CopyPartSize = Annotated[str, O(hidden=True)]
+CopyConcurrency = Annotated[int, O(hidden=True, min=1, help="server-side: parts of one UploadPartCopy in flight")]
 ExpectedSize = Annotated[Optional[str], O("--expected-size", metavar="SIZE", help="with SRC '-': about how big the stream from stdin will be, so the part size lets 10,000 parts hold it")]
 ChecksumAlgorithm = Annotated[Optional[str], O("--checksum-algorithm", metavar="ALGORITHM", help="S3 uploads carry this checksum, checked by the server on every PUT and part and kept with the object: CRC32, CRC32C, CRC64NVME (full-object), SHA1 or SHA256 (CRC32C/CRC64NVME need pip install 's3bulk[crc]')")]
 

@@ -32,7 +32,7 @@ DEFAULTS: dict[str, Any] = {
     "region": None, "no_sign_request": False, "path_style": False, "src_endpoint_url": None, "src_profile": None,
     "src_region": None, "src_no_sign_request": None, "dst_endpoint_url": None, "dst_profile": None,
     "dst_region": None, "dst_no_sign_request": None, "json_out": False, "quiet": False, "verbose": False,
-    "progress": None, "copy_threshold": "5GiB", "copy_part_size": "512MiB", "resume": False, "journal": None,
+    "progress": None, "copy_threshold": "5GiB", "copy_part_size": "512MiB", "copy_concurrency": 8, "resume": False, "journal": None,
     "journal_dir": None, "no_journal": False, "retries": 5, "request_timeout": 60.0, "request_deadline": 0.0,
     "retry_max_time": 600.0, "max_rps": 0.0, "max_bandwidth": "0", "adaptive": True, "files_from": None,
     "files_from_format": "auto", "cluster": None, "expected_size": None, "content_type": None,

@@ -58,6 +58,7 @@ class TransferOptions:
     max_bytes_in_flight: int = 256 * MiB   # whole run, split across workers
     copy_threshold: int = 5 * 1024 * MiB   # CopyObject up to here, UploadPartCopy above
     copy_part_size: int = 512 * MiB
+    copy_concurrency: int = 8        # parts of one server-side copy in flight (no bytes held: memory does not bound it)
     pages_ahead: int = 2             # listed pages a worker holds at most
     split_listing: bool = True       # list ordered sources through many key ranges at once (engine/listing/units.py)
     retries: int = 5                 # further attempts of a failed request (backoff with full jitter)
@@ -128,7 +129,8 @@ class TransferOptions:
                                        max_rps=self.max_rps, max_bandwidth=float(self.max_bandwidth), workers=workers,
                                        request_deadline=self.request_deadline, retry_max_time=self.retry_max_time)
         return StoreOptions(max_connections=connections, copy_threshold=self.copy_threshold,
-                            copy_part_size=self.copy_part_size, timeout=self.request_timeout,
+                            copy_part_size=self.copy_part_size, copy_concurrency=self.copy_concurrency,
+                            timeout=self.request_timeout,
                             resilience=resilience, flush_writes=self.flush_writes,
                             request_payer=self.write_props.set.request_payer,
                             checksum_algorithm=self.checksum_algorithm)
@@ -141,7 +143,7 @@ _RANGES = (("workers", 0, 4096), ("concurrency", 1, 100_000), ("max_concurrency"
            ("pages_ahead", 1, 1000), ("retries", 0, 1000), ("request_timeout", 0.1, None), ("max_rps", 0, None),
            ("request_deadline", 0, None), ("retry_max_time", 0, None),
            ("max_bandwidth", 0, None), ("max_bytes_in_flight", 1, None), ("multipart_threshold", 0, None),
-           ("copy_threshold", 0, None), ("copy_part_size", 5 * MiB, None))
+           ("copy_threshold", 0, None), ("copy_part_size", 5 * MiB, None), ("copy_concurrency", 1, 10_000))
 
 
 @dataclass(frozen=True, slots=True)

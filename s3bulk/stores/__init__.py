@@ -35,6 +35,7 @@ class StoreOptions:
     max_connections: int = 64
     copy_threshold: int = 5 * 1024**3
     copy_part_size: int = 512 * 1024**2
+    copy_concurrency: int = 8        # parts of one server-side copy in flight (UploadPartCopy)
     timeout: float = 60.0            # seconds without an answer before a request fails (and is retried)
     lean: bool = field(default_factory=_lean_default)
     resilience: ResilienceOptions = field(default_factory=ResilienceOptions)
@@ -76,7 +77,7 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
 
         store = await S3Store(location, max_connections=options.max_connections,
                               copy_threshold=options.copy_threshold, copy_part_size=options.copy_part_size,
-                              lean=options.lean, timeout=options.timeout,
+                              copy_concurrency=options.copy_concurrency, lean=options.lean, timeout=options.timeout,
                               request_payer=options.request_payer,
                               checksum_algorithm=options.checksum_algorithm).open()
         return wrap(store, res)

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from .. import props as P
-from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, Concurrency, CopyPartSize,
-                       CopyThreshold, DstEndpoint, DstNoSign, DstProfile, DstRegion, Endpoint, Exclude,
+from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, Concurrency, CopyConcurrency,
+                       CopyPartSize, CopyThreshold, DstEndpoint, DstNoSign, DstProfile, DstRegion, Endpoint, Exclude,
                        ExpectedSize, FilesFrom, FilesFromFormat, Include, IncludeDeleteMarkers, Json, JournalDir,
                        JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps, NoJournal, NoSign, PageSize,
                        Params, AutoPartSize, PathStyle, Profile, Quiet, Region, Report, RequestDeadline, RequestTimeout,
@@ -34,6 +34,7 @@ def parameters(
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
     report: Report = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
+    copy_concurrency: CopyConcurrency = 8,
     resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
     no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, request_deadline: RequestDeadline = 0.0,

@@ -9,8 +9,8 @@ import typer
 
 from ...errors import UsageError
 from .. import props as P
-from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyPartSize, CopyThreshold, DstEndpoint,
-                       DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, FilesFrom, FilesFromFormat, HashCache,
+from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyConcurrency, CopyPartSize,
+                       CopyThreshold, DstEndpoint, DstNoSign, DstProfile, DstRegion, Endpoint, Exclude, FilesFrom, FilesFromFormat, HashCache,
                        Include, Json, JournalDir, JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps,
                        NoJournal, NoSign, PageSize, Params, AutoPartSize, PathStyle, Profile, Quiet, Region, Report,
                        RequestDeadline, RequestTimeout, Resume, Retries, RetryMaxTime, RunOptions, ShowProgress,
@@ -98,6 +98,7 @@ def parameters(
     json_out: Json = False, quiet: Quiet = False, verbose: Verbose = False, progress: ShowProgress = None,
     report: Report = None,
     copy_threshold: CopyThreshold = "5GiB", copy_part_size: CopyPartSize = "512MiB",
+    copy_concurrency: CopyConcurrency = 8,
     resume: Resume = False, journal: JournalPath = None, journal_dir: JournalDir = None,
     no_journal: NoJournal = False,
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, request_deadline: RequestDeadline = 0.0,

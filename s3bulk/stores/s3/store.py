@@ -1028,7 +1028,7 @@ class S3Store:
             upload.parts[number] = {"PartNumber": number, "ETag": result["ETag"]} | {
                 f: result[f] for f in _CHECKSUM_FIELDS if result.get(f)}  # the completion names them
 
-        await upload_in_parts(upload, size, part, self._copy_concurrency, one)
+        await upload_in_parts(upload, size, part, self._copy_concurrency, one)  # --copy-concurrency
 
 
 _LOADERS: dict[Any, Any] = {}
