@@ -60,6 +60,12 @@ def test_files_from_batch_operations_csv_and_stdin(cli, s3, bucket, make_bucket,
 def test_files_from_bad_input_is_one_line(cli, bucket, tmp_path):
     r = cli("copy", f"s3://{bucket}/", str(tmp_path / "o"), "--files-from", str(tmp_path / "nope.txt"))
     assert r.code == 2 and r.err.count("\n") == 1 and "cannot read --files-from" in r.err, r
+    (tmp_path / "k.txt").write_text("key\n")
+    for fmt in ("changes", "json"):  # "changes" is sync --watch's own, not the command line's
+        r = cli("copy", f"s3://{bucket}/", str(tmp_path / "o"), "--files-from", str(tmp_path / "k.txt"),
+                "--files-from-format", fmt)
+        assert r.code == 2 and r.err.count("\n") == 1 and "--files-from-format must be one of" in r.err, r
+    assert not (tmp_path / "o").exists()
     (tmp_path / "k.csv").write_text(f"other-bucket,key\n")
     r = cli("copy", f"s3://{bucket}/", str(tmp_path / "o"), "--files-from", str(tmp_path / "k.csv"), "--json")
     assert r.code == 1, r

@@ -242,6 +242,16 @@ class ManifestOptions:
     files_from: Optional[str]
     files_from_format: str
 
+    def user_format(self) -> str:
+        """--files-from-format as given, if it is one offered to users (the engine also reads an
+        internal format, that of `sync --watch`'s narrowed syncs, which the command line must not
+        reach); a UsageError otherwise."""
+        from ..engine.listing.manifest import FORMATS
+
+        if self.files_from_format not in FORMATS:
+            raise UsageError(f"--files-from-format must be one of {', '.join(FORMATS)}")
+        return self.files_from_format
+
 
 @dataclass(frozen=True)
 class VersionsOptions:

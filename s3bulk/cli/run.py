@@ -86,7 +86,7 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
                                  as_of=versions.as_of, resume=journal.resume, journal=journal.journal,
                                  no_journal=journal.no_journal, journal_dir=journal.journal_dir, argv=shell.ARGV)
         manifest: dict[str, Any] = {} if run.manifest is None else {  # check reads no manifest
-            "files_from": run.manifest.files_from, "files_from_format": run.manifest.files_from_format}
+            "files_from": run.manifest.files_from, "files_from_format": run.manifest.user_format()}
         summary = orchestrate(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
                               subscriber=metrics.relay(renderer) if metrics is not None else renderer,
                               max_memory=max_memory(run),
