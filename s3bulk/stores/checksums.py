@@ -73,6 +73,20 @@ def _crc32() -> Callable[[Buffer, int], int]:
     return fast
 
 
+@functools.cache
+def _crc32_combine() -> Callable[[int, int, int], int] | None:
+    """crc32_combine(crc1, crc2, len2): zlib-ng's, else awscrt's (importing awscrt loads a native
+    library of its own, ~40 ms of a download's start-up; zlib-ng is loaded for CRC32 anyway)."""
+    try:
+        from zlib_ng import zlib_ng
+
+        combine: Callable[[int, int, int], int] = zlib_ng.crc32_combine
+        return combine
+    except (ImportError, AttributeError):
+        native = _crt()
+        return getattr(native, "combine_crc32", None) if native is not None else None
+
+
 def available(algorithm: str) -> bool:
     """Whether this process can compute `algorithm` (CRC32C and CRC64NVME need awscrt)."""
     return algorithm in ALGORITHMS and (algorithm not in ("CRC32C", "CRC64NVME") or _crt() is not None)
@@ -86,7 +100,10 @@ def require(algorithm: str | None) -> None:
 
 
 def combinable(algorithm: str) -> bool:
-    """Whether part CRCs of `algorithm` can be combined into the whole object's here (awscrt)."""
+    """Whether part CRCs of `algorithm` can be combined into the whole object's here (zlib-ng
+    for CRC32, awscrt for the others)."""
+    if algorithm == "CRC32":
+        return _crc32_combine() is not None
     return algorithm in CRCS and _crt() is not None
 
 
@@ -96,12 +113,16 @@ class PartCrcs:
     reading the object twice or in sequence."""
 
     def __init__(self, algorithm: str, want: str) -> None:
-        native: Any = _crt()
         self.algorithm, self.want = algorithm, want
-        name = algorithm.lower()
-        crc32 = _crc32()
-        self._crc = getattr(native, name) if algorithm != "CRC32" else (lambda data, crc=0: crc32(data, crc))
-        self._combine = getattr(native, f"combine_{name}")
+        if algorithm == "CRC32":
+            crc32 = _crc32()
+            self._crc: Any = lambda data, crc=0: crc32(data, crc)
+            self._combine: Any = _crc32_combine()
+        else:
+            native: Any = _crt()
+            name = algorithm.lower()
+            self._crc = getattr(native, name)
+            self._combine = getattr(native, f"combine_{name}")
         self.parts: dict[int, tuple[int, int]] = {}
 
     def add(self, number: int, data: Buffer) -> None:

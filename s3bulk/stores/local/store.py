@@ -35,6 +35,7 @@ from ..base import Features
 from .bodies import FileBody
 from ..conditions import source_file
 from . import partfile
+from .filesink import allocation_zeroes
 
 if TYPE_CHECKING:
     from .filesink import RangeSink
@@ -731,7 +732,7 @@ def write_part(fd: int, data: Any, offset: int) -> int:
     as if the file had been preallocated, and ENOSPC here rather than as a short write); returns
     the offset after it. Big parts come here in a thread (nothing here touches the event loop)."""
     view = memoryview(data)
-    if view.nbytes:
+    if view.nbytes and not allocation_zeroes(fd):
         try:
             os.posix_fallocate(fd, offset, view.nbytes)
         except OSError as exc:
