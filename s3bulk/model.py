@@ -7,6 +7,7 @@ pickle cheaply: work units and counters cross process boundaries, objects do not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from os.path import commonprefix
 from typing import ClassVar, NamedTuple
 
 
@@ -66,11 +67,8 @@ class WorkUnit:
         if self.until is None or self.token is not None:
             return prefix
         low = self.after if self.after is not None else prefix
-        n = min(len(low), len(self.until))
-        i = 0
-        while i < n and low[i] == self.until[i]:
-            i += 1
-        return low[:i] if i > len(prefix) and low.startswith(prefix) else prefix
+        shared = commonprefix((low, self.until))
+        return shared if len(shared) > len(prefix) and shared.startswith(prefix) else prefix
 
     def rest(self, page: Page) -> "WorkUnit | None":
         """The unit that covers what this page did not, or None when the unit is done."""

@@ -3,6 +3,7 @@ test, and a helper that runs the real `s3bulk` command line."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import time
 import urllib.request
 import uuid
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -168,6 +170,32 @@ def child_pids(pid: int) -> set[int]:
     except OSError:
         pass
     return out
+
+
+def process_tree(pid: int) -> set[int]:
+    """pid and every process descending from it (a run's coordinator, workers and helpers)."""
+    seen, todo = set(), [pid]
+    while todo:
+        one = todo.pop()
+        if one not in seen:
+            seen.add(one)
+            todo.extend(child_pids(one))
+    return seen
+
+
+@contextlib.contextmanager
+def stopped(pids: set[int]) -> Iterator[None]:
+    """The processes stopped (SIGSTOP) inside, continued (SIGCONT) after; one already gone is skipped.
+    What a test changes inside is in place before any of them sends its next request."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
 
 def put_tree(s3, bucket: str, objects: dict[str, bytes]) -> None:

@@ -21,7 +21,6 @@ import contextlib
 import json
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -31,7 +30,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from conftest import ROOT, child_pids
+from conftest import ROOT, process_tree, stopped
 from toxiproxy import started
 
 MiB = 1024 * 1024
@@ -68,21 +67,8 @@ class Running:
         DST is one the server has answered; the run sends the next parts once those answers reach
         it, which the link delays by seconds, but a busy CI machine once took longer than that to
         PUT the new version.)"""
-        seen, todo = set(), [self.proc.pid]
-        while todo:
-            pid = todo.pop()
-            if pid not in seen:
-                seen.add(pid)
-                todo.extend(child_pids(pid))
-        for pid in seen:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGSTOP)
-        try:
+        with stopped(process_tree(self.proc.pid)):
             yield
-        finally:
-            for pid in seen:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGCONT)
 
     def __init__(self, args: list[str], state_home: str, env: dict[str, str] | None = None) -> None:
         full_env = dict(os.environ, XDG_STATE_HOME=state_home, **(env or {}))

@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -29,7 +28,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from conftest import ROOT, child_pids
+from conftest import ROOT, process_tree, stopped
 from toxiproxy import started
 
 from s3bulk.stores.conditions import SOURCE_FILE, FileVersion, SourceFileChanged
@@ -71,13 +70,7 @@ class Running:
 
     def pids(self) -> set[int]:
         """This run's processes (the coordinator and every descendant)."""
-        seen, todo = set(), [self.proc.pid]
-        while todo:
-            pid = todo.pop()
-            if pid not in seen:
-                seen.add(pid)
-                todo.extend(child_pids(pid))
-        return seen
+        return process_tree(self.proc.pid)
 
     def wait_for(self, condition: Callable[[], bool], what: str, deadline: float = 180) -> None:
         """Until condition() holds; fails if the run ends first or the (generous) deadline passes."""
@@ -145,16 +138,8 @@ def _paused(run: Running) -> Iterator[None]:
     change made of two writes is then one change for every read of it. Without this, an attempt
     started over at once could open the file between the two writes and see a second change (a busy
     CI machine did: restarted, then failed)."""
-    pids = run.pids()
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGSTOP)
-    try:
+    with stopped(run.pids()):
         yield
-    finally:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
 
 
 def _rewrite_ends(path: Path) -> bytes:

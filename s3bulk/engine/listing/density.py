@@ -99,14 +99,21 @@ def _counter(key: str, j: int) -> bool:
     c = key[j]
     if c.isdigit():
         return c.isascii()
-    if not (c.isascii() and c.isalpha()):
+    return c.isascii() and c.isalpha() and not in_word(key, j)
+
+
+def in_word(key: str, j: int) -> bool:
+    """key[j] is an ASCII letter in a run of three or more (`year=`, `month=`, `part-`): fixed text,
+    whose next letters are ranges that hold no key (dated paths, 1M keys: ~500 empty listings).
+    Hex digits of hashed names rarely run three letters long."""
+    if not key[j].isascii() or not key[j].isalpha():
         return False
     a = b = j
     while a > 0 and key[a - 1].isascii() and key[a - 1].isalpha():
         a -= 1
     while b + 1 < len(key) and key[b + 1].isascii() and key[b + 1].isalpha():
         b += 1
-    return b - a < 2
+    return b - a >= 2
 
 
 def _value(key: str, cp: int, digits: list[str]) -> float:

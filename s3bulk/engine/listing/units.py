@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...model import WorkUnit
-from .density import even_cuts, first_difference
+from .density import even_cuts, first_difference, in_word
 
 MAX_PIECES = 32  # split points proposed per split, at most
 PER_POSITION = 2  # successors of a digit or letter tried at one position: more are mostly empty ranges
@@ -69,7 +69,7 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
         wide = coarse and j == len(prefix)
         # left of d every key of the page has last[j] there: nothing to learn from the sample
         column = {k[j] for k in sample if len(k) > j} if j >= varies else set()
-        by_class = wide or not (coarse and _in_word(last, j))
+        by_class = wide or not (coarse and in_word(last, j))
         for c in _likely_after(here, column, wide, by_class, numbered):
             cand = last[:j] + c
             if until is not None and cand >= until:
@@ -103,20 +103,6 @@ def _spans_class(first: str, last: str, d: int) -> bool:
         if first[d] == cls[0] and last[d] == cls[-1]:
             return True
     return False
-
-
-def _in_word(key: str, j: int) -> bool:
-    """key[j] is an ASCII letter in a run of three or more (`year=`, `month=`, `part-`): fixed text,
-    whose next letters are ranges that hold no key (dated paths, 1M keys: ~500 empty listings).
-    Hex digits of hashed names rarely run three letters long."""
-    if not key[j].isascii() or not key[j].isalpha():
-        return False
-    a = b = j
-    while a > 0 and key[a - 1].isascii() and key[a - 1].isalpha():
-        a -= 1
-    while b + 1 < len(key) and key[b + 1].isascii() and key[b + 1].isalpha():
-        b += 1
-    return b - a >= 2
 
 
 def _likely_after(here: str, column: set[str], wide: bool = False, by_class: bool = True,

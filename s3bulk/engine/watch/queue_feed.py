@@ -35,7 +35,7 @@ import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, Iterator
 
 from ...config.filters import CompiledFilters, Filters
 from ...config.urls import S3Options, parse_location
@@ -62,6 +62,17 @@ class _Ticket:
 
     ids: tuple[str, ...]
     acked: bool = False
+
+
+def _settle(changes: list[Change]) -> Iterator[str]:
+    """The message ids (one per change they carry) of the changes not settled yet, each change
+    marked settled as it is walked: acked and released changes are settled once, whichever comes first."""
+    for change in changes:
+        ticket = change.token
+        if not isinstance(ticket, _Ticket) or ticket.acked:
+            continue
+        ticket.acked = True
+        yield from ticket.ids
 
 
 @dataclass(slots=True)
@@ -161,18 +172,13 @@ class QueueFeed:
     async def ack(self, changes: list[Change]) -> None:
         """These changes landed: delete each message whose changes are all acked now."""
         done: list[Message] = []
-        for change in changes:
-            ticket = change.token
-            if not isinstance(ticket, _Ticket) or ticket.acked:
+        for mid in _settle(changes):
+            held = self._held.get(mid)
+            if held is None:
                 continue
-            ticket.acked = True
-            for mid in ticket.ids:
-                held = self._held.get(mid)
-                if held is None:
-                    continue
-                held.outstanding -= 1
-                if held.outstanding <= 0:
-                    done.append(self._held.pop(mid).message)
+            held.outstanding -= 1
+            if held.outstanding <= 0:
+                done.append(self._held.pop(mid).message)
         await self._delete(done)
 
     async def release(self, changes: list[Change]) -> None:
@@ -181,15 +187,10 @@ class QueueFeed:
         it a change that never lands keeps its message hidden while the feed lives (its next start,
         or a full sync, catches it)."""
         back: list[Message] = []
-        for change in changes:
-            ticket = change.token
-            if not isinstance(ticket, _Ticket) or ticket.acked:
-                continue
-            ticket.acked = True
-            for mid in ticket.ids:
-                held = self._held.pop(mid, None)
-                if held is not None:
-                    back.append(held.message)
+        for mid in _settle(changes):
+            held = self._held.pop(mid, None)
+            if held is not None:
+                back.append(held.message)
         if back:
             await self.queue.change_visibility(back, 0)
 

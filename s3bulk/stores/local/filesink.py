@@ -99,13 +99,24 @@ class RangeSink:
     def _allocate(self) -> None:
         """The range's extent, before its first byte (as write_part does for a whole part): a
         full disk fails here, not as a short write in the middle."""
-        if self.end <= self.start or allocation_zeroes(self.fd):
-            return
         try:
-            os.posix_fallocate(self.fd, self.start, self.end - self.start)
+            allocate_range(self.fd, self.start, self.end - self.start)
         except OSError as exc:
-            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                raise (self.on_error(exc) if self.on_error is not None else exc) from exc
+            raise (self.on_error(exc) if self.on_error is not None else exc) from exc
+
+
+def allocate_range(fd: int, offset: int, length: int) -> None:
+    """Reserve bytes [offset, offset + length) of the file before they are written: its extents
+    laid out as if preallocated, and ENOSPC here rather than as a short write. Nothing where the
+    filesystem cannot (EOPNOTSUPP and kin) or where allocating costs as much as writing (tmpfs:
+    allocation_zeroes)."""
+    if length <= 0 or allocation_zeroes(fd):
+        return
+    try:
+        os.posix_fallocate(fd, offset, length)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
 
 
 # filesystems whose fallocate writes zeros into memory pages: tmpfs, ramfs

@@ -35,7 +35,7 @@ from ..base import Features
 from .bodies import FileBody
 from ..conditions import source_file
 from . import partfile
-from .filesink import allocation_zeroes
+from .filesink import allocate_range
 
 if TYPE_CHECKING:
     from .filesink import RangeSink
@@ -732,12 +732,7 @@ def write_part(fd: int, data: Any, offset: int) -> int:
     as if the file had been preallocated, and ENOSPC here rather than as a short write); returns
     the offset after it. Big parts come here in a thread (nothing here touches the event loop)."""
     view = memoryview(data)
-    if view.nbytes and not allocation_zeroes(fd):
-        try:
-            os.posix_fallocate(fd, offset, view.nbytes)
-        except OSError as exc:
-            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                raise
+    allocate_range(fd, offset, view.nbytes)
     while view:
         n = os.pwrite(fd, view, offset)
         view, offset = view[n:], offset + n
