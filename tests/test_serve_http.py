@@ -255,3 +255,36 @@ def test_a_client_that_goes_away_mid_request_does_not_hurt_the_next(server):
     with server.connect() as s:
         s.sendall(get("b"))
         assert Reader(s).response()[::2] == (200, FILES["b"])
+
+
+@pytest.mark.parametrize("request_bytes", [
+    get("a", "Connection: Upgrade\r\nUpgrade: websocket\r\n"),
+    b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+], ids=["upgrade", "connect"])
+def test_an_upgrade_is_not_made_and_the_connection_closes(server, request_bytes):
+    with server.connect() as s:
+        s.sendall(request_bytes + get("b"))  # nothing after it is read
+        r = Reader(s)
+        status, headers, body = r.response()
+        assert status in (200, 404) and headers["connection"] == "close"
+        assert status == 404 or body == FILES["a"]
+        assert r.closed()
+
+
+@pytest.mark.parametrize("version", [b"HTTP/2.0", b"HTTP/0.9"])
+def test_a_version_other_than_1_x_gets_505(server, version):
+    with server.connect() as s:
+        s.sendall(b"GET /get/a " + version + b"\r\nHost: x\r\n\r\n")
+        r = Reader(s)
+        assert r.response()[0] == 505
+        assert r.closed()
+
+
+def test_a_client_still_sending_after_a_refusal_reads_the_refusal_then_eof(server):
+    """The server drains what follows a refusal (here 1 MiB of requests) instead of resetting."""
+    with server.connect() as s:
+        s.sendall(b"garbage\r\n\r\n" + get("a") * (1024 * 1024 // len(get("a"))))
+        r = Reader(s)
+        assert r.response()[0] == 400
+        assert r.closed()
+

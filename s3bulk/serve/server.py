@@ -351,6 +351,8 @@ class _Handler(asyncio.Protocol):
         still sends until it closes too, or LINGER seconds pass."""
         transport = self.transport
         assert transport is not None
+        if self.linger is not None:
+            return  # already shut: this is a read drained meanwhile
         self.reader.stop()
         self.queue.clear()
         if self._eof or transport.is_closing() or not transport.can_write_eof():
