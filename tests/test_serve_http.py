@@ -288,3 +288,14 @@ def test_a_client_still_sending_after_a_refusal_reads_the_refusal_then_eof(serve
         assert r.response()[0] == 400
         assert r.closed()
 
+
+def test_the_help_states_the_limits_the_server_enforces():
+    from s3bulk.cli.commands.serve import serve
+    from s3bulk.serve.reader import MAX_FIELDS, MAX_HEAD, MAX_TARGET
+
+    doc = " ".join((serve.__doc__ or "").split())
+    assert f"over {MAX_HEAD // 1024} KiB or {MAX_FIELDS} fields gets 431" in doc
+    assert f"target over {MAX_TARGET // 1024} KiB 414" in doc
+    guide = " ".join((ROOT / "docs" / "guides" / "serve.md").read_text().split())
+    assert f"over {MAX_HEAD // 1024} KiB, or more than {MAX_FIELDS} fields" in guide
+    assert f"over {MAX_TARGET // 1024} KiB" in guide
