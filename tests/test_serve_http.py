@@ -177,16 +177,18 @@ def test_200_header_fields_get_431(server):
 
 
 def test_a_header_that_never_ends_is_refused_once_past_the_limit(server):
-    """A field trickled in forever is refused after about the limit, not held until it ends."""
+    """A field sent on and on is refused while it is still arriving (it never ends here, so the
+    431 can only come from counting the reads of an open head), not held until it ends. How much
+    the client got to send first depends on the machine's load, so it is not asserted."""
     with server.connect() as s:
         s.sendall(b"GET /get/a HTTP/1.1\r\nHost: x\r\nX-Endless: ")
-        sent = 0
-        while not select.select([s], [], [], 0)[0]:
-            assert sent < 4 * 1024 * 1024, "no answer after 4 MiB of one header"
+        for _ in range(128):  # 1 MiB at most: past the limit plus any one read the server makes
+            if select.select([s], [], [], 0)[0]:
+                break  # answered
             s.sendall(b"y" * 8192)
-            sent += 8192
         r = Reader(s)
         assert r.response()[0] == 431
+        assert r.closed()
 
 
 def test_a_long_target_gets_414(server):
