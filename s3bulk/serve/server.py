@@ -25,16 +25,19 @@ import signal
 import socket
 import stat
 import sys
+from collections import deque
 from typing import Callable
 from urllib.parse import parse_qs, unquote_to_bytes
 
 from ..model import WorkUnit
+from .reader import CLOSE, KEEP, KEEP_ALIVE, RequestReader
 
 NAME_DIGITS = 12
 SMALL_BODY = 256 * 1024    # bodies up to this go out with their headers in one write
 CHUNK = 256 * 1024         # larger ones are read and sent this much at a time
 WRITE_HIGH = 1024 * 1024   # transport buffer above which a read body waits for it to drain
 SENDFILE_MAX = 16 * 1024 * 1024  # at most this per os.sendfile call (the socket takes less anyway)
+LINGER = 5.0               # seconds a closing connection still reads (and drops) what its client sends
 
 
 def synthetic_name(i: int) -> str:
@@ -196,8 +199,12 @@ _HAS_SENDFILE = hasattr(os, "sendfile")
 _NO_SENDFILE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK}
 
 _REASONS = {200: "OK", 206: "Partial Content", 400: "Bad Request", 404: "Not Found",
-            405: "Method Not Allowed", 416: "Range Not Satisfiable", 500: "Internal Server Error"}
+            405: "Method Not Allowed", 414: "URI Too Long", 416: "Range Not Satisfiable",
+            431: "Request Header Fields Too Large", 500: "Internal Server Error", 501: "Not Implemented",
+            505: "HTTP Version Not Supported"}
 _STATUS_LINES = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason.encode()) for code, reason in _REASONS.items()}
+_CONN_LINES = (b"", b"Connection: close\r\n", b"Connection: keep-alive\r\n")  # by KEEP, CLOSE, KEEP_ALIVE
+_ALLOW = b"Allow: GET, HEAD\r\n"
 
 
 def _parse_range(value: str, size: int) -> tuple[int, int] | None | str:
@@ -221,30 +228,44 @@ def _parse_range(value: str, size: int) -> tuple[int, int] | None | str:
 
 
 class _Handler(asyncio.Protocol):
-    """One connection. Requests are answered in order; every complete request in a read is answered
-    in one write, until one whose body is larger than SMALL_BODY. That body then streams: reading
-    stops and the requests behind it wait until it is done. A file's body goes out with os.sendfile
-    whenever the transport has nothing queued (no copy through Python: 0.2 CPU s per GiB against
-    0.55 for pread + write); when the socket is full a 64 KiB piece is queued instead, with the
-    buffer limit at 0 so that resume_writing says when it drained. A generated body goes out CHUNK
-    by CHUNK under pause_writing/resume_writing. Either way a connection holds at most about
-    WRITE_HIGH + CHUNK, whatever the size of the file."""
+    """One connection. Requests are read by RequestReader (llhttp) and answered in order; every
+    request completed by a read is answered in one write, until one whose body is larger than
+    SMALL_BODY. That body then streams: reading stops and the requests already read wait in a
+    queue until it is done. A file's body goes out with os.sendfile whenever the transport has
+    nothing queued (no copy through Python: 0.2 CPU s per GiB against 0.55 for pread + write); when
+    the socket is full a 64 KiB piece is queued instead, with the buffer limit at 0 so that
+    resume_writing says when it drained. A generated body goes out CHUNK by CHUNK under
+    pause_writing/resume_writing. Either way a connection holds at most about WRITE_HIGH + CHUNK,
+    whatever the size of the file.
+
+    The server closes a connection after an answer that says so (Connection: close, HTTP/1.0, a
+    refusal) by shutting its side first and reading what the client still sends for up to LINGER
+    seconds: closing with unread bytes makes the kernel send a reset, which may destroy the answer
+    before the client reads it (a 431 for a head still arriving, say)."""
 
     def __init__(self, catalog: Catalog, page_size: int) -> None:
         self.catalog = catalog
         self.page_size = page_size
-        self.buf = b""
+        self.reader = RequestReader(self._request, self._refused)
+        self.queue: deque[tuple[Callable[..., bytes], tuple]] = deque()  # read, not yet answered
+        self.out: list[bytes] = []  # the answers of the read being handled, written together
         self.transport: asyncio.Transport | None = None
         self.src: Source | None = None  # the body being streamed, bytes [pos, end) still to send
         self.pos = self.end = 0
         self.paused = False  # the transport's buffer is above its limit (pause_writing)
+        self.reading = True  # the transport reads (paused while a body streams)
         self.sock_fd = -1  # the socket, while a body goes out with os.sendfile
+        self.linger: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._drop_stream()
+        self.reader.stop()
+        self.queue.clear()
+        if self.linger is not None:
+            self.linger.cancel()
 
     def _drop_stream(self) -> None:
         self.sock_fd = -1
@@ -258,53 +279,95 @@ class _Handler(asyncio.Protocol):
     def resume_writing(self) -> None:
         self.paused = False
         if self.src is not None and self._pump():
-            assert self.transport is not None
-            self.transport.resume_reading()
-            self._serve_buffered()
+            self._serve_queue()
 
     def eof_received(self) -> bool | None:
-        if self.src is not None:  # the client is done sending: answer what it sent, then close
+        if self.src is not None or self.queue:  # the client is done sending: answer what it sent, then close
             self._eof = True
             return True
-        return None
+        return None  # the transport closes (after writing what it holds)
 
     def data_received(self, data: bytes) -> None:
-        self.buf = self.buf + data if self.buf else data
-        if self.src is None:
-            self._serve_buffered()
+        out = self.out = []
+        try:
+            self.reader.feed(data)
+        except Exception as exc:  # a bug of ours, not the client's: one line, and this connection only
+            print(f"s3bulk serve: internal error reading a request: {type(exc).__name__}: {exc}",
+                  file=sys.stderr, flush=True)
+            assert self.transport is not None
+            self.transport.abort()
+            return
+        if out:
+            assert self.transport is not None
+            self.transport.write(b"".join(out) if len(out) > 1 else out[0])
+        if self.src is not None or self.queue or self._close_after:
+            self._serve_queue()
 
-    def _serve_buffered(self) -> None:
+    def _request(self, method: bytes, target: bytes, rng: bytes | None, conn: int) -> None:
+        """From the reader: answer now if nothing is ahead of this request, else queue it."""
+        if self.src is None and not self.queue and not self._close_after:
+            self.out.append(self._answer(method, target, rng, conn))
+        else:
+            self.queue.append((self._answer, (method, target, rng, conn)))
+
+    def _refused(self, status: int, message: bytes) -> None:
+        """From the reader: a request it will not read, answered in its turn, then the close."""
+        if self.src is None and not self.queue and not self._close_after:
+            self.out.append(self._response(status, message, conn=CLOSE))
+        else:
+            self.queue.append((self._response, (status, message, b"text/plain", b"", False, CLOSE)))
+
+    def _serve_queue(self) -> None:
+        """Stream the current body, then answer what is queued behind it, until the queue is empty
+        (reading resumes), a body must wait for the socket (resume_writing comes back here) or an
+        answer closes the connection."""
         transport = self.transport
         assert transport is not None
         while True:
-            buf = self.buf
-            out = []
-            while True:
-                end = buf.find(b"\r\n\r\n")
-                if end < 0:
-                    break
-                head, buf = buf[:end], buf[end + 4:]
-                out.append(self._answer(head))
-                if self.src is not None or self._close_after:
-                    break
-            self.buf = buf
-            if len(buf) > 65536 and self.src is None and not self._close_after:
-                out.append(self._response(400, b"request head too large\n", close=True))
-            if out:
-                transport.write(b"".join(out) if len(out) > 1 else out[0])
-            if self.src is None:
-                if self._close_after or self._eof:
-                    transport.close()
+            if self.src is not None:
+                if self.reading:
+                    self.reading = False
+                    transport.pause_reading()
+                if not self._pump():
+                    return  # resume_writing carries on, or the connection is done
+            if self._close_after:
+                self._shut()
                 return
-            transport.pause_reading()
-            if not self._pump():
-                return  # resume_writing carries on
+            if not self.queue:
+                break
+            out = []
+            while self.queue and self.src is None and not self._close_after:
+                answer, args = self.queue.popleft()
+                out.append(answer(*args))
+            transport.write(b"".join(out) if len(out) > 1 else out[0])
+        if self._eof:
+            transport.close()
+        elif not self.reading:
+            self.reading = True
             transport.resume_reading()
+
+    def _shut(self) -> None:
+        """Close after the last answer: FIN after what was written, then drop what the client
+        still sends until it closes too, or LINGER seconds pass."""
+        transport = self.transport
+        assert transport is not None
+        if self.linger is not None:
+            return  # already shut: this is a read drained meanwhile
+        self.reader.stop()
+        self.queue.clear()
+        if self._eof or transport.is_closing() or not transport.can_write_eof():
+            transport.close()
+            return
+        transport.write_eof()
+        if not self.reading:
+            self.reading = True
+            transport.resume_reading()
+        self.linger = asyncio.get_running_loop().call_later(LINGER, transport.close)
 
     def _pump(self) -> bool:
         """Send the streamed body until the transport asks for a pause (False) or the body is done
-        (True when the connection goes on to the next request). A file that shrank or went away
-        aborts the connection: the client sees a short body, never a hang."""
+        (True when the connection goes on). A file that shrank or went away aborts the connection:
+        the client sees a short body, never a hang."""
         src, transport = self.src, self.transport
         assert src is not None and transport is not None
         while not self.paused:
@@ -314,9 +377,6 @@ class _Handler(asyncio.Protocol):
             n = self.end - self.pos
             if n <= 0:
                 self._drop_stream()
-                if self._close_after:
-                    transport.close()
-                    return False
                 return True
             if self.sock_fd >= 0 and transport.get_write_buffer_size() == 0:
                 # nothing queued in the transport, so the kernel may send straight from the file
@@ -355,68 +415,57 @@ class _Handler(asyncio.Protocol):
             transport.write(chunk)
         return False
 
-    _close_after = False  # a response said Connection: close
-    _eof = False  # the client half-closed while a body was streaming
+    _close_after = False  # an answer said Connection: close
+    _eof = False  # the client half-closed while answers were still due
 
-    def _response(self, status: int, body: bytes, *, ctype: bytes = b"text/plain", extra: bytes = b"",
-                  head_only: bool = False, close: bool = False) -> bytes:
-        head = self._head(status, len(body), ctype=ctype, extra=extra, close=close)
+    def _response(self, status: int, body: bytes, ctype: bytes = b"text/plain", extra: bytes = b"",
+                  head_only: bool = False, conn: int = KEEP) -> bytes:
+        head = self._head(status, len(body), ctype, extra, conn)
         return head if head_only else head + body
 
-    def _head(self, status: int, length: int, *, ctype: bytes = b"text/plain", extra: bytes = b"",
-              close: bool = False) -> bytes:
-        if close:
+    def _head(self, status: int, length: int, ctype: bytes = b"text/plain", extra: bytes = b"",
+              conn: int = KEEP) -> bytes:
+        if conn == CLOSE:
             self._close_after = True
         return (b"%sContent-Length: %d\r\nContent-Type: %s\r\n%s%s\r\n"
-                % (_STATUS_LINES[status], length, ctype, extra, b"Connection: close\r\n" if close else b""))
+                % (_STATUS_LINES[status], length, ctype, extra, _CONN_LINES[conn]))
 
-    def _answer(self, head: bytes) -> bytes:
-        lines = head.split(b"\r\n")
-        parts = lines[0].split(b" ")
-        if len(parts) != 3:
-            return self._response(400, b"bad request line\n", close=True)
-        method, target = parts[0], parts[1]
-        headers = {}
-        for line in lines[1:]:
-            k, sep, v = line.partition(b":")
-            if sep:
-                headers[k.strip().lower()] = v.strip()
-        close = headers.get(b"connection", b"").lower() == b"close"
+    def _answer(self, method: bytes, target: bytes, rng: bytes | None, conn: int) -> bytes:
         try:
             if target.startswith(b"/get/"):
-                if method not in (b"GET", b"HEAD"):
-                    return self._response(405, b"", close=close)
-                return self._get(target[5:], method == b"HEAD", headers, close)
+                if method != b"GET" and method != b"HEAD":
+                    return self._response(405, b"", extra=_ALLOW, conn=conn)
+                return self._get(target[5:], method == b"HEAD", rng, conn)
             path, _, query = target.partition(b"?")
             if path == b"/list":
-                if method != b"GET":
-                    return self._response(405, b"", close=close)
-                return self._list(query, close)
-            return self._response(404, b"not found\n", close=close)
+                if method != b"GET" and method != b"HEAD":
+                    return self._response(405, b"", extra=_ALLOW, conn=conn)
+                return self._list(query, method == b"HEAD", conn)
+            return self._response(404, b"not found\n", head_only=method == b"HEAD", conn=conn)
         except Exception as exc:  # never let one request take the server down
-            return self._response(500, f"{type(exc).__name__}\n".encode(), close=True)
+            return self._response(500, f"{type(exc).__name__}\n".encode(), conn=CLOSE)
 
-    def _list(self, query: bytes, close: bool) -> bytes:
+    def _list(self, query: bytes, head_only: bool, conn: int) -> bytes:
         qs = parse_qs(query.decode("latin-1"))
         token = qs.get("next-marker", [None])[0]
         try:
             names, nxt = self.catalog.list_page(token, self.page_size)
         except ValueError:
-            return self._response(400, b"bad next-marker\n", close=close)
+            return self._response(400, b"bad next-marker\n", head_only=head_only, conn=conn)
         doc: dict = {"FileNames": names}
         if nxt is not None:
             doc["NextMarker"] = nxt
         return self._response(200, json.dumps(doc, ensure_ascii=False).encode(), ctype=b"application/json",
-                              close=close)
+                              head_only=head_only, conn=conn)
 
-    def _get(self, raw: bytes, head_only: bool, headers: dict[bytes, bytes], close: bool) -> bytes:
+    def _get(self, raw: bytes, head_only: bool, range_value: bytes | None, conn: int) -> bytes:
         """The head, with the body if it is small; a larger body is left in self.src for _pump.
         HEAD neither opens nor reads the file."""
         raw = raw.partition(b"?")[0]
         if b"%" in raw:
             low = raw.lower()
             if b"%2f" in low or b"%5c" in low or b"%00" in raw:
-                return self._response(404, b"not found\n", head_only=head_only, close=close)
+                return self._response(404, b"not found\n", head_only=head_only, conn=conn)
             raw = unquote_to_bytes(raw)
         src = self.catalog.lookup(raw)
         if src is not None and not head_only:
@@ -425,14 +474,14 @@ class _Handler(asyncio.Protocol):
             except OSError:  # gone (or no longer a file) since lookup
                 src = None
         if src is None:
-            return self._response(404, b"not found\n", head_only=head_only, close=close)
+            return self._response(404, b"not found\n", head_only=head_only, conn=conn)
         streaming = False
         try:
             size = src.size
-            rng = _parse_range(headers[b"range"].decode("latin-1"), size) if b"range" in headers else None
+            rng = _parse_range(range_value.decode("latin-1"), size) if range_value is not None else None
             if rng == "unsatisfiable":
                 return self._response(416, b"", extra=b"Content-Range: bytes */%d\r\n" % size,
-                                      head_only=head_only, close=close)
+                                      head_only=head_only, conn=conn)
             if rng is None:
                 status, start, end, extra = 200, 0, size, b"Accept-Ranges: bytes\r\n"
             else:
@@ -443,8 +492,8 @@ class _Handler(asyncio.Protocol):
             if not head_only and n <= SMALL_BODY:
                 body = src.pread(start, n) if n else b""
                 if len(body) != n:
-                    return self._response(500, b"file changed while read\n", close=True)
-            head = self._head(status, n, ctype=b"application/octet-stream", extra=extra, close=close)
+                    return self._response(500, b"file changed while read\n", conn=CLOSE)
+            head = self._head(status, n, ctype=b"application/octet-stream", extra=extra, conn=conn)
             if head_only:
                 return head
             if n <= SMALL_BODY:

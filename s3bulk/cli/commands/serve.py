@@ -20,7 +20,12 @@ def serve(
     processes: int = typer.Option(0, metavar="N", help="server processes sharing the port (0 = one per core)", min=0),
     page_size: int = typer.Option(1000, metavar="N", help="names per /list page", min=1),
 ) -> None:
-    """Serve a directory (or synthetic files) over the plain list/get contract: GET /list, GET /get/NAME."""
+    """Serve a directory (or synthetic files) over the plain list/get contract: GET /list, GET /get/NAME.
+
+    For tests, benchmarks and trusted networks: no authentication and no TLS, so whoever reaches
+    the port can read every file served. HTTP/1.1 with keep-alive and pipelining; a request head
+    over 64 KiB or 100 fields gets 431, a target over 16 KiB 414, a malformed request 400.
+    """
     from ...serve.server import DirectoryCatalog, SyntheticCatalog, main_announce
     from ...serve.server import serve as run_server
 
