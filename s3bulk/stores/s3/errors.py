@@ -34,6 +34,9 @@ _WHY = {
     "TokenRefreshRequired": "credentials expired (TokenRefreshRequired): refresh the session token or profile",
     "AllAccessDisabled": "all access to this bucket or object is disabled (AllAccessDisabled)",
     "AccountProblem": "the account has a problem that stops this request (AccountProblem)",
+    # a 403 from AWS and versitygw: read as "access denied" before, which hid the clock
+    "RequestTimeTooSkewed": "this machine's clock differs from the server's by more than S3 allows, "
+                            "15 minutes (RequestTimeTooSkewed): set the clock (NTP)",
 }
 NO_CREDENTIALS = ("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, use --profile, "
                    "or --no-sign-request for public buckets)")
@@ -57,7 +60,8 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
     why = _WHY.get(code)
     if why is not None:  # before the status: versitygw's unknown key is a 404, not a missing bucket
         return AccessDenied(why, op=op, url=url, key=key)
-    if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
+    if code == "NoSuchBucket" or (op == "check bucket" and (code in ("404", "NotFound") or
+                                                          (not code and status == 404))):
         return BucketMissing("bucket does not exist", op=op, url=url, key=key)
     if code in _MISSING or status == 404:
         return NotFound("no such key" if key else "not found", op=op, url=url, key=key)
@@ -76,7 +80,7 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
         return StoreError(f"the server does not implement this request: {what}", op=op, url=url, key=key)
     if status is not None and status >= 500:
         return Transient(f"server error {status} {code} {msg}".strip(), op=op, url=url, key=key)
-    if code in ("RequestTimeout", "RequestTimeTooSkewed", "InternalError", "BadDigest", "IncompleteBody",
+    if code in ("RequestTimeout", "InternalError", "BadDigest", "IncompleteBody",
                 "XAmzContentSHA256Mismatch"):
         return Transient(f"{code}: {msg}" if msg else code, op=op, url=url, key=key)
     if status == 400 and op == "head" and code in ("", "400", "BadRequest"):
