@@ -198,7 +198,7 @@ def _(c: Ctx):
     return ["copy", "s3://some-bucket/", str(c.dst), "--endpoint-url", url]
 
 
-@case("wrong-secret", 3, "credentials rejected")
+@case("wrong-secret", 3, "different signature than s3bulk sent")
 def _(c: Ctx):
     url = c.proxy(lambda m, t, h: s3_error(403, "Forbidden", "SignatureDoesNotMatch",
                                            "The request signature we calculated does not match"))

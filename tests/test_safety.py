@@ -113,7 +113,7 @@ def test_wrong_credentials(cli, bucket, tmp_path, endpoint):
     env = {"AWS_ACCESS_KEY_ID": "AKIAWRONGKEY0000", "AWS_SECRET_ACCESS_KEY": "wrong"}
     with FaultProxy(up.hostname, up.port, [reject_access_key("AKIAWRONGKEY0000")]) as proxy:
         run = cli("copy", f"s3://{bucket}/", str(tmp_path / "d"), "--endpoint-url", proxy.url, env=env)
-        _one_line_error(run, 3, "credentials rejected")
+        _one_line_error(run, 3, "access key is unknown to the server")
         # the right key through the same proxy works: the proxy is transparent otherwise
         ok = cli("copy", f"s3://{bucket}/", str(tmp_path / "d"), "--endpoint-url", proxy.url, "-q")
         assert ok.code == 0, ok

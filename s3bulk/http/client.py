@@ -612,9 +612,9 @@ class HttpClient:
                  proxy: str | None = None) -> None:
         self.host, self.port = host, port
         self.tls = tls
-        self.host_header = host if port == (443 if tls else 80) else f"{host}:{port}"
-        if ":" in host and not host.startswith("["):
-            self.host_header = f"[{host}]:{port}"
+        # as botocore signs it (auth._host_from_url): an IPv6 address in brackets, the default port left out
+        shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+        self.host_header = shown if port == (443 if tls else 80) else f"{shown}:{port}"
         self.proxy: tuple[str, int] | None = None
         self._proxy_auth = ""  # a Proxy-Authorization header line, when the proxy URL has credentials
         self._origin = ""      # what precedes the path in a request line: the origin, for a plain-http proxy

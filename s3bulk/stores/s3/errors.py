@@ -13,7 +13,31 @@ from ...errors import AccessDenied, BucketMissing, ConnectFailed, Corrupt, NotFo
 
 _DENIED = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
            "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled", "AccountProblem",
-           "403", "Forbidden", "InvalidClientTokenId", "UnrecognizedClientException"}
+           "403", "Forbidden", "InvalidClientTokenId", "UnrecognizedClientException", "XAdminUserNotFound"}
+# what the server says of the credentials themselves, in words that point at the real cause
+SIGNATURE_MISMATCH = (
+    "the server computed a different signature than s3bulk sent (SignatureDoesNotMatch): what s3bulk signed "
+    "may differ from what the server checked (a signing bug, a proxy that rewrites requests, a clock skew) "
+    "or the secret key is wrong; S3BULK_DATA_PATH=botocore signs with botocore and tells a signing bug "
+    "from wrong keys")
+_UNKNOWN_KEY = "the access key is unknown to the server (check AWS_ACCESS_KEY_ID, --profile and --endpoint-url)"
+_WHY = {
+    "SignatureDoesNotMatch": SIGNATURE_MISMATCH,
+    # versitygw answers an unknown key with XAdminUserNotFound (404), AWS and MinIO with InvalidAccessKeyId
+    "InvalidAccessKeyId": f"{_UNKNOWN_KEY} (InvalidAccessKeyId)",
+    "XAdminUserNotFound": f"{_UNKNOWN_KEY} (XAdminUserNotFound)",
+    "InvalidClientTokenId": "the access key or session token is unknown to the server (InvalidClientTokenId)",
+    "UnrecognizedClientException": "the access key or session token is unknown to the server "
+                                   "(UnrecognizedClientException)",
+    "InvalidToken": "the session token is malformed or not valid (InvalidToken)",
+    "ExpiredToken": "credentials expired (ExpiredToken): refresh the session token or profile",
+    "TokenRefreshRequired": "credentials expired (TokenRefreshRequired): refresh the session token or profile",
+    "AllAccessDisabled": "all access to this bucket or object is disabled (AllAccessDisabled)",
+    "AccountProblem": "the account has a problem that stops this request (AccountProblem)",
+    # a 403 from AWS and versitygw: read as "access denied" before, which hid the clock
+    "RequestTimeTooSkewed": "this machine's clock differs from the server's by more than S3 allows, "
+                            "15 minutes (RequestTimeTooSkewed): set the clock (NTP)",
+}
 NO_CREDENTIALS = ("no AWS credentials found (set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, use --profile, "
                    "or --no-sign-request for public buckets)")
 _MISSING = {"NoSuchBucket", "NoSuchKey", "404", "NotFound", "NoSuchUpload"}
@@ -33,18 +57,20 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
 
         return SourceChanged("the source object changed while it was read (412 to If-Match: its ETag is not "
                              "the one this copy reads)", op=op, url=url, key=key)
-    if code == "NoSuchBucket" or (code in ("404", "NotFound") and op == "check bucket"):
+    why = _WHY.get(code)
+    if why is not None:  # before the status: versitygw's unknown key is a 404, not a missing bucket
+        return AccessDenied(why, op=op, url=url, key=key)
+    if code == "NoSuchBucket" or (op == "check bucket" and (code in ("404", "NotFound") or
+                                                          (not code and status == 404))):
         return BucketMissing("bucket does not exist", op=op, url=url, key=key)
     if code in _MISSING or status == 404:
         return NotFound("no such key" if key else "not found", op=op, url=url, key=key)
     if code in _DENIED or status == 403:
-        if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidClientTokenId"):
-            why = "credentials rejected (wrong access key or secret)"
-        elif code in ("ExpiredToken", "TokenRefreshRequired"):
-            why = "credentials expired"
-        else:
-            why = "access denied"
-        return AccessDenied(f"{why} ({code or status})", op=op, url=url, key=key)
+        if code in ("", "403", "Forbidden"):
+            # a HEAD answer has no body: nothing says which (the bucket check asks again with a GET)
+            return AccessDenied(f"access denied ({code or status}, no reason given: wrong credentials, "
+                                "a clock skew or a policy)", op=op, url=url, key=key)
+        return AccessDenied(f"access denied ({code})", op=op, url=url, key=key)
     if code in _THROTTLED or status in (429, 503):
         return Throttled(f"throttled by the server ({code or status})", op=op, url=url, key=key)
     if status == 501 or code == "NotImplemented":
@@ -54,7 +80,7 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
         return StoreError(f"the server does not implement this request: {what}", op=op, url=url, key=key)
     if status is not None and status >= 500:
         return Transient(f"server error {status} {code} {msg}".strip(), op=op, url=url, key=key)
-    if code in ("RequestTimeout", "RequestTimeTooSkewed", "InternalError", "BadDigest", "IncompleteBody",
+    if code in ("RequestTimeout", "InternalError", "BadDigest", "IncompleteBody",
                 "XAmzContentSHA256Mismatch"):
         return Transient(f"{code}: {msg}" if msg else code, op=op, url=url, key=key)
     if status == 400 and op == "head" and code in ("", "400", "BadRequest"):

@@ -640,7 +640,14 @@ class S3Store:
             url = self._url()
             # HEAD of the listing address is HeadBucket, in either addressing style
             resp = await wire._send("HEAD", wire.list_path, None, {}, None, "check bucket", url, "")
-            if resp.status == 404:  # a HEAD answer has no body to carry NoSuchBucket
+            if resp.status in (403, 404):
+                # a HEAD answer has no body to say why (NoSuchBucket, SignatureDoesNotMatch, an unknown
+                # key): a listing of no keys asks again, with an answer that does
+                again = await wire._send("GET", wire.list_path, {"list-type": "2", "max-keys": "0"}, {}, None,
+                                         "check bucket", url, "")
+                if again.status != 200 and again.body and b"<Code>" in again.body[:1024]:
+                    raise wire._error(again, "check bucket", url, "")
+            if resp.status == 404:
                 raise BucketMissing("bucket does not exist", op="check bucket", url=url)
             if resp.status != 200:
                 raise wire._error(resp, "check bucket", url, "")
@@ -648,10 +655,20 @@ class S3Store:
 
         if await self._on_wire(lean) is not _NO_WIRE:
             return
+        client = await self._control()
         try:
-            await (await self._control()).head_bucket(Bucket=self.bucket)
+            await client.head_bucket(Bucket=self.bucket)
         except Exception as exc:
-            raise translate(exc, "check bucket", self._url()) from exc
+            mapped = translate(exc, "check bucket", self._url())
+            status = (getattr(exc, "response", None) or {}).get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if status in (403, 404):  # as above: the HEAD's answer named no cause, a listing's does
+                try:
+                    await client.list_objects_v2(Bucket=self.bucket, MaxKeys=0)
+                except Exception as again:
+                    code = str(((getattr(again, "response", None) or {}).get("Error") or {}).get("Code") or "")
+                    if code and not code.isdigit():  # a code from a body, not just the status
+                        raise translate(again, "check bucket", self._url()) from again
+            raise mapped from exc
 
     async def put(self, key: str, data: bytes, mtime: float | None = None, *,
                   props: ObjectProps | None = None) -> None:
