@@ -15,8 +15,9 @@ from typing import Any
 from ...model import SYSTEM_METADATA, ObjectProps
 
 PREFIX = "user."
+OWN = "user.s3bulk."  # s3bulk's marks on a file, never uploaded as metadata
 _SYSTEM = {name.replace("_", "-"): name for name in SYSTEM_METADATA}  # content-type -> content_type
-_UNSUPPORTED = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.ENOSYS)
+UNSUPPORTED = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.ENOSYS)
 
 
 def attributes(props: ObjectProps) -> list[tuple[str, bytes]]:
@@ -35,7 +36,7 @@ def write(fd: int, props: ObjectProps | None) -> None:
         try:
             os.setxattr(fd, name, value)
         except OSError as exc:
-            if exc.errno in _UNSUPPORTED:
+            if exc.errno in UNSUPPORTED:
                 return
             raise
 
@@ -43,9 +44,10 @@ def write(fd: int, props: ObjectProps | None) -> None:
 def read(path: str) -> ObjectProps:
     """The properties a file's user.* attributes hold (nothing where the filesystem has none)."""
     try:
-        names = [n for n in os.listxattr(path) if n.startswith(PREFIX)]
+        # s3bulk's own marks (stores/file_times.py COPY_OF) are no metadata of the object
+        names = [n for n in os.listxattr(path) if n.startswith(PREFIX) and not n.startswith(OWN)]
     except OSError as exc:
-        if exc.errno in _UNSUPPORTED:
+        if exc.errno in UNSUPPORTED:
             return ObjectProps()
         raise
     system: dict[str, Any] = {}
