@@ -126,10 +126,9 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
     if sync_options is not None and sync_options.check:
         c = summary.counters
         if not output.quiet:
-            from .render import plural
-
-            print(f"s3bulk check: {plural(c.skipped, 'object')} identical, {plural(c.done, 'key')} only in SRC "
-                  f"or different, {plural(c.deleted, 'key')} only in DST", file=sys.stderr)
+            n = summary.check_counts()
+            print(f"s3bulk check: {n['differ']:,} differ, {n['only_in_src']:,} only in SRC, "
+                  f"{n['only_in_dst']:,} only in DST, {n['same']:,} the same", file=sys.stderr)
         if c.done or c.deleted:
             raise exit_with(shell.EXIT_FAILED)
 

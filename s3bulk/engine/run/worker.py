@@ -125,6 +125,9 @@ class Worker:
         self._reported = (0, 0, 0)  # transfers in flight, body bytes held, their budget: as last reported
         self._transfers = plan.options.concurrency  # consumer tasks running (engine/run/inflight.py may add some)
         self._finished = 0  # objects this worker finished (copied or failed): what inflight.py measures
+        # a copy "server-side" only where a server did it: between two local paths it is the kernel
+        # (the summary's server_side_copies would tell of a server there is none of)
+        self._server_copies = plan.dst.kind != "local"
         self._took = 0.0  # seconds the objects copied took in all (inflight.py: mean against the shortest)
         self._shortest = 0.0  # the least one took (0: none yet)
         self._logs = 0  # per-page object logs opened by this worker (for their names)
@@ -421,15 +424,13 @@ class Worker:
                 pieces = split_unit(rest, prefix, [e.key for e in entries])  # listed in parallel
             else:
                 pieces = [rest]
-            self._send(Listed(self.wid, unit, pieces))
             if page_skipped(self.resume.skip_pages, unit.seq) and not src.ordered:
+                self._send(Listed(self.wid, unit, pieces))
                 self._send(UnitDone(self.wid, unit, rest, 0, 0, 0, None))  # done by an earlier run
                 return
             for name, why in page.problems:
                 self.counters.failed += 1
                 self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
-            if page.gone and plan.sync is not None and plan.sync.delete and not plan.sync.dry_run:
-                await self._delete_gone(page.gone)
             if self.filters is not None:
                 cut = len(plan.src.prefix)
                 entries = [e for e in entries if self.filters.allows(e.key[cut:])]
@@ -452,6 +453,13 @@ class Worker:
                     unit_bytes = sum(e.size or 0 for e in entries)
             c.listed += len(entries)
             c.listed_bytes += unit_bytes
+            # the page's counts go before the word that it is listed (one queue, in order): a
+            # progress event never says the listing is done while its counts are still on the way
+            self._send(ProgressReport(self.wid, c.take(), self.failures))
+            self.failures = []
+            self._send(Listed(self.wid, unit, pieces))
+            if page.gone and plan.sync is not None and plan.sync.delete and not plan.sync.dry_run:
+                await self._delete_gone(page.gone)
             entries, conflicting = await self._drop_conflicts(src, entries)
             if plan.sync is not None:
                 try:
@@ -688,6 +696,8 @@ class Worker:
             src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
             if opts.check:
                 events.append(Difference("only-in-src" if e.key in absent else "differs", src_url, dst_url))
+                if e.key not in absent:
+                    self.counters.differ += 1
             else:
                 events.append(DryRunAction("copy", src_url, dst_url))
             self.counters.done += 1
@@ -725,7 +735,7 @@ class Worker:
                     self._shortest = took
                 c.done += 1
                 c.done_bytes += size
-                if server_side:
+                if server_side and self._server_copies:
                     c.server_side += 1
                 state.copied_bytes += size
                 self._finished += 1
