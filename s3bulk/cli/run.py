@@ -101,6 +101,11 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         renderer.error(str(exc), exc.exit_code)
         raise exit_with(exc.exit_code)
     renderer.finish(summary)
+    if summary.counters.archived and not output.quiet:
+        from .render import plural
+
+        print(f"s3bulk: {plural(summary.counters.archived, 'archived object')} skipped (GLACIER or DEEP_ARCHIVE, "
+              f"not restored): restore them first, or --force-archived to try them", file=sys.stderr, flush=True)
     if metrics is not None:  # after the summary is out: a scraper may wait for it before the last scrape
         metrics.close(run.metrics_linger)
     if summary.interrupted:

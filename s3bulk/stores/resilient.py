@@ -433,6 +433,10 @@ class ResilientStore:
         await self.limiter.pace_bytes(len(data))
         return data, props
 
+    async def restore_status(self, key: str) -> str | None:
+        """An archived object's x-amz-restore (S3 stores: stores/s3/store.py)."""
+        return await self._call(lambda: self.inner.restore_status(key))
+
     async def read_tagging(self, key: str) -> str:
         if not self.features.props:
             raise self._no_props(key)

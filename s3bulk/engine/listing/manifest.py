@@ -173,6 +173,9 @@ class ManifestSource:
     async def read_with_props(self, key: str) -> Any:
         return await self.inner.read_with_props(key)
 
+    async def restore_status(self, key: str) -> str | None:
+        return await self.inner.restore_status(key)
+
     async def read_tagging(self, key: str) -> str:
         return await self.inner.read_tagging(key)
 

@@ -128,6 +128,8 @@ class Worker:
         # a copy "server-side" only where a server did it: between two local paths it is the kernel
         # (the summary's server_side_copies would tell of a server there is none of)
         self._server_copies = plan.dst.kind != "local"
+        # GLACIER / DEEP_ARCHIVE objects not restored are skipped unless --force-archived (S3 sources)
+        self._skips_archived = plan.src.kind == "s3" and not plan.options.force_archived
         self._took = 0.0  # seconds the objects copied took in all (inflight.py: mean against the shortest)
         self._shortest = 0.0  # the least one took (0: none yet)
         self._logs = 0  # per-page object logs opened by this worker (for their names)
@@ -468,6 +470,8 @@ class Worker:
                     self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}",
                               exc.exit_code)
                     return
+            if entries and self._skips_archived:
+                entries = await self._skip_archived(src, entries)
             state = _UnitState(len(entries), self._object_log())
             state.failed = len(page.problems) + conflicting
             if plan.move:
@@ -581,6 +585,22 @@ class Worker:
             await self._delete(dst, doomed)
             doomed = []
         return self._dry(to_copy, doomed, absent)
+
+    async def _skip_archived(self, src: Any, entries: list[ObjectInfo]) -> list[ObjectInfo]:
+        """The entries without the archived objects not restored (engine/transfer/archived.py),
+        counted as skipped (archived). Where the restore check itself fails, they are kept and
+        tried: their own failure then says why."""
+        from ..transfer.archived import split_archived
+
+        try:
+            kept, skipped = await split_archived(src, entries)
+        except S3BulkError:
+            return entries
+        c = self.counters
+        for e in skipped:
+            c.archived += 1
+            c.archived_bytes += e.size or 0
+        return kept
 
     async def _delete_gone(self, gone: tuple[str, ...]) -> None:
         """A narrowed sync (`sync --watch`, engine/listing/manifest.py CHANGES): delete at DST the

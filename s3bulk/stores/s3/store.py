@@ -397,6 +397,20 @@ class S3Store:
             raise translate(exc, "head", self._url(key), key) from exc
         return s3props.from_botocore(resp)
 
+    async def restore_status(self, key: str) -> str | None:
+        """HEAD: the object's x-amz-restore header (`ongoing-request="false", expiry-date=...` once a
+        restore of an archived object finished; None when none was asked). Asked only of keys the
+        listing says are archived (engine/transfer/archived.py), never on the default path."""
+        h = await self._on_wire(lambda wire: wire.head_headers(key, self._url(key)))
+        if h is not _NO_WIRE:
+            return h.get("x-amz-restore")
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, **self._read_params())
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        restore = resp.get("Restore")
+        return None if restore is None else str(restore)
+
     async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
         """The whole object and its properties from the one GET (a GET names a tag count when
         there are tags, so none named is none)."""
