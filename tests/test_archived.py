@@ -65,3 +65,14 @@ def test_archived_skipped_s3_to_s3_and_mv_keeps_them(data_path, cli, s3, bucket,
     assert left == ["p/cold", "p/colder"]
     moved = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=other).get("Contents", []))
     assert moved == ["q/instant", "q/plain", "q/thawed"]
+
+
+def test_sync_dry_run_skips_them_too(data_path, cli, s3, bucket, tmp_path):
+    """A dry run says what the real run will do: archived objects are counted, not "would copy"."""
+    _objects(s3, bucket)
+    r = cli("sync", f"s3://{bucket}/p/", str(tmp_path / "out"), "--dry-run", "--json")
+    assert r.code == 0, r
+    would = sorted(e["dst"].rsplit("/", 1)[1] for e in r.events if e["event"] == "dryrun")
+    assert would == ["instant", "plain", "thawed"], r.events
+    assert (r.summary["copied"], r.summary["skipped_archived"]) == (3, 2), r.summary
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()] if (tmp_path / "out").exists() else True

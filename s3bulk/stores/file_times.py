@@ -15,6 +15,7 @@ without a request, that the file is that very object (engine/sync/march.py Compa
 from __future__ import annotations
 
 import re
+from typing import Mapping
 
 MTIME_KEY = "mtime"          # x-amz-meta-mtime, rclone's
 MC_ATTRS_KEY = "mc-attrs"    # x-amz-meta-mc-attrs, mc's --preserve
@@ -59,7 +60,13 @@ def stored_mtime(metadata: tuple[tuple[str, str], ...] | None) -> float | None:
     return mc
 
 
-def with_mtime(metadata: tuple[tuple[str, str], ...] | None, mtime: float) -> tuple[tuple[str, str], ...]:
-    """`metadata` with rclone's mtime key set to `mtime` (replacing one carried from elsewhere)."""
-    kept = tuple(kv for kv in metadata or () if kv[0].lower() != MTIME_KEY)
-    return (*kept, (MTIME_KEY, format_mtime(mtime)))
+def from_headers(h: Mapping[str, str]) -> float | None:
+    """The file time an answer's headers (lower-case names) carry: what stored_mtime reads from
+    the metadata, without parsing the rest of the object's properties (a download's hot path)."""
+    value = h.get("x-amz-meta-" + MTIME_KEY)
+    if value is not None:
+        found = parse_mtime(value)
+        if found is not None:
+            return found
+    mc = h.get("x-amz-meta-" + MC_ATTRS_KEY)
+    return None if mc is None else stored_mtime(((MC_ATTRS_KEY, mc),))

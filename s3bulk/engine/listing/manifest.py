@@ -173,6 +173,9 @@ class ManifestSource:
     async def read_with_props(self, key: str) -> Any:
         return await self.inner.read_with_props(key)
 
+    async def read_with_mtime(self, key: str) -> Any:
+        return await self.inner.read_with_mtime(key)
+
     async def restore_status(self, key: str) -> str | None:
         return await self.inner.restore_status(key)
 

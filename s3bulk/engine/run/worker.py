@@ -556,7 +556,7 @@ class Worker:
                 if d is not None and s.size is None:
                     s = await self._head_or_none(src, s.key) or s
                 await self._copy_if_different(s, d, to_copy, absent)
-            return self._dry(to_copy, [], absent)
+            return self._dry(await self._dry_archived(src, to_copy), [], absent)
         page_end = rest.after if rest is not None else unit.until
         doomed: list[str] = []
         dst_keys = dst_range(dst, plan.dst.prefix, None if unit.after is None else dst_key(unit.after),
@@ -584,7 +584,15 @@ class Worker:
         if doomed and not opts.dry_run:
             await self._delete(dst, doomed)
             doomed = []
-        return self._dry(to_copy, doomed, absent)
+        return self._dry(await self._dry_archived(src, to_copy), doomed, absent)
+
+    async def _dry_archived(self, src: Any, to_copy: list[ObjectInfo]) -> list[ObjectInfo]:
+        """A sync dry run skips (and counts) the archived objects the real run would skip; `check`
+        reports every difference, archived or not."""
+        opts = self.plan.sync
+        if not to_copy or not self._skips_archived or opts is None or not opts.dry_run or opts.check:
+            return to_copy
+        return await self._skip_archived(src, to_copy)
 
     async def _skip_archived(self, src: Any, entries: list[ObjectInfo]) -> list[ObjectInfo]:
         """The entries without the archived objects not restored (engine/transfer/archived.py),

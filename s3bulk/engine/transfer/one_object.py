@@ -282,7 +282,7 @@ class Transfer:
         await self.budget.acquire(held)
         try:
             body = self.src.read_body(src_key, 0, size)  # type: ignore[attr-defined]  # features.file_bodies
-            props = self._stamped(props, mtime)
+            mtime = self._dst_mtime(mtime)
             await self.dst.put_body(dst_key, body, mtime, props=props)  # type: ignore[attr-defined]  # features.streamed_puts
         finally:
             self.budget.release(held)
@@ -292,15 +292,16 @@ class Transfer:
         if len(data) != size:
             raise Corrupt(f"read {len(data)} bytes, expected {size}", op="get",
                           url=self.src.location.url_for(src_key), key=src_key)
-        await self.dst.put(dst_key, data, mtime, props=self._stamped(props, mtime))
+        await self.dst.put(dst_key, data, self._dst_mtime(mtime), props=props)
 
-    def _stamped(self, props: ObjectProps | None, mtime: float | None) -> ObjectProps | None:
-        """`props` with the local file's time in rclone's x-amz-meta-mtime, for an upload from local
-        disk (stamp_mtime): the file's time wins over an `mtime` its xattrs carried, the user's
-        --metadata over both."""
-        if not self.stamp_mtime or mtime is None or props is None:
-            return props
-        return props.with_(metadata=file_times.with_mtime(props.metadata, mtime))
+    def _dst_mtime(self, mtime: float | None) -> float | None:
+        """The time a write is given. An S3 store keeps a time given it in x-amz-meta-mtime
+        (stores/file_times.py): only a local file's time is given it (stamp_mtime: the file's time
+        wins over an `mtime` its xattrs carried; the user's --metadata mtime over both), never an
+        object's LastModified (an S3 source's own x-amz-meta-mtime goes with its metadata)."""
+        if self.dst_kind == "s3" and not self.stamp_mtime:
+            return None
+        return mtime
 
     # ------------------------------------------------------------ object properties (engine/transfer/object_props.py)
 
@@ -324,8 +325,11 @@ class Transfer:
                                ) -> tuple[bytes, ObjectProps | None, float | None]:
         """The whole object, the properties to write it with, and the file time it carries (to a
         local file: stores/file_times.py; else None), from the one GET."""
-        if not self.wants_src_props and not self.restore_mtime:
-            return await self.src.read(src_key), self._dst_props(dst_key, None), None
+        if not self.wants_src_props:
+            if not self.restore_mtime:
+                return await self.src.read(src_key), self._dst_props(dst_key, None), None
+            data, stored = await cast(Any, self.src).read_with_mtime(src_key)  # features.props == "s3"
+            return data, self._dst_props(dst_key, None), stored
         data, read = await cast(PropsReader, self.src).read_with_props(src_key)
         stored = file_times.stored_mtime(read.metadata) if self.restore_mtime else None
         return data, self._dst_props(dst_key, await self._source_props(src_key, read)), stored
@@ -481,7 +485,7 @@ class Transfer:
         yet) where the upload would outlive us: a run stopped while the request is in flight then
         still knows to look for the upload (engine/leftover_uploads.py). A refusal the server answered made
         no upload, so the intent ends there; a request whose answer was lost (or cut short) keeps it."""
-        props = self._stamped(props, mtime)
+        mtime = self._dst_mtime(mtime)
         if not self.dst.features.resumable_uploads:
             return await self.dst.start_multipart(dst_key, size, part, mtime, props=props)
         self.on_upload(("upload", dst_key, None, size, part, info and info.size, info and info.mtime,
