@@ -346,14 +346,16 @@ def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Op
 
 
 def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
-              classes: dict[str, list[int]] | None = None) -> Iterator[tuple[str | None, int, int]]:
+              classes: dict[str, list[int]] | None = None,
+              unsized: list[int] | None = None) -> Iterator[tuple[str | None, int, int]]:
     """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
     (None, objects, bytes) for everything, one running total at a time whatever the number of
     prefixes. `classes`, when given, is filled with storage class -> [objects, bytes] (S3 sources)
-    by the time the total comes."""
+    by the time the total comes; `unsized` ([0]) counts objects listed without a size (a list/get
+    server lists none), whose bytes are in no total."""
     from .engine.actions.ls import du_groups as groups
 
-    return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes)
+    return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes, unsized=unsized)
 
 
 def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16) -> DuResult:

@@ -107,3 +107,28 @@ def test_ls_of_a_list_get_source_does_not_say_0_bytes(cli, listget_server):
     assert r.code == 0, r
     assert len(r.out.splitlines()) == 5, r
     assert "0 bytes" not in r.err and "5 objects, sizes unknown" in r.err, r
+
+
+def test_du_of_a_list_get_source_says_sizes_are_unknown(cli, listget_server):
+    url = listget_server("--synthetic", "5", "--size", "64", "--processes", "1")
+    r = cli("du", url + "/")
+    assert r.code == 0, r
+    assert "5 of the objects were listed without a size" in r.err, r
+
+
+def test_check_progress_speaks_of_differences(cli, tmp_path):
+    """check's progress events carry its own counts, not a copy's (one is written at least at
+    the start: the first progress event comes at once)."""
+    a, b = _trees(tmp_path)
+    r = cli("check", a, b, "--json")
+    progress = [e for e in r.events if e["event"] == "progress"]
+    assert progress, r
+    for e in progress:
+        assert CHECK_FIELDS <= set(e) and not {"copied", "deleted", "moved_bytes"} & set(e), e
+
+
+def test_mv_summary_says_the_sources_were_deleted(cli, tmp_path):
+    write_tree(tmp_path / "a", {"x": b"1", "y": b"2"})
+    r = cli("mv", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert r.code == 0, r
+    assert "2 source objects (moved)" in r.out, r

@@ -181,6 +181,12 @@ class JsonRenderer(Renderer):
         if now - self._last >= 1.0:
             self._last = now
             c = event.counters
+            if self.command == "check":  # differences so far, in check's words (it copies nothing)
+                self._write({"event": "progress", "listed": c.listed, "listed_bytes": c.listed_bytes,
+                             "same": c.skipped, "differ": c.differ, "only_in_src": c.done - c.differ,
+                             "only_in_dst": c.deleted, "failed": c.failed, "listing_done": event.listing_done,
+                             "elapsed_seconds": round(event.elapsed, 3)})
+                return
             self._write({"event": "progress", "listed": c.listed, "listed_bytes": c.listed_bytes,
                          "copied": c.done, "copied_bytes": c.done_bytes, "moved_bytes": c.moved_bytes,
                          "skipped": c.skipped, "skipped_bytes": c.skipped_bytes, "deleted": c.deleted,
@@ -331,9 +337,14 @@ class HumanRenderer(Renderer):
         objs, rate_b = self._rates()
         listed = f"{c.listed:,}" + ("" if p.listing_done else "+ (listing)")
         handled = c.done + c.skipped  # sync: objects found equal are handled too
-        grid.add_row("objects", f"{handled:,} / {listed}" + (f"   ({c.skipped:,} equal)" if c.skipped else "")
-                     + (f"   deleted {c.deleted:,}" if c.deleted else "")
-                     + (f"   failed {c.failed:,}" if c.failed else ""))
+        if self.command == "check":  # what it found so far, in its own words
+            grid.add_row("objects", f"{handled:,} / {listed}   same {c.skipped:,}   differ {c.differ:,}   "
+                         f"only in SRC {c.done - c.differ:,}   only in DST {c.deleted:,}"
+                         + (f"   failed {c.failed:,}" if c.failed else ""))
+        else:
+            grid.add_row("objects", f"{handled:,} / {listed}" + (f"   ({c.skipped:,} equal)" if c.skipped else "")
+                         + (f"   deleted {c.deleted:,}" if c.deleted else "")
+                         + (f"   failed {c.failed:,}" if c.failed else ""))
         grid.add_row("bytes", f"{human_bytes(c.moved_bytes + c.skipped_bytes)} / {human_bytes(c.listed_bytes)}"
                      + ("" if p.listing_done else "+"))
         grid.add_row("rate", f"{objs:,.0f} objects/s   {human_bytes(rate_b)}/s")
@@ -404,6 +415,8 @@ class HumanRenderer(Renderer):
         if self.command == "sync":
             t.add_row("equal", f"{plural(d['skipped'], 'object')}, {human_bytes(d['skipped_bytes'])} (skipped)")
             t.add_row("would delete" if summary.dry_run else "deleted", plural(d["deleted"], "object"))
+        elif self.command == "mv":  # each source deleted once its copy landed
+            t.add_row("deleted", f"{plural(d['deleted'], 'source object')} (moved)")
         if d["skipped_archived"]:
             t.add_row("archived", f"{plural(d['skipped_archived'], 'object')}, "
                       f"{human_bytes(summary.counters.archived_bytes)} skipped (GLACIER or DEEP_ARCHIVE, not "
