@@ -52,6 +52,8 @@ def test_force_archived_tries_them_and_fails(data_path, cli, s3, bucket, tmp_pat
     assert (s["copied"], s["failed"], s["skipped_archived"]) == (3, 2, 0), s
     failed = sorted(e["src"].rsplit("/", 1)[1] for e in r.events if e["event"] == "failure")
     assert failed == ["cold", "colder"], r.events
+    why = {e["error"] for e in r.events if e["event"] == "failure"}
+    assert all("archived" in w and "restore it first" in w for w in why), why  # not "access denied"
 
 
 def test_archived_skipped_s3_to_s3_and_mv_keeps_them(data_path, cli, s3, bucket, make_bucket):
