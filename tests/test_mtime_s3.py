@@ -141,3 +141,14 @@ def test_format_is_rclones():
     assert file_times.format_mtime(1700000000.5) == "1700000000.5"
     assert file_times.parse_mtime("1354040105.123456789") == pytest.approx(1354040105.123456789)
     assert file_times.parse_mtime("1e9") is None and file_times.parse_mtime("") is None
+
+
+def test_the_downloads_mark_is_not_uploaded_as_metadata(cli, s3, bucket, make_bucket, tmp_path):
+    """--preserve-xattrs uploads a file's user.* attributes as metadata, but not s3bulk's own mark."""
+    s3.put_object(Bucket=bucket, Key="k", Body=b"body", Metadata={"mtime": "1500000000.5", "owner": "ana"})
+    down = tmp_path / "down"
+    assert cli("copy", f"s3://{bucket}/", str(down), "--preserve-xattrs").code == 0
+    assert os.getxattr(down / "k", file_times.COPY_OF)  # marked
+    other = make_bucket()
+    assert cli("copy", str(down), f"s3://{other}/", "--preserve-xattrs").code == 0
+    assert s3.head_object(Bucket=other, Key="k")["Metadata"] == {"owner": "ana", "mtime": "1500000000.5"}

@@ -194,9 +194,14 @@ class Comparator:
         if mark is not None:
             last_modified, mtime = mark
             return abs(last_modified - s.mtime) < 1e-3 and abs(mtime - d.mtime) < _SAME_TIME
+        from ...errors import S3BulkError
         from ...stores import file_times
 
-        stored = file_times.stored_mtime((await self.src.read_props(s.key)).metadata)
+        try:
+            props = await self.src.read_props(s.key)
+        except S3BulkError:
+            return False  # (gone since it was listed, say): copied, and its copy says what is wrong
+        stored = file_times.stored_mtime(props.metadata)
         if stored is None or abs(stored - d.mtime) >= _SAME_TIME:
             return False
         await asyncio.to_thread(self.dst.mark_copy_of, d.key, s.mtime, d.mtime)

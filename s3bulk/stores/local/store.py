@@ -319,15 +319,14 @@ class LocalStore:
         """Note on a file just written that it is the object whose LastModified is `last_modified`,
         its time set to `mtime` from the object's metadata (stores/file_times.py): a later sync from
         the same object then sees the two equal without asking S3. Best effort: a filesystem
-        without user xattrs keeps no mark (such a sync asks with one HEAD instead)."""
+        without user xattrs keeps no mark (such a sync asks with one HEAD instead), and a file that
+        landed is never failed for want of its mark."""
         from .. import file_times
-        from .xattrs import UNSUPPORTED
 
         try:
             os.setxattr(self._src_path(key), file_times.COPY_OF, f"{last_modified!r} {mtime!r}".encode())
-        except OSError as exc:
-            if exc.errno not in UNSUPPORTED and exc.errno != errno.ENOENT:
-                raise _translate_os(exc, "put", self._src_path(key), key) from exc
+        except OSError:
+            pass  # no user xattrs here, or the file went meanwhile: the file landed all the same
 
     def copy_of(self, key: str) -> tuple[float, float] | None:
         """(LastModified, mtime) as mark_copy_of noted them on the file, or None."""

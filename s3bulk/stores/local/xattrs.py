@@ -17,7 +17,7 @@ from ...model import SYSTEM_METADATA, ObjectProps
 PREFIX = "user."
 OWN = "user.s3bulk."  # s3bulk's marks on a file, never uploaded as metadata
 _SYSTEM = {name.replace("_", "-"): name for name in SYSTEM_METADATA}  # content-type -> content_type
-UNSUPPORTED = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.ENOSYS)
+_UNSUPPORTED = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.ENOSYS)
 
 
 def attributes(props: ObjectProps) -> list[tuple[str, bytes]]:
@@ -36,7 +36,7 @@ def write(fd: int, props: ObjectProps | None) -> None:
         try:
             os.setxattr(fd, name, value)
         except OSError as exc:
-            if exc.errno in UNSUPPORTED:
+            if exc.errno in _UNSUPPORTED:
                 return
             raise
 
@@ -47,7 +47,7 @@ def read(path: str) -> ObjectProps:
         # s3bulk's own marks (stores/file_times.py COPY_OF) are no metadata of the object
         names = [n for n in os.listxattr(path) if n.startswith(PREFIX) and not n.startswith(OWN)]
     except OSError as exc:
-        if exc.errno in UNSUPPORTED:
+        if exc.errno in _UNSUPPORTED:
             return ObjectProps()
         raise
     system: dict[str, Any] = {}
