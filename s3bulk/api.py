@@ -254,13 +254,27 @@ def check_report(report: str, dst: str, *, s3: S3Options | None = None, concurre
 
 
 class CheckResult:
-    """What `check` found: `identical` (no difference and no failure), the counts of keys
-    `identical_objects`, `only_in_src_or_differs`, `only_in_dst`, and the run's Summary."""
+    """What `check` found: `identical` (no difference and no failure), the counts of keys `same`,
+    `differ`, `only_in_src`, `only_in_dst` (and the older `identical_objects`,
+    `only_in_src_or_differs`), and the run's Summary (whose `ok` is False when anything differs)."""
 
     __slots__ = ("summary",)
 
     def __init__(self, summary: Summary) -> None:
         self.summary = summary
+
+    @property
+    def same(self) -> int:
+        return self.summary.counters.skipped
+
+    @property
+    def differ(self) -> int:
+        return self.summary.counters.differ
+
+    @property
+    def only_in_src(self) -> int:
+        c = self.summary.counters
+        return c.done - c.differ
 
     @property
     def identical_objects(self) -> int:
@@ -280,8 +294,8 @@ class CheckResult:
         return not (c.done or c.deleted or c.failed) and not self.summary.fatal
 
     def __repr__(self) -> str:
-        return (f"CheckResult(identical={self.identical}, identical_objects={self.identical_objects}, "
-                f"only_in_src_or_differs={self.only_in_src_or_differs}, only_in_dst={self.only_in_dst})")
+        return (f"CheckResult(identical={self.identical}, same={self.same}, differ={self.differ}, "
+                f"only_in_src={self.only_in_src}, only_in_dst={self.only_in_dst})")
 
 
 def ls_pages_async(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
@@ -332,14 +346,16 @@ def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Op
 
 
 def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
-              classes: dict[str, list[int]] | None = None) -> Iterator[tuple[str | None, int, int]]:
+              classes: dict[str, list[int]] | None = None,
+              unsized: list[int] | None = None) -> Iterator[tuple[str | None, int, int]]:
     """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
     (None, objects, bytes) for everything, one running total at a time whatever the number of
     prefixes. `classes`, when given, is filled with storage class -> [objects, bytes] (S3 sources)
-    by the time the total comes."""
+    by the time the total comes; `unsized` ([0]) counts objects listed without a size (a list/get
+    server lists none), whose bytes are in no total."""
     from .engine.actions.ls import du_groups as groups
 
-    return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes)
+    return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes, unsized=unsized)
 
 
 def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16) -> DuResult:

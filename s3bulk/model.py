@@ -111,6 +111,12 @@ class Counters:
     # a dry run: the requests a real run would add to those the dry run sent itself, by operation
     # (engine/transfer/estimate.py)
     planned: dict[str, int] = field(default_factory=dict)
+    # `check`: of the keys it counts in `done` (only in SRC or different), those at both sides that
+    # differ; the rest are only in SRC
+    differ: int = 0
+    # archived objects (GLACIER, DEEP_ARCHIVE not restored) skipped, not copied: engine/transfer/archived.py
+    archived: int = 0
+    archived_bytes: int = 0
 
     def add(self, other: "Counters") -> None:
         self.listed += other.listed
@@ -137,6 +143,9 @@ class Counters:
         self.in_flight += other.in_flight
         self.buffer_bytes += other.buffer_bytes
         self.buffer_limit += other.buffer_limit
+        self.differ += other.differ
+        self.archived += other.archived
+        self.archived_bytes += other.archived_bytes
 
     def take(self) -> "Counters":
         """Return the counts so far and reset to zero (for periodic deltas)."""
@@ -144,7 +153,8 @@ class Counters:
                        self.failed, self.skipped, self.skipped_bytes, self.deleted, self.server_side,
                        self.retries, self.throttled, self.part_bytes, self.resumed, self.resumed_bytes,
                        self.concurrency, self.requests, self.units, self.in_flight, self.buffer_bytes,
-                       self.buffer_limit, self.planned)
+                       self.buffer_limit, self.planned, self.differ, self.archived, self.archived_bytes)
+        self.differ = self.archived = self.archived_bytes = 0
         self.listed = self.listed_bytes = self.done = self.done_bytes = 0
         self.failed = self.skipped = self.skipped_bytes = self.deleted = self.server_side = 0
         self.retries = self.throttled = self.part_bytes = self.resumed = self.resumed_bytes = self.concurrency = 0
@@ -160,7 +170,8 @@ class Counters:
     def __bool__(self) -> bool:
         return any((self.listed, self.done, self.failed, self.skipped, self.deleted, self.retries,
                     self.throttled, self.part_bytes, self.resumed, self.concurrency, self.requests, self.units,
-                    self.in_flight, self.buffer_bytes, self.buffer_limit, self.planned))
+                    self.in_flight, self.buffer_bytes, self.buffer_limit, self.planned, self.differ,
+                    self.archived))
 
     def requests_by_operation(self) -> dict[str, dict[str, int]]:
         """{operation: {status class: n}}, as --json's summary carries them."""
@@ -202,10 +213,20 @@ class Summary:
     resumed_skipped: int = 0        # objects a resumed run skipped: its journal had them done
     resumed_skipped_bytes: int = 0
     journal: str | None = None      # the resume journal kept for this run (None: none, or removed when complete)
+    check: bool = False             # a `check`: its counts are differences, and any difference is not ok
 
     @property
     def ok(self) -> bool:
-        return self.fatal is None and not self.interrupted and self.counters.failed == 0
+        """The run did what was asked: no failure, not stopped; for `check`, no difference either
+        (a script reading `ok` is told whether the trees match, as the exit code says)."""
+        c = self.counters
+        return self.fatal is None and not self.interrupted and c.failed == 0 and \
+            not (self.check and (c.done or c.deleted))
+
+    def check_counts(self) -> dict[str, int]:
+        """`check`'s own counts: keys the same at both sides, different, only in SRC, only in DST."""
+        c = self.counters
+        return {"same": c.skipped, "differ": c.differ, "only_in_src": c.done - c.differ, "only_in_dst": c.deleted}
 
     def estimate(self) -> dict[str, object] | None:
         """A dry run's estimate of the real run (None for a real run): the requests it would send
@@ -218,9 +239,18 @@ class Summary:
     def to_dict(self) -> dict[str, object]:
         """The counts and outcome as plain JSON-able values (what `--json`'s summary carries)."""
         c = self.counters
+        if self.check:
+            return {"ok": self.ok, "listed": c.listed, **self.check_counts(), "failed": c.failed,
+                    "elapsed_seconds": round(self.elapsed, 3), "cpu_seconds": round(self.cpu_seconds, 3),
+                    "peak_rss_bytes": self.peak_rss_bytes, "workers": self.workers, "fatal": self.fatal,
+                    "interrupted": self.interrupted, "retries": c.retries, "throttled": c.throttled,
+                    "requests": c.requests_by_operation(),
+                    "failures": [{"op": f.op, "src": f.src, "dst": f.dst, "error": f.error, "kind": f.kind}
+                                 for f in self.failures],
+                    "failures_not_shown": self.failures_dropped}
         return {"ok": self.ok, "listed": c.listed, "copied": c.done, "copied_bytes": c.done_bytes,
                 "failed": c.failed, "skipped": c.skipped, "skipped_bytes": c.skipped_bytes,
-                "deleted": c.deleted, "server_side_copies": c.server_side, "dry_run": self.dry_run,
+                "skipped_archived": c.archived, "deleted": c.deleted, "server_side_copies": c.server_side, "dry_run": self.dry_run,
                 "elapsed_seconds": round(self.elapsed, 3), "cpu_seconds": round(self.cpu_seconds, 3),
                 "peak_rss_bytes": self.peak_rss_bytes, "workers": self.workers, "fatal": self.fatal,
                 "interrupted": self.interrupted, "resumed_skipped": self.resumed_skipped,

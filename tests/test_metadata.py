@@ -75,7 +75,9 @@ def test_upload_options_set_every_property(data_path, cli, s3, bucket, tmp_path)
     assert r.code == 0, r
     want = dict(RICH_SEEN, type="text/x-mine")
     for key in ("small.txt", "big.bin"):
-        assert _props(s3, bucket, key) == want
+        got = _props(s3, bucket, key)
+        assert float(got["meta"].pop("mtime")) > 0  # the file's time (tests/test_mtime_s3.py)
+        assert got == want
         assert s3.head_object(Bucket=bucket, Key=key)["ServerSideEncryption"] == "AES256"
     assert s3.head_object(Bucket=bucket, Key="big.bin", PartNumber=1)["PartsCount"] == 2
 
@@ -248,6 +250,7 @@ def test_preserve_xattrs_round_trip(cli, s3, make_bucket, tmp_path):
     for name in ("small", "big"):
         got = _props(s3, b, name)
         assert got["type"] == "application/x-thing" and got["cache"] == "max-age=300"
+        assert float(got["meta"].pop("mtime")) > 0  # the file's time (tests/test_mtime_s3.py)
         assert got["meta"] == {"owner": "ana", "run": "7"}
 
 

@@ -26,11 +26,24 @@ MAX_FAILURE_LINES = 50
 
 
 def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str, Any]:
+    """The `summary` event. `check` has its own fields (it copies and deletes nothing: what a copy's
+    would say of it would be about a run that never happens): same, differ, only_in_src, only_in_dst."""
     c = summary.counters
+    if summary.check:
+        return {
+            "event": "summary", "command": command, "src": src, "dst": dst, "ok": summary.ok,
+            "listed": c.listed, **summary.check_counts(), "failed": c.failed,
+            "elapsed_seconds": round(summary.elapsed, 3), "cpu_seconds": round(summary.cpu_seconds, 3),
+            "peak_rss_bytes": summary.peak_rss_bytes, "workers": summary.workers,
+            "fatal": summary.fatal, "interrupted": summary.interrupted,
+            "retries": c.retries, "throttled": c.throttled, "final_concurrency": c.concurrency,
+            "failures_not_shown": summary.failures_dropped, "requests": c.requests_by_operation(),
+        }
     return {
         "event": "summary", "command": command, "src": src, "dst": dst, "ok": summary.ok,
         "listed": c.listed, "copied": c.done, "copied_bytes": c.done_bytes, "failed": c.failed,
-        "skipped": c.skipped, "skipped_bytes": c.skipped_bytes, "deleted": c.deleted, "dry_run": summary.dry_run,
+        "skipped": c.skipped, "skipped_bytes": c.skipped_bytes, "skipped_archived": c.archived,
+        "deleted": c.deleted, "dry_run": summary.dry_run,
         "server_side_copies": c.server_side, "elapsed_seconds": round(summary.elapsed, 3),
         "objects_per_second": round(c.done / summary.elapsed, 1) if summary.elapsed else 0.0,
         "bytes_per_second": round(c.done_bytes / summary.elapsed, 1) if summary.elapsed else 0.0,
@@ -43,7 +56,7 @@ def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str
         "retries": c.retries, "throttled": c.throttled, "final_concurrency": c.concurrency,
         "failures_not_shown": summary.failures_dropped,
         "requests": c.requests_by_operation(),
-        "estimate": summary.estimate() if command != "check" else None,  # check is a dry run, never run for real
+        "estimate": summary.estimate(),
     }
 
 
@@ -168,6 +181,12 @@ class JsonRenderer(Renderer):
         if now - self._last >= 1.0:
             self._last = now
             c = event.counters
+            if self.command == "check":  # differences so far, in check's words (it copies nothing)
+                self._write({"event": "progress", "listed": c.listed, "listed_bytes": c.listed_bytes,
+                             "same": c.skipped, "differ": c.differ, "only_in_src": c.done - c.differ,
+                             "only_in_dst": c.deleted, "failed": c.failed, "listing_done": event.listing_done,
+                             "elapsed_seconds": round(event.elapsed, 3)})
+                return
             self._write({"event": "progress", "listed": c.listed, "listed_bytes": c.listed_bytes,
                          "copied": c.done, "copied_bytes": c.done_bytes, "moved_bytes": c.moved_bytes,
                          "skipped": c.skipped, "skipped_bytes": c.skipped_bytes, "deleted": c.deleted,
@@ -318,9 +337,14 @@ class HumanRenderer(Renderer):
         objs, rate_b = self._rates()
         listed = f"{c.listed:,}" + ("" if p.listing_done else "+ (listing)")
         handled = c.done + c.skipped  # sync: objects found equal are handled too
-        grid.add_row("objects", f"{handled:,} / {listed}" + (f"   ({c.skipped:,} equal)" if c.skipped else "")
-                     + (f"   deleted {c.deleted:,}" if c.deleted else "")
-                     + (f"   failed {c.failed:,}" if c.failed else ""))
+        if self.command == "check":  # what it found so far, in its own words
+            grid.add_row("objects", f"{handled:,} / {listed}   same {c.skipped:,}   differ {c.differ:,}   "
+                         f"only in SRC {c.done - c.differ:,}   only in DST {c.deleted:,}"
+                         + (f"   failed {c.failed:,}" if c.failed else ""))
+        else:
+            grid.add_row("objects", f"{handled:,} / {listed}" + (f"   ({c.skipped:,} equal)" if c.skipped else "")
+                         + (f"   deleted {c.deleted:,}" if c.deleted else "")
+                         + (f"   failed {c.failed:,}" if c.failed else ""))
         grid.add_row("bytes", f"{human_bytes(c.moved_bytes + c.skipped_bytes)} / {human_bytes(c.listed_bytes)}"
                      + ("" if p.listing_done else "+"))
         grid.add_row("rate", f"{objs:,.0f} objects/s   {human_bytes(rate_b)}/s")
@@ -346,31 +370,23 @@ class HumanRenderer(Renderer):
         t = Table.grid(padding=(0, 2))
         t.add_column(style="bold")
         t.add_column()
-        status = "done" if summary.ok else ("interrupted" if summary.interrupted else "FAILED")
-        t.add_row(self.command, f"{self.src} -> {self.dst}   [{status}]")
-        verb = "would copy" if summary.dry_run else "copied"
-        # "server-side" only where a server did the copying: between two local paths it is the kernel
-        server_side = d["server_side_copies"] if self.src.startswith(("s3://", "S3://")) else 0
-        t.add_row(verb, f"{plural(d['copied'], 'object')}, {human_bytes(d['copied_bytes'])}"
-                  + (f" ({server_side:,} server-side)" if server_side else ""))
-        if self.command == "sync":
-            t.add_row("equal", f"{plural(d['skipped'], 'object')}, {human_bytes(d['skipped_bytes'])} (skipped)")
-            t.add_row("would delete" if summary.dry_run else "deleted", plural(d["deleted"], "object"))
-        if (estimate := summary.estimate()) is not None and self.command != "check":
-            t.add_row("would send", estimate_text(estimate))
-        if summary.resumed_skipped:
-            t.add_row("resumed", f"{plural(summary.resumed_skipped, 'object')}, "
-                      f"{human_bytes(summary.resumed_skipped_bytes)} done by the interrupted run (skipped)")
+        if summary.check:
+            self._check_rows(t, summary, d)
+        else:
+            self._copy_rows(t, summary, d)
         if d["failed"]:
             t.add_row("failed", plural(d["failed"], "object"))
         if c_retries := d["retries"]:
             t.add_row("retried", f"{plural(c_retries, 'request')} ({d['throttled']:,} throttled; requests in "
                       f"flight at the end: {d['final_concurrency']:,})")
-        t.add_row("time", f"{summary.elapsed:.2f} s   {d['objects_per_second']:,.0f} objects/s   "
-                  f"{human_bytes(d['bytes_per_second'])}/s")
+        if summary.check:
+            t.add_row("time", f"{summary.elapsed:.2f} s")
+        else:
+            t.add_row("time", f"{summary.elapsed:.2f} s   {d['objects_per_second']:,.0f} objects/s   "
+                      f"{human_bytes(d['bytes_per_second'])}/s")
         if self.verbose:  # figures for whoever tunes s3bulk, not for every run (always in --json)
             cpu = f"{summary.cpu_seconds:.2f} s"
-            if d["cpu_us_per_object"] is not None:
+            if d.get("cpu_us_per_object") is not None:
                 cpu += f"   {d['cpu_us_per_object']:,.0f} us/object"
             t.add_row("cpu", cpu)
             t.add_row("peak RSS", f"{human_bytes(summary.peak_rss_bytes)} (all "
@@ -378,6 +394,38 @@ class HumanRenderer(Renderer):
         self.out.print(t, markup=False)
         if summary.fatal:
             self.error(summary.fatal)
+
+    def _check_rows(self, t: Any, summary: Summary, d: dict[str, Any]) -> None:
+        """`check` in its own words: what is the same, what differs, what is on one side only."""
+        status = "identical" if summary.ok else ("interrupted" if summary.interrupted else
+                                                 "FAILED" if summary.fatal or d["failed"] else "different")
+        t.add_row(self.command, f"{self.src} -> {self.dst}   [{status}]")
+        t.add_row("same", f"{plural(d['same'], 'object')}, {human_bytes(summary.counters.skipped_bytes)}")
+        t.add_row("differ", plural(d["differ"], "object"))
+        t.add_row("only in SRC", plural(d["only_in_src"], "object"))
+        t.add_row("only in DST", plural(d["only_in_dst"], "object"))
+
+    def _copy_rows(self, t: Any, summary: Summary, d: dict[str, Any]) -> None:
+        status = "done" if summary.ok else ("interrupted" if summary.interrupted else "FAILED")
+        t.add_row(self.command, f"{self.src} -> {self.dst}   [{status}]")
+        verb = "would copy" if summary.dry_run else "copied"
+        server_side = d["server_side_copies"]  # (counted only where a server did the copying)
+        t.add_row(verb, f"{plural(d['copied'], 'object')}, {human_bytes(d['copied_bytes'])}"
+                  + (f" ({server_side:,} server-side)" if server_side else ""))
+        if self.command == "sync":
+            t.add_row("equal", f"{plural(d['skipped'], 'object')}, {human_bytes(d['skipped_bytes'])} (skipped)")
+            t.add_row("would delete" if summary.dry_run else "deleted", plural(d["deleted"], "object"))
+        elif self.command == "mv":  # each source deleted once its copy landed
+            t.add_row("deleted", f"{plural(d['deleted'], 'source object')} (moved)")
+        if d["skipped_archived"]:
+            t.add_row("archived", f"{plural(d['skipped_archived'], 'object')}, "
+                      f"{human_bytes(summary.counters.archived_bytes)} skipped (GLACIER or DEEP_ARCHIVE, not "
+                      f"restored: --force-archived tries them)")
+        if (estimate := summary.estimate()) is not None:
+            t.add_row("would send", estimate_text(estimate))
+        if summary.resumed_skipped:
+            t.add_row("resumed", f"{plural(summary.resumed_skipped, 'object')}, "
+                      f"{human_bytes(summary.resumed_skipped_bytes)} done by the interrupted run (skipped)")
 
 
 # Keys and server answers are not ours: a newline in one must not start a line that looks like

@@ -101,6 +101,11 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         renderer.error(str(exc), exc.exit_code)
         raise exit_with(exc.exit_code)
     renderer.finish(summary)
+    if summary.counters.archived and not output.quiet:
+        from .render import plural
+
+        print(f"s3bulk: {plural(summary.counters.archived, 'archived object')} skipped (GLACIER or DEEP_ARCHIVE, "
+              f"not restored): restore them first, or --force-archived to try them", file=sys.stderr, flush=True)
     if metrics is not None:  # after the summary is out: a scraper may wait for it before the last scrape
         metrics.close(run.metrics_linger)
     if summary.interrupted:
@@ -126,10 +131,9 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
     if sync_options is not None and sync_options.check:
         c = summary.counters
         if not output.quiet:
-            from .render import plural
-
-            print(f"s3bulk check: {plural(c.skipped, 'object')} identical, {plural(c.done, 'key')} only in SRC "
-                  f"or different, {plural(c.deleted, 'key')} only in DST", file=sys.stderr)
+            n = summary.check_counts()
+            print(f"s3bulk check: {n['differ']:,} differ, {n['only_in_src']:,} only in SRC, "
+                  f"{n['only_in_dst']:,} only in DST, {n['same']:,} the same", file=sys.stderr)
         if c.done or c.deleted:
             raise exit_with(shell.EXIT_FAILED)
 

@@ -74,6 +74,9 @@ class TransferOptions:
     # the properties objects are written with (aws-cli's --metadata, --acl, --copy-props...): engine/transfer/object_props.py
     write_props: WriteProps = field(default_factory=WriteProps)
     checksum_algorithm: str | None = None  # CRC32|CRC32C|CRC64NVME|SHA1|SHA256 on S3 uploads (stores/checksums.py)
+    # GLACIER / DEEP_ARCHIVE objects not restored are tried like any other (else skipped and
+    # counted: engine/transfer/archived.py)
+    force_archived: bool = False
 
     def __post_init__(self) -> None:
         """Sizes may be given as numbers or strings ("8MiB"); anything out of range is a UsageError

@@ -259,7 +259,9 @@ class Writer(Protocol):
                   props: ObjectProps | None = None) -> None:
         """Write a whole object; it appears under `key` only once complete. Stores that keep a
         modification time (features.keeps_mtime) set it to `mtime`, so a later sync sees the two
-        sides as equal. Stores with features.props write it with `props` (None: their defaults)."""
+        sides as equal; S3 keeps a time given it as user metadata (x-amz-meta-mtime, rclone's:
+        stores/file_times.py), and is given one only for a local file's upload. Stores with
+        features.props write it with `props` (None: their defaults)."""
         ...
 
     async def start_multipart(self, key: str, size: int, part_size: int,

@@ -433,6 +433,16 @@ class ResilientStore:
         await self.limiter.pace_bytes(len(data))
         return data, props
 
+    async def read_with_mtime(self, key: str) -> tuple[bytes, float | None]:
+        """The object and the file time it carries (S3 stores: stores/s3/store.py)."""
+        data, mtime = await self._call(lambda: self.inner.read_with_mtime(key), op="get", key=key)
+        await self.limiter.pace_bytes(len(data))
+        return data, mtime
+
+    async def restore_status(self, key: str) -> str | None:
+        """An archived object's x-amz-restore (S3 stores: stores/s3/store.py)."""
+        return await self._call(lambda: self.inner.restore_status(key))
+
     async def read_tagging(self, key: str) -> str:
         if not self.features.props:
             raise self._no_props(key)

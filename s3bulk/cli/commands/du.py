@@ -29,13 +29,14 @@ def du_command(
     out = sys.stdout
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     classes: dict[str, list[int]] = {}
+    unsized = [0]  # objects listed without a size: a list/get server's (their bytes are unknown, not 0)
 
     def line(objects: int, nbytes: int, label: str) -> str:
         return (f"{human_bytes(nbytes):>11} {nbytes:>16,} B {objects:>14,} "
                 f"{'object ' if objects == 1 else 'objects'}  {label}\n")
 
     try:
-        for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, classes=classes):
+        for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, classes=classes, unsized=unsized):
             if prefix is None:  # before the total: what each storage class holds (S3 sources)
                 for name, (c_objects, c_bytes) in sorted(classes.items()):
                     out.write(dumps({"event": "class", "storage_class": name, "objects": c_objects,
@@ -51,6 +52,10 @@ def du_command(
                 out.write(line(objects, nbytes, "(total)" if prefix is None else prefix))
     except BrokenPipeError:
         quiet_broken_pipe()
+        return
+    if unsized[0]:
+        print(f"s3bulk: {unsized[0]:,} of the objects were listed without a size (a list/get server's listing "
+              f"gives none): their bytes are not in the counts", file=sys.stderr)
 
 
 EXAMPLES = (

@@ -39,7 +39,7 @@ def ls_command(
         except BrokenPipeError:
             return quiet_broken_pipe()
     out = sys.stdout
-    count = total = 0
+    count = total = unsized = 0  # unsized: keys listed without a size (a list/get server's)
     # --json: each line made by hand as json.dumps({"key", "size", "mtime", "etag"}, ensure_ascii=False)
     # makes it, byte for byte (tests/test_json_ls.py), at a quarter of its CPU: strings through
     # json's own C escaper, numbers as json writes them (int and float repr), an mtime's text once a second
@@ -48,12 +48,15 @@ def ls_command(
 
     def render(page: list[ObjectInfo]) -> str:
         """A page's lines, made as it is listed (a page listed ahead of the output waits as text)."""
-        nonlocal count, total, stamps
+        nonlocal count, total, unsized, stamps
         lines: list[str] = []
         append = lines.append
         if json_out:
             for key, size, mtime, etag, _ in page:
-                total += size or 0
+                if size is None:
+                    unsized += 1
+                else:
+                    total += size
                 when = stamps.get(mtime)
                 if when is None:
                     assert mtime is not None  # stamps maps None to "null"
@@ -65,7 +68,10 @@ def ls_command(
             count += len(page)
             return "\n".join(lines) + "\n" if lines else ""
         for key, size, mtime, _, _ in page:  # unpacked: a named field is a property call
-            total += size or 0
+            if size is None:
+                unsized += 1
+            else:
+                total += size
             when = stamps.get(mtime)
             if when is None:
                 assert mtime is not None  # stamps maps None to "-"
@@ -87,9 +93,19 @@ def ls_command(
     finally:
         texts.close()  # `| head`, Ctrl-C: listings cancelled and spill files gone before the loop closes
     if not json_out:
-        from ..render import plural
+        print(ls_total(count, total, unsized), file=sys.stderr)
 
-        print(f"{plural(count, 'object')}, {plural(total, 'byte')}", file=sys.stderr)
+
+def ls_total(count: int, total: int, unsized: int) -> str:
+    """ls's last line: objects and bytes, and what of the bytes is not known (a list/get server
+    lists no sizes: its total is unknown, not 0 bytes)."""
+    from ..render import plural
+
+    if unsized and unsized == count:
+        return f"{plural(count, 'object')}, sizes unknown (the listing gives none)"
+    if unsized:
+        return f"{plural(count, 'object')}, {plural(total, 'byte')} and {unsized:,} of unknown size"
+    return f"{plural(count, 'object')}, {plural(total, 'byte')}"
 
 
 EXAMPLES = (

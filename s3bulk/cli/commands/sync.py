@@ -17,6 +17,7 @@ from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyCo
                        SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose,
                        Workers, command, gather)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
+from ..options import ForceArchived
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -114,6 +115,7 @@ def parameters(
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
     checksum_algorithm: ChecksumAlgorithm = None,
+    force_archived: ForceArchived = False,  # archived objects (engine/transfer/archived.py)
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.

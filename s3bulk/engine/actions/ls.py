@@ -126,12 +126,14 @@ def _settle(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any]) -> Any:
 
 
 def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
-              classes: dict[str, list[int]] | None = None) -> Iterator[tuple[str | None, int, int]]:
+              classes: dict[str, list[int]] | None = None,
+              unsized: list[int] | None = None) -> Iterator[tuple[str | None, int, int]]:
     """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
     (None, objects, bytes) for everything. Keys arrive in order, so a prefix is complete when the
     next one starts: one running total at a time, whatever the number of prefixes. `classes`, when
     given, is filled with storage class -> [objects, bytes] (S3 sources; listed as S3 says them)
-    by the time the total comes."""
+    by the time the total comes; `unsized`, when given ([0]), counts the objects listed without a
+    size (a list/get server's), whose bytes no total holds."""
     from ..planner import resolve_source
 
     loop = asyncio.new_event_loop()
@@ -145,7 +147,11 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurre
     group_o = group_b = 0
     for page in stepped(list_pages(url, s3=s3, concurrency=concurrency)):
         for obj in page:
-            size = obj.size or 0
+            size = obj.size
+            if size is None:
+                size = 0
+                if unsized is not None:
+                    unsized[0] += 1
             total_o += 1
             total_b += size
             if classes is not None and obj.storage_class is not None:

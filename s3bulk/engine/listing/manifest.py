@@ -167,6 +167,21 @@ class ManifestSource:
     async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
         await self.inner.read_to(key, start, end, sink)
 
+    async def read_props(self, key: str) -> Any:
+        return await self.inner.read_props(key)  # features.props, as the inner store's
+
+    async def read_with_props(self, key: str) -> Any:
+        return await self.inner.read_with_props(key)
+
+    async def read_with_mtime(self, key: str) -> Any:
+        return await self.inner.read_with_mtime(key)
+
+    async def restore_status(self, key: str) -> str | None:
+        return await self.inner.restore_status(key)
+
+    async def read_tagging(self, key: str) -> str:
+        return await self.inner.read_tagging(key)
+
     def read_body(self, key: str, start: int, end: int) -> Any:
         return self.inner.read_body(key, start, end)  # features.file_bodies, as the inner store's
 

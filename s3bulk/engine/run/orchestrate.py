@@ -112,6 +112,7 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
         if spooled:
             os.unlink(spooled)
     summary.dry_run = dry_run
+    summary.check = sync_options is not None and sync_options.check
     return summary
 
 

@@ -125,6 +125,11 @@ class Worker:
         self._reported = (0, 0, 0)  # transfers in flight, body bytes held, their budget: as last reported
         self._transfers = plan.options.concurrency  # consumer tasks running (engine/run/inflight.py may add some)
         self._finished = 0  # objects this worker finished (copied or failed): what inflight.py measures
+        # a copy "server-side" only where a server did it: between two local paths it is the kernel
+        # (the summary's server_side_copies would tell of a server there is none of)
+        self._server_copies = plan.dst.kind != "local"
+        # GLACIER / DEEP_ARCHIVE objects not restored are skipped unless --force-archived (S3 sources)
+        self._skips_archived = plan.src.kind == "s3" and not plan.options.force_archived
         self._took = 0.0  # seconds the objects copied took in all (inflight.py: mean against the shortest)
         self._shortest = 0.0  # the least one took (0: none yet)
         self._logs = 0  # per-page object logs opened by this worker (for their names)
@@ -421,15 +426,13 @@ class Worker:
                 pieces = split_unit(rest, prefix, [e.key for e in entries])  # listed in parallel
             else:
                 pieces = [rest]
-            self._send(Listed(self.wid, unit, pieces))
             if page_skipped(self.resume.skip_pages, unit.seq) and not src.ordered:
+                self._send(Listed(self.wid, unit, pieces))
                 self._send(UnitDone(self.wid, unit, rest, 0, 0, 0, None))  # done by an earlier run
                 return
             for name, why in page.problems:
                 self.counters.failed += 1
                 self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
-            if page.gone and plan.sync is not None and plan.sync.delete and not plan.sync.dry_run:
-                await self._delete_gone(page.gone)
             if self.filters is not None:
                 cut = len(plan.src.prefix)
                 entries = [e for e in entries if self.filters.allows(e.key[cut:])]
@@ -452,6 +455,13 @@ class Worker:
                     unit_bytes = sum(e.size or 0 for e in entries)
             c.listed += len(entries)
             c.listed_bytes += unit_bytes
+            # the page's counts go before the word that it is listed (one queue, in order): a
+            # progress event never says the listing is done while its counts are still on the way
+            self._send(ProgressReport(self.wid, c.take(), self.failures))
+            self.failures = []
+            self._send(Listed(self.wid, unit, pieces))
+            if page.gone and plan.sync is not None and plan.sync.delete and not plan.sync.dry_run:
+                await self._delete_gone(page.gone)
             entries, conflicting = await self._drop_conflicts(src, entries)
             if plan.sync is not None:
                 try:
@@ -460,6 +470,8 @@ class Worker:
                     self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}",
                               exc.exit_code)
                     return
+            if entries and self._skips_archived:
+                entries = await self._skip_archived(src, entries)
             state = _UnitState(len(entries), self._object_log())
             state.failed = len(page.problems) + conflicting
             if plan.move:
@@ -544,7 +556,7 @@ class Worker:
                 if d is not None and s.size is None:
                     s = await self._head_or_none(src, s.key) or s
                 await self._copy_if_different(s, d, to_copy, absent)
-            return self._dry(to_copy, [], absent)
+            return self._dry(await self._dry_archived(src, to_copy), [], absent)
         page_end = rest.after if rest is not None else unit.until
         doomed: list[str] = []
         dst_keys = dst_range(dst, plan.dst.prefix, None if unit.after is None else dst_key(unit.after),
@@ -572,7 +584,31 @@ class Worker:
         if doomed and not opts.dry_run:
             await self._delete(dst, doomed)
             doomed = []
-        return self._dry(to_copy, doomed, absent)
+        return self._dry(await self._dry_archived(src, to_copy), doomed, absent)
+
+    async def _dry_archived(self, src: Any, to_copy: list[ObjectInfo]) -> list[ObjectInfo]:
+        """A sync dry run skips (and counts) the archived objects the real run would skip; `check`
+        reports every difference, archived or not."""
+        opts = self.plan.sync
+        if not to_copy or not self._skips_archived or opts is None or not opts.dry_run or opts.check:
+            return to_copy
+        return await self._skip_archived(src, to_copy)
+
+    async def _skip_archived(self, src: Any, entries: list[ObjectInfo]) -> list[ObjectInfo]:
+        """The entries without the archived objects not restored (engine/transfer/archived.py),
+        counted as skipped (archived). Where the restore check itself fails, they are kept and
+        tried: their own failure then says why."""
+        from ..transfer.archived import split_archived
+
+        try:
+            kept, skipped = await split_archived(src, entries)
+        except S3BulkError:
+            return entries
+        c = self.counters
+        for e in skipped:
+            c.archived += 1
+            c.archived_bytes += e.size or 0
+        return kept
 
     async def _delete_gone(self, gone: tuple[str, ...]) -> None:
         """A narrowed sync (`sync --watch`, engine/listing/manifest.py CHANGES): delete at DST the
@@ -688,6 +724,8 @@ class Worker:
             src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
             if opts.check:
                 events.append(Difference("only-in-src" if e.key in absent else "differs", src_url, dst_url))
+                if e.key not in absent:
+                    self.counters.differ += 1
             else:
                 events.append(DryRunAction("copy", src_url, dst_url))
             self.counters.done += 1
@@ -725,7 +763,7 @@ class Worker:
                     self._shortest = took
                 c.done += 1
                 c.done_bytes += size
-                if server_side:
+                if server_side and self._server_copies:
                     c.server_side += 1
                 state.copied_bytes += size
                 self._finished += 1

@@ -149,6 +149,10 @@ class Comparator:
         # for an ETag computed from a local file), taken by the worker as it reports the key
         self.record = False
         self.checksums: dict[str, str] = {}
+        # an S3 source against local files: a file may carry its object's stored time, not its
+        # LastModified (_file_of)
+        self._times_kept = src.features.props == "s3" and dst.location.kind == "local" \
+            and hasattr(dst, "copy_of")
         if compare == "checksum":
             from .hashcache import HashCache
 
@@ -170,9 +174,38 @@ class Comparator:
             # As aws-cli's option: only a DST that keeps the source's time (local disk) can match it
             # exactly; an S3 object's time is when it was written, so there the default rule applies
             # (else every upload would be copied again on every run).
-            return abs(s.mtime - d.mtime) >= 1.0 if _coarse(s, d) else s.mtime != d.mtime
-        # default, as aws s3 sync: the source is newer (S3 times have whole seconds)
-        return s.mtime - d.mtime >= (1.0 if _coarse(s, d) else 1e-6)
+            differ = abs(s.mtime - d.mtime) >= 1.0 if _coarse(s, d) else s.mtime != d.mtime
+        else:
+            # default, as aws s3 sync: the source is newer (S3 times have whole seconds)
+            differ = s.mtime - d.mtime >= (1.0 if _coarse(s, d) else 1e-6)
+        if differ and self._times_kept:
+            return not await self._file_of(s, d)
+        return differ
+
+    async def _file_of(self, s: ObjectInfo, d: ObjectInfo) -> bool:
+        """Whether the local file `d` is the S3 object `s` though their times differ: a download
+        gave the file the time the object carries in x-amz-meta-mtime (stores/file_times.py), older
+        than the object's LastModified. The mark the download left on the file says so without a
+        request; a file without one (another tool's download, a filesystem without user xattrs)
+        costs one HEAD, asked only of keys the times alone would copy, and is marked when it
+        matches, so the next run asks nothing."""
+        assert s.mtime is not None and d.mtime is not None
+        mark = self.dst.copy_of(d.key)
+        if mark is not None:
+            last_modified, mtime = mark
+            return abs(last_modified - s.mtime) < 1e-3 and abs(mtime - d.mtime) < _SAME_TIME
+        from ...errors import S3BulkError
+        from ...stores import file_times
+
+        try:
+            props = await self.src.read_props(s.key)
+        except S3BulkError:
+            return False  # (gone since it was listed, say): copied, and its copy says what is wrong
+        stored = file_times.stored_mtime(props.metadata)
+        if stored is None or abs(stored - d.mtime) >= _SAME_TIME:
+            return False
+        await asyncio.to_thread(self.dst.mark_copy_of, d.key, s.mtime, d.mtime)
+        return True
 
     async def _same_content(self, s: ObjectInfo, d: ObjectInfo) -> bool | None:
         """Equal ETags mean equal bytes. Different ones need not (SSE-KMS ETags are no MD5, another
@@ -257,6 +290,9 @@ async def _object_checksum(store, key: str):
     if not store.features.checksums:
         return None
     return await store.object_checksum(key)
+
+
+_SAME_TIME = 2e-6  # a file time set from a stored one reads back within a float's microsecond
 
 
 def _coarse(a: ObjectInfo, b: ObjectInfo) -> bool:

@@ -13,7 +13,8 @@ following the ways one_object.py moves an object (the two must change together):
 - up to the multipart threshold: one GET from an S3 source and one PUT to an S3 destination;
 - above it, in parts of the run's part size (raised to fit 10,000 parts, or the download part
   size of a local destination): from an S3 source a HEAD with checksum mode, a HEAD of its
-  properties when they are carried to S3, and one ranged GET per part; to an S3 destination
+  properties when they are carried (to a local file: the time its x-amz-meta-mtime holds,
+  stores/file_times.py), and one ranged GET per part; to an S3 destination
   CREATE_MULTIPART, one UPLOAD_PART per part and COMPLETE_MULTIPART.
 
 Assumed, since a dry run cannot know without asking: no source object has tags (each that has
@@ -80,8 +81,8 @@ def plan_copy(transfer: Any, info: ObjectInfo, planned: dict[str, int]) -> None:
         if uploaded_in:  # taken to carry a COMPOSITE checksum: its parts are asked, and read one by one
             add(GET_ATTRIBUTES)
             parts = uploaded_in
-        if transfer.wants_src_props:
-            add(HEAD)  # the properties the upload is created with
+        if transfer.wants_src_props or transfer.restore_mtime:
+            add(HEAD)  # the properties the upload is created with; to a local file, its time
     if gets:
         add(GET, parts)
     if to_s3:

@@ -41,6 +41,7 @@ from ...stores import Store, Writer
 from ...stores.base import ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range
 from ...stores.conditions import IF_MATCH, SOURCE_FILE, FileVersion, SourceChanged
 from ...stores.local.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
+from ...stores import file_times
 from . import object_props
 from ..plan import KeyMap, TransferOptions
 from .part_buffers import part_buffer
@@ -141,6 +142,12 @@ class Transfer:
         self.src_kind, self.dst_kind = src.features.props, dst.features.props
         self.wants_src_props = object_props.wants_source(self.write_props, self.src_kind, self.dst_kind)
         self._dst_props = object_props.Resolver(self.write_props, self.src_kind, self.dst_kind)
+        # file times through S3 (stores/file_times.py): an upload from a local file carries the
+        # file's time in x-amz-meta-mtime (unless the user's --metadata names an mtime of its own),
+        # and a download to a local file takes the time its object carries
+        self.stamp_mtime = self.local_src and self.dst_kind == "s3" and not any(
+            k.lower() == file_times.MTIME_KEY for k, _ in self.write_props.set.metadata or ())
+        self.restore_mtime = self.src_kind == "s3" and cast(Any, dst).location.kind == "local"
         self.link = LinkModel()  # the parts in flight that paid off for the last object (link.py)
 
     async def copy(self, info: ObjectInfo) -> tuple[int, bool]:
@@ -202,16 +209,25 @@ class Transfer:
                 return size, False
             await self.budget.acquire(size)
             try:
-                data, props = await self._read_with_props(info.key, dst_key)
-                await self._put_checked(info.key, dst_key, data, size, info.mtime, props)
+                data, props, stored = await self._read_with_props(info.key, dst_key)
+                await self._put_checked(info.key, dst_key, data, size,
+                                        info.mtime if stored is None else stored, props)
             finally:
                 self.budget.release(size)
+            self._mark_copy_of(dst_key, info, stored)
             return size, False
         try:
-            await self._multipart(info.key, dst_key, size, info.mtime, info)
+            stored = await self._multipart(info.key, dst_key, size, info.mtime, info)
         except ChecksumMismatch:
-            await self._multipart(info.key, dst_key, size, info.mtime, info)  # once more, then it is reported
+            stored = await self._multipart(info.key, dst_key, size, info.mtime, info)  # once more, then it is reported
+        self._mark_copy_of(dst_key, info, stored)
         return size, False
+
+    def _mark_copy_of(self, dst_key: str, info: ObjectInfo, stored: float | None) -> None:
+        """A local file given its object's stored time (not LastModified): marked as that object's
+        copy, so a later sync from it sees them equal without a request (stores/file_times.py)."""
+        if stored is not None and info.mtime is not None and stored != info.mtime:
+            cast(Any, self.dst).mark_copy_of(dst_key, info.mtime, stored)
 
     async def _known_version(self, info: ObjectInfo) -> ObjectInfo:
         """`info`, or what one HEAD says where the object will be read in more than one request
@@ -266,6 +282,7 @@ class Transfer:
         await self.budget.acquire(held)
         try:
             body = self.src.read_body(src_key, 0, size)  # type: ignore[attr-defined]  # features.file_bodies
+            mtime = self._dst_mtime(mtime)
             await self.dst.put_body(dst_key, body, mtime, props=props)  # type: ignore[attr-defined]  # features.streamed_puts
         finally:
             self.budget.release(held)
@@ -275,7 +292,16 @@ class Transfer:
         if len(data) != size:
             raise Corrupt(f"read {len(data)} bytes, expected {size}", op="get",
                           url=self.src.location.url_for(src_key), key=src_key)
-        await self.dst.put(dst_key, data, mtime, props=props)
+        await self.dst.put(dst_key, data, self._dst_mtime(mtime), props=props)
+
+    def _dst_mtime(self, mtime: float | None) -> float | None:
+        """The time a write is given. An S3 store keeps a time given it in x-amz-meta-mtime
+        (stores/file_times.py): only a local file's time is given it (stamp_mtime: the file's time
+        wins over an `mtime` its xattrs carried; the user's --metadata mtime over both), never an
+        object's LastModified (an S3 source's own x-amz-meta-mtime goes with its metadata)."""
+        if self.dst_kind == "s3" and not self.stamp_mtime:
+            return None
+        return mtime
 
     # ------------------------------------------------------------ object properties (engine/transfer/object_props.py)
 
@@ -295,12 +321,18 @@ class Transfer:
         """The properties to write dst_key with (a HEAD of the source when they are carried)."""
         return self._dst_props(dst_key, await self._source_props(src_key))
 
-    async def _read_with_props(self, src_key: str, dst_key: str) -> tuple[bytes, ObjectProps | None]:
-        """The whole object, and the properties to write it with, from the one GET."""
+    async def _read_with_props(self, src_key: str, dst_key: str
+                               ) -> tuple[bytes, ObjectProps | None, float | None]:
+        """The whole object, the properties to write it with, and the file time it carries (to a
+        local file: stores/file_times.py; else None), from the one GET."""
         if not self.wants_src_props:
-            return await self.src.read(src_key), self._dst_props(dst_key, None)
+            if not self.restore_mtime:
+                return await self.src.read(src_key), self._dst_props(dst_key, None), None
+            data, stored = await cast(Any, self.src).read_with_mtime(src_key)  # features.props == "s3"
+            return data, self._dst_props(dst_key, None), stored
         data, read = await cast(PropsReader, self.src).read_with_props(src_key)
-        return data, self._dst_props(dst_key, await self._source_props(src_key, read))
+        stored = file_times.stored_mtime(read.metadata) if self.restore_mtime else None
+        return data, self._dst_props(dst_key, await self._source_props(src_key, read)), stored
 
     async def _server_side_props(self, src_key: str, dst_key: str) -> tuple[ObjectProps | None, bool]:
         """(props, replace) for copy_from: a plain copy keeps what the source has by itself (only
@@ -313,7 +345,16 @@ class Transfer:
         return self._dst_props(dst_key, await self._source_props(src_key)), True
 
     async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None,
-                         info: ObjectInfo | None = None) -> None:
+                         info: ObjectInfo | None = None) -> float | None:
+        """The object in parts; returns the file time its metadata carried when it was given to a
+        local file (restore_mtime: one HEAD of the object, beside its many range GETs), else None."""
+        stored: float | None = None
+        read: ObjectProps | None = None
+        if self.restore_mtime:
+            read = await cast(PropsReader, self.src).read_props(src_key)
+            stored = file_times.stored_mtime(read.metadata)
+            if stored is not None:
+                mtime = stored
         part = link_part_size(size, self.options, local_dst=cast(Any, self.dst).location.kind == "local",
                               sinks=range_sinks(self.options, self.src, self.dst))
         # before any upload is opened (its HEAD may fail)
@@ -328,7 +369,8 @@ class Transfer:
         # the ETag every range must come from (stores/conditions.py): another version answers 412
         if_match = self._version_of(info)
         if upload is None:
-            props = await self._props_for(src_key, dst_key)
+            props = self._dst_props(dst_key, await self._source_props(src_key, read)) if read is not None \
+                else await self._props_for(src_key, dst_key)
             source = None if isinstance(check, CompositeParts) else self._partial_source(size, info, check)
             if source is not None:
                 upload, part, kept = await cast(PartialFiles, self.dst).open_partial(
@@ -425,6 +467,7 @@ class Transfer:
             self.on_part_bytes(-moved)
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
+        return stored
 
     def _lanes(self, part: int, resumed: bool) -> Lanes:
         """The parts of one object in flight (link.py): part_concurrency to start with (or what paid
@@ -442,6 +485,7 @@ class Transfer:
         yet) where the upload would outlive us: a run stopped while the request is in flight then
         still knows to look for the upload (engine/leftover_uploads.py). A refusal the server answered made
         no upload, so the intent ends there; a request whose answer was lost (or cut short) keeps it."""
+        mtime = self._dst_mtime(mtime)
         if not self.dst.features.resumable_uploads:
             return await self.dst.start_multipart(dst_key, size, part, mtime, props=props)
         self.on_upload(("upload", dst_key, None, size, part, info and info.size, info and info.mtime,

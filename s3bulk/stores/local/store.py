@@ -315,6 +315,29 @@ class LocalStore:
             raise NotFound("not a regular file", op="head", url=path, key=key)
         return ObjectInfo(key, st.st_size, st.st_mtime, None)
 
+    def mark_copy_of(self, key: str, last_modified: float, mtime: float) -> None:
+        """Note on a file just written that it is the object whose LastModified is `last_modified`,
+        its time set to `mtime` from the object's metadata (stores/file_times.py): a later sync from
+        the same object then sees the two equal without asking S3. Best effort: a filesystem
+        without user xattrs keeps no mark (such a sync asks with one HEAD instead), and a file that
+        landed is never failed for want of its mark."""
+        from .. import file_times
+
+        try:
+            os.setxattr(self._src_path(key), file_times.COPY_OF, f"{last_modified!r} {mtime!r}".encode())
+        except OSError:
+            pass  # no user xattrs here, or the file went meanwhile: the file landed all the same
+
+    def copy_of(self, key: str) -> tuple[float, float] | None:
+        """(LastModified, mtime) as mark_copy_of noted them on the file, or None."""
+        from .. import file_times
+
+        try:
+            a, b = os.getxattr(self._src_path(key), file_times.COPY_OF).split()
+            return float(a), float(b)
+        except (OSError, ValueError):
+            return None
+
     def _read_sync(self, path: str, key: str, start: int | None, end: int | None) -> bytes:
         """Bytes [start, end) (or the whole file), all of one version of it (conditions.FileVersion:
         the fstat at open and after the read are the object's; else SourceFileChanged)."""

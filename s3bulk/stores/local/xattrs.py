@@ -15,6 +15,7 @@ from typing import Any
 from ...model import SYSTEM_METADATA, ObjectProps
 
 PREFIX = "user."
+OWN = "user.s3bulk."  # s3bulk's marks on a file, never uploaded as metadata
 _SYSTEM = {name.replace("_", "-"): name for name in SYSTEM_METADATA}  # content-type -> content_type
 _UNSUPPORTED = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.ENOSYS)
 
@@ -43,7 +44,8 @@ def write(fd: int, props: ObjectProps | None) -> None:
 def read(path: str) -> ObjectProps:
     """The properties a file's user.* attributes hold (nothing where the filesystem has none)."""
     try:
-        names = [n for n in os.listxattr(path) if n.startswith(PREFIX)]
+        # s3bulk's own marks (stores/file_times.py COPY_OF) are no metadata of the object
+        names = [n for n in os.listxattr(path) if n.startswith(PREFIX) and not n.startswith(OWN)]
     except OSError as exc:
         if exc.errno in _UNSUPPORTED:
             return ObjectProps()

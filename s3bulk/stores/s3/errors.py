@@ -65,6 +65,9 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
         return BucketMissing("bucket does not exist", op=op, url=url, key=key)
     if code in _MISSING or status == 404:
         return NotFound("no such key" if key else "not found", op=op, url=url, key=key)
+    if code == "InvalidObjectState":  # (403) an archived object: engine/transfer/archived.py skips these
+        return StoreError("the object is archived (GLACIER, DEEP_ARCHIVE or an archive tier) and not "
+                          "restored: restore it first (InvalidObjectState)", op=op, url=url, key=key)
     if code in _DENIED or status == 403:
         if code in ("", "403", "Forbidden"):
             # a HEAD answer has no body: nothing says which (the bucket check asks again with a GET)

@@ -63,6 +63,27 @@ def _headers(props: ObjectProps, write_only: bool) -> dict[str, str]:
     return out
 
 
+def with_mtime(headers: dict[str, str], mtime: float | None) -> dict[str, str]:
+    """`headers` (read-only, maybe cached) and x-amz-meta-mtime for a local file's time, in
+    rclone's form (stores/file_times.py): a new dict, the file's time over an `mtime` the
+    properties carried."""
+    if mtime is None:
+        return headers
+    from ..file_times import MTIME_KEY, format_mtime
+
+    return {**headers, _META + MTIME_KEY: format_mtime(mtime)}
+
+
+def params_with_mtime(props: ObjectProps | None, mtime: float | None) -> dict[str, Any]:
+    """params(props), and the file's time in Metadata as with_mtime puts it in the headers."""
+    out = params(props)
+    if mtime is not None:
+        from ..file_times import MTIME_KEY, format_mtime
+
+        out["Metadata"] = {**out.get("Metadata", {}), MTIME_KEY: format_mtime(mtime)}
+    return out
+
+
 def sse_c_headers(props: ObjectProps | None) -> dict[str, str]:
     """The SSE-C headers every write of the object (each UploadPart too) must carry."""
     if props is None or props.sse_c_key is None:

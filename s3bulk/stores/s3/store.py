@@ -397,6 +397,34 @@ class S3Store:
             raise translate(exc, "head", self._url(key), key) from exc
         return s3props.from_botocore(resp)
 
+    async def read_with_mtime(self, key: str) -> tuple[bytes, float | None]:
+        """The whole object and the file time its metadata carries (x-amz-meta-mtime, rclone's or
+        mc's: stores/file_times.py; None without one), from the one GET: a download to a local
+        file gives the file that time. Only those two headers are read, not the whole properties."""
+        from .. import file_times
+        from ..checksums import from_headers
+
+        got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key)))
+        if got is not _NO_WIRE:
+            await self.check_composite_body(key, got[0], from_headers(got[1]))
+            return got[0], file_times.from_headers(got[1])
+        data, props = await self.read_with_props(key)
+        return data, file_times.stored_mtime(props.metadata)
+
+    async def restore_status(self, key: str) -> str | None:
+        """HEAD: the object's x-amz-restore header (`ongoing-request="false", expiry-date=...` once a
+        restore of an archived object finished; None when none was asked). Asked only of keys the
+        listing says are archived (engine/transfer/archived.py), never on the default path."""
+        h = await self._on_wire(lambda wire: wire.head_headers(key, self._url(key)))
+        if h is not _NO_WIRE:
+            return h.get("x-amz-restore")
+        try:
+            resp = await (await self._control()).head_object(Bucket=self.bucket, Key=key, **self._read_params())
+        except Exception as exc:
+            raise translate(exc, "head", self._url(key), key) from exc
+        restore = resp.get("Restore")
+        return None if restore is None else str(restore)
+
     async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
         """The whole object and its properties from the one GET (a GET names a tag count when
         there are tags, so none named is none)."""
@@ -674,11 +702,12 @@ class S3Store:
                   props: ObjectProps | None = None) -> None:
         """PutObject; with `props` the object gets exactly those properties (the engine resolved
         them, Content-Type guess included), without it the Content-Type guessed from the name.
-        --checksum-algorithm's header goes with it (CRC32 otherwise)."""
+        --checksum-algorithm's header goes with it (CRC32 otherwise). `mtime`, given for a local
+        file's upload, is kept in x-amz-meta-mtime (stores/file_times.py)."""
         from . import props as s3props
 
         kind = content_type_for(key) if props is None else None
-        extra = s3props.headers(props)
+        extra = s3props.with_mtime(s3props.headers(props), mtime)
         algorithm = self.checksum_algorithm
 
         async def attempt(with_checksum: bool) -> str | None:
@@ -689,7 +718,7 @@ class S3Store:
             try:
                 resp = await (await self._control()).put_object(
                     Bucket=self.bucket, Key=key, Body=data, **({"ContentType": kind} if kind else {}),
-                    **s3props.params(props), **(self._put_checksum() if with_checksum else {}))
+                    **s3props.params_with_mtime(props, mtime), **(self._put_checksum() if with_checksum else {}))
             except Exception as exc:
                 raise self._write_error(exc, "put", key) from exc
             return resp.get("VersionId")
@@ -710,7 +739,7 @@ class S3Store:
 
         if self.checksum_algorithm in (None, "CRC32"):
             kind = content_type_for(key) if props is None else None
-            extra = s3props.headers(props)
+            extra = s3props.with_mtime(s3props.headers(props), mtime)
 
             async def attempt(with_checksum: bool) -> Any:
                 return await self._on_wire(lambda wire: wire.put(key, body, self._url(key), kind, extra,
@@ -737,13 +766,14 @@ class S3Store:
             # front or servers refuse the part checksums at completion.
             extra = self._multipart_checksum(algorithm) if with_checksum else {}
             headers = {"content-type": kind} if kind else {}
-            headers.update(s3props.headers(props))  # the object's properties, as PutObject sends them
+            # the object's properties, as PutObject sends them (and a local file's time)
+            headers.update(s3props.with_mtime(s3props.headers(props), mtime))
             headers.update({_CHECKSUM_HEADERS[k]: v for k, v in extra.items()})
             made = await self._on_wire(lambda wire: wire.create_multipart(key, self._url(key), headers))
             if made is not _NO_WIRE:
                 return made
             params: dict[str, Any] = {"Bucket": self.bucket, "Key": key, **({"ContentType": kind} if kind else {}),
-                                      **s3props.params(props)}
+                                      **s3props.params_with_mtime(props, mtime)}
             try:
                 resp = await (await self._control()).create_multipart_upload(**params, **extra)
             except Exception as exc:

@@ -1,0 +1,72 @@
+"""A file's modification time carried through S3 as user metadata, as rclone and mc keep it.
+
+S3 keeps no file time: an object's LastModified is when it was written. rclone stores the file's
+time in `x-amz-meta-mtime` as seconds since the epoch in fixed point with up to nine decimals and
+the trailing zeros dropped ("1700000000.123456789", "1700000000" for a whole second: the swift
+library's TimeToFloatString); mc keeps it among `x-amz-meta-mc-attrs` ("atime:...#ns/mtime:SECONDS#NS/...").
+s3bulk writes rclone's key, so each tool reads the other's uploads, and reads both.
+
+A download that set a file's time from the metadata marks the file (`COPY_OF`, a user xattr
+holding the object's LastModified and the time set): S3's listing carries no metadata, so a later
+sync sees LastModified (newer than the file) and would copy the object again; the mark tells it,
+without a request, that the file is that very object (engine/sync/march.py Comparator).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+MTIME_KEY = "mtime"          # x-amz-meta-mtime, rclone's
+MC_ATTRS_KEY = "mc-attrs"    # x-amz-meta-mc-attrs, mc's --preserve
+COPY_OF = "user.s3bulk.copy-of"  # on a downloaded file: "<object's LastModified> <mtime set>"
+
+_FIXED = re.compile(r"-?\d{1,12}(?:\.\d{0,30})?")
+_MC_MTIME = re.compile(r"(?:^|/)mtime:(\d{1,12})(?:#(\d{1,9}))?(?:/|$)")
+
+
+def format_mtime(mtime: float) -> str:
+    """rclone's form of a time: fixed point, to the microsecond (a float of seconds holds no more
+    at today's dates), trailing zeros dropped."""
+    micros = round(mtime * 1_000_000)
+    whole, frac = divmod(micros, 1_000_000)
+    return f"{whole}.{frac:06d}".rstrip("0").rstrip(".") if frac else str(whole)
+
+
+def parse_mtime(text: str) -> float | None:
+    """Seconds since the epoch from rclone's fixed-point string or a plain integer; None when the
+    value is anything else (a user's own `mtime` key in another form is left alone)."""
+    text = text.strip()
+    if not _FIXED.fullmatch(text):
+        return None
+    return float(text)
+
+
+def stored_mtime(metadata: tuple[tuple[str, str], ...] | None) -> float | None:
+    """The file time an object's user metadata carries (rclone's key first, then mc's), or None."""
+    if not metadata:
+        return None
+    mc: float | None = None
+    for key, value in metadata:
+        k = key.lower()
+        if k == MTIME_KEY:
+            found = parse_mtime(value)
+            if found is not None:
+                return found
+        elif k == MC_ATTRS_KEY and mc is None:
+            m = _MC_MTIME.search(value)
+            if m is not None:
+                mc = int(m.group(1)) + (int(m.group(2).ljust(9, "0")) / 1e9 if m.group(2) else 0.0)
+    return mc
+
+
+def from_headers(h: Mapping[str, str]) -> float | None:
+    """The file time an answer's headers (lower-case names) carry: what stored_mtime reads from
+    the metadata, without parsing the rest of the object's properties (a download's hot path)."""
+    value = h.get("x-amz-meta-" + MTIME_KEY)
+    if value is not None:
+        found = parse_mtime(value)
+        if found is not None:
+            return found
+    mc = h.get("x-amz-meta-" + MC_ATTRS_KEY)
+    return None if mc is None else stored_mtime(((MC_ATTRS_KEY, mc),))
