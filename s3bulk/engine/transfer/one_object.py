@@ -39,9 +39,9 @@ from ...errors import Corrupt, StoreError
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
 from ...stores.base import ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range
-from ...stores.conditions import IF_MATCH, SOURCE_FILE, FileVersion, SourceChanged
+from ...stores.conditions import IF_MATCH, NO_CLOBBER, SOURCE_FILE, FileVersion, SourceChanged
 from ...stores.local.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
-from . import object_props
+from . import guards, object_props
 from ..plan import KeyMap, TransferOptions
 from .part_buffers import part_buffer
 from .link import Lanes, LinkModel, part_size as link_part_size, upload_in_lanes
@@ -142,6 +142,9 @@ class Transfer:
         self.wants_src_props = object_props.wants_source(self.write_props, self.src_kind, self.dst_kind)
         self._dst_props = object_props.Resolver(self.write_props, self.src_kind, self.dst_kind)
         self.link = LinkModel()  # the parts in flight that paid off for the last object (link.py)
+        # --no-clobber and --update (guards.py): what DST already holds is kept. `update_by_head`: a
+        # copy or mv (no DST listing) asks DST's time with a HEAD per object; sync knows it from its listing
+        self.no_clobber, self.update_by_head = options.no_clobber, False
 
     async def copy(self, info: ObjectInfo) -> tuple[int, bool]:
         """Copy one object; returns (bytes, whether it was copied server-side).
@@ -156,23 +159,32 @@ class Transfer:
         conditions.FileVersion checked by the local store's reads): all parts are read, each
         checked, before an upload is completed, so a file rewritten meanwhile raises
         SourceFileChanged and its upload is aborted."""
-        for attempt in range(RESTARTS + 1):
-            pin = SOURCE_FILE.set(FileVersion(info.size, info.mtime)) if self.local_src else None
-            try:
-                return await self._copy_once(info)
-            except SourceChanged as exc:
-                if attempt == RESTARTS:
-                    raise exc.final() from None
-                self.on_restart(info.key, exc.message)
-                info = await self.src.head(info.key)  # its new version (size, ETag, mtime)
-            finally:
-                if pin is not None:
-                    SOURCE_FILE.reset(pin)
+        if self.update_by_head:
+            await guards.skip_if_newer(self.dst, self.keymap(info.key), info)
+        guarded = NO_CLOBBER.set(True) if self.no_clobber else None  # every write of it: stores/conditions.py
+        try:
+            for attempt in range(RESTARTS + 1):
+                pin = SOURCE_FILE.set(FileVersion(info.size, info.mtime)) if self.local_src else None
+                try:
+                    return await self._copy_once(info)
+                except SourceChanged as exc:
+                    if attempt == RESTARTS:
+                        raise exc.final() from None
+                    self.on_restart(info.key, exc.message)
+                    info = await self.src.head(info.key)  # its new version (size, ETag, mtime)
+                finally:
+                    if pin is not None:
+                        SOURCE_FILE.reset(pin)
+        finally:
+            if guarded is not None:
+                NO_CLOBBER.reset(guarded)
         raise AssertionError("unreachable")
 
     async def _copy_once(self, info: ObjectInfo) -> tuple[int, bool]:
         dst_key = self.keymap(info.key)
         info = await self._known_version(info)
+        if self.no_clobber and not self.dst.features.conditional_writes:
+            await guards.skip_if_exists(self.dst, dst_key)  # a store that cannot refuse the write itself
         if info.size is None:
             return await self._copy_unsized(info.key, dst_key)
         size = info.size
@@ -182,6 +194,11 @@ class Transfer:
             # its own, whose id the engine never sees: an intent (no id; part size 0: none will come)
             # stands for it until it ends
             in_parts = size > self.options.copy_threshold and self.dst.features.resumable_uploads
+            if self.no_clobber:
+                # asked first (no part copied in vain; a HEAD is little beside a copy), then the copy is
+                # conditional too. LocalStack (4.x) writes the source's bytes under the existing
+                # object's metadata when it refuses a conditional CopyObject: a HEAD keeps it from that
+                await guards.skip_if_exists(self.dst, dst_key)
             if in_parts:
                 await self._resume_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
                 self.on_upload(("upload", dst_key, None, size, 0, info.size, info.mtime, info.etag))
@@ -314,6 +331,8 @@ class Transfer:
 
     async def _multipart(self, src_key: str, dst_key: str, size: int, mtime: float | None = None,
                          info: ObjectInfo | None = None) -> None:
+        if self.no_clobber:
+            await guards.skip_if_exists(self.dst, dst_key)  # no part sent in vain (the completion is conditional too)
         part = link_part_size(size, self.options, local_dst=cast(Any, self.dst).location.kind == "local",
                               sinks=range_sinks(self.options, self.src, self.dst))
         # before any upload is opened (its HEAD may fail)
