@@ -41,6 +41,7 @@ def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str
         "resumed_skipped": summary.resumed_skipped, "resumed_skipped_bytes": summary.resumed_skipped_bytes,
         "journal": summary.journal,
         "retries": c.retries, "throttled": c.throttled, "final_concurrency": c.concurrency,
+        "kept": c.kept, "capped": summary.capped,  # --no-clobber / --update; --max-transfer / --max-duration
         "failures_not_shown": summary.failures_dropped,
         "requests": c.requests_by_operation(),
         "estimate": summary.estimate() if command != "check" else None,  # check is a dry run, never run for real
@@ -346,7 +347,8 @@ class HumanRenderer(Renderer):
         t = Table.grid(padding=(0, 2))
         t.add_column(style="bold")
         t.add_column()
-        status = "done" if summary.ok else ("interrupted" if summary.interrupted else "FAILED")
+        status = "done" if summary.ok else (f"stopped: --{summary.capped}" if summary.capped else
+                                            "interrupted" if summary.interrupted else "FAILED")
         t.add_row(self.command, f"{self.src} -> {self.dst}   [{status}]")
         verb = "would copy" if summary.dry_run else "copied"
         # "server-side" only where a server did the copying: between two local paths it is the kernel
@@ -356,6 +358,10 @@ class HumanRenderer(Renderer):
         if self.command == "sync":
             t.add_row("equal", f"{plural(d['skipped'], 'object')}, {human_bytes(d['skipped_bytes'])} (skipped)")
             t.add_row("would delete" if summary.dry_run else "deleted", plural(d["deleted"], "object"))
+        if self.command == "mv" and summary.dry_run:
+            t.add_row("would delete", plural(d["deleted"], "source object"))
+        if d["kept"]:  # --no-clobber, --update: counted in skipped too
+            t.add_row("kept", f"{plural(d['kept'], 'object')} already at DST (not replaced)")
         if (estimate := summary.estimate()) is not None and self.command != "check":
             t.add_row("would send", estimate_text(estimate))
         if summary.resumed_skipped:

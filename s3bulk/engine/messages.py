@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import Counters, Failure, WorkUnit
-from .events import PlannedEvent
+from .events import Notice, PlannedEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ class Planned:
     """A dry run's would-be actions or `check`'s differences for one page (events.py), in key order."""
 
     wid: int
-    events: list[PlannedEvent]
+    events: list[PlannedEvent | Notice]  # a Notice: said once a run (the coordinator drops repeats)
 
 
 ObjectNote = tuple[str, str, str, "int | None", "str | None", "str | None"]

@@ -15,6 +15,8 @@ from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, 
                        Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile,
                        SrcRegion, Threshold, Verbose, VersionId, Workers, command)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
+from ..options import MaxDuration, MaxTransfer, NoClobber, Update  # GuardOptions (cli/groups.py)
+from ..options import CopyDryRun
 
 CopySrc = Annotated[str, typer.Argument(metavar="SRC", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file")]
 CopyDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)")]
@@ -54,6 +56,8 @@ def parameters(
     version_id: VersionId = None, all_versions: AllVersions = False, include_delete_markers: IncludeDeleteMarkers = False,
     as_of: AsOf = None,
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
+    no_clobber: NoClobber = False, update: Update = False, copy_dry_run: CopyDryRun = False,
+    max_transfer: MaxTransfer = None, max_duration: MaxDuration = None,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object).
 

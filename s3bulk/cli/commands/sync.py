@@ -17,6 +17,7 @@ from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyCo
                        SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose,
                        Workers, command, gather)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
+from ..options import MaxDuration, MaxTransfer, NoClobber, Update  # GuardOptions (cli/groups.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -115,6 +116,8 @@ def parameters(
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
     checksum_algorithm: ChecksumAlgorithm = None,
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
+    no_clobber: NoClobber = False, update: Update = False,
+    max_transfer: MaxTransfer = None, max_duration: MaxDuration = None,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
