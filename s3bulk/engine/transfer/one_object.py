@@ -194,11 +194,8 @@ class Transfer:
             # its own, whose id the engine never sees: an intent (no id; part size 0: none will come)
             # stands for it until it ends
             in_parts = size > self.options.copy_threshold and self.dst.features.resumable_uploads
-            if self.no_clobber:
-                # asked first (no part copied in vain; a HEAD is little beside a copy), then the copy is
-                # conditional too. LocalStack (4.x) writes the source's bytes under the existing
-                # object's metadata when it refuses a conditional CopyObject: a HEAD keeps it from that
-                await guards.skip_if_exists(self.dst, dst_key)
+            if in_parts and self.no_clobber:
+                await guards.skip_if_exists(self.dst, dst_key)  # no part copied in vain
             if in_parts:
                 await self._resume_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
                 self.on_upload(("upload", dst_key, None, size, 0, info.size, info.mtime, info.etag))

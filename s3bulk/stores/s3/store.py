@@ -757,8 +757,11 @@ class S3Store:
     async def _no_clobber(self, key: str, write: Callable[[], Awaitable[T]], op: str = "put",
                           ambiguous: bool = False) -> T:
         """write(), which carries If-None-Match: * while NO_CLOBBER is set: its 412 means the key
-        exists (DestinationExists, nothing replaced). `ambiguous`: a 412 may also be the copy
-        source's If-Match (CopyObject carries both), so a HEAD of the key tells which. A server
+        exists (DestinationExists, nothing replaced). `ambiguous` (CopyObject): a 412 may also be
+        the copy source's If-Match, so a HEAD of the key tells which; and the key is looked for
+        with a HEAD first, because LocalStack (4.x) answers a refused conditional CopyObject with
+        412 yet writes the source's bytes under the existing object's metadata (a HEAD is little
+        beside a copy; the copy is still conditional, for a key that appears meanwhile). A server
         that refuses the header (501, or a 400 naming it) gets a HEAD before each write instead, for
         the rest of the run: not race-free, said once."""
         from ..checksums import note_once
@@ -771,10 +774,11 @@ class S3Store:
             return DestinationExists("already at the destination (--no-clobber): not replaced",
                                      op=op, url=self._url(key), key=key)
 
-        if self._conditions_refused:
+        if self._conditions_refused or ambiguous:
             if await self._exists(key):
                 raise exists()
-            return await write()
+            if self._conditions_refused:
+                return await write()
         try:
             return await write()
         except DestinationExists:
