@@ -98,4 +98,10 @@ EXAMPLES = (
      "s3bulk copy s3://bucket/docs/ ./docs/ --as-of 2026-11-01T00:00:00Z"),
     ("Let Prometheus on another machine scrape the copy's metrics, the final counts included",
      "s3bulk copy s3://bucket/logs/ ./logs/ --metrics 0.0.0.0:9100 --metrics-linger 60"),
+    ("Never replace an object DST already has, even one written while the copy runs",
+     "s3bulk copy ./photos/ s3://bucket/photos/ --no-clobber"),
+    ("Print what a copy would do and the requests and bytes it would take, changing nothing",
+     "s3bulk copy s3://bucket/photos/ s3://backup/photos/ --dry-run"),
+    ("Copy at most 100 GiB (exit 8) or for 8 hours (exit 10); the same with --resume goes on",
+     "s3bulk copy s3://bucket/d/ s3://bak/d/ --max-transfer 100GiB --max-duration 8h"),
 )

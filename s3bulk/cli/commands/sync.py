@@ -157,6 +157,8 @@ EXAMPLES = (
      "s3bulk sync s3://bucket/data/ s3://mirror/data/ --metrics :9100"),
     ("Keep a bucket equal to a local directory as files change, until Ctrl-C",
      "s3bulk sync ./site/ s3://bucket/site/ --delete --watch"),
+    ("Bring DST up to date but keep what changed there since (a DST copy newer than SRC's)",
+     "s3bulk sync s3://bucket/site/ ./site/ --update"),
     ("Mirror a bucket to disk from its event notifications (an SQS queue)",
      "s3bulk sync s3://bucket/d/ ./d/ --delete --watch --watch-queue \"$QUEUE_URL\""),
 )
