@@ -137,6 +137,7 @@ class Worker:
         # a copy in parts the store runs itself, noted with part size 0)
         self._asked: dict[str, tuple[float, bool]] = {}
         self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
+        self._keeps = plan.options.no_clobber or plan.options.update  # sync: DST's copy may be kept (_kept_at_dst)
 
     def _send(self, msg: WorkerMessage) -> None:
         self.events_q.put(msg)
@@ -612,7 +613,7 @@ class Worker:
         if d is None:
             absent.add(s.key)
             to_copy.append(s)
-        elif self._kept_at_dst(s, d):  # --no-clobber, --update: DST's copy stays, whatever it holds
+        elif self._keeps and self._kept_at_dst(s, d):  # --no-clobber, --update: DST's copy stays
             return
         elif await self.comparator.differs(s, d):
             to_copy.append(s)

@@ -26,6 +26,7 @@ from ...config.urls import Location
 from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
                     part_size_for, upload_in_parts)
 from ..local.bodies import FileBody
+from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
 from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
 
@@ -663,9 +664,10 @@ class S3Store:
 
         kind = content_type_for(key) if props is None else None
         algorithm = self.checksum_algorithm
+        headers = s3props.headers(props)
 
         async def attempt(with_checksum: bool) -> str | None:
-            extra = s3props.headers(props) | self._if_none_match()
+            extra = headers | self._if_none_match() if NO_CLOBBER.get() else headers
             made = await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra, algorithm,
                                                              with_checksum))
             if made is not _NO_WIRE:
@@ -679,7 +681,10 @@ class S3Store:
                 raise self._write_error(exc, "put", key) from exc
             return resp.get("VersionId")
 
-        self._written(key, await self._no_clobber(key, lambda: self._without_checksums_if_refused(attempt)))
+        if NO_CLOBBER.get():
+            self._written(key, await self._no_clobber(key, lambda: self._without_checksums_if_refused(attempt)))
+        else:
+            self._written(key, await self._without_checksums_if_refused(attempt))
 
     def _written(self, key: str, version_id: str | None) -> None:
         """Note the version a write made, when asked to (written_versions)."""
@@ -695,13 +700,15 @@ class S3Store:
 
         if self.checksum_algorithm in (None, "CRC32"):
             kind = content_type_for(key) if props is None else None
+            headers = s3props.headers(props)
 
             async def attempt(with_checksum: bool) -> Any:
-                extra = s3props.headers(props) | self._if_none_match()
+                extra = headers | self._if_none_match() if NO_CLOBBER.get() else headers
                 return await self._on_wire(lambda wire: wire.put(key, body, self._url(key), kind, extra,
                                                                  with_checksum=with_checksum))
 
-            made = await self._no_clobber(key, lambda: self._without_checksums_if_refused(attempt))
+            made = await (self._no_clobber(key, lambda: self._without_checksums_if_refused(attempt))
+                          if NO_CLOBBER.get() else self._without_checksums_if_refused(attempt))
             if made is not _NO_WIRE:
                 self._written(key, made)
                 return
@@ -748,8 +755,6 @@ class S3Store:
     def _if_none_match(self, param: bool = False) -> dict[str, str]:
         """A write's If-None-Match: * while NO_CLOBBER is set (the header, or with `param` botocore's
         parameter), unless this server refused it before (then _no_clobber asks with a HEAD)."""
-        from ..conditions import if_none_match_header, if_none_match_param
-
         if self._conditions_refused:
             return {}
         return if_none_match_param() if param else if_none_match_header()
@@ -765,7 +770,7 @@ class S3Store:
         that refuses the header (501, or a 400 naming it) gets a HEAD before each write instead, for
         the rest of the run: not race-free, said once."""
         from ..checksums import note_once
-        from ..conditions import NO_CLOBBER, DestinationExists, SourceChanged
+        from ..conditions import DestinationExists, SourceChanged
 
         if not NO_CLOBBER.get():
             return await write()
@@ -1038,8 +1043,11 @@ class S3Store:
 
         assert isinstance(src, S3Store)
         try:
-            await self._no_clobber(dst_key, lambda: self._copy_from(src, src_key, dst_key, size, props, replace),
-                                   op="copy", ambiguous=True)
+            if NO_CLOBBER.get():
+                await self._no_clobber(dst_key, lambda: self._copy_from(src, src_key, dst_key, size, props, replace),
+                                       op="copy", ambiguous=True)
+            else:
+                await self._copy_from(src, src_key, dst_key, size, props, replace)
         except SourceChanged as exc:
             raise SourceChanged(exc.message, op="copy", url=src._url(src_key), key=src_key) from None
 
