@@ -73,12 +73,19 @@ def test_download_no_clobber_keeps_local_files(cli, s3, bucket, tmp_path, data_p
 
 
 def test_local_copy_no_clobber_keeps_files(cli, tmp_path):
+    import json
+
     write_tree(tmp_path / "src", {"a": b"new a", "d/b": b"new b", "c": b"new c"})
     write_tree(tmp_path / "dst", {"a": b"mine", "d/b": b"mine too"})
-    run = cli("copy", str(tmp_path / "src"), str(tmp_path / "dst"), "--no-clobber", "--json", "--no-journal")
+    report = tmp_path / "report.jsonl"
+    run = cli("copy", str(tmp_path / "src"), str(tmp_path / "dst"), "--no-clobber", "--json", "--no-journal",
+              "--report", str(report))
     assert run.code == 0, run
     assert read_tree(tmp_path / "dst") == {"a": b"mine", "d/b": b"mine too", "c": b"new c"}
     assert run.summary["kept"] == 2 and run.summary["copied"] == 1
+    rows = {r["dst"].rsplit("/dst/", 1)[1]: r for r in map(json.loads, report.read_text().splitlines())}
+    assert rows["a"]["outcome"] == rows["d/b"]["outcome"] == "skipped", rows
+    assert rows["a"]["error"] == "exists at DST (--no-clobber)" and rows["c"]["outcome"] == "copied", rows
     # without it the same copy replaces them: what the option changes
     run = cli("copy", str(tmp_path / "src"), str(tmp_path / "dst"), "--json", "--no-journal")
     assert read_tree(tmp_path / "dst") == {"a": b"new a", "d/b": b"new b", "c": b"new c"}

@@ -108,6 +108,8 @@ class Skipped:
     size: int | None
     etag: str | None = None
     checksum: str | None = None  # "ALGORITHM:value" that proved it unchanged (sync/check --checksum)
+    # why DST's copy was kept instead (--no-clobber, --update: engine/transfer/guards.py); None: unchanged
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -392,6 +392,8 @@ def _emit_objects(emit: Emit, notes: list[ObjectNote], restart_reason: str) -> N
             emit(Copied(url, other, size or 0, etag))
         elif kind == "skipped":
             emit(Skipped(url, other, size, etag, checksum))
+        elif kind == "kept":  # --no-clobber, --update: the last field is the reason (worker.py _count_kept)
+            emit(Skipped(url, other, size, etag, None, checksum))
         elif kind == "restarted":
             emit(Restarted(url, other, restart_reason))
         elif kind == "moved":

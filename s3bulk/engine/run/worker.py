@@ -641,16 +641,16 @@ class Worker:
         return True
 
     def _count_kept(self, info: ObjectInfo, why: str) -> None:
-        """An object skipped because DST keeps its own copy: skipped (with its reason in a report's
-        row: the checksum column of the note carries it) and kept."""
+        """An object skipped because DST keeps its own copy: counted skipped and kept, and reported
+        as a "kept" note whose last field is the reason (a report's `skipped` row gives it)."""
         c = self.counters
         c.skipped += 1
         c.skipped_bytes += info.size or 0
         c.kept += 1
         if self.plan.report_objects:
             plan = self.plan
-            self.objects.append(("skipped", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)),
-                                 info.size, info.etag, None))
+            self.objects.append(("kept", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)),
+                                 info.size, info.etag, why))
 
     @staticmethod
     async def _head_or_none(store: Any, key: str) -> ObjectInfo | None:
