@@ -75,3 +75,10 @@ def test_bad_caps_are_refused_in_one_line(cli, tmp_path, bad):
     assert run.code == 2, run
     assert "Traceback" not in run.err and bad[0] in run.err and run.err.strip().count("\n") == 0, run.err
     assert not (tmp_path / "dst").exists()
+
+
+def test_caps_with_watch_are_refused_in_one_line(cli, tmp_path):
+    write_tree(tmp_path / "src", {"a": b"x"})
+    run = cli("sync", str(tmp_path / "src"), str(tmp_path / "dst"), "--watch", "--max-duration", "1m")
+    assert run.code == 2 and "--watch" in run.err and "Traceback" not in run.err, run
+    assert not (tmp_path / "dst").exists()

@@ -133,6 +133,9 @@ def _sync(params: Params) -> None:
     if watching is not None:
         from ..watch import run_watch
 
+        if params.get("max_transfer") is not None or params.get("max_duration") is not None:
+            raise UsageError("--max-transfer and --max-duration go with a sync that ends, not with --watch")
+
         run_watch(RunOptions.of(params), options, watching)
         return
     run_transfer("sync", RunOptions.of(params), options)
