@@ -29,6 +29,7 @@ from typing import Iterator, Sequence
 
 from ..errors import NotFound, StoreError, Transient, UnsafeKey
 from ..model import ObjectInfo, Page, WorkUnit
+from .conditions import NO_CLOBBER, DestinationExists
 from ..config.urls import Location
 from .base import Features, OpenUpload, PartInfo
 
@@ -220,8 +221,6 @@ class MemoryStore:
     def _absent(self, b: MemoryBucket, op: str, key: str) -> None:
         """--no-clobber (stores/conditions.NO_CLOBBER): a write onto an existing key is refused, as
         S3 answers 412 to If-None-Match: *."""
-        from .conditions import NO_CLOBBER, DestinationExists
-
         if NO_CLOBBER.get() and key in b.objects:
             raise DestinationExists("already at the destination (--no-clobber): not replaced", op=op,
                                     url=self.location.url_for(key), key=key)
