@@ -82,3 +82,13 @@ def test_caps_with_watch_are_refused_in_one_line(cli, tmp_path):
     run = cli("sync", str(tmp_path / "src"), str(tmp_path / "dst"), "--watch", "--max-duration", "1m")
     assert run.code == 2 and "--watch" in run.err and "Traceback" not in run.err, run
     assert not (tmp_path / "dst").exists()
+
+
+def test_a_dry_run_is_never_capped(cli, tmp_path):
+    """A dry run counts what it would copy but moves nothing: no cap applies to it."""
+    write_tree(tmp_path / "src", _tree(5, 10 * KiB))
+    for command in ("sync", "copy"):
+        run = cli(command, str(tmp_path / "src"), str(tmp_path / "dst"), "--dry-run", "--max-transfer", "1KiB",
+                  "--json")
+        assert run.code == 0 and run.summary["capped"] is None and run.summary["copied"] == 5, (command, run)
+    assert not (tmp_path / "dst").exists() or not any((tmp_path / "dst").iterdir())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 
 from ...model import Counters
+from ..plan import Plan
 
 MAX_TRANSFER, MAX_DURATION = "max-transfer", "max-duration"
 
@@ -32,11 +33,12 @@ class Caps:
         self.started = time.monotonic() if started is None else started
 
     @classmethod
-    def of(cls, options: object, started: float) -> "Caps | None":
-        """The caps `options` (TransferOptions) set, None without any (or in a dry run)."""
-        max_transfer = int(getattr(options, "max_transfer", 0) or 0)
-        max_duration = float(getattr(options, "max_duration", 0.0) or 0.0)
-        if getattr(options, "dry_run", False) or (max_transfer <= 0 and max_duration <= 0):
+    def of(cls, plan: Plan, started: float) -> "Caps | None":
+        """The caps the plan's options set; None without any, and in a dry run (copy's, mv's or
+        sync's: what it counts would be copied, it moves nothing) or `check`."""
+        options = plan.options
+        max_transfer, max_duration = int(options.max_transfer or 0), float(options.max_duration or 0.0)
+        if options.dry_run or (plan.sync is not None and plan.sync.dry_run) or (max_transfer <= 0 and max_duration <= 0):
             return None
         return cls(max_transfer, max_duration, started)
 

@@ -121,7 +121,7 @@ class Coordinator:
         # --max-transfer / --max-duration (caps.py): reached, the run stops as a first Ctrl-C stops it
         from .caps import Caps
 
-        self.caps = Caps.of(plan.options, started) if should_stop is None else None
+        self.caps = Caps.of(plan, started) if should_stop is None else None
 
     # --- what workers report ------------------------------------------------------------------
     def handle(self, msg: WorkerMessage) -> None:
