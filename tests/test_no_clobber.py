@@ -269,3 +269,34 @@ def test_no_clobber_on_versitygw(cli, versitygw, tmp_path, data_path):
     assert run.code == 0, run
     assert run.summary["kept"] == 3 and run.summary["server_side_copies"] == 0, run.summary
     assert bucket_tree(s3, bucket, "q/")["small"] == b"theirs at q"
+
+
+@PATHS
+def test_a_server_refusing_if_none_match_gets_a_head_before_each_write(cli, endpoint, s3, bucket, tmp_path,
+                                                                       make_fault_proxy, data_path):
+    """A server that answers 501 to If-None-Match (as some gateways do): the run says once that it
+    falls back to a HEAD per write, keeps what exists, copies the rest, and keeps its checksum
+    headers (the 501 was the condition's, not theirs)."""
+    from faultproxy import s3_error
+
+    sent: list[dict[str, str]] = []
+
+    def refuse_conditions(method: str, target: str, headers: dict[str, str]) -> bytes | None:
+        if method in ("PUT", "POST"):
+            sent.append(dict(headers))
+        if "if-none-match" in headers:
+            return s3_error(501, "Not Implemented", "NotImplemented", "A header you provided implies "
+                            "functionality that is not implemented", keep_alive=True)
+        return None
+
+    proxy = make_fault_proxy(endpoint, [refuse_conditions])
+    write_tree(tmp_path / "src", {"a": b"ours a", "b": b"ours b", "c": b"ours c"})
+    put_tree(s3, bucket, {"p/a": b"theirs"})
+    run = cli("copy", str(tmp_path / "src"), f"s3://{bucket}/p/", "--no-clobber", "--json", "--no-journal",
+              "-w", "1", "--endpoint-url", proxy.url, env=_env(data_path))
+    assert run.code == 0, run
+    assert bucket_tree(s3, bucket, "p/") == {"a": b"theirs", "b": b"ours b", "c": b"ours c"}
+    assert run.summary["kept"] == 1 and run.summary["copied"] == 2, run.summary
+    assert run.err.count("refuses conditional writes") == 1, run.err
+    landed = [h for h in sent if "if-none-match" not in h]
+    assert len(landed) == 2 and all("x-amz-checksum-crc32" in h for h in landed), landed

@@ -818,9 +818,12 @@ class S3Store:
         the user asked for them: the run stops with one line instead."""
         if self._checksums_refused:
             return await attempt(False)
+        conditional = NO_CLOBBER.get() and not self._conditions_refused  # this attempt carries If-None-Match
         try:
             return await attempt(True)
         except ChecksumRefused as exc:
+            if conditional:
+                raise  # a 501 may refuse If-None-Match instead: _no_clobber tries without it first
             if self.checksum_algorithm is not None:
                 raise DestinationUnusable(
                     f"this server does not support additional checksums (--checksum-algorithm "
