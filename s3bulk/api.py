@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import warnings
-from typing import IO, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
+from typing import IO, Any, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
 
 from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, EventSink, JsonLinePrinter,
                             LinePrinter, Notice, Progress, Restarted, Skipped, Stopping, Subscriber, WatchStatus,
@@ -58,7 +58,9 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
          exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
-         move: bool = False, report_objects: bool = False, report: str | None = None) -> Summary:
+         move: bool = False, report_objects: bool = False, report: str | None = None, dry_run: bool = False,
+         no_clobber: bool = False, update: bool = False, max_transfer: int | str | None = None,
+         max_duration: float | str | None = None) -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
     nothing could start (bad URL, bad option: UsageError, missing bucket, ...); per-object failures
     are in the Summary.
@@ -86,14 +88,27 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     report: a file (.csv or .jsonl) that gets one row per object as the run goes (`--report`:
     outcome, source, destination, size, ETag, error); resume=True continues the same file, so it
     names every object of the job with its final outcome.
+    dry_run: print what would be copied (one line each on stdout; the subscriber's on_dry_run gets
+    each) and the estimate of its requests (`summary.estimate()`); nothing is written or deleted.
+    no_clobber: never replace what DST has (conditional writes: race-free); update: skip keys whose
+    DST copy is newer; both count such keys in `counters.kept` (and skipped).
+    max_transfer (bytes or "50GiB") / max_duration (seconds or "10m"): stop gracefully once reached,
+    as Ctrl-C does, with `summary.capped` naming the cap; with a journal, resume=True goes on.
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
     Inside a running event loop (Jupyter, an async app) use `copy_async`."""
+    import sys
+
     from .cluster.driver import runner_for
     from .engine.run.orchestrate import run
 
+    options = _guarded(options, dry_run=dry_run, no_clobber=no_clobber, update=update,
+                       max_transfer=max_transfer, max_duration=max_duration)
+    events = _subscriber(subscriber, on_event)
+    if dry_run:  # the would-be actions as lines on stdout, as sync's; the subscriber sees them too
+        events = LinePrinter(sys.stdout, then=events)
     return run("mv" if move else "copy", src, dst, None, options=options, src_s3=src_s3, dst_s3=dst_s3,
-               subscriber=_subscriber(subscriber, on_event), max_memory=max_memory, start=start,
-               should_stop=should_stop, journal=journal, resume=resume, files_from=files_from,
+               subscriber=events, max_memory=max_memory, start=start,
+               should_stop=should_stop, journal=None if dry_run else journal, resume=resume, files_from=files_from,
                files_from_format=files_from_format, filters=_filters(include, exclude, filters),
                runner=runner_for(cluster), move=move, report_objects=report_objects, report=report)
 
@@ -106,7 +121,9 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
          include: Sequence[str] = (), exclude: Sequence[str] = (), filters: FilterRules | None = None,
          cluster: object = None, report_objects: bool = False, report: str | None = None,
          watch: bool = False, stop: StopHandle = None, watch_queue: str | None = None,
-         watch_interval: float = 60.0, reconcile_every: float = 6 * 3600.0) -> Summary:
+         watch_interval: float = 60.0, reconcile_every: float = 6 * 3600.0, no_clobber: bool = False,
+         update: bool = False, max_transfer: int | str | None = None,
+         max_duration: float | str | None = None) -> Summary:
     """Make DST hold what SRC holds, as `s3bulk sync`: copy what is missing or different, skip
     what is equal, and with delete=True remove DST keys SRC lacks (not those filtered out).
     compare: "default" (size, or SRC newer), "size-only", "exact-timestamps" or "checksum".
@@ -116,6 +133,9 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     watch_queue, watch_interval and reconcile_every are its arguments).
     The other arguments are as for `copy`."""
     import sys
+
+    options = _guarded(options, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
+                       max_duration=max_duration)
 
     if watch:
         if dry_run or resume or cluster is not None or report is not None:
@@ -201,14 +221,44 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
          exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
-         report_objects: bool = False, report: str | None = None) -> Summary:
+         report_objects: bool = False, report: str | None = None, dry_run: bool = False,
+         no_clobber: bool = False, update: bool = False, max_transfer: int | str | None = None,
+         max_duration: float | str | None = None) -> Summary:
     """`s3bulk mv`: `copy` with move=True (every argument as for it): each source object is deleted
-    once its copy has landed; a copy that failed or was interrupted never deletes its source."""
+    once its copy has landed; a copy that failed or was interrupted, or a key DST kept (no_clobber,
+    update), never deletes its source."""
     return copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber,
                 on_event=on_event, max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
                 resume=resume, files_from=files_from, files_from_format=files_from_format, include=include,
                 exclude=exclude, filters=filters, cluster=cluster, move=True, report_objects=report_objects,
-                report=report)
+                report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
+                max_duration=max_duration)
+
+
+def _guarded(options: TransferOptions | None, *, dry_run: bool = False, no_clobber: bool = False,
+             update: bool = False, max_transfer: int | str | None = None,
+             max_duration: float | str | None = None) -> TransferOptions | None:
+    """`options` with the keywords copy, sync and move take beside it (each only when given, so
+    what `options` says stands otherwise); durations as seconds or "10m"."""
+    import dataclasses
+
+    given: dict[str, Any] = {}
+    if dry_run:
+        given["dry_run"] = True
+    if no_clobber:
+        given["no_clobber"] = True
+    if update:
+        given["update"] = True
+    if max_transfer is not None:
+        given["max_transfer"] = max_transfer
+    if max_duration is not None:
+        from .config.sizes import parse_duration
+
+        given["max_duration"] = parse_duration(max_duration, "max_duration") if isinstance(max_duration, str) \
+            else float(max_duration)
+    if not given:
+        return options
+    return dataclasses.replace(options or TransferOptions(), **given)
 
 
 def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, json_lines: bool = False,

@@ -117,6 +117,9 @@ class Counters:
     # archived objects (GLACIER, DEEP_ARCHIVE not restored) skipped, not copied: engine/transfer/archived.py
     archived: int = 0
     archived_bytes: int = 0
+    # objects not written because DST already held them (--no-clobber) or a newer copy (--update):
+    # counted in `skipped` too, and here for the reason (engine/transfer/guards.py)
+    kept: int = 0
 
     def add(self, other: "Counters") -> None:
         self.listed += other.listed
@@ -146,6 +149,7 @@ class Counters:
         self.differ += other.differ
         self.archived += other.archived
         self.archived_bytes += other.archived_bytes
+        self.kept += other.kept
 
     def take(self) -> "Counters":
         """Return the counts so far and reset to zero (for periodic deltas)."""
@@ -153,8 +157,9 @@ class Counters:
                        self.failed, self.skipped, self.skipped_bytes, self.deleted, self.server_side,
                        self.retries, self.throttled, self.part_bytes, self.resumed, self.resumed_bytes,
                        self.concurrency, self.requests, self.units, self.in_flight, self.buffer_bytes,
-                       self.buffer_limit, self.planned, self.differ, self.archived, self.archived_bytes)
-        self.differ = self.archived = self.archived_bytes = 0
+                       self.buffer_limit, self.planned, self.differ, self.archived, self.archived_bytes,
+                       self.kept)
+        self.differ = self.archived = self.archived_bytes = self.kept = 0
         self.listed = self.listed_bytes = self.done = self.done_bytes = 0
         self.failed = self.skipped = self.skipped_bytes = self.deleted = self.server_side = 0
         self.retries = self.throttled = self.part_bytes = self.resumed = self.resumed_bytes = self.concurrency = 0
@@ -171,7 +176,7 @@ class Counters:
         return any((self.listed, self.done, self.failed, self.skipped, self.deleted, self.retries,
                     self.throttled, self.part_bytes, self.resumed, self.concurrency, self.requests, self.units,
                     self.in_flight, self.buffer_bytes, self.buffer_limit, self.planned, self.differ,
-                    self.archived))
+                    self.archived, self.kept))
 
     def requests_by_operation(self) -> dict[str, dict[str, int]]:
         """{operation: {status class: n}}, as --json's summary carries them."""
@@ -214,6 +219,9 @@ class Summary:
     resumed_skipped_bytes: int = 0
     journal: str | None = None      # the resume journal kept for this run (None: none, or removed when complete)
     check: bool = False             # a `check`: its counts are differences, and any difference is not ok
+    # the cap that stopped the run gracefully ("max-transfer" or "max-duration": engine/run/caps.py);
+    # `interrupted` is then set too: the journal is left as a Ctrl-C leaves it, for --resume
+    capped: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -255,7 +263,7 @@ class Summary:
                 "peak_rss_bytes": self.peak_rss_bytes, "workers": self.workers, "fatal": self.fatal,
                 "interrupted": self.interrupted, "resumed_skipped": self.resumed_skipped,
                 "resumed_skipped_bytes": self.resumed_skipped_bytes, "journal": self.journal,
-                "retries": c.retries, "throttled": c.throttled,
+                "retries": c.retries, "throttled": c.throttled, "kept": c.kept, "capped": self.capped,
                 "requests": c.requests_by_operation(), "estimate": self.estimate(),
                 "failures": [{"op": f.op, "src": f.src, "dst": f.dst, "error": f.error, "kind": f.kind}
                              for f in self.failures],

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from conftest import write_tree
+from conftest import bucket_tree, put_tree, write_tree
 
 MiB = 1024 * 1024
 SIZES = ("--multipart-threshold", "5MiB", "--part-size", "5MiB")
@@ -60,3 +60,61 @@ def test_rm_dry_run_estimates_the_listing_and_one_delete_per_thousand_keys(endpo
     real = s3bulk.rm(f"s3://{bucket}/tmp/", s3=opts)
     assert real.deleted == 5 and real.estimate() is None
     assert {op: n for (op, _), n in real.requests.items()} == dry.estimate()["requests"]
+
+
+def test_copy_dry_run_changes_nothing_and_estimates_the_real_run(cli, s3, bucket, tmp_path):
+    """`copy --dry-run` (issue 32): the same estimate as sync's, equal to the real copy's requests
+    and bytes; nothing is written, not even a local DST's directory."""
+    tree = {"a.txt": b"a" * 100, "b/c.bin": os.urandom(3000), "big.bin": os.urandom(6 * MiB)}
+    write_tree(tmp_path / "src", tree)
+    args = ("copy", str(tmp_path / "src"), f"s3://{bucket}/up/", "--json", "-w", "1", *SIZES)
+    dry = cli(*args, "--dry-run")
+    assert dry.code == 0, dry
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket)
+    assert sorted(e["dst"] for e in dry.events if e.get("event") == "dryrun") == \
+        sorted(f"s3://{bucket}/up/{k}" for k in tree)
+    estimate = dry.summary["estimate"]
+    assert estimate["requests"] == {"COMPLETE_MULTIPART": 1, "CREATE_MULTIPART": 1, "PUT": 2,
+                                    "UPLOAD_PART": 2}, estimate  # a local SRC lists without requests
+    real = cli(*args)
+    assert real.code == 0, real
+    assert estimate["requests"] == sent(real.summary), (estimate, real.summary["requests"])
+    assert estimate["bytes"] == real.summary["copied_bytes"] == sum(map(len, tree.values()))
+
+    # and down to a local directory that does not exist yet: it is not made
+    down = tmp_path / "down"
+    text = cli("copy", f"s3://{bucket}/up/", str(down), "--dry-run", "-w", "1", *SIZES)
+    assert text.code == 0, text
+    assert not down.exists()
+    assert "(dryrun) copy: " in text.out and "would send" in text.out
+
+
+def test_mv_dry_run_changes_nothing_and_estimates_the_real_move(cli, s3, bucket, tmp_path):
+    tree = {"a": b"x" * 10, "b/c": b"y" * 20, "big": os.urandom(6 * MiB)}
+    put_tree(s3, bucket, {f"src/{k}": v for k, v in tree.items()})
+    args = ("mv", f"s3://{bucket}/src/", str(tmp_path / "dst"), "--json", "-w", "1", *SIZES)
+    dry = cli(*args, "--dry-run")
+    assert dry.code == 0, dry
+    assert bucket_tree(s3, bucket, "src/") == tree  # nothing deleted
+    assert not (tmp_path / "dst").exists()
+    assert {e["action"] for e in dry.events if e.get("event") == "dryrun"} == {"move"}
+    assert dry.summary["deleted"] == 3
+    real = cli(*args)
+    assert real.code == 0, real
+    assert bucket_tree(s3, bucket, "src/") == {}
+    assert dry.summary["estimate"]["requests"] == sent(real.summary), (dry.summary, real.summary["requests"])
+    assert dry.summary["estimate"]["bytes"] == real.summary["copied_bytes"]
+
+
+def test_copy_dry_run_between_two_endpoints_says_the_bytes_stream_through(cli, endpoint, s3, bucket, make_bucket):
+    """Two endpoints (here the same LocalStack under two names: to s3bulk two endpoints) cannot copy
+    server-side: the dry run says so in one line; on one endpoint it does not."""
+    other = make_bucket()
+    put_tree(s3, bucket, {"a": b"a"})
+    port = endpoint.rsplit(":", 1)[1]
+    two = cli("copy", f"s3://{bucket}/", f"s3://{other}/", "--dry-run", "--src-endpoint-url",
+              f"http://127.0.0.1:{port}", "--dst-endpoint-url", f"http://localhost:{port}")
+    assert two.code == 0, two
+    assert two.err.count("not copied server-side") == 1, two
+    one = cli("copy", f"s3://{bucket}/", f"s3://{other}/", "--dry-run")
+    assert one.code == 0 and "server-side" not in one.err, one

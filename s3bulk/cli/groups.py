@@ -269,6 +269,38 @@ class VersionsOptions:
 
 
 @dataclass(frozen=True)
+class GuardOptions:
+    """--no-clobber, --update, copy's and mv's --dry-run (`copy_dry_run`: sync's own is its
+    SyncChoice's), --max-transfer, --max-duration (copy, sync, mv)."""
+
+    no_clobber: bool = False
+    update: bool = False
+    copy_dry_run: bool = False
+    max_transfer: Optional[str] = None
+    max_duration: Optional[str] = None
+
+    @property
+    def given(self) -> bool:
+        return self.no_clobber or self.update or self.copy_dry_run or self.max_transfer is not None or \
+            self.max_duration is not None
+
+    def engine_options(self) -> dict[str, Any]:
+        """The TransferOptions fields they set, sizes and durations parsed (a UsageError names the option)."""
+        from ..config.sizes import parse_duration
+
+        out: dict[str, Any] = {"no_clobber": self.no_clobber, "update": self.update, "dry_run": self.copy_dry_run}
+        if self.max_transfer is not None:
+            out["max_transfer"] = parse_size(self.max_transfer, "--max-transfer")
+            if out["max_transfer"] <= 0:
+                raise UsageError("--max-transfer must be more than 0 bytes")
+        if self.max_duration is not None:
+            out["max_duration"] = parse_duration(self.max_duration, "--max-duration")
+            if out["max_duration"] <= 0:
+                raise UsageError("--max-duration must be longer than 0 seconds")
+        return out
+
+
+@dataclass(frozen=True)
 class RunOptions:
     """Everything copy, sync, mv and check take besides their own comparison options."""
 
@@ -290,6 +322,7 @@ class RunOptions:
     metrics: Optional[str] = None      # --metrics HOST:PORT (cli/metrics.py)
     metrics_linger: float = 0.0
     force_archived: bool = False       # --force-archived (engine/transfer/archived.py)
+    guards: GuardOptions = GuardOptions()  # --no-clobber, --update, --dry-run (copy, mv), --max-transfer, --max-duration
 
     @classmethod
     def of(cls, params: Params) -> RunOptions:
@@ -301,7 +334,7 @@ class RunOptions:
                    versions=gather(VersionsOptions, params), cluster=params.get("cluster"),
                    checksum_algorithm=params.get("checksum_algorithm"), expected_size=params.get("expected_size"),
                    metrics=params.get("metrics"), metrics_linger=params.get("metrics_linger") or 0.0,
-                   force_archived=bool(params.get("force_archived")))
+                   force_archived=bool(params.get("force_archived")), guards=gather(GuardOptions, params))
 
 
 def transfer_options(run: RunOptions) -> TransferOptions:
@@ -330,7 +363,8 @@ def transfer_options(run: RunOptions) -> TransferOptions:
         # -c N: exactly N; without it, 64 that may grow while requests are slow (engine/run/inflight.py)
         concurrency=parallel.concurrency or 64, max_concurrency=parallel.concurrency or 0,
         write_props=run.props.write_props(),  # the object-property options (cli/props.py)
-        checksum_algorithm=run.checksum_algorithm, force_archived=run.force_archived, **given)
+        checksum_algorithm=run.checksum_algorithm, force_archived=run.force_archived,
+        **run.guards.engine_options(), **given)
 
 
 def max_memory(run: RunOptions) -> int | None:

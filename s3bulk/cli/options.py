@@ -24,7 +24,7 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 
 # the groups, typer-free in groups.py, are imported from here by the commands
-from .groups import (FilterOptions, JournalOptions, ManifestOptions, NetworkOptions, OutputOptions,  # noqa: F401
+from .groups import (FilterOptions, GuardOptions, JournalOptions, ManifestOptions, NetworkOptions, OutputOptions,  # noqa: F401
                      ParallelOptions, Params, RunOptions, S3Connection, S3Endpoints, S3SideOptions, SizeOptions,
                      VersionsOptions, gather, gather_declared, max_memory, transfer_options)
 
@@ -87,6 +87,14 @@ Quiet = Annotated[bool, O("--quiet", "-q", help="no progress and no summary; err
 Verbose = Annotated[bool, O("--verbose", "-v", help="a line per object copied or deleted (with --json: `copied` and `deleted` events), and CPU time and peak memory in the summary (always in --json)")]
 ShowProgress = Annotated[Optional[bool], O("--progress/--no-progress", help="live display (default: when stderr is a terminal)")]
 Report = Annotated[Optional[str], O("--report", metavar="FILE", help="write one row per object to FILE as the run goes (.csv with a header, or .jsonl): outcome, source, destination, size, ETag, error; with --resume the same FILE is continued, so it names every object of the job")]
+
+# what DST keeps, what a copy only plans, when a run stops by itself (copy, sync, mv: GuardOptions)
+GUARDS_PANEL = "Safety and caps"
+NoClobber = Annotated[bool, O("--no-clobber", help="never replace an object or file DST already has: such keys are skipped (counted as kept), even one written by someone else while the run goes (S3 writes carry If-None-Match: *; local files are put in place without replacing)", rich_help_panel=GUARDS_PANEL)]
+Update = Annotated[bool, O("--update", "-u", help="skip a key whose DST copy is newer than the source's (its modification time or LastModified is later); copy and mv ask DST with one HEAD per object, sync reads it from its listing", rich_help_panel=GUARDS_PANEL)]
+CopyDryRun = Annotated[bool, O("--dry-run", help="print what would be copied (mv: moved), and the requests and bytes it would take; change nothing", rich_help_panel=GUARDS_PANEL)]
+MaxTransfer = Annotated[Optional[str], O("--max-transfer", metavar="SIZE", help="stop once this many bytes were copied (e.g. 50GiB): no new object starts, those in flight finish, the journal is kept; exit 8; --resume continues", rich_help_panel=GUARDS_PANEL)]
+MaxDuration = Annotated[Optional[str], O("--max-duration", metavar="DURATION", help="stop after this long (90s, 10m, 1h): no new object starts, those in flight finish (cut after 30 s, as a second Ctrl-C would), the journal is kept; exit 10; --resume continues", rich_help_panel=GUARDS_PANEL)]
 
 # the resume journal
 Resume = Annotated[bool, O("--resume", help="continue an interrupted run from its journal: skip what it finished, continue or abort its open multipart uploads")]

@@ -54,6 +54,7 @@ def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str
         "resumed_skipped": summary.resumed_skipped, "resumed_skipped_bytes": summary.resumed_skipped_bytes,
         "journal": summary.journal,
         "retries": c.retries, "throttled": c.throttled, "final_concurrency": c.concurrency,
+        "kept": c.kept, "capped": summary.capped,  # --no-clobber / --update; --max-transfer / --max-duration
         "failures_not_shown": summary.failures_dropped,
         "requests": c.requests_by_operation(),
         "estimate": summary.estimate(),
@@ -406,7 +407,8 @@ class HumanRenderer(Renderer):
         t.add_row("only in DST", plural(d["only_in_dst"], "object"))
 
     def _copy_rows(self, t: Any, summary: Summary, d: dict[str, Any]) -> None:
-        status = "done" if summary.ok else ("interrupted" if summary.interrupted else "FAILED")
+        status = "done" if summary.ok else (f"stopped: --{summary.capped}" if summary.capped else
+                                            "interrupted" if summary.interrupted else "FAILED")
         t.add_row(self.command, f"{self.src} -> {self.dst}   [{status}]")
         verb = "would copy" if summary.dry_run else "copied"
         server_side = d["server_side_copies"]  # (counted only where a server did the copying)
@@ -416,7 +418,10 @@ class HumanRenderer(Renderer):
             t.add_row("equal", f"{plural(d['skipped'], 'object')}, {human_bytes(d['skipped_bytes'])} (skipped)")
             t.add_row("would delete" if summary.dry_run else "deleted", plural(d["deleted"], "object"))
         elif self.command == "mv":  # each source deleted once its copy landed
-            t.add_row("deleted", f"{plural(d['deleted'], 'source object')} (moved)")
+            t.add_row("would delete" if summary.dry_run else "deleted",
+                      f"{plural(d['deleted'], 'source object')}" + ("" if summary.dry_run else " (moved)"))
+        if d["kept"]:  # --no-clobber, --update: counted in skipped too
+            t.add_row("kept", f"{plural(d['kept'], 'object')} already at DST (not replaced)")
         if d["skipped_archived"]:
             t.add_row("archived", f"{plural(d['skipped_archived'], 'object')}, "
                       f"{human_bytes(summary.counters.archived_bytes)} skipped (GLACIER or DEEP_ARCHIVE, not "

@@ -29,6 +29,9 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         raise UsageError("--report goes with copies of objects under SRC, not with a pipe ('-') or versions")
     if run.metrics is not None and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
         raise UsageError("--metrics goes with runs of many objects: not with a pipe ('-') or the versions options")
+    if run.guards.given and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
+        raise UsageError("--no-clobber, --update, --dry-run, --max-transfer and --max-duration go with copies of "
+                         "objects under SRC, not with a pipe ('-') or versions")
     if "-" in (src, dst) or run.expected_size is not None:  # one object from stdin or to stdout
         from .pipes import copy_pipe
 
@@ -119,6 +122,13 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
             how = "no journal was kept, so a new run starts over"
         from .render import plural
 
+        if summary.capped and not first_signal.seen():  # --max-transfer / --max-duration (engine/run/caps.py)
+            from ..config.sizes import human_bytes
+
+            print(f"s3bulk: stopped: --{summary.capped} reached; {plural(c.done, 'object')} "
+                  f"({human_bytes(c.done_bytes)}) copied in this run ({c.listed:,} listed); {how}",
+                  file=sys.stderr, flush=True)
+            raise exit_with(shell.CAP_EXITS[summary.capped])
         print(f"s3bulk: interrupted: {plural(c.done, 'object')} copied in this run ({c.listed:,} listed); {how}",
               file=sys.stderr, flush=True)
         # as a shell reports a process ended by the signal: 128 + 15 for SIGTERM, 128 + 2 for Ctrl-C

@@ -2,8 +2,9 @@
 (for the order of --include/--exclude and the resume line), and a stdout whose reader went away.
 
 Exit codes: 0 every object copied; 1 some objects failed; 2 bad usage (URL, option); 3 the run
-could not start or had to stop (bucket missing, credentials, endpoint down, a worker died); 130
-interrupted (143 when by SIGTERM).
+could not start or had to stop (bucket missing, credentials, endpoint down, a worker died); 8
+stopped by --max-transfer and 10 by --max-duration (rclone's codes; the journal is kept for --resume:
+engine/run/caps.py); 130 interrupted (143 when by SIGTERM).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import os
 import sys
 
 EXIT_FAILED, EXIT_USAGE, EXIT_FATAL, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
+EXIT_MAX_TRANSFER, EXIT_MAX_DURATION = 8, 10  # a cap reached: stopped gracefully, resumable
+CAP_EXITS = {"max-transfer": EXIT_MAX_TRANSFER, "max-duration": EXIT_MAX_DURATION}
 
 # The arguments after `s3bulk`, as main() was given them (filled in place, so importers see them).
 ARGV: list[str] = []

@@ -108,6 +108,8 @@ class Skipped:
     size: int | None
     etag: str | None = None
     checksum: str | None = None  # "ALGORITHM:value" that proved it unchanged (sync/check --checksum)
+    # why DST's copy was kept instead (--no-clobber, --update: engine/transfer/guards.py); None: unchanged
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,13 +131,13 @@ class DryRunAction:
     """--dry-run: a copy or a delete that a real run would do."""
 
     event: ClassVar[str] = "dryrun"
-    action: Literal["copy", "delete"]
+    action: Literal["copy", "delete", "move"]  # move: `mv --dry-run`, a copy and its source's delete
     src: str | None  # None for a delete
     dst: str
 
     def line(self) -> str:
-        if self.action == "copy":
-            return f"(dryrun) copy: {self.src} -> {self.dst}"
+        if self.action in ("copy", "move"):
+            return f"(dryrun) {self.action}: {self.src} -> {self.dst}"
         return f"(dryrun) delete: {self.dst}"
 
     def json_fields(self) -> dict[str, Any]:

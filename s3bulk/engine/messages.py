@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import Counters, Failure, WorkUnit
-from .events import PlannedEvent
+from .events import Notice, PlannedEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ class Planned:
     """A dry run's would-be actions or `check`'s differences for one page (events.py), in key order."""
 
     wid: int
-    events: list[PlannedEvent]
+    events: list[PlannedEvent | Notice]  # a Notice: said once a run (the coordinator drops repeats)
 
 
 ObjectNote = tuple[str, str, str, "int | None", "str | None", "str | None"]
@@ -98,7 +98,8 @@ class ObjectsReported:
     """With plan.report_objects (`--json -v`, `--report`) only, since the last flush (and before the
     UnitDone of a unit whose objects they are): each object copied ("copied", src_url, dst_url, size,
     source ETag, None), left unchanged by sync or found the same by check ("skipped", src_url,
-    dst_url, size, source ETag, the checksum that proved it or None), moved by mv ("moved", src_url,
+    dst_url, size, source ETag, the checksum that proved it or None), kept at DST by --no-clobber or
+    --update ("kept", src_url, dst_url, size, source ETag, the reason), moved by mv ("moved", src_url,
     dst_url, size, ETag, None) or deleted by sync --delete ("deleted", url, "dst", 0, None, None);
     and always each object started over because its source changed ("restarted", src_url, dst_url,
     0, None, None)."""

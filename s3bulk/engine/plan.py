@@ -78,6 +78,15 @@ class TransferOptions:
     # counted: engine/transfer/archived.py)
     force_archived: bool = False
 
+    # what may be replaced at DST (--no-clobber, --update: engine/transfer/guards.py), what a copy or mv
+    # only plans (--dry-run; sync's is SyncOptions.dry_run) and when a run stops by itself
+    # (--max-transfer bytes, --max-duration seconds; 0: no cap: engine/run/caps.py)
+    no_clobber: bool = False         # never replace what DST holds: conditional writes (If-None-Match: *)
+    update: bool = False             # skip a key whose DST copy is newer than the source's
+    dry_run: bool = False            # copy / mv: list, print what would be copied, estimate; write nothing
+    max_transfer: int | str = 0      # bytes: start no new object once this many were copied
+    max_duration: float = 0.0        # seconds: start no new object after this long
+
     def __post_init__(self) -> None:
         """Sizes may be given as numbers or strings ("8MiB"); anything out of range is a UsageError
         here, when the options are built, never a hang or a traceback later in a worker."""
@@ -140,13 +149,14 @@ class TransferOptions:
 
 
 _SIZES = ("multipart_threshold", "part_size", "max_bytes_in_flight", "copy_threshold", "copy_part_size",
-          "max_bandwidth")
+          "max_bandwidth", "max_transfer")
 _RANGES = (("workers", 0, 4096), ("concurrency", 1, 100_000), ("max_concurrency", 0, 100_000), ("page_size", 1, 1000),
            ("part_concurrency", 1, 10_000), ("max_part_concurrency", 0, 10_000),
            ("pages_ahead", 1, 1000), ("retries", 0, 1000), ("request_timeout", 0.1, None), ("max_rps", 0, None),
            ("request_deadline", 0, None), ("retry_max_time", 0, None),
            ("max_bandwidth", 0, None), ("max_bytes_in_flight", 1, None), ("multipart_threshold", 0, None),
-           ("copy_threshold", 0, None), ("copy_part_size", 5 * MiB, None), ("copy_concurrency", 1, 10_000))
+           ("copy_threshold", 0, None), ("copy_part_size", 5 * MiB, None), ("copy_concurrency", 1, 10_000),
+           ("max_transfer", 0, None), ("max_duration", 0, None))
 
 
 @dataclass(frozen=True, slots=True)

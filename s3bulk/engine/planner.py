@@ -171,6 +171,10 @@ def _refuse_overlap(src: Location, dst: Location, single: str | None) -> None:
 
 
 async def _prepare_destination(dst: Location, options: TransferOptions) -> None:
+    if options.dry_run and dst.kind == "local":  # copy / mv --dry-run write nothing, not even DST's directory
+        if os.path.exists(dst.root) and not os.path.isdir(dst.root):
+            raise UsageError(f"{dst.raw!r} is a file, but a directory is needed here")
+        return
     store = await open_store(dst, options.store_options())
     try:
         if not isinstance(store, Writer):

@@ -107,7 +107,8 @@ class ReportWriter(Relay):
             self.row("copied", e.src, e.dst, e.size, e.etag)
 
     def _skipped(self, e: Skipped) -> None:
-        self.row(self._skip_outcome, e.src, e.dst, e.size, e.etag, e.checksum)
+        # a copy kept at DST (--no-clobber, --update) says why in `error`
+        self.row(self._skip_outcome, e.src, e.dst, e.size, e.etag, e.checksum, error=e.reason)
 
     def _deleted(self, e: Deleted) -> None:
         if e.side == "src":  # mv: the source went once its copy landed

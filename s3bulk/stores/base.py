@@ -60,6 +60,10 @@ class Features:
     # ranged reads and copy_from honour stores/conditions.IF_MATCH (an ETag): another version of
     # the object raises SourceChanged instead of giving its bytes
     conditional_reads: bool = False
+    # put, put_body, a multipart completion and copy_from honour stores/conditions.NO_CLOBBER: an
+    # existing key raises DestinationExists and is left as it is (race-free --no-clobber); a store
+    # without it is asked with a HEAD before each write (engine/transfer/one_object.py)
+    conditional_writes: bool = False
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
 

@@ -130,3 +130,35 @@ def quoted() -> str | None:
     """The ETag of a conditional read, quoted as botocore's IfMatch/CopySourceIfMatch take it; None outside."""
     etag = IF_MATCH.get()
     return f'"{etag}"' if etag else None
+
+
+# --- conditional writes: --no-clobber --------------------------------------------------------------
+#
+# A write under --no-clobber must not replace an object or file that appeared at DST after the
+# run looked (or that it never looked for: a copy lists no DST). So the write itself carries the
+# condition, as the read above carries If-Match: S3's PutObject, CompleteMultipartUpload and
+# CopyObject go with `If-None-Match: *` (412 when the key exists), a local file is put in place
+# with renameat2(RENAME_NOREPLACE) or link+unlink, never rename over the name (stores/local/store.py),
+# the in-memory store checks under its own lock. The transfer sets NO_CLOBBER around one object;
+# stores that honour it declare `features.conditional_writes`, and for any other the transfer asks
+# with one HEAD first (engine/transfer/one_object.py).
+
+NO_CLOBBER: ContextVar[bool] = ContextVar("s3bulk_no_clobber", default=False)
+
+
+class DestinationExists(StoreError):
+    """--no-clobber: DST already holds the key (412 to If-None-Match: *, a file in the way of a
+    no-replace rename, or a HEAD before the write). Not a failure: the object is skipped and
+    counted (engine/run/worker.py)."""
+
+    retryable = False
+
+
+def if_none_match_header() -> dict[str, str]:
+    """{"if-none-match": "*"} while a write must not replace anything (NO_CLOBBER), else {}."""
+    return {"if-none-match": "*"} if NO_CLOBBER.get() else {}
+
+
+def if_none_match_param() -> dict[str, str]:
+    """botocore's IfNoneMatch="*" while NO_CLOBBER is set, else {}."""
+    return {"IfNoneMatch": "*"} if NO_CLOBBER.get() else {}

@@ -29,6 +29,7 @@ from typing import Iterator, Sequence
 
 from ..errors import NotFound, StoreError, Transient, UnsafeKey
 from ..model import ObjectInfo, Page, WorkUnit
+from .conditions import NO_CLOBBER, DestinationExists
 from ..config.urls import Location
 from .base import Features, OpenUpload, PartInfo
 
@@ -140,7 +141,7 @@ class MemoryStore:
     ordered = True
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=True, mtime_precision=1e-9,
-                        hashes=frozenset({"s3-etag"}), conditional_reads=True)
+                        hashes=frozenset({"s3-etag"}), conditional_reads=True, conditional_writes=True)
 
     def __init__(self, location: Location) -> None:
         self.location = location
@@ -217,6 +218,13 @@ class MemoryStore:
     async def prepare(self) -> None:
         bucket(self.name)  # as a local directory is: created when missing
 
+    def _absent(self, b: MemoryBucket, op: str, key: str) -> None:
+        """--no-clobber (stores/conditions.NO_CLOBBER): a write onto an existing key is refused, as
+        S3 answers 412 to If-None-Match: *."""
+        if NO_CLOBBER.get() and key in b.objects:
+            raise DestinationExists("already at the destination (--no-clobber): not replaced", op=op,
+                                    url=self.location.url_for(key), key=key)
+
     def _valid(self, op: str, key: str) -> None:
         if not key:
             raise UnsafeKey("empty key", op=op, url=self.location.url_for(key), key=key)
@@ -225,7 +233,9 @@ class MemoryStore:
                   props: object = None) -> None:
         """`props` is ignored: this store keeps none (features.props is None)."""
         self._valid("put", key)
-        self._bucket("put", key).put(key, data, mtime)
+        b = self._bucket("put", key)
+        self._absent(b, "put", key)
+        b.put(key, data, mtime)
 
     async def start_multipart(self, key: str, size: int, part_size: int,
                               mtime: float | None = None, *, props: object = None) -> "MemoryMultipart":
@@ -288,6 +298,7 @@ class MemoryStore:
         o = src._object("get", src_key)
         src._version("copy", src_key, o)
         b = self._bucket("copy", dst_key)
+        self._absent(b, "copy", dst_key)
         b.put(dst_key, o.data, mtime)
         b.objects[dst_key].etag = o.etag
 
@@ -308,6 +319,7 @@ class MemoryMultipart:
         numbers = sorted(up.parts)
         data = b"".join(up.parts[n] for n in numbers)
         b = _BUCKETS[s.name]
+        s._absent(b, "complete multipart upload", self.key)
         b.put(self.key, data, up.mtime)
         b.objects[self.key].etag = _s3_etag([hashlib.md5(up.parts[n]).digest() for n in numbers])
         b.uploads.pop(self.upload_id, None)

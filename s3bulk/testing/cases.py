@@ -527,3 +527,43 @@ async def reads_held_to_one_version_refuse_another(h: Harness, store: Any) -> No
     if store.features.server_side_copy:
         await held(now, lambda: store.copy_from(store, "obj", "copied", len(new)))
         assert await store.read("copied") == new
+
+
+@_case(lambda: {"obj": noise("theirs", 1000)})
+async def writes_that_must_not_replace_refuse_an_existing_key(h: Harness, store: Any) -> None:
+    """A store that declares conditional_writes refuses, inside stores/conditions.NO_CLOBBER, to
+    replace an existing key: put, a multipart completion and a server-side copy onto it raise
+    DestinationExists and leave it as it was (no temporary file either), while a key that does not
+    exist is written as ever.
+
+    `--no-clobber` relies on it to be race-free: the write itself carries the condition (S3's
+    If-None-Match: *, a local no-replace rename), so an object written by someone else after the
+    run looked is kept. A store that does not declare it is asked with a HEAD before each write.
+    """
+    from ..stores.conditions import NO_CLOBBER, DestinationExists
+
+    await require(store, "write")
+    theirs = noise("theirs", 1000)
+    if not store.features.conditional_writes:
+        raise CapabilityAbsent("declares no conditional_writes")
+    token = NO_CLOBBER.set(True)
+    try:
+        with expect_raises(DestinationExists, "a put onto an existing key"):
+            await store.put("obj", noise("ours", 10))
+        upload = await store.start_multipart("obj", 10, PART)
+        await upload.put_part(1, 0, noise("ours", 10))
+        with expect_raises(DestinationExists, "a multipart completion onto an existing key"):
+            await upload.complete()
+        await upload.abort()
+        if store.features.server_side_copy:
+            await store.put("other", noise("ours", 10))
+            other = await h.open()
+            with expect_raises(DestinationExists, "a server-side copy onto an existing key"):
+                await store.copy_from(other, "other", "obj", 10)
+        assert await store.read("obj") == theirs
+        await store.put("new", noise("ours", 10))  # a new key is written as ever
+        assert await store.read("new") == noise("ours", 10)
+    finally:
+        NO_CLOBBER.reset(token)
+    assert sorted(e.key for e in await list_all(store, "", 1000)) == sorted(
+        ["new", "obj"] + (["other"] if store.features.server_side_copy else []))

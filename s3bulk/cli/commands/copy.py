@@ -17,6 +17,9 @@ from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, 
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import ForceArchived
 
+from ..options import MaxDuration, MaxTransfer, NoClobber, Update  # GuardOptions (cli/groups.py)
+from ..options import CopyDryRun
+
 CopySrc = Annotated[str, typer.Argument(metavar="SRC", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file")]
 CopyDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)")]
 
@@ -56,6 +59,8 @@ def parameters(
     version_id: VersionId = None, all_versions: AllVersions = False, include_delete_markers: IncludeDeleteMarkers = False,
     as_of: AsOf = None,
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
+    no_clobber: NoClobber = False, update: Update = False, copy_dry_run: CopyDryRun = False,
+    max_transfer: MaxTransfer = None, max_duration: MaxDuration = None,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object).
 
@@ -96,4 +101,10 @@ EXAMPLES = (
      "s3bulk copy s3://bucket/docs/ ./docs/ --as-of 2026-11-01T00:00:00Z"),
     ("Let Prometheus on another machine scrape the copy's metrics, the final counts included",
      "s3bulk copy s3://bucket/logs/ ./logs/ --metrics 0.0.0.0:9100 --metrics-linger 60"),
+    ("Never replace an object DST already has, even one written while the copy runs",
+     "s3bulk copy ./photos/ s3://bucket/photos/ --no-clobber"),
+    ("Print what a copy would do and the requests and bytes it would take, changing nothing",
+     "s3bulk copy s3://bucket/photos/ s3://backup/photos/ --dry-run"),
+    ("Copy at most 100 GiB (exit 8) or for 8 hours (exit 10); the same with --resume goes on",
+     "s3bulk copy s3://bucket/d/ s3://bak/d/ --max-transfer 100GiB --max-duration 8h"),
 )

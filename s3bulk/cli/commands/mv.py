@@ -23,6 +23,10 @@ EXAMPLES = (
      "s3bulk mv s3://bucket/incoming/ s3://archive/2026/"),
     ("Move local files into a bucket, deleting each file once uploaded",
      "s3bulk mv ./outbox/ s3://bucket/inbox/"),
+    ("Print what a move would copy and delete, changing nothing",
+     "s3bulk mv ./outbox/ s3://bucket/inbox/ --dry-run"),
+    ("Move only what DST does not have yet; the rest stays at SRC",
+     "s3bulk mv ./outbox/ s3://bucket/inbox/ --no-clobber"),
     ("Move only the .log objects, continuing an interrupted move",
      "s3bulk mv s3://bucket/logs/ ./logs/ --include '*.log' --resume"),
 )

@@ -19,6 +19,8 @@ from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyCo
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import ForceArchived
 
+from ..options import MaxDuration, MaxTransfer, NoClobber, Update  # GuardOptions (cli/groups.py)
+
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
     from ...engine.watch.watcher import WatchOptions
@@ -117,6 +119,8 @@ def parameters(
     checksum_algorithm: ChecksumAlgorithm = None,
     force_archived: ForceArchived = False,  # archived objects (engine/transfer/archived.py)
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
+    no_clobber: NoClobber = False, update: Update = False,
+    max_transfer: MaxTransfer = None, max_duration: MaxDuration = None,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 
@@ -131,6 +135,9 @@ def _sync(params: Params) -> None:
     watching = gather(WatchChoice, params).watch_options()
     if watching is not None:
         from ..watch import run_watch
+
+        if params.get("max_transfer") is not None or params.get("max_duration") is not None:
+            raise UsageError("--max-transfer and --max-duration go with a sync that ends, not with --watch")
 
         run_watch(RunOptions.of(params), options, watching)
         return
@@ -156,6 +163,8 @@ EXAMPLES = (
      "s3bulk sync s3://bucket/data/ s3://mirror/data/ --metrics :9100"),
     ("Keep a bucket equal to a local directory as files change, until Ctrl-C",
      "s3bulk sync ./site/ s3://bucket/site/ --delete --watch"),
+    ("Bring DST up to date but keep what changed there since (a DST copy newer than SRC's)",
+     "s3bulk sync s3://bucket/site/ ./site/ --update"),
     ("Mirror a bucket to disk from its event notifications (an SQS queue)",
      "s3bulk sync s3://bucket/d/ ./d/ --delete --watch --watch-queue \"$QUEUE_URL\""),
 )

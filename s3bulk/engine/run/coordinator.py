@@ -42,7 +42,7 @@ from ...model import Failure, Summary, WorkUnit
 from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned, ProgressReport,
                         UnitDone, UploadEnded, UploadStarted, WorkerMessage)
 from ..listing import hints
-from ..events import Copied, Deleted, Event, Progress, Restarted, Skipped, Stopping
+from ..events import Copied, Deleted, Event, Notice, Progress, Restarted, Skipped, Stopping
 from ..plan import Plan
 from ..listing.units import join_units
 
@@ -117,6 +117,11 @@ class Coordinator:
         self.draining_since: float | None = None
         self.forced = False
         self._last_progress = 0.0
+        self._told: set[str] = set()  # notices of the workers already passed on
+        # --max-transfer / --max-duration (caps.py): reached, the run stops as a first Ctrl-C stops it
+        from .caps import Caps
+
+        self.caps = Caps.of(plan, started) if should_stop is None else None
 
     # --- what workers report ------------------------------------------------------------------
     def handle(self, msg: WorkerMessage) -> None:
@@ -128,6 +133,10 @@ class Coordinator:
                 self.emit(f)
         elif isinstance(msg, Planned):
             for event in msg.events:
+                if isinstance(event, Notice):  # each worker may say it: once is enough
+                    if event.message in self._told:
+                        continue
+                    self._told.add(event.message)
                 self.emit(event)
         elif isinstance(msg, ObjectsReported):
             _emit_objects(self.emit, msg.notes, _restart_reason(self.plan))
@@ -187,13 +196,15 @@ class Coordinator:
                         time.monotonic() - self.started, self.workers)
 
     # --- the phases ------------------------------------------------------------------------------
-    def _begin_draining(self) -> None:
-        """First Ctrl-C / SIGTERM: tell every worker, take back what nobody claimed, and give each
-        worker the None that makes it hand back whatever it still takes from the queue."""
+    def _begin_draining(self, tell: bool = True) -> None:
+        """First Ctrl-C / SIGTERM (or a cap reached: caps.py, which says so itself, `tell` False):
+        tell every worker, take back what nobody claimed, and give each worker the None that makes
+        it hand back whatever it still takes from the queue."""
         self.draining_since = time.monotonic()
         self.phase = Phase.DRAINING
         self.summary.interrupted = True
-        self.emit(Stopping())
+        if tell:
+            self.emit(Stopping())
         for p in self.handles:
             _request_stop(p)
         _take_back(self.units_q, self.frontier)
@@ -231,6 +242,12 @@ class Coordinator:
         signals = self.signals
         if signals.count and self.draining_since is None:
             self._begin_draining()
+        if self.caps is not None and self.draining_since is None and not self._stopping:
+            cap = self.caps.reached(self.summary.counters)
+            if cap is not None:
+                self.summary.capped = cap
+                self.emit(Notice(f"--{cap} reached: no new object starts; finishing the transfers in flight"))
+                self._begin_draining(tell=False)
         if signals.count >= 2 or (self.draining_since is not None
                                   and time.monotonic() - self.draining_since > DRAIN_SECONDS):
             self.forced = True
@@ -271,6 +288,8 @@ class Coordinator:
             while self.pending > 0 and summary.fatal is None and self._step():
                 pass
             self._shutdown(force=self.forced or summary.fatal is not None, now=lambda: self.signals.count >= 2)
+            if summary.capped and self.pending == 0 and not self.forced and not self.signals.count:
+                summary.capped, summary.interrupted = None, False  # the cap came with the last objects: all done
             if self.phase is Phase.STOPPING and self.frontier:
                 summary.resume = min(self.frontier, key=lambda u: u.seq)
         except KeyboardInterrupt:
@@ -373,6 +392,8 @@ def _emit_objects(emit: Emit, notes: list[ObjectNote], restart_reason: str) -> N
             emit(Copied(url, other, size or 0, etag))
         elif kind == "skipped":
             emit(Skipped(url, other, size, etag, checksum))
+        elif kind == "kept":  # --no-clobber, --update: the last field is the reason (worker.py _count_kept)
+            emit(Skipped(url, other, size, etag, None, checksum))
         elif kind == "restarted":
             emit(Restarted(url, other, restart_reason))
         elif kind == "moved":

@@ -61,7 +61,7 @@ def run(command: str, src: str, dst: str, sync_options: SyncOptions | None, *, o
 
         max_rss = parse_size(max_memory, "max_memory") if isinstance(max_memory, str) else int(max_memory)
         options = fit_to_memory(options, max_rss, src, dst)
-    dry_run = bool(sync_options is not None and sync_options.dry_run)
+    dry_run = bool(sync_options is not None and sync_options.dry_run) or options.dry_run  # copy/mv: options
     if resume and (dry_run or (journal is None and not default_journal)):
         raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
                          "in the API: journal=PATH)")

@@ -30,9 +30,10 @@ from .peak_rss import peak_rss_bytes
 from ...model import Counters, Failure, ObjectInfo, WorkUnit
 from ...stores import Writer, open_store
 from ...stores.requests import take as take_requests
+from ...stores.conditions import DestinationExists
 from ...stores.local.store import LandingRefused, allow_landing, stop_landing, writes_in_threads
 from ..journal.units import ObjectLog, UploadLog, page_skipped
-from ..events import Difference, DryRunAction, PlannedEvent
+from ..events import Difference, DryRunAction, Notice, PlannedEvent
 from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned, ProgressReport,
                         UnitDone, WorkerMessage, upload_message)
 from ..loop import install_loop_policy, new_loop
@@ -141,6 +142,7 @@ class Worker:
         # a copy in parts the store runs itself, noted with part size 0)
         self._asked: dict[str, tuple[float, bool]] = {}
         self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
+        self._keeps = plan.options.no_clobber or plan.options.update  # sync: DST's copy may be kept (_kept_at_dst)
 
     def _send(self, msg: WorkerMessage) -> None:
         self.events_q.put(msg)
@@ -306,6 +308,8 @@ class Worker:
                                      keep_partial=self.resume.journaled, resume_partial=self.resume.resumed,
                                      on_restart=self._restarted, keep_uploads=self.resume.keep_uploads,
                                      uploads_logged=self.resume.keep_uploads and self.resume.log_dir is not None)
+            # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
+            self.transfer.update_by_head = opts.update and self.plan.sync is None
             self.filters = self.plan.filters.compiled() if self.plan.filters else None
             if self.plan.sync is not None:
                 from ..sync.march import Comparator
@@ -463,6 +467,8 @@ class Worker:
             if page.gone and plan.sync is not None and plan.sync.delete and not plan.sync.dry_run:
                 await self._delete_gone(page.gone)
             entries, conflicting = await self._drop_conflicts(src, entries)
+            if plan.sync is None and plan.options.dry_run:  # copy / mv --dry-run: told and estimated, not done
+                entries = self._dry_copy(entries)
             if plan.sync is not None:
                 try:
                     entries = await self._compare(src, unit, rest, entries)
@@ -643,6 +649,8 @@ class Worker:
         if d is None:
             absent.add(s.key)
             to_copy.append(s)
+        elif self._keeps and self._kept_at_dst(s, d):  # --no-clobber, --update: DST's copy stays
+            return
         elif await self.comparator.differs(s, d):
             to_copy.append(s)
         else:
@@ -652,6 +660,33 @@ class Worker:
                 plan = self.plan
                 self.objects.append(("skipped", plan.src.url_for(s.key), plan.dst.url_for(plan.keymap(s.key)),
                                      s.size, s.etag, self.comparator.checksums.pop(s.key, None)))
+
+    def _kept_at_dst(self, s: ObjectInfo, d: ObjectInfo) -> bool:
+        """sync --no-clobber (DST has the key) or --update (DST's copy is newer), from the DST
+        listing: the key is skipped, counted as kept (engine/transfer/guards.py)."""
+        from ..transfer import guards
+
+        opts = self.plan.options
+        if opts.no_clobber:
+            why = guards.REASONS[guards.DestinationExists]
+        elif opts.update and guards.newer(s, d):
+            why = guards.REASONS[guards.DestinationNewer]
+        else:
+            return False
+        self._count_kept(s, why)
+        return True
+
+    def _count_kept(self, info: ObjectInfo, why: str) -> None:
+        """An object skipped because DST keeps its own copy: counted skipped and kept, and reported
+        as a "kept" note whose last field is the reason (a report's `skipped` row gives it)."""
+        c = self.counters
+        c.skipped += 1
+        c.skipped_bytes += info.size or 0
+        c.kept += 1
+        if self.plan.report_objects:
+            plan = self.plan
+            self.objects.append(("kept", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)),
+                                 info.size, info.etag, why))
 
     @staticmethod
     async def _head_or_none(store: Any, key: str) -> ObjectInfo | None:
@@ -706,6 +741,38 @@ class Worker:
         self.objects.extend(("moved", plan.src.url_for(k), plan.dst.url_for(plan.keymap(k)),
                              *landed.get(k, (None, None)), None) for k in keys if k not in gone)
 
+    def _dry_copy(self, entries: list[ObjectInfo]) -> list[ObjectInfo]:
+        """copy or mv --dry-run: each object as a DryRunAction ("move" for mv), and the requests
+        the real run would send for it (engine/transfer/estimate.py; mv's DeleteObjects of its
+        sources too); nothing is copied (returns [])."""
+        from ..transfer.estimate import plan_copy, plan_deletes
+
+        plan, c = self.plan, self.counters
+        events: list[PlannedEvent | Notice] = self._egress_notice(entries)
+        for e in entries:
+            plan_copy(self.transfer, e, c.planned)
+            events.append(DryRunAction("move" if plan.move else "copy", plan.src.url_for(e.key),
+                                       plan.dst.url_for(plan.keymap(e.key))))
+            c.done += 1
+            c.done_bytes += e.size or 0
+        if plan.move:
+            plan_deletes(len(entries), c.planned, plan.src.kind == "s3")
+            c.deleted += len(entries)
+        if events:
+            self._send(Planned(self.wid, events))
+        return []
+
+    def _egress_notice(self, to_copy: list[ObjectInfo]) -> list[PlannedEvent | Notice]:
+        """A dry run between two S3 endpoints (or accounts, or regions: another endpoint) that
+        cannot copy server-side: one line saying the bytes will stream through this machine,
+        egress the source's provider charges for."""
+        plan = self.plan
+        if not to_copy or self.transfer.server_side or plan.src.kind != "s3" or plan.dst.kind != "s3":
+            return []
+        return [Notice(f"{plan.src.display} and {plan.dst.display} are on different S3 endpoints or "
+                       "credentials: the bytes will be downloaded and uploaded again through this machine "
+                       "(egress the source's provider may charge for), not copied server-side")]
+
     def _dry(self, to_copy: list[ObjectInfo], doomed: list[str], absent: set[str]) -> list[ObjectInfo]:
         """In a dry run, tell the coordinator what would happen (engine/events.py; its subscribers print it)
         and do nothing. For `check`, each event names the difference: only in SRC, differs, only in DST."""
@@ -713,7 +780,7 @@ class Worker:
         if opts is None or not opts.dry_run:
             return to_copy
         plan = self.plan
-        events: list[PlannedEvent] = []
+        events: list[PlannedEvent | Notice] = [] if opts.check else self._egress_notice(to_copy)
         if not opts.check:  # what the real run's copies and deletes would send (the summary's estimate)
             from ..transfer.estimate import plan_copy, plan_deletes
 
@@ -780,6 +847,12 @@ class Worker:
                 raise
             except (Stopped, LandingRefused):
                 state.drop()
+            except DestinationExists as exc:  # --no-clobber, --update: DST's copy stays (guards.py)
+                from ..transfer.guards import reason
+
+                self._count_kept(info, reason(exc))
+                self._finished += 1
+                state.finished()
             except Exception as exc:
                 if self._terminating:  # cut short by the forced stop: not copied, not a failure
                     state.drop()

@@ -39,10 +39,10 @@ from ...errors import Corrupt, StoreError
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
 from ...stores.base import ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range
-from ...stores.conditions import IF_MATCH, SOURCE_FILE, FileVersion, SourceChanged
+from ...stores.conditions import IF_MATCH, NO_CLOBBER, SOURCE_FILE, FileVersion, SourceChanged
 from ...stores.local.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from ...stores import file_times
-from . import object_props
+from . import guards, object_props
 from ..plan import KeyMap, TransferOptions
 from .part_buffers import part_buffer
 from .link import Lanes, LinkModel, part_size as link_part_size, upload_in_lanes
@@ -149,6 +149,9 @@ class Transfer:
             k.lower() == file_times.MTIME_KEY for k, _ in self.write_props.set.metadata or ())
         self.restore_mtime = self.src_kind == "s3" and cast(Any, dst).location.kind == "local"
         self.link = LinkModel()  # the parts in flight that paid off for the last object (link.py)
+        # --no-clobber and --update (guards.py): what DST already holds is kept. `update_by_head`: a
+        # copy or mv (no DST listing) asks DST's time with a HEAD per object; sync knows it from its listing
+        self.no_clobber, self.update_by_head = options.no_clobber, False
 
     async def copy(self, info: ObjectInfo) -> tuple[int, bool]:
         """Copy one object; returns (bytes, whether it was copied server-side).
@@ -163,23 +166,32 @@ class Transfer:
         conditions.FileVersion checked by the local store's reads): all parts are read, each
         checked, before an upload is completed, so a file rewritten meanwhile raises
         SourceFileChanged and its upload is aborted."""
-        for attempt in range(RESTARTS + 1):
-            pin = SOURCE_FILE.set(FileVersion(info.size, info.mtime)) if self.local_src else None
-            try:
-                return await self._copy_once(info)
-            except SourceChanged as exc:
-                if attempt == RESTARTS:
-                    raise exc.final() from None
-                self.on_restart(info.key, exc.message)
-                info = await self.src.head(info.key)  # its new version (size, ETag, mtime)
-            finally:
-                if pin is not None:
-                    SOURCE_FILE.reset(pin)
+        if self.update_by_head:
+            await guards.skip_if_newer(self.dst, self.keymap(info.key), info)
+        guarded = NO_CLOBBER.set(True) if self.no_clobber else None  # every write of it: stores/conditions.py
+        try:
+            for attempt in range(RESTARTS + 1):
+                pin = SOURCE_FILE.set(FileVersion(info.size, info.mtime)) if self.local_src else None
+                try:
+                    return await self._copy_once(info)
+                except SourceChanged as exc:
+                    if attempt == RESTARTS:
+                        raise exc.final() from None
+                    self.on_restart(info.key, exc.message)
+                    info = await self.src.head(info.key)  # its new version (size, ETag, mtime)
+                finally:
+                    if pin is not None:
+                        SOURCE_FILE.reset(pin)
+        finally:
+            if guarded is not None:
+                NO_CLOBBER.reset(guarded)
         raise AssertionError("unreachable")
 
     async def _copy_once(self, info: ObjectInfo) -> tuple[int, bool]:
         dst_key = self.keymap(info.key)
         info = await self._known_version(info)
+        if self.no_clobber and not self.dst.features.conditional_writes:
+            await guards.skip_if_exists(self.dst, dst_key)  # a store that cannot refuse the write itself
         if info.size is None:
             return await self._copy_unsized(info.key, dst_key)
         size = info.size
@@ -189,6 +201,8 @@ class Transfer:
             # its own, whose id the engine never sees: an intent (no id; part size 0: none will come)
             # stands for it until it ends
             in_parts = size > self.options.copy_threshold and self.dst.features.resumable_uploads
+            if in_parts and self.no_clobber:
+                await guards.skip_if_exists(self.dst, dst_key)  # no part copied in vain
             if in_parts:
                 await self._resume_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
                 self.on_upload(("upload", dst_key, None, size, 0, info.size, info.mtime, info.etag))
@@ -348,6 +362,8 @@ class Transfer:
                          info: ObjectInfo | None = None) -> float | None:
         """The object in parts; returns the file time its metadata carried when it was given to a
         local file (restore_mtime: one HEAD of the object, beside its many range GETs), else None."""
+        if self.no_clobber:
+            await guards.skip_if_exists(self.dst, dst_key)  # no part sent in vain (the completion is conditional too)
         stored: float | None = None
         read: ObjectProps | None = None
         if self.restore_mtime:

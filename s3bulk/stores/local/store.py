@@ -33,7 +33,7 @@ from ...config.urls import Location
 from . import xattrs
 from ..base import Features
 from .bodies import FileBody
-from ..conditions import source_file
+from ..conditions import NO_CLOBBER, DestinationExists, source_file
 from . import partfile
 from .filesink import allocate_range
 
@@ -158,7 +158,7 @@ class LocalStore:
     # (a microsecond is what a float keeps of today's nanosecond stat times); no hashes in listings
     features = Features(ordered=True, read_into=True, write=True, resumable_uploads=False,
                         server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs",
-                        file_bodies=True)
+                        file_bodies=True, conditional_writes=True)
 
     def __init__(self, location: Location, *, dir_cache_entries: int = 20_000, flush_writes: bool = False) -> None:
         self.location = location
@@ -727,9 +727,51 @@ def _rename(tmp: str, final: str) -> None:
     with _LANDING:
         if _landing_refused:
             raise LandingRefused(final)
-        os.rename(tmp, final)
+        if NO_CLOBBER.get():
+            _rename_noreplace(tmp, final)
+        else:
+            os.rename(tmp, final)
     _TEMP_INODES.pop(tmp, None)
     OPEN_TEMPS.discard(tmp)
+
+
+_RENAME_NOREPLACE = 1  # linux/fs.h
+_renameat2: Any = None  # libc's renameat2, once looked up (False: this libc has none)
+
+
+def _rename_noreplace(tmp: str, final: str) -> None:
+    """--no-clobber: put `tmp` in place as `final` only if nothing has that name, atomically
+    (stores/conditions.py): renameat2(RENAME_NOREPLACE) where the kernel and filesystem offer it,
+    else a hard link (which fails if the name exists) and the temporary name unlinked. An existing
+    name raises DestinationExists; the temporary file is then removed by the caller."""
+    global _renameat2
+    if _renameat2 is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            _renameat2 = libc.renameat2
+            _renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+        except (OSError, AttributeError):
+            _renameat2 = False
+    try:
+        if _renameat2 is not False:
+            import ctypes
+
+            at_fdcwd = -100
+            if _renameat2(at_fdcwd, os.fsencode(tmp), at_fdcwd, os.fsencode(final), _RENAME_NOREPLACE) == 0:
+                return
+            err = ctypes.get_errno()
+            if err == errno.EEXIST:
+                raise FileExistsError(err, os.strerror(err), final)
+            if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+                raise OSError(err, os.strerror(err), final)
+        os.link(tmp, final)  # no renameat2 here: a link fails alike when the name exists
+        os.unlink(tmp)
+    except FileExistsError:
+        raise DestinationExists("already at the destination (--no-clobber): not replaced",
+                                op="write", url=final) from None
 
 
 def size_for_parts(fd: int, size: int) -> None:
@@ -825,6 +867,10 @@ class LocalMultipart:
             _unlink_quietly(self.tmp)
             self._drop_record()
             raise _translate_os(exc, "write", self.final, self.key) from exc
+        except DestinationExists:  # --no-clobber: the file is not wanted, nor kept for a resume
+            _unlink_quietly(self.tmp)
+            self._drop_record()
+            raise
         self._drop_record()
 
     def part_landed(self, number: int, crc: int = partfile.NO_CRC) -> None:

@@ -26,6 +26,7 @@ from ...config.urls import Location
 from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
                     part_size_for, upload_in_parts)
 from ..local.bodies import FileBody
+from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
 from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
 
@@ -56,7 +57,7 @@ class S3Store:
     features = Features(ordered=True, read_into=True, read_to=True, write=True, resumable_uploads=True,
                         server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
                         hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3", checksums=True,
-                        versions=True, streamed_puts=True, conditional_reads=True)
+                        versions=True, streamed_puts=True, conditional_reads=True, conditional_writes=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
@@ -79,6 +80,7 @@ class S3Store:
         self.requests: dict[tuple[str, str], int] = {}
         self._no_parts = False  # GetObjectAttributes gave no part checksums: not asked again (object_parts)
         self._checksums_refused = False  # the server refused a checksum header: writes go without (_without_checksums)
+        self._conditions_refused = False  # the server refused If-None-Match: --no-clobber asks with a HEAD (_no_clobber)
         self._client_lock: asyncio.Lock | None = None
         self._cred_source: Any = None  # async () -> sigv4.Credentials | None; None: unsigned
         self._frozen: Any = None
@@ -707,10 +709,11 @@ class S3Store:
         from . import props as s3props
 
         kind = content_type_for(key) if props is None else None
-        extra = s3props.with_mtime(s3props.headers(props), mtime)
         algorithm = self.checksum_algorithm
+        headers = s3props.with_mtime(s3props.headers(props), mtime)
 
         async def attempt(with_checksum: bool) -> str | None:
+            extra = headers | self._if_none_match() if NO_CLOBBER.get() else headers
             made = await self._on_wire(lambda wire: wire.put(key, data, self._url(key), kind, extra, algorithm,
                                                              with_checksum))
             if made is not _NO_WIRE:
@@ -718,12 +721,16 @@ class S3Store:
             try:
                 resp = await (await self._control()).put_object(
                     Bucket=self.bucket, Key=key, Body=data, **({"ContentType": kind} if kind else {}),
-                    **s3props.params_with_mtime(props, mtime), **(self._put_checksum() if with_checksum else {}))
+                    **s3props.params_with_mtime(props, mtime), **(self._put_checksum() if with_checksum else {}),
+                    **self._if_none_match(param=True))
             except Exception as exc:
                 raise self._write_error(exc, "put", key) from exc
             return resp.get("VersionId")
 
-        self._written(key, await self._without_checksums_if_refused(attempt))
+        if NO_CLOBBER.get():
+            self._written(key, await self._no_clobber(key, lambda: self._without_checksums_if_refused(attempt)))
+        else:
+            self._written(key, await self._without_checksums_if_refused(attempt))
 
     def _written(self, key: str, version_id: str | None) -> None:
         """Note the version a write made, when asked to (written_versions)."""
@@ -739,13 +746,15 @@ class S3Store:
 
         if self.checksum_algorithm in (None, "CRC32"):
             kind = content_type_for(key) if props is None else None
-            extra = s3props.with_mtime(s3props.headers(props), mtime)
+            headers = s3props.with_mtime(s3props.headers(props), mtime)
 
             async def attempt(with_checksum: bool) -> Any:
+                extra = headers | self._if_none_match() if NO_CLOBBER.get() else headers
                 return await self._on_wire(lambda wire: wire.put(key, body, self._url(key), kind, extra,
                                                                  with_checksum=with_checksum))
 
-            made = await self._without_checksums_if_refused(attempt)
+            made = await (self._no_clobber(key, lambda: self._without_checksums_if_refused(attempt))
+                          if NO_CLOBBER.get() else self._without_checksums_if_refused(attempt))
             if made is not _NO_WIRE:
                 self._written(key, made)
                 return
@@ -788,6 +797,67 @@ class S3Store:
         return S3Multipart(self, key, upload_id, (algorithm or self.checksum_algorithm or "CRC32") if checksum
                            else None, props)
 
+    # ---------------------------------------------------------------- --no-clobber (stores/conditions.py)
+
+    def _if_none_match(self, param: bool = False) -> dict[str, str]:
+        """A write's If-None-Match: * while NO_CLOBBER is set (the header, or with `param` botocore's
+        parameter), unless this server refused it before (then _no_clobber asks with a HEAD)."""
+        if self._conditions_refused:
+            return {}
+        return if_none_match_param() if param else if_none_match_header()
+
+    async def _no_clobber(self, key: str, write: Callable[[], Awaitable[T]], op: str = "put",
+                          ambiguous: bool = False) -> T:
+        """write(), which carries If-None-Match: * while NO_CLOBBER is set: its 412 means the key
+        exists (DestinationExists, nothing replaced). `ambiguous` (CopyObject): a 412 may also be
+        the copy source's If-Match, so a HEAD of the key tells which; and the key is looked for
+        with a HEAD first, because LocalStack (4.x) answers a refused conditional CopyObject with
+        412 yet writes the source's bytes under the existing object's metadata (a HEAD is little
+        beside a copy; the copy is still conditional, for a key that appears meanwhile). A server
+        that refuses the header (501, or a 400 naming it) gets a HEAD before each write instead, for
+        the rest of the run: not race-free, said once."""
+        from ..checksums import note_once
+        from ..conditions import DestinationExists, SourceChanged
+
+        if not NO_CLOBBER.get():
+            return await write()
+
+        def exists() -> DestinationExists:
+            return DestinationExists("already at the destination (--no-clobber): not replaced",
+                                     op=op, url=self._url(key), key=key)
+
+        if self._conditions_refused or ambiguous:
+            if await self._exists(key):
+                raise exists()
+            if self._conditions_refused:
+                return await write()
+        try:
+            return await write()
+        except DestinationExists:
+            raise
+        except SourceChanged:
+            if ambiguous and not await self._exists(key):
+                raise
+            raise exists() from None
+        except StoreError as exc:
+            text = exc.message
+            if not ("NotImplemented" in text or "does not implement" in text or "If-None-Match" in text
+                    or "if-none-match" in text.lower()):
+                raise
+            self._conditions_refused = True
+            note_once(f"{self._url('')} refuses conditional writes (If-None-Match): --no-clobber looks for each "
+                      "key with a HEAD before writing it, so a key written by someone else in between is replaced")
+            if await self._exists(key):
+                raise exists() from None
+            return await write()
+
+    async def _exists(self, key: str) -> bool:
+        try:
+            await self.head(key)
+        except NotFound:
+            return False
+        return True
+
     async def _without_checksums_if_refused(self, attempt: Callable[[bool], Awaitable[T]]) -> T:
         """attempt(with_checksum): with the checksum headers, unless this server refused them
         before; when it refuses them now (ChecksumRefused), once more without, and so from then on
@@ -795,9 +865,12 @@ class S3Store:
         the user asked for them: the run stops with one line instead."""
         if self._checksums_refused:
             return await attempt(False)
+        conditional = NO_CLOBBER.get() and not self._conditions_refused  # this attempt carries If-None-Match
         try:
             return await attempt(True)
         except ChecksumRefused as exc:
+            if conditional:
+                raise  # a 501 may refuse If-None-Match instead: _no_clobber tries without it first
             if self.checksum_algorithm is not None:
                 raise DestinationUnusable(
                     f"this server does not support additional checksums (--checksum-algorithm "
@@ -1020,7 +1093,11 @@ class S3Store:
 
         assert isinstance(src, S3Store)
         try:
-            await self._copy_from(src, src_key, dst_key, size, props, replace)
+            if NO_CLOBBER.get():
+                await self._no_clobber(dst_key, lambda: self._copy_from(src, src_key, dst_key, size, props, replace),
+                                       op="copy", ambiguous=True)
+            else:
+                await self._copy_from(src, src_key, dst_key, size, props, replace)
         except SourceChanged as exc:
             raise SourceChanged(exc.message, op="copy", url=src._url(src_key), key=src_key) from None
 
@@ -1041,13 +1118,15 @@ class S3Store:
             if replace:
                 extra = extra | {"x-amz-metadata-directive": "REPLACE", "x-amz-tagging-directive": "REPLACE"}
                 kwargs |= {"MetadataDirective": "REPLACE", "TaggingDirective": "REPLACE"}
+            extra = extra | self._if_none_match()  # --no-clobber (stores/conditions.py)
             if await self._on_wire(lambda wire: wire.copy(src.bucket, src_key, dst_key,
                                                           self._url(dst_key), extra,
                                                           self.checksum_algorithm)) is not _NO_WIRE:
                 return
             try:
                 await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source,
-                                                          **kwargs, **condition, **self._put_checksum())
+                                                          **kwargs, **condition, **self._put_checksum(),
+                                                          **self._if_none_match(param=True))
             except Exception as exc:
                 raise translate(exc, "copy", self._url(dst_key), dst_key) from exc
             return
@@ -1220,18 +1299,22 @@ class S3Multipart:
         s = self.store
         parts = [self.parts[n] for n in sorted(self.parts)]
         payer = self.props.request_payer if self.props is not None else None
-        made = await s._on_wire(lambda wire: wire.complete_multipart(
-            self.key, self.upload_id, parts, s._url(self.key), {"x-amz-request-payer": payer} if payer else {}))
-        if made is not _NO_WIRE:
-            s._written(self.key, made)
-            return
-        try:
-            resp = await (await s._control()).complete_multipart_upload(
-                Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts},
-                **self._payer())
-        except Exception as exc:
-            raise translate(exc, "complete multipart upload", s._url(self.key), self.key) from exc
-        s._written(self.key, resp.get("VersionId"))
+
+        async def attempt() -> str | None:
+            headers = ({"x-amz-request-payer": payer} if payer else {}) | s._if_none_match()
+            made = await s._on_wire(lambda wire: wire.complete_multipart(
+                self.key, self.upload_id, parts, s._url(self.key), headers))
+            if made is not _NO_WIRE:
+                return made
+            try:
+                resp = await (await s._control()).complete_multipart_upload(
+                    Bucket=s.bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": parts},
+                    **self._payer(), **s._if_none_match(param=True))
+            except Exception as exc:
+                raise translate(exc, "complete multipart upload", s._url(self.key), self.key) from exc
+            return resp.get("VersionId")
+
+        s._written(self.key, await s._no_clobber(self.key, attempt, op="complete multipart upload"))
 
     def _payer(self) -> dict[str, Any]:
         payer = self.props.request_payer if self.props is not None else None
