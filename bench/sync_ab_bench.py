@@ -43,7 +43,7 @@ the process tree (wait4: the coordinator and the workers it reaps) and CPU-us pe
 of the process tree (summed /proc/PID/smaps_rollup, sampled every 50 ms); the server's and the
 proxy's CPU. The table gives medians and B/A per scenario and link.
 
-Output: bench/results/sync-ab-DATE[-quick][-NAME].{json,md} (-quick when --objects or --reps is not
+Output: bench/results/sync-ab-DATE[-NAME][-quick].{json,md} (-quick when --objects or --reps is not
 the default; those files are not committed), the markdown printed; `--update-readme` puts it
 between `<!-- sync-ab:start -->` and `<!-- sync-ab:end -->` in bench/README.md.
 
@@ -391,11 +391,9 @@ def main() -> None:
     print(md)
     out = HERE / "results"
     out.mkdir(parents=True, exist_ok=True)
-    stem = f"sync-ab-{started.date()}"
+    stem = f"sync-ab-{started.date()}" + (f"-{args.name}" if args.name else "")
     if (args.objects, args.reps) != (DEFAULTS["objects"], DEFAULTS["reps"]):
-        stem += "-quick"  # bench/results/*-quick.* is not committed
-    if args.name:
-        stem += "-" + args.name
+        stem += "-quick"  # last, so that .gitignore's bench/results/*-quick.* keeps it out of git
     (out / f"{stem}.json").write_text(json.dumps({"meta": meta, "summary": summary, "runs": bench.runs}, indent=1))
     (out / f"{stem}.md").write_text(md)
     log(f"wrote {out / stem}.json and .md in {meta['runtime_s']:.0f} s")
