@@ -217,6 +217,31 @@ def versions(roots: dict[str, Path], tools: list[str]) -> dict[str, str]:
     return v
 
 
+# ----------------------------------------------------------------------------------- links
+
+def start_toxiproxy(work: Path):
+    """A toxiproxy server (tests/toxiproxy.py), built by scripts/toxiproxy.sh when missing; its log in work."""
+    from toxiproxy import Toxiproxy
+    built = subprocess.run(["bash", str(ROOT / "scripts" / "toxiproxy.sh")], capture_output=True, text=True)
+    if built.returncode != 0:
+        raise SystemExit(f"toxiproxy is missing and could not be built:\n{built.stderr[-2000:]}")
+    return Toxiproxy(built.stdout.strip().splitlines()[-1], work / "toxiproxy.log")
+
+
+def shaped_url(tox, link: str, upstream: str) -> str:
+    """A new proxy named link in front of upstream with LINKS[link]'s toxics both ways; its URL
+    (upstream itself for a link without toxics). Shared with bench/sync_ab_bench.py."""
+    spec = LINKS[link]
+    if spec["rate_kbps"] is None:
+        return upstream
+    url = tox.proxy(link, upstream)
+    for stream in ("downstream", "upstream"):
+        tox.toxic(link, "bandwidth", stream, rate=spec["rate_kbps"])
+        if spec["latency_ms"]:
+            tox.toxic(link, "latency", stream, latency=spec["latency_ms"])
+    return url
+
+
 # ------------------------------------------------------------------------------------- run
 
 class LinkBench:
@@ -249,21 +274,11 @@ class LinkBench:
         return self.sources[mib]
 
     def proxy_url(self, link: str) -> str:
-        spec = LINKS[link]
-        if spec["rate_kbps"] is None:
+        if LINKS[link]["rate_kbps"] is None:
             return self.srv.url
         if self.tox is None:
-            from toxiproxy import Toxiproxy
-            built = subprocess.run(["bash", str(ROOT / "scripts" / "toxiproxy.sh")], capture_output=True, text=True)
-            if built.returncode != 0:
-                raise SystemExit(f"toxiproxy is missing and could not be built:\n{built.stderr[-2000:]}")
-            self.tox = Toxiproxy(built.stdout.strip().splitlines()[-1], self.work / "toxiproxy.log")
-        url = self.tox.proxy(link, self.srv.url)
-        for stream in ("downstream", "upstream"):
-            self.tox.toxic(link, "bandwidth", stream, rate=spec["rate_kbps"])
-            if spec["latency_ms"]:
-                self.tox.toxic(link, "latency", stream, latency=spec["latency_ms"])
-        return url
+            self.tox = start_toxiproxy(self.work)
+        return shaped_url(self.tox, link, self.srv.url)
 
     def check(self, direction: str, mib: int, out: Path, key: str) -> str | None:
         """None when the copy has the source's size and sample hash, else what is wrong."""
