@@ -361,6 +361,8 @@ def test_plain_s3_pages_of_odd_keys_take_the_fast_path() -> None:
         if xml_plain._ATTRIBUTE.search(body, 100) is None:
             assert fast is not None and [e.key for e in fast[0]] == keys
             fast_pages += 1
+            for until in (keys[0], keys[-1] + "~", keys[len(keys) // 2] + "\x00"):
+                assert wire._fast_listing(body, False, until) == xml_reference.listing(body, False, until)
     assert fast_pages > 250
 
 
