@@ -16,7 +16,8 @@ Rules (the first API, still used as before)
 Edits (answers forwarded with their body changed)
     `edit(method, target, headers, body) -> bytes | None`, in `proxy.edits`, tried in order on
     every answer forwarded from the upstream; the first that returns bytes has them sent as the
-    body instead (the same length: Content-Length is not rewritten). `flip_byte(...)` is one: it
+    body instead (of another length: Content-Length is rewritten, on an answer that has one; a
+    chunked body is handed to the edit raw, framing and all). `flip_byte(...)` is one: it
     damages GETs of one object's byte range, as a bad disk or a broken middlebox would.
 
         proxy.edits.append(flip_byte("/bucket/key", start=5 * MiB, times=1))
@@ -427,6 +428,9 @@ class FaultProxy:
             changed = edit(method, target, headers, resp_body)
             if changed is not None:
                 self.counts["edited"] += 1
+                if len(changed) != len(resp_body) and "content-length" in resp_headers:
+                    resp_lines = [x for x in resp_lines if not x.lower().startswith("content-length:")]
+                    resp_lines.append(f"Content-Length: {len(changed)}")
                 resp_body = changed
                 break
 

@@ -1,9 +1,10 @@
 """The XML of the multipart control requests on the lean path (wire.py): CompleteMultipartUpload's
 body built, CreateMultipartUpload's UploadId read, and the 200 answers that are errors told apart.
 
-A string join and two regular expressions: the bodies are a few hundred bytes a part, and building
+A string join and a regular expression: the bodies are a few hundred bytes a part, and building
 or parsing them is no reason to load botocore (about 0.4 s of start-up on a busy machine) for an
-upload whose parts already go without it.
+upload whose parts already go without it. An answer not in the plain formatting (xml_plain.py) is
+read by the reference parser (xml_reference.py).
 """
 
 from __future__ import annotations
@@ -11,14 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
+from . import xml_plain, xml_reference
+
 _NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/"
 # a Part's members after its PartNumber, in the order botocore writes them
 PART_FIELDS = ("ETag", "ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME", "ChecksumSHA1", "ChecksumSHA256")
 _UPLOAD_ID = re.compile(rb"<UploadId>([^<]*)</UploadId>")
-# the root element of an answer, after an XML declaration and whitespace (S3 may send whitespace
-# first while a completion runs, to keep the connection alive)
-_ROOT = re.compile(rb"\s*(?:<\?xml[^>]*\?>\s*)?<([A-Za-z_][\w:.-]*)")
-_EMPTY_ROOT = re.compile(rb"\s*(?:<\?xml[^>]*\?>\s*)?<[A-Za-z_][^<>]*/>")
 
 
 def escape(text: str) -> str:
@@ -48,23 +47,20 @@ def complete_body(parts: Iterable[Mapping[str, Any]]) -> bytes:
 
 
 def upload_id(body: bytes) -> str | None:
-    """The UploadId of a CreateMultipartUpload answer as it stands in the XML (entities not yet
-    replaced), or None when it has none."""
+    """The UploadId of a CreateMultipartUpload answer (entities replaced), or None when it has none.
+    Raises ValueError (xml_reference.Malformed) when the answer is not its XML."""
+    if xml_plain.small_root(body) != b"InitiateMultipartUploadResult" or body.count(b"UploadId") != 2:
+        return xml_reference.upload_id(body)
     m = _UPLOAD_ID.search(body)
-    return m.group(1).decode("utf-8") if m and m.group(1) else None
+    return xml_plain.unescape(m.group(1).decode("utf-8")) if m and m.group(1) else None
 
 
 def error_in_200(body: bytes) -> bool:
     """Whether a 200 answer is an error all the same, as botocore reads it (and then retries it as
     a 500): its root element is <Error>, or the XML is cut off (the connection failed while S3
-    was still answering). An empty body is a success."""
+    was still answering). An empty body is a success. S3 may send whitespace before the XML while
+    a completion runs, to keep the connection alive."""
     if not body.strip():
         return False
-    m = _ROOT.match(body)
-    if m is None:
-        return True
-    root = m.group(1)
-    if root == b"Error":
-        return True
-    tail = body.rstrip()
-    return not (tail.endswith(b"</" + root + b">") or _EMPTY_ROOT.fullmatch(tail) is not None)
+    root = xml_plain.small_root(body)
+    return root == b"Error" if root is not None else xml_reference.error_in_200(body)

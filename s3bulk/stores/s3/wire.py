@@ -35,7 +35,7 @@ from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
 from ..local.bodies import FileBody
 from ..conditions import copy_source_if_match_header, if_match_header
-from . import multipart_xml
+from . import multipart_xml, xml_plain, xml_reference
 from ..requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
 from .sigv4 import EMPTY_SHA256, UNSIGNED_PAYLOAD, Credentials, Signer, canonical_query, uri_encode
 
@@ -43,14 +43,13 @@ CredentialSource = Callable[[], Awaitable[Credentials | None]]
 
 _CODE = re.compile(rb"<Code>([^<]*)</Code>")
 _MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
-_CONTENTS = re.compile(rb"<Contents>(.*?)</Contents>", re.S)
-_FIELD = re.compile(rb"<(Key|LastModified|ETag|Size|StorageClass)>([^<]*)</\1>")
 _TRUNCATED = re.compile(rb"<IsTruncated>\s*true\s*</IsTruncated>")
+_IS_TRUNCATED = re.compile(rb"<IsTruncated>\s*(true|false)\s*</IsTruncated>")
 _NEXT_TOKEN = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>")
 # S3's own order inside <Contents> (Key, LastModified, ETag, ..., Size): one match per object. Pages
-# whose every entry matches are read this way (~5 us a key instead of ~45); any other page is read
-# field by field. Not ElementTree/expat: measured slower (1.6-1.8x, bench/list_parse_bench.py), and
-# an XML 1.0 parser refuses a page whose keys hold control characters (S3 sends &#x1; and the like).
+# whose every entry matches are read this way; any other page is read
+# by the reference parser (xml_reference.py), as is any page not in the plain formatting
+# (xml_plain.py). Not ElementTree/expat first: measured slower (1.6-1.8x, bench/list_parse_bench.py).
 _ETAG = rb"<ETag>(?:&quot;|&#34;|\")?([^<&\"]*)(?:&quot;|&#34;|\")?</ETag>"  # inside its quotes; else no match
 
 
@@ -62,11 +61,11 @@ def _upto(tag: bytes) -> bytes:
 
 _ENTRY = re.compile(rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</LastModified>\s*"
                     + _ETAG + _upto(rb"Size") + rb"(\d+)</Size>"
-                    + rb"(?:" + _upto(rb"StorageClass") + rb"([^<]*)</StorageClass>)?")
+                    + rb"(?:" + _upto(rb"StorageClass") + rb"([^<&]*)</StorageClass>)?")
 # versitygw's order (LastModified, checksum fields, ETag, Key, Size, StorageClass), read as fast
 _ENTRY_LM_FIRST = re.compile(rb"<Contents>\s*<LastModified>([^<]*)</LastModified>" + _upto(rb"ETag")[:-6]
                              + _ETAG + rb"\s*<Key>([^<]*)</Key>\s*<Size>(\d+)</Size>"
-                             rb"(?:\s*<StorageClass>([^<]*)</StorageClass>)?")
+                             rb"(?:\s*<StorageClass>([^<&]*)</StorageClass>)?")
 # which group holds (key, last modified, etag, size, storage class), by the first tag in <Contents>
 _ORDERS = {b"<Key>": (_ENTRY, (1, 2, 3, 4, 5)), b"<LastModified>": (_ENTRY_LM_FIRST, (3, 1, 2, 4, 5))}
 _FIRST_TAG = re.compile(rb"<Contents>\s*(<[A-Za-z]+>)")
@@ -76,9 +75,8 @@ _CLASS_NAMES: dict[bytes, str] = {}  # b"STANDARD" -> one shared str, not one pe
 _TAG = re.compile(rb"<Tag>\s*<Key>([^<]*)</Key>\s*<Value>([^<]*)</Value>\s*</Tag>")
 _PART = re.compile(rb"<Part>(.*?)</Part>", re.S)
 _PART_FIELD = re.compile(rb"<(PartNumber|Size|Checksum(?:CRC32|CRC32C|CRC64NVME|SHA1|SHA256))>([^<]*)</\1>")
-_NEXT_PART = re.compile(rb"<NextPartNumberMarker>(\d+)</NextPartNumberMarker>")
-_XML_ENTITIES = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);")
-_ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+_NEXT_PART = re.compile(rb"<NextPartNumberMarker>\s*(\d+)\s*</NextPartNumberMarker>")
+_unescape = xml_plain.unescape
 
 
 class UseBotocore(Exception):
@@ -101,18 +99,6 @@ def refuses_checksums(status: int | None, code: str, message: str) -> bool:
     text = message.lower()
     return status == 400 and code not in _NOT_DIGEST_ERRORS and ("x-amz-checksum" in text or
                                                                  "x-amz-sdk-checksum" in text)
-
-
-def _unescape(text: str) -> str:
-    if "&" not in text:
-        return text
-
-    def one(m: re.Match[str]) -> str:
-        name = m.group(1)
-        if name[0] == "#":
-            return chr(int(name[2:], 16) if name[1] in "xX" else int(name[1:]))
-        return _ENTITY[name]
-    return _XML_ENTITIES.sub(one, text)
 
 
 def _iso_ts(text: str) -> float:
@@ -159,7 +145,7 @@ def _fast_entries(body: bytes, encoded: bool,
     out: list[ObjectInfo] = []
     first = _FIRST_TAG.search(body)
     if first is None:
-        return out if b"<Contents>" not in body else None
+        return out if b"Contents" not in body else None  # <Contents >, a prefix: not an empty page
     order = _ORDERS.get(first.group(1))
     if order is None:
         return None
@@ -170,6 +156,7 @@ def _fast_entries(body: bytes, encoded: bool,
     ts_get, class_get = _TS_CACHE.get, _CLASS_NAMES.get  # the caches' hits without a call each (~0.4 us a key)
     new = tuple.__new__
     end = -1  # where the matching stopped at `until`; -1: it went through the page
+    classless = 0
     for m in pattern.finditer(body):
         k, lm, et, size, sc = m.group(*groups)
         key = k.decode("utf-8")
@@ -182,16 +169,29 @@ def _fast_entries(body: bytes, encoded: bool,
         if ts is None:
             ts = _listed_ts(lm)
         name = class_get(sc) if sc else None
-        if name is None and sc:
-            name = _class_name(sc)
+        if name is None:
+            if sc:
+                name = _class_name(sc)
+            else:
+                classless += 1
         append(new(ObjectInfo, (key, int(size), ts, etag, name)))
         if until is not None and key > until:
-            end = m.end()
+            end = body.find(b"</Contents>", m.end()) + 11  # past this entry's end (-1 + 11: no end, no match)
             break
-    # every <Contents> up to where the matching stopped was one match: none skipped or read in part
-    if len(out) != (body.count(b"<Contents>") if end < 0 else body.count(b"<Contents>", 0, end)):
+    # every <Contents>...</Contents> up to where the matching stopped was one match: none skipped
+    # or read in part, none written another way (<Contents >, a prefix, a key holding the word)
+    if 2 * len(out) != (body.count(b"Contents") if end < 0 else body.count(b"Contents", 0, end)):
+        return None
+    if classless and _class_missed(body, len(out) - classless, end):
         return None
     return out
+
+
+def _class_missed(body: bytes, read: int, end: int = -1) -> bool:
+    """Whether some entry's StorageClass was there but not read by the optional group
+    (<StorageClass >, <StorageClass/>, an entity in it): asked only of pages with entries
+    without one (S3 gives every entry its class), by counting the word."""
+    return 2 * read != (body.count(b"StorageClass") if end < 0 else body.count(b"StorageClass", 0, end))
 
 
 def _plain_entries(body: bytes, pattern: re.Pattern[bytes], groups: tuple[int, ...],
@@ -200,7 +200,10 @@ def _plain_entries(body: bytes, pattern: re.Pattern[bytes], groups: tuple[int, .
     case): every match's fields at once (findall) and the entries in one comprehension, ~1 us a
     key less than a loop over match objects; the keys beyond `until` are matched but dropped."""
     found = pattern.findall(body)
-    if len(found) != body.count(b"<Contents>"):
+    if 2 * len(found) != body.count(b"Contents"):  # as in _fast_entries
+        return None
+    classless = [f[4] for f in found].count(b"")
+    if classless and _class_missed(body, len(found) - classless):
         return None
     ts_get, class_get, new = _TS_CACHE.get, _CLASS_NAMES.get, tuple.__new__
     if groups == (1, 2, 3, 4, 5):
@@ -215,6 +218,85 @@ def _plain_entries(body: bytes, pattern: re.Pattern[bytes], groups: tuple[int, .
         # the first key past the range ends the page's entries (kept, as the loop does)
         del out[bisect.bisect_right(out, until, key=_KEY) + 1:]
     return out
+
+
+def read_listing(body: bytes, encoded: bool, until: str | None = None
+                 ) -> tuple[list[ObjectInfo], bool, str | None]:
+    """A ListObjectsV2 answer as (entries, truncated, next token): by the regexes when the page is
+    plain (xml_plain.py) and every entry matches, else by the reference parser, which raises
+    xml_reference.Malformed when it is not a whole listing answer (cut off, or not XML: a regex
+    would read a truncated page as a short last one)."""
+    fast = _fast_listing(body, encoded, until)
+    return fast if fast is not None else xml_reference.listing(body, encoded, until)
+
+
+def _fast_listing(body: bytes, encoded: bool, until: str | None
+                  ) -> tuple[list[ObjectInfo], bool, str | None] | None:
+    """read_listing by the regexes, or None where they might read the page otherwise than the
+    reference does."""
+    if not (body.endswith(b"</ListBucketResult>") or body.rstrip().endswith(b"</ListBucketResult>")) or \
+            not xml_plain.listing_page(body):
+        return None
+    flag = _outside_entries(body, _IS_TRUNCATED)
+    if flag is None:
+        return None
+    truncated = flag.group(1) == b"true"
+    token = _outside_entries(body, _NEXT_TOKEN)
+    if truncated and token is None:
+        return None
+    try:
+        entries = _fast_entries(body, encoded, until)
+        if entries is None:
+            return None
+        return entries, truncated, (_unescape(token.group(1).decode()) if token else None)
+    except ValueError:  # an entity in a time or an ETag, bytes that are not UTF-8: not plain after all
+        return None
+
+
+def _outside_entries(body: bytes, pattern: re.Pattern[bytes]) -> re.Match[bytes] | None:
+    """The first match of `pattern` before the page's first entry or after its last (where every
+    server writes IsTruncated and the token), else anywhere: a search through the entries costs
+    ~0.15 us a key, as much as the plain-formatting check and the exact counts together."""
+    first = body.find(b"<Contents>")
+    if first < 0:
+        return pattern.search(body)
+    m = pattern.search(body, 0, first)
+    if m is None:
+        last = body.rfind(b"</Contents>")
+        m = pattern.search(body, last)
+        if m is None:
+            m = pattern.search(body, first, last)
+    return m
+
+
+def error_fields(body: bytes) -> tuple[str, str]:
+    """An error answer's (Code, Message), "" where it has none. A plain answer (xml_plain.py) by
+    the regexes, any other XML by the reference parser; what is not XML at all (an HTML page from a
+    proxy, a body cut off) by the regexes still, for whatever they find in it."""
+    if xml_plain.small_root(body) is None:
+        try:
+            return xml_reference.error_fields(body)
+        except xml_reference.Malformed:
+            pass
+    m = _CODE.search(body)
+    code = m.group(1).decode("utf-8", "replace").strip() if m else ""
+    m = _MESSAGE.search(body)
+    msg = m.group(1).decode("utf-8", "replace") if m else ""
+    try:
+        msg = _unescape(msg)
+    except ValueError:
+        pass  # not XML: the message as it came
+    return code, msg.strip()
+
+
+def read_tags(body: bytes) -> list[tuple[str, str]]:
+    """A GetObjectTagging answer's (key, value) pairs: by the regex when the answer is plain and
+    every <Tag> matched (Key before Value), else by the reference parser."""
+    if xml_plain.small_root(body) == b"Tagging":
+        found = _TAG.findall(body)
+        if len(found) == body.count(b"<Tag>"):
+            return [(_unescape(k.decode()), _unescape(v.decode())) for k, v in found]
+    return xml_reference.tags(body)
 
 
 def crc32_b64(data: bytes | bytearray | memoryview) -> str:
@@ -254,7 +336,9 @@ def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, ke
 def parse_object_parts(body: bytes) -> tuple[list[tuple[int, int, str]], int | None] | None:
     """A GetObjectAttributes answer's ObjectParts: ([(number, size, base64 checksum)], the next
     part-number marker when truncated), or None when it has no parts with checksums."""
-    if b"<ObjectParts" not in body:  # versitygw answers without them (MinIO's root element is lower case)
+    if xml_plain.small_root(body) is None:
+        return xml_reference.object_parts(body)  # Malformed when not XML (a ValueError, as int() raises)
+    if b"<ObjectParts>" not in body:  # versitygw answers without them (MinIO's root element is lower case)
         return None
     parts: list[tuple[int, int, str]] = []
     for m in _PART.finditer(body):
@@ -343,12 +427,7 @@ class S3Wire:
         if (region and region != self.signer.region) or (
                 resp.status == 400 and b"AuthorizationHeaderMalformed" in resp.body[:1024]):
             raise UseBotocore(f"{op}: the bucket is in {region or 'another region'}")  # botocore re-resolves
-        code = msg = ""
-        if resp.body:
-            m = _CODE.search(resp.body)
-            code = m.group(1).decode("utf-8", "replace") if m else ""
-            m = _MESSAGE.search(resp.body)
-            msg = _unescape(m.group(1).decode("utf-8", "replace")) if m else ""
+        code, msg = error_fields(bytes(resp.body)) if resp.body else ("", "")
         err = error_for(resp.status, code, msg, op, url, key)
         if resp.status in (429, 503):
             err.retry_after = retry_after(resp.headers)
@@ -358,11 +437,7 @@ class S3Wire:
         """_error for a PUT or UploadPart: ChecksumRefused when the server refuses the checksum
         headers it carried."""
         if any(h.startswith(("x-amz-checksum-", "x-amz-sdk-checksum")) for h in headers) and resp.status in (400, 501):
-            body = bytes(resp.body[:4096]) if resp.body else b""
-            m = _CODE.search(body)
-            code = m.group(1).decode("utf-8", "replace") if m else ""
-            m = _MESSAGE.search(body)
-            msg = _unescape(m.group(1).decode("utf-8", "replace")) if m else ""
+            code, msg = error_fields(bytes(resp.body[:4096])) if resp.body else ("", "")
             if refuses_checksums(resp.status, code, msg):
                 return ChecksumRefused(f"the server refuses checksum headers ({resp.status} {code})".strip(),
                                        op=op, url=url, key=key)
@@ -391,28 +466,10 @@ class S3Wire:
         if resp.status != 200:
             raise self._error(resp, "list", url, "")
         body = bytes(resp.body)
-        if b"<ListBucketResult" not in body[:512] or not body.rstrip().endswith(b"</ListBucketResult>"):
-            # not S3's answer, or cut off: a regex would read a truncated page as a short last one
-            raise Transient("listing answer is not S3 XML (no complete ListBucketResult)", op="list", url=url)
-        fast = _fast_entries(body, encoded, until)
-        entries = fast if fast is not None else []
-        for m in () if fast is not None else _CONTENTS.finditer(body):
-            f = {name: value for name, value in _FIELD.findall(m.group(1))}
-            try:
-                k = _unescape(f[b"Key"].decode("utf-8"))
-                if encoded:
-                    k = unquote(k)
-                etag = f.get(b"ETag")
-                entries.append(ObjectInfo(k, int(f[b"Size"]), _listed_ts(f[b"LastModified"]),
-                                          _unescape(etag.decode()).strip('"') if etag else None,
-                                          _class_name(f.get(b"StorageClass"))))
-            except (KeyError, ValueError) as exc:
-                raise Transient(f"listing answer malformed ({exc})", op="list", url=url) from exc
-            if until is not None and k > until:
-                break  # as the fast reading: the first key past the range ends the page's entries
-        truncated = _TRUNCATED.search(body) is not None
-        next_token = _NEXT_TOKEN.search(body)
-        return entries, truncated, (_unescape(next_token.group(1).decode()) if next_token else None)
+        try:
+            return read_listing(body, encoded, until)
+        except xml_reference.Malformed as exc:  # cut off, or not S3's answer: retried
+            raise Transient(f"listing answer is not S3 XML ({exc})", op="list", url=url) from None
 
     async def head(self, key: str, url: str) -> ObjectInfo:
         resp = await self._send("HEAD", self._object_path(key), None, dict(self.read_headers), None, "head", url, key)
@@ -537,11 +594,15 @@ class S3Wire:
             resp = resp._replace(status=500)
         if resp.status != 200:
             raise self._write_error(resp, "create multipart upload", url, key, sent)
-        found = multipart_xml.upload_id(body)
+        try:
+            found = multipart_xml.upload_id(body)
+        except ValueError as exc:  # not the answer's XML (xml_reference.Malformed)
+            raise Transient(f"CreateMultipartUpload answer is not S3 XML ({exc})", op="create multipart upload",
+                            url=url, key=key) from None
         if found is None:
             raise Transient("CreateMultipartUpload answer has no UploadId", op="create multipart upload",
                             url=url, key=key)
-        return _unescape(found)
+        return found
 
     async def complete_multipart(self, key: str, upload_id: str, parts: list[dict[str, Any]], url: str,
                                  headers: dict[str, str]) -> str | None:
@@ -575,8 +636,8 @@ class S3Wire:
         if checksum:  # the server computes the copy's checksum with this algorithm
             headers["x-amz-checksum-algorithm"] = checksum
         resp = await self._send("PUT", self._object_path(key), None, headers, None, "copy", url, key)
-        # CopyObject can fail after answering 200: the error is then in the body
-        if resp.status != 200 or b"<Error>" in resp.body[:512]:
+        # CopyObject can fail after answering 200: the error is then in the body (or it is cut off)
+        if resp.status != 200 or multipart_xml.error_in_200(bytes(resp.body)):
             raise self._error(resp if resp.status != 200 else resp._replace(status=500), "copy", url, key)
 
     async def object_parts(self, key: str, url: str, marker: int
@@ -593,7 +654,11 @@ class S3Wire:
             return None
         if resp.status != 200:
             raise self._error(resp, "get object attributes", url, key)
-        return parse_object_parts(bytes(resp.body))
+        try:
+            return parse_object_parts(bytes(resp.body))
+        except ValueError as exc:  # cut off, not XML (xml_reference.Malformed): retried
+            raise Transient(f"GetObjectAttributes answer is not S3 XML ({exc})", op="get object attributes",
+                            url=url, key=key) from None
 
     # ------------------------------------------------------------ with the object's properties
 
@@ -621,7 +686,7 @@ class S3Wire:
             return []  # a server without tagging (s3proxy: 501 NotImplemented) keeps no tags
         if resp.status != 200:
             raise self._error(resp, "get tagging", url, key)
-        body = bytes(resp.body)
-        if b"<Tagging" not in body[:512]:
-            raise Transient("tagging answer is not S3 XML", op="get tagging", url=url, key=key)
-        return [(_unescape(k.decode()), _unescape(v.decode())) for k, v in _TAG.findall(body)]
+        try:
+            return read_tags(bytes(resp.body))
+        except ValueError as exc:  # xml_reference.Malformed among them
+            raise Transient(f"tagging answer is not S3 XML ({exc})", op="get tagging", url=url, key=key) from None
