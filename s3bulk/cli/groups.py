@@ -289,6 +289,7 @@ class RunOptions:
     expected_size: Optional[str] = None
     metrics: Optional[str] = None      # --metrics HOST:PORT (cli/metrics.py)
     metrics_linger: float = 0.0
+    verify: bool = False               # --verify (engine/transfer/verify.py)
 
     @classmethod
     def of(cls, params: Params) -> RunOptions:
@@ -299,7 +300,8 @@ class RunOptions:
                    props=gather(PropsOptions, params), manifest=gather_declared(ManifestOptions, params),
                    versions=gather(VersionsOptions, params), cluster=params.get("cluster"),
                    checksum_algorithm=params.get("checksum_algorithm"), expected_size=params.get("expected_size"),
-                   metrics=params.get("metrics"), metrics_linger=params.get("metrics_linger") or 0.0)
+                   metrics=params.get("metrics"), metrics_linger=params.get("metrics_linger") or 0.0,
+                   verify=bool(params.get("verify")))
 
 
 def transfer_options(run: RunOptions) -> TransferOptions:
@@ -328,7 +330,7 @@ def transfer_options(run: RunOptions) -> TransferOptions:
         # -c N: exactly N; without it, 64 that may grow while requests are slow (engine/run/inflight.py)
         concurrency=parallel.concurrency or 64, max_concurrency=parallel.concurrency or 0,
         write_props=run.props.write_props(),  # the object-property options (cli/props.py)
-        checksum_algorithm=run.checksum_algorithm, **given)
+        checksum_algorithm=run.checksum_algorithm, verify=run.verify, **given)
 
 
 def max_memory(run: RunOptions) -> int | None:

@@ -17,6 +17,7 @@ from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyCo
                        SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose,
                        Workers, command, gather)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
+from ..options import Verify  # --verify (engine/transfer/verify.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -113,7 +114,7 @@ def parameters(
     sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
-    checksum_algorithm: ChecksumAlgorithm = None,
+    checksum_algorithm: ChecksumAlgorithm = None, verify: Verify = False,
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
