@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -215,7 +216,7 @@ class Hostile:
             return await self.invented_object(req, key, writer)
         if bucket == self.src and key and req.method == "GET" and self.mode.startswith("get-"):
             return await self.get(req, key, forward, writer)
-        if bucket == self.dst and key and req.method in ("PUT", "POST") and self.mode.startswith("put-"):
+        if bucket == self.dst and key and req.method in ("PUT", "POST") and self.mode.startswith(("put-", "swallow")):
             return await self.put(req, key, params, forward, writer)
         return None
 
@@ -434,6 +435,10 @@ class Hostile:
             writer.write(s3_error(500, "Internal Server Error", "InternalError", "Try again.", keep_alive=True))
             await writer.drain()
             return True
+        if m == "swallow-every-put" and single:  # not a mode of the table: the --verify tests below
+            writer.write(_answer(200, b"", {"ETag": f'"{hashlib.md5(req.body).hexdigest()}"'}))
+            await writer.drain()
+            return True
         if m == "put-200-stores-nothing" and single and self.first(key):
             etag = hashlib.md5(req.body).hexdigest() if "aws-chunked" not in req.headers.get("content-encoding", "") \
                 else "0" * 32
@@ -536,7 +541,10 @@ def _run(args: list[str], data_path: str, timeout: float) -> subprocess.Complete
 
 
 def _local_tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    """Every file under root by its final name (a failed download's temporary `.s3bulk.part`
+    files, kept for --resume, are no final name)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and not p.name.endswith(".s3bulk.part")}
 
 
 def _s3_tree(s3: Any, bucket: str, prefix: str) -> dict[str, bytes]:
@@ -639,3 +647,45 @@ def hostile_case_count() -> int:
 def test_there_are_at_least_30_modes():
     assert len({m.id for m in MODES}) == len(MODES) >= 30
     assert {m.kind for m in MODES} == {"get", "list", "put"}
+
+
+# ---------------------------------------------------------------------------- --verify
+
+
+@pytest.mark.parametrize("data_path", PATHS)
+@pytest.mark.parametrize("verify", [False, True], ids=["default", "verify"])
+def test_a_gateway_that_stores_nothing_is_noticed(world: World, tmp_path: Path, data_path: str, verify: bool):
+    """Every PUT answered 200 with the right ETag and nothing stored: by default the first object
+    the worker writes is read back and the run fails (exit 1, not 0 with nothing there); with
+    --verify every object is, each failing with one line after its second write."""
+    w = world
+    src = tmp_path / "src"
+    small = {k: v for k, v in UPLOAD.items() if len(v) < MiB}
+    for key, body in small.items():
+        (src / key).parent.mkdir(parents=True, exist_ok=True)
+        (src / key).write_bytes(body)
+    proxy = w.proxy("swallow-every-put")
+    try:
+        prefix = f"swallow/{data_path}/{verify}/{time.time_ns()}/"
+        run = _run(["copy", str(src), f"s3://{w.dst}/{prefix}", "--endpoint-url", proxy.url, "--workers", "1",
+                    "--retry-max-time", RETRY_MAX_TIME, *(["--verify"] if verify else [])], data_path, TIMEOUT)
+    finally:
+        proxy.stop()
+    assert run is not None, "hang"
+    where = f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    assert run.returncode == 1, where
+    assert _s3_tree(w.s3, w.dst, prefix) == {}
+    lines = [x for x in run.stderr.splitlines() if x.strip()]
+    assert lines and all(x.startswith("ERROR ") and "does not have the object" in x for x in lines), where
+    assert len(lines) == (len(small) if verify else 1), where
+
+
+def test_the_guarantees_page_lists_every_mode_and_counts_the_cases():
+    page = (ROOT / "docs" / "reference" / "guarantees.md").read_text()
+    assert [m.id for m in MODES if f"| `{m.id}` |" not in page] == []
+    cli_cases = len(re.findall(r'^@case\("', (ROOT / "tests" / "test_hostile.py").read_text(), re.M))
+    gateway = 4  # test_a_gateway_that_stores_nothing_is_noticed: 2 data paths x with and without --verify
+    total = cli_cases + hostile_case_count() + gateway
+    assert total > 150
+    assert (f"**The tests run {total} hostile cases through the real command line:** the {cli_cases} cases above, "
+            f"{hostile_case_count()} runs") in " ".join(page.split()), total
