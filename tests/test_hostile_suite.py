@@ -216,6 +216,10 @@ class Hostile:
             return await self.invented_object(req, key, writer)
         if bucket == self.src and key and req.method == "GET" and self.mode.startswith("get-"):
             return await self.get(req, key, forward, writer)
+        if bucket == self.dst and key and req.method == "HEAD" and self.mode == "write-only":
+            writer.write(s3_error(403, "Forbidden", "AccessDenied", "Access Denied", keep_alive=True, head_only=True))
+            await writer.drain()
+            return True
         if bucket == self.dst and key and req.method in ("PUT", "POST") and self.mode.startswith(("put-", "swallow")):
             return await self.put(req, key, params, forward, writer)
         return None
@@ -680,11 +684,43 @@ def test_a_gateway_that_stores_nothing_is_noticed(world: World, tmp_path: Path, 
     assert len(lines) == (len(small) if verify else 1), where
 
 
+@pytest.mark.parametrize("data_path", PATHS)
+@pytest.mark.parametrize("verify", [False, True], ids=["default", "verify"])
+def test_credentials_that_may_write_but_not_read_back(world: World, tmp_path: Path, data_path: str, verify: bool):
+    """A backup bucket's write-only policy: every HEAD at DST is AccessDenied. The default sample
+    checks nothing then (the run ends right, exit 0); --verify, asked for, fails each object saying so."""
+    w = world
+    src = tmp_path / "src"
+    small = {k: v for k, v in UPLOAD.items() if len(v) < MiB}
+    for key, body in small.items():
+        (src / key).parent.mkdir(parents=True, exist_ok=True)
+        (src / key).write_bytes(body)
+    proxy = w.proxy("write-only")
+    try:
+        prefix = f"write-only/{data_path}/{verify}/{time.time_ns()}/"
+        run = _run(["copy", str(src), f"s3://{w.dst}/{prefix}", "--endpoint-url", proxy.url, "--workers", "1",
+                    "--retry-max-time", RETRY_MAX_TIME, *(["--verify"] if verify else [])], data_path, TIMEOUT)
+    finally:
+        proxy.stop()
+    assert run is not None, "hang"
+    where = f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    assert _s3_tree(w.s3, w.dst, prefix) == small, where  # written either way, and whole
+    lines = [x for x in run.stderr.splitlines() if x.strip()]
+    if not verify:
+        assert run.returncode == 0 and lines == [], where
+        return
+    assert run.returncode == 1, where
+    assert len(lines) == len(small) and all(x.startswith("ERROR ") and "access denied" in x.lower()
+                                            for x in lines), where
+
+
 def test_the_guarantees_page_lists_every_mode_and_counts_the_cases():
     page = (ROOT / "docs" / "reference" / "guarantees.md").read_text()
     assert [m.id for m in MODES if f"| `{m.id}` |" not in page] == []
     cli_cases = len(re.findall(r'^@case\("', (ROOT / "tests" / "test_hostile.py").read_text(), re.M))
-    gateway = 4  # test_a_gateway_that_stores_nothing_is_noticed: 2 data paths x with and without --verify
+    # test_a_gateway_that_stores_nothing_is_noticed and test_credentials_that_may_write_but_not_read_back:
+    # each 2 data paths x with and without --verify
+    gateway = 8
     total = cli_cases + hostile_case_count() + gateway
     assert total > 150
     assert (f"**The tests run {total} hostile cases through the real command line:** the {cli_cases} cases above, "

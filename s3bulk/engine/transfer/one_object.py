@@ -193,11 +193,11 @@ class Transfer:
 
         assert info.size is not None
         dst_key = self.keymap(info.key)
-        why = await why_not_stored(self.dst, dst_key, info.size)
+        why = await why_not_stored(self.dst, dst_key, info.size, asked=self.options.verify)
         if why is None:
             return done
         done = await self._copy_once(info)
-        why = await why_not_stored(self.dst, dst_key, info.size)
+        why = await why_not_stored(self.dst, dst_key, info.size, asked=self.options.verify)
         if why is None:
             return done
         raise NotStored(f"{why} (written twice, checked by a HEAD after each)", op="verify",

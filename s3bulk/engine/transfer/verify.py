@@ -7,7 +7,7 @@ checks every object written: that the destination has it, with its size. (Not it
 SSE-KMS, a bucket's default encryption included, an S3 ETag is not the MD5 of the bytes, and the
 stores do not keep the ETag each write answered; that comparison is left for when they do.)
 
-By default one object per worker is checked, the first it writes to S3: one HEAD per worker per
+By default one object per worker is checked (unless the credentials may not read it back), the first it writes to S3: one HEAD per worker per
 run, nothing on the hot path, and a gateway that stores nothing is noticed at once, before the run
 has written a million objects that are not there.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import NotFound, StoreError
+from ...errors import AccessDenied, NotFound, StoreError
 from ...model import ObjectInfo
 
 
@@ -27,11 +27,17 @@ class NotStored(StoreError):
     """The destination answered the write, but a HEAD after it does not find what was written."""
 
 
-async def why_not_stored(dst: Any, dst_key: str, size: int) -> str | None:
+async def why_not_stored(dst: Any, dst_key: str, size: int, *, asked: bool) -> str | None:
     """None when DST holds `size` bytes under `dst_key`; else what the HEAD found instead, in a
-    few words."""
+    few words. Credentials that may write but not read (a backup bucket's write-only policy) make
+    the HEAD AccessDenied: the default sample then checks nothing (None), while `--verify`
+    (`asked`) fails the object saying so."""
     try:
         got: ObjectInfo = await dst.head(dst_key)
+    except AccessDenied:
+        if not asked:
+            return None
+        raise
     except NotFound:
         return "the destination answered the write but does not have the object"
     if got.size is not None and got.size != size:
