@@ -22,6 +22,15 @@ Edits (answers forwarded with their body changed)
 
         proxy.edits.append(flip_byte("/bucket/key", start=5 * MiB, times=1))
 
+Hostile handlers (tests/test_hostile_suite.py: whole answers made or bent by hand)
+    `proxy.hostile = handler`, an async `handler(req, forward, writer) -> bool | None`, called for
+    every request after the rules (its body already read: `req.body`). It may answer however it
+    likes through `writer` (a head dribbled byte by byte, a body cut short, bytes after the body,
+    a reset) and return whether the client connection stays open; or return None to have the
+    request forwarded as usual. `await forward(headers={...})` sends the request upstream (with
+    some headers replaced) and returns its `Answer` (status line, header lines, headers, body),
+    which `answer.raw(keep=...)` turns back into bytes. Counted as "hostile".
+
 Rates
     `FaultProxy(host, port, rates=Faults(...))`; per request one seeded draw decides (rates add up to
     at most 1):
@@ -77,10 +86,41 @@ import struct
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Awaitable, Callable, Iterable
 from urllib.parse import urlsplit
 
 Rule = Callable[[str, str, dict[str, str]], bytes | None]
+
+
+@dataclass
+class Request:
+    """One request as the client sent it (a hostile handler's view)."""
+
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Answer:
+    """The upstream's answer to one forwarded request."""
+
+    status_line: str
+    lines: list[str]
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def status(self) -> int:
+        return int(self.status_line.split(" ", 2)[1])
+
+    def head(self, keep: bool = True) -> bytes:
+        return _with_connection(self.status_line, self.lines, "keep-alive" if keep else "close")
+
+    def raw(self, keep: bool = True) -> bytes:
+        return self.head(keep) + self.body
+
 Edit = Callable[[str, str, dict[str, str], bytes], bytes | None]
 Only = Callable[[str, str], bool]
 
@@ -237,6 +277,7 @@ class FaultProxy:
         self.upstream = (upstream_host, upstream_port)
         self.rules = rules or []
         self.edits: list[Edit] = []
+        self.hostile: Callable[..., Awaitable[bool | None]] | None = None
         self.counts: Counter[str] = Counter()
         self.requests = 0
         self.in_flight = 0
@@ -389,6 +430,9 @@ class FaultProxy:
             says_close = b"connection: close" in canned.partition(b"\r\n\r\n")[0].lower()
             return client_keep and not expect and not says_close
 
+        if self.hostile is not None:
+            return await self._hostile(self.hostile, first, lines, headers, reader, writer, up, client_keep)
+
         kind = self._decide(method, target)
         if kind is not None:
             self.counts[kind] += 1
@@ -446,6 +490,38 @@ class FaultProxy:
         writer.write(_with_connection(status_line, resp_lines, "keep-alive" if keep else "close") + resp_body)
         await writer.drain()
         return keep
+
+    async def _hostile(self, handler: Callable[..., Awaitable[bool | None]], first: str, lines: list[str],
+                       headers: dict[str, str], reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                       up: _Upstream, client_keep: bool) -> bool:
+        """One request through a hostile handler (see the module docstring)."""
+        method, target, _ = first.split(" ", 2)
+        expect = headers.get("expect", "").lower() == "100-continue"
+        if expect:
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            await writer.drain()
+        body = await _read_body(reader, headers)
+        req = Request(method, target, headers, body)
+
+        async def forward(headers: dict[str, str] | None = None) -> Answer:
+            sent = lines
+            if headers:
+                names = {k.lower() for k in headers}
+                sent = [x for x in lines if x.split(":", 1)[0].strip().lower() not in names]
+                sent += [f"{k}: {v}" for k, v in headers.items()]
+            raw = _with_connection(first, sent, "keep-alive", ("expect:",) if expect else ()) + body
+            status_line, resp_lines, resp_headers, resp_body, framed = await self._exchange(up, raw, method)
+            self.counts["forwarded"] += 1
+            return Answer(status_line, resp_lines, resp_headers, resp_body)
+
+        keep = await handler(req, forward, writer)
+        if keep is None:
+            answer = await forward()
+            writer.write(answer.raw(client_keep))
+            await writer.drain()
+            return client_keep
+        self.counts["hostile"] += 1
+        return keep and client_keep
 
     async def _exchange(self, up: _Upstream, raw: bytes, method: str
                         ) -> tuple[str, list[str], dict[str, str], bytes, bool]:

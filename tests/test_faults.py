@@ -186,7 +186,7 @@ def test_max_rps_caps_requests_per_second(cli, bucket, tmp_path, fault_proxy):
     run = cli("copy", str(tmp_path / "src"), f"s3://{bucket}/", "--json", "--endpoint-url", fault_proxy.url,
               "--max-rps", "100", "--workers", "2")
     assert run.code == 0, run
-    assert len(times) == 300
+    assert 300 <= len(times) <= 302  # the PUTs, and the first object of each worker read back (verify.py)
     times.sort()
     busiest = max(sum(1 for t in times[i:] if t < start + 1.0) for i, start in enumerate(times))
     assert busiest <= 100 + 4, busiest  # paced, not bursts (a little slack for the split between workers)

@@ -323,6 +323,7 @@ class RunOptions:
     metrics_linger: float = 0.0
     force_archived: bool = False       # --force-archived (engine/transfer/archived.py)
     guards: GuardOptions = GuardOptions()  # --no-clobber, --update, --dry-run (copy, mv), --max-transfer, --max-duration
+    verify: bool = False               # --verify (engine/transfer/verify.py)
 
     @classmethod
     def of(cls, params: Params) -> RunOptions:
@@ -334,7 +335,8 @@ class RunOptions:
                    versions=gather(VersionsOptions, params), cluster=params.get("cluster"),
                    checksum_algorithm=params.get("checksum_algorithm"), expected_size=params.get("expected_size"),
                    metrics=params.get("metrics"), metrics_linger=params.get("metrics_linger") or 0.0,
-                   force_archived=bool(params.get("force_archived")), guards=gather(GuardOptions, params))
+                   force_archived=bool(params.get("force_archived")), guards=gather(GuardOptions, params),
+                   verify=bool(params.get("verify")))
 
 
 def transfer_options(run: RunOptions) -> TransferOptions:
@@ -363,7 +365,7 @@ def transfer_options(run: RunOptions) -> TransferOptions:
         # -c N: exactly N; without it, 64 that may grow while requests are slow (engine/run/inflight.py)
         concurrency=parallel.concurrency or 64, max_concurrency=parallel.concurrency or 0,
         write_props=run.props.write_props(),  # the object-property options (cli/props.py)
-        checksum_algorithm=run.checksum_algorithm, force_archived=run.force_archived,
+        checksum_algorithm=run.checksum_algorithm, force_archived=run.force_archived, verify=run.verify,
         **run.guards.engine_options(), **given)
 
 

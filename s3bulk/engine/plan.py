@@ -71,6 +71,7 @@ class TransferOptions:
     # local files written in parts are flushed and dropped from the page cache part by part: under a
     # memory cap (--max-memory sets it) dirty pages count against the same cgroup as the process
     flush_writes: bool = False
+    verify: bool = False             # --verify: a HEAD of every object after its write (engine/transfer/verify.py)
     # the properties objects are written with (aws-cli's --metadata, --acl, --copy-props...): engine/transfer/object_props.py
     write_props: WriteProps = field(default_factory=WriteProps)
     checksum_algorithm: str | None = None  # CRC32|CRC32C|CRC64NVME|SHA1|SHA256 on S3 uploads (stores/checksums.py)

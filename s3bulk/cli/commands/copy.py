@@ -13,7 +13,7 @@ from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, 
                        JournalPath, MaxBandwidth, MaxBuffer, MaxMemory, MaxRps, NoJournal, NoSign, PageSize,
                        Params, AutoPartSize, PathStyle, Profile, Quiet, Region, Report, RequestDeadline, RequestTimeout,
                        Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile,
-                       SrcRegion, Threshold, Verbose, VersionId, Workers, command)
+                       SrcRegion, Threshold, Verbose, Verify, VersionId, Workers, command)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import ForceArchived
 
@@ -54,7 +54,7 @@ def parameters(
     sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
-    checksum_algorithm: ChecksumAlgorithm = None,
+    checksum_algorithm: ChecksumAlgorithm = None, verify: Verify = False,
     force_archived: ForceArchived = False,  # archived objects (engine/transfer/archived.py)
     version_id: VersionId = None, all_versions: AllVersions = False, include_delete_markers: IncludeDeleteMarkers = False,
     as_of: AsOf = None,

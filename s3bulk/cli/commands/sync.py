@@ -20,6 +20,7 @@ from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import ForceArchived
 
 from ..options import MaxDuration, MaxTransfer, NoClobber, Update  # GuardOptions (cli/groups.py)
+from ..options import Verify  # --verify (engine/transfer/verify.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -116,7 +117,7 @@ def parameters(
     sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,
     request_payer: P.RequestPayer = None, copy_props: P.CopyProps = "default",
     metadata_directive: P.MetadataDirective = None, preserve_xattrs: P.PreserveXattrs = False,
-    checksum_algorithm: ChecksumAlgorithm = None,
+    checksum_algorithm: ChecksumAlgorithm = None, verify: Verify = False,
     force_archived: ForceArchived = False,  # archived objects (engine/transfer/archived.py)
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
     no_clobber: NoClobber = False, update: Update = False,

@@ -478,24 +478,27 @@ class Journal:
     def _add_range(self, after: str | None, until: str | None, objects: int, nbytes: int) -> None:
         if after is not None and until is not None and until <= after:
             return  # empty range (a page with nothing new)
+        # the indexes are kept tolerant (pop, not del): ranges that overlap (a server's listing that
+        # strayed outside a unit, before stores/s3/pages.py held pages to their units) must not
+        # crash the journal, whose resume takes the union of what it recorded anyway
         ak = _akey(after)
         left_ak = self._by_until.get(_akey(after)) if after is not None else None
         right = self._by_after.get((1, until)) if until is not None else None
         row: list[Any] = [after, until, objects, nbytes]
         if left_ak is not None:
             left = self._by_after.pop(left_ak)
-            del self._by_until[_ukey(left[1])]
+            self._by_until.pop(_ukey(left[1]), None)
             self._ops.append(("DELETE FROM ranges WHERE after IS ?", (left[0],)))
             row = [left[0], until, left[2] + objects, left[3] + nbytes]
             ak = left_ak
         if right is not None:
-            del self._by_after[(1, until)]  # type: ignore[arg-type]
-            del self._by_until[_ukey(right[1])]
+            self._by_after.pop((1, until), None)  # type: ignore[arg-type]
+            self._by_until.pop(_ukey(right[1]), None)
             self._ops.append(("DELETE FROM ranges WHERE after IS ?", (right[0],)))
             row = [row[0], right[1], row[2] + right[2], row[3] + right[3]]
         if ak in self._by_after:  # overlaps a range recorded before: keep both, resume takes the union
             old = self._by_after.pop(ak)
-            del self._by_until[_ukey(old[1])]
+            self._by_until.pop(_ukey(old[1]), None)
             self._ops.append(("DELETE FROM ranges WHERE after IS ?", (old[0],)))
             if _ukey(old[1]) > _ukey(row[1]):
                 row[1] = old[1]

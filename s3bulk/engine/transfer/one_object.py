@@ -152,6 +152,10 @@ class Transfer:
         # --no-clobber and --update (guards.py): what DST already holds is kept. `update_by_head`: a
         # copy or mv (no DST listing) asks DST's time with a HEAD per object; sync knows it from its listing
         self.no_clobber, self.update_by_head = options.no_clobber, False
+        # verify.py: every object written read back by a HEAD under --verify; by default the first
+        # this worker writes to S3 (a gateway that stores nothing is noticed at once)
+        self._dst_location = getattr(dst, "location", None)  # every store has one; a Writer need not
+        self._sample_due = getattr(self._dst_location, "kind", None) == "s3"
 
     async def copy(self, info: ObjectInfo) -> tuple[int, bool]:
         """Copy one object; returns (bytes, whether it was copied server-side).
@@ -169,11 +173,15 @@ class Transfer:
         if self.update_by_head:
             await guards.skip_if_newer(self.dst, self.keymap(info.key), info)
         guarded = NO_CLOBBER.set(True) if self.no_clobber else None  # every write of it: stores/conditions.py
+        checked = self.verifies_next()
         try:
             for attempt in range(RESTARTS + 1):
                 pin = SOURCE_FILE.set(FileVersion(info.size, info.mtime)) if self.local_src else None
                 try:
-                    return await self._copy_once(info)
+                    done = await self._copy_once(info)
+                    if checked and info.size is not None:
+                        done = await self._verified(info, done)
+                    return done
                 except SourceChanged as exc:
                     if attempt == RESTARTS:
                         raise exc.final() from None
@@ -186,6 +194,31 @@ class Transfer:
             if guarded is not None:
                 NO_CLOBBER.reset(guarded)
         raise AssertionError("unreachable")
+
+    def verifies_next(self) -> bool:
+        """Whether the object about to be written is read back after its write (verify.py); the
+        dry run's estimate asks it too, object by object, so its HEADs are counted alike."""
+        if self.options.verify:
+            return True
+        due, self._sample_due = self._sample_due, False
+        return due
+
+    async def _verified(self, info: ObjectInfo, done: tuple[int, bool]) -> tuple[int, bool]:
+        """`done` once a HEAD finds the object at DST whole; else the object written once more and
+        checked again, and NotStored if it still is not there (verify.py)."""
+        from .verify import NotStored, why_not_stored
+
+        assert info.size is not None
+        dst_key = self.keymap(info.key)
+        why = await why_not_stored(self.dst, dst_key, info.size, asked=self.options.verify)
+        if why is None:
+            return done
+        done = await self._copy_once(info)
+        why = await why_not_stored(self.dst, dst_key, info.size, asked=self.options.verify)
+        if why is None:
+            return done
+        raise NotStored(f"{why} (written twice, checked by a HEAD after each)", op="verify",
+                        url=self._dst_location.url_for(dst_key) if self._dst_location else dst_key, key=dst_key)
 
     async def _copy_once(self, info: ObjectInfo) -> tuple[int, bool]:
         dst_key = self.keymap(info.key)
@@ -223,7 +256,7 @@ class Transfer:
                 return size, False
             await self.budget.acquire(size)
             try:
-                data, props, stored = await self._read_with_props(info.key, dst_key)
+                data, props, stored = await self._read_whole(info.key, dst_key, size)
                 await self._put_checked(info.key, dst_key, data, size,
                                         info.mtime if stored is None else stored, props)
             finally:
@@ -300,6 +333,18 @@ class Transfer:
             await self.dst.put_body(dst_key, body, mtime, props=props)  # type: ignore[attr-defined]  # features.streamed_puts
         finally:
             self.budget.release(held)
+
+    async def _read_whole(self, src_key: str, dst_key: str, size: int
+                          ) -> tuple[bytes, ObjectProps | None, float | None]:
+        """The object's one GET, asked again (up to --retries times) while it brings another length
+        than listed: an answer that is not this request's (a server that sent bytes after an
+        earlier body, which aiohttp reads as the next answer on that connection) or a short one
+        the store could not tell. The last read is returned as it is; _put_checked refuses it."""
+        for attempt in range(self.options.retries + 1):
+            data, props, stored = await self._read_with_props(src_key, dst_key)
+            if len(data) == size:
+                break
+        return data, props, stored
 
     async def _put_checked(self, src_key: str, dst_key: str, data: bytes, size: int,
                            mtime: float | None = None, props: ObjectProps | None = None) -> None:

@@ -133,6 +133,11 @@ def translate(exc: BaseException, op: str, url: str, key: str = "") -> StoreErro
     if isinstance(exc, bexc.InvalidEndpointConfigurationError if hasattr(
             bexc, "InvalidEndpointConfigurationError") else ()):
         return StoreError(str(exc), op=op, url=url, key=key)
+    if isinstance(exc, bexc.HTTPClientError):
+        # aiohttp could not read the answer as HTTP (a bad status line or chunk size, two
+        # Content-Lengths, bytes left over from the answer before): another attempt, on another
+        # connection, may read a good one, as on the lean path (ProtocolError -> Transient)
+        return Transient(f"the answer was not valid HTTP ({short_text(exc)})", op=op, url=url, key=key)
     if isinstance(exc, bexc.BotoCoreError):
         return StoreError(short_text(exc), op=op, url=url, key=key)
     if isinstance(exc, (ConnectionError, OSError, asyncio.TimeoutError)):

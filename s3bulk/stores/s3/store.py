@@ -27,6 +27,7 @@ from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInf
                     part_size_for, upload_in_parts)
 from ..local.bodies import FileBody
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
+from .pages import check_token, checked_page
 from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
 
@@ -326,6 +327,15 @@ class S3Store:
             # an empty page that goes on holds a token for the narrowed request; the unit's next
             # request would not be asked under that prefix: ask this one again as it was
             page = await self._list_page(prefix, unit, limit)
+        # empty pages that go on are followed here, each token once, a bounded number in a row
+        # (pages.py): a server whose tokens loop or never end is refused, not listed forever
+        seen: set[str] = set()
+        empties = 0
+        while not page.entries and page.next_token is not None:
+            empties += 1
+            check_token(page.next_token, seen, empties, self._url(prefix))
+            unit = WorkUnit(after=unit.after, until=unit.until, token=page.next_token, seq=unit.seq)
+            page = await self._list_page(prefix, unit, limit)
         return page
 
     async def _list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
@@ -338,7 +348,7 @@ class S3Store:
                 # some servers fail with a 5xx on keys XML cannot carry: ask for url-encoded keys
                 rows, truncated, token = await wire.list_page(prefix, unit.after, unit.token, limit, True, url,
                                                               unit.until)
-            return _page(rows, unit.until, truncated, token)
+            return checked_page(rows, unit.after, unit.until, truncated, token, self._url(prefix))
 
         page = await self._on_wire(lean)
         if page is not _NO_WIRE:
@@ -364,13 +374,17 @@ class S3Store:
                 resp = await (await self._control()).list_objects_v2(EncodingType="url", **params)
         except Exception as exc:
             raise translate(exc, "list", self._url(prefix)) from exc
+        if not encoded and resp.get("Prefix", prefix) not in (prefix, None):  # S3 echoes the request's prefix: another request's answer
+            raise Transient(f"a listing answer for prefix {resp.get('Prefix')!r}, not {prefix!r}", op="list",
+                            url=self._url(prefix))
         entries = []
         for c in resp.get("Contents", ()):
             etag = c.get("ETag")
             entries.append(ObjectInfo(unquote(c["Key"]) if encoded else c["Key"], c["Size"],
                                       c["LastModified"].timestamp(), etag.strip('"') if etag else None,
                                       c.get("StorageClass")))
-        return _page(entries, unit.until, bool(resp.get("IsTruncated")), resp.get("NextContinuationToken"))
+        return checked_page(entries, unit.after, unit.until, bool(resp.get("IsTruncated")),
+                            resp.get("NextContinuationToken"), self._url(prefix))
 
     # ---------------------------------------------------------------- reading
 
@@ -448,6 +462,9 @@ class S3Store:
         want = resp.get("ContentLength")
         if want is not None and len(data) != want:
             raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
+        if not resp.get("ETag"):  # every S3 GET answer names its object's version: this is not one
+            raise Transient("a GET answer without an ETag (not this request's answer)", op="get",
+                            url=self._url(key), key=key)
         await self.check_composite_body(key, data, from_fields(resp))
         return data, s3props.from_botocore(resp, tag_count_known=True)
 
@@ -1208,17 +1225,6 @@ def _add_request_payer(client: Any, payer: str) -> None:
         request.headers["x-amz-request-payer"] = payer
 
     client.meta.events.register("before-sign.s3", add)
-
-
-def _page(entries: list[ObjectInfo], until: str | None, truncated: bool, token: str | None) -> Page:
-    """A listed page cut at the unit's upper bound, with where the next one starts."""
-    if until is not None and entries and entries[-1].key > until:
-        return Page([e for e in entries if e.key <= until])
-    if not truncated:
-        return Page(entries)
-    if entries:
-        return Page(entries, next_after=entries[-1].key)
-    return Page(entries, next_token=token)
 
 
 async def _no_credentials() -> None:
