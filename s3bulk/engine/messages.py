@@ -39,6 +39,19 @@ class UnitDone:
 
 
 @dataclass(frozen=True, slots=True)
+class Deletes:
+    """sync --delete, deferred (engine/run/deletes.py): DST keys of the unit this worker reports next
+    (its UnitDone follows), at most 1,000 (key, size) rows a message; `dst_seen`, DST objects the
+    unit's march saw (for --max-delete P%); `skipped`, keys not to be deleted because an object of
+    the unit failed (or, with --delete-during, that were not deleted for that reason)."""
+
+    wid: int
+    keys: list[tuple[str, int]]
+    dst_seen: int = 0
+    skipped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Abandoned:
     """A stop was requested: the unit (narrowed to its page when it was listed) is not finished
     and goes back to the coordinator's frontier."""
@@ -125,7 +138,7 @@ class Exited:
     cpu_seconds: float
 
 
-WorkerMessage = (Listed | UnitDone | Abandoned | UploadStarted | UploadEnded | ProgressReport | Planned
+WorkerMessage = (Listed | UnitDone | Deletes | Abandoned | UploadStarted | UploadEnded | ProgressReport | Planned
                  | ObjectsReported | Fatal | Exited)
 
 
