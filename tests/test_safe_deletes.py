@@ -331,3 +331,49 @@ def test_api_sync_guards(tmp_path):
                           backup_dir=str(tmp_path / "bk"))
     assert summary.ok and summary.counters.deleted == 5
     assert read_tree(tmp_path / "bk") == {f"x{i}": b"x" for i in range(5)}
+
+
+# --- the cluster and the watcher go through the same deferred deletes --------------------------------
+
+def test_cluster_defers_deletes_and_skips_them_after_a_failure(cli, tmp_path):
+    """--cluster local:2: a Dask task's Deletes messages reach the coordinator's spool like a worker
+    process's; a failure deletes nothing, a clean run deletes after every copy."""
+    pytest.importorskip("distributed")
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    write_tree(src, {f"f{i:02d}": b"s" for i in range(30)})
+    os.symlink(tmp_path / "nowhere", src / "f07x")
+    write_tree(dst, {**{f"f{i:02d}y": b"extra" for i in range(20)}, "zz": b"extra"})
+    args = ("sync", str(src), str(dst), "--delete", "--page-size", "5", "--cluster", "local:2", "--json", "-v")
+    r = cli(*args)
+    assert r.code == 1 and "21 deletes not done: 1 objects failed" in r.err, r
+    assert len([k for k in read_tree(dst) if k.endswith("y")]) == 20
+    os.unlink(src / "f07x")
+    write_tree(src, {f"f{i:02d}": b"changed" for i in range(30)})  # copied again: the order shows
+    r = cli(*args)
+    assert r.code == 0, r
+    kinds = [e["event"] for e in r.events if e["event"] in ("copied", "deleted")]
+    assert kinds.count("deleted") == 21 and kinds.index("deleted") > max(
+        i for i, k in enumerate(kinds) if k == "copied"), kinds
+    assert sorted(read_tree(dst)) == [f"f{i:02d}" for i in range(30)]
+
+
+def test_watch_batch_over_max_delete_deletes_nothing(s3, bucket, endpoint, tmp_path):
+    """sync --watch --max-delete: a batch of changes that would delete more than the cap deletes
+    nothing, and the watch ends with the cap's exit code and its line."""
+    from test_watch import kill_group, start_watch, wait_for
+
+    src = tmp_path / "src"
+    write_tree(src, {f"f{i}": b"x" for i in range(6)})
+    proc, out = start_watch(tmp_path, endpoint, str(src), f"s3://{bucket}/w/", "--delete", "--max-delete", "2")
+    try:
+        wait_for("the first full sync", lambda: len(tree(s3, bucket, "w/")) == 6, proc, out)
+        for i in range(3):
+            (src / f"f{i}").unlink()
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.returncode == 4, out.with_suffix(".err").read_text()
+    finally:
+        kill_group(proc)
+    assert "more than --max-delete 2" in out.with_suffix(".err").read_text()
+    assert len(tree(s3, bucket, "w/")) == 6, "nothing deleted"
