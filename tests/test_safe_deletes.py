@@ -377,3 +377,25 @@ def test_watch_batch_over_max_delete_deletes_nothing(s3, bucket, endpoint, tmp_p
         kill_group(proc)
     assert "more than --max-delete 2" in out.with_suffix(".err").read_text()
     assert len(tree(s3, bucket, "w/")) == 6, "nothing deleted"
+
+
+def test_key_spool_spills_to_disk_in_order(tmp_path):
+    """A unit's keys: the first batch in memory, the rest in a temporary file, read back in order
+    in batches of 1,000 (what the memory stays constant with)."""
+    from s3bulk.engine.run.deletes import BATCH, KeySpool
+
+    spool = KeySpool()
+    for i in range(2500):
+        spool.add(f"k{i:05d}\nodd", i)
+    batches = list(spool.batches())
+    assert [len(b) for b in batches] == [BATCH, BATCH, 500]
+    assert [k for b in batches for k, _ in b] == [f"k{i:05d}\nodd" for i in range(2500)]
+    assert spool.count == 2500 and spool.nbytes == sum(range(2500))
+    spool.close()
+    kept = KeySpool(str(tmp_path / "spool"))
+    kept.extend([("a", 1), ("b", 2)])
+    kept.close()
+    again = KeySpool(str(tmp_path / "spool"))  # a resume counts what the file holds
+    assert (again.count, again.nbytes) == (2, 3) and list(again.batches()) == [[("a", 1), ("b", 2)]]
+    again.close(remove=True)
+    assert not (tmp_path / "spool").exists()
