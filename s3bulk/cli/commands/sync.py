@@ -173,7 +173,7 @@ EXAMPLES = (
     ("Print what a mirror would copy and delete, and the requests it would send, changing nothing",
      "s3bulk sync ./site/ s3://bucket/site/ --delete --dry-run"),
     ("A guarded mirror: delete nothing if over 1% of DST would go; keep what is deleted or overwritten",
-     "s3bulk sync ./site/ s3://b/site/ --delete --max-delete 1% --backup-dir s3://b/trash/"),
+     "s3bulk sync ./site/ s3://b/s/ --delete --max-delete 1% --backup-dir s3://b/old/"),
     ("Compare content (ETag/MD5) instead of sizes and times",
      "s3bulk sync s3://bucket/site/ s3://mirror/site/ --checksum"),
     ("Sync only the .html objects",
