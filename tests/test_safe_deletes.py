@@ -399,3 +399,21 @@ def test_key_spool_spills_to_disk_in_order(tmp_path):
     assert (again.count, again.nbytes) == (2, 3) and list(again.batches()) == [[("a", 1), ("b", 2)]]
     again.close(remove=True)
     assert not (tmp_path / "spool").exists()
+
+
+def test_spool_lines_round_trip_any_key():
+    from hypothesis import given, settings, strategies as st
+
+    from s3bulk.engine.run.deletes import _line, _row
+
+    @settings(max_examples=300, derandomize=True)
+    @given(st.text(alphabet=st.characters(codec=None, exclude_categories=()), min_size=1), st.integers(0, 2**62))
+    def round_trip(key: str, size: int) -> None:
+        line = _line(key, size)
+        assert line.count(b"\n") == 1 and line.endswith(b"\n")
+        assert _row(line) == (key, size)
+
+    round_trip()
+    for key in ("a\\nb", "a\nb", "\\\n", "\\\\n", "\n\\", "x\udc80y", "tab\tin key"):
+        assert _row(_line(key, 3)) == (key, 3), key
+    assert _row(b"12\tcut without its newline") is None

@@ -23,11 +23,9 @@ copied there (engine/transfer/backup.py) and only the keys whose backup landed a
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
-from json.encoder import encode_basestring_ascii
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ...model import Counters, Failure
 
@@ -70,8 +68,8 @@ class KeySpool:
         for key, size in rows:
             self.add(key, size)
 
-    def _write(self, rows: Any) -> None:
-        self._file.write(b"".join(f"[{encode_basestring_ascii(k)}, {int(s)}]\n".encode() for k, s in rows))
+    def _write(self, rows: Iterable[Row]) -> None:
+        self._file.write(b"".join(_line(k, s) for k, s in rows))
 
     def length(self) -> int:
         """The spool file's length in bytes, everything appended so far written (0 in memory)."""
@@ -90,11 +88,10 @@ class KeySpool:
         self._file.seek(0)
         batch: list[Row] = []
         for line in self._file:
-            try:
-                key, size = json.loads(line)
-            except (ValueError, TypeError):
+            row = _row(line)
+            if row is None:
                 continue  # a line torn by a kill (beyond the committed length it is cut anyway)
-            batch.append((key, size))
+            batch.append(row)
             if len(batch) == BATCH:
                 yield batch
                 batch = []
@@ -114,16 +111,36 @@ class KeySpool:
                 pass
 
 
+def _line(key: str, size: int) -> bytes:
+    """One spool line: the size, a tab, the key with backslashes and newlines escaped (a key may
+    hold any character; JSON lines cost ~5x more to read back, and a run may spool millions)."""
+    if "\\" in key or "\n" in key:
+        key = key.replace("\\", "\\\\").replace("\n", "\\n")
+    return b"%d\t%s\n" % (size, key.encode("utf-8", "surrogatepass"))
+
+
+def _row(line: bytes) -> Row | None:
+    """A spool line back to (key, size); None for a line torn by a kill."""
+    size, tab, raw = line.partition(b"\t")
+    if not tab or not raw.endswith(b"\n"):
+        return None
+    key = raw[:-1].decode("utf-8", "surrogatepass")
+    if "\\" in key:
+        key = "\\".join(part.replace("\\n", "\n") for part in key.split("\\\\"))
+    try:
+        return key, int(size)
+    except ValueError:
+        return None
+
+
 def _tally(path: str) -> tuple[int, int]:
     count = nbytes = 0
     with open(path, "rb") as f:
         for line in f:
-            try:
-                _, size = json.loads(line)
-            except (ValueError, TypeError):
-                continue
-            count += 1
-            nbytes += int(size)
+            row = _row(line)
+            if row is not None:
+                count += 1
+                nbytes += row[1]
     return count, nbytes
 
 
