@@ -267,7 +267,15 @@ def test_backup_dir_s3_to_s3_with_suffix(cli, s3, bucket, data_path):
                                                "dst/sub/new": b"n"}
     assert tree(s3, bucket, "bk/") == {"bk/changed.old": b"old", "bk/gone.old": b"was here",
                                               "bk/sub/gone2.old": b"was here too"}
-    assert f"backed up to s3://{bucket}/bk/" in r.err
+    assert f"3 objects backed up to s3://{bucket}/bk/" in r.err
+
+
+def test_backup_dir_keeps_overwrites_without_delete(cli, s3, bucket, tmp_path):
+    write_tree(tmp_path / "src", {"a": b"a, rewritten", "b": b"b"})
+    put_tree(s3, bucket, {"o/a": b"a1", "o/c": b"only at DST"})
+    r = cli("sync", str(tmp_path / "src"), f"s3://{bucket}/o/", "--backup-dir", f"s3://{bucket}/keep/")
+    assert r.code == 0 and f"1 objects backed up to s3://{bucket}/keep/" in r.err, r
+    assert tree(s3, bucket) == {"o/a": b"a, rewritten", "o/b": b"b", "o/c": b"only at DST", "keep/a": b"a1"}
 
 
 def test_backup_dir_local_to_s3(cli, s3, make_bucket, tmp_path):

@@ -43,12 +43,15 @@ class Deletes:
     """sync --delete, deferred (engine/run/deletes.py): DST keys of the unit this worker reports next
     (its UnitDone follows), at most 1,000 (key, size) rows a message; `dst_seen`, DST objects the
     unit's march saw (for --max-delete P%); `skipped`, keys not to be deleted because an object of
-    the unit failed (or, with --delete-during, that were not deleted for that reason)."""
+    the unit failed (or, with --delete-during, that were not deleted for that reason); `backed_up`,
+    objects this worker copied to --backup-dir since its last report (overwrites, and
+    --delete-during's deletes)."""
 
     wid: int
     keys: list[tuple[str, int]]
     dst_seen: int = 0
     skipped: int = 0
+    backed_up: int = 0
 
 
 @dataclass(frozen=True, slots=True)

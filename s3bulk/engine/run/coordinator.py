@@ -122,6 +122,7 @@ class Coordinator:
         # sync --delete (engine/run/deletes.py): the keys to delete once every copy succeeded
         self.deletes: Any = None
         self.deletes_left = False  # the delete phase did not finish: the journal stays for --resume
+        self.backed_up = 0  # --backup-dir: objects copied there (by the workers and the delete phase)
         if plan.sync is not None and plan.sync.delete and not plan.sync.dry_run:
             from .deletes import DeferredDeletes
 
@@ -153,6 +154,7 @@ class Coordinator:
             if self.unlisted == 0 and self.phase is Phase.LISTING:
                 self.phase = Phase.COPYING
         elif isinstance(msg, Deletes):
+            self.backed_up += msg.backed_up
             if self.deletes is not None:
                 self.deletes.found(msg.wid, msg.keys, msg.dst_seen, msg.skipped)
         elif isinstance(msg, UnitDone):
@@ -289,6 +291,9 @@ class Coordinator:
                 summary.resume = min(self.frontier, key=lambda u: u.seq)
             if self.deletes is not None:
                 self._settle_deletes()
+            if self.backed_up and self.plan.backup is not None:
+                self.emit(Notice(f"{self.backed_up:,} objects backed up to {self.plan.backup.raw} "
+                                 "before they were deleted or overwritten"))
         except KeyboardInterrupt:
             summary.interrupted = self.forced = True
             self._shutdown(force=True)
@@ -411,9 +416,9 @@ class Coordinator:
                 if notes:
                     _emit_objects(self.emit, notes, "")
                 self.emit(self.snapshot())
-            if backup is not None and backup.saved and plan.backup is not None:
-                self.emit(Notice(f"{backup.saved:,} objects backed up to {plan.backup.raw} before they were deleted"))
         finally:
+            if backup is not None:
+                self.backed_up += backup.saved
             if backup is not None:
                 await backup.close()
             await dst.close()

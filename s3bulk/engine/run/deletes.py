@@ -5,7 +5,7 @@ not delete that key's copy at DST in the same run, and a run that failed halfway
 delete against. So by default the keys a work unit's march finds only at DST are not deleted as
 they are found: each worker keeps a unit's keys (`KeySpool`, in memory up to one batch, then in a
 temporary file) until every object of the unit is copied, then sends them to the coordinator in
-`Deletes` messages of at most BATCH keys (the unit's report: the one thing that crosses a process or
+`Deletes` messages of at most PER_MESSAGE keys (the unit's report: the one thing that crosses a process or
 a Dask machine). The coordinator (`DeferredDeletes`) appends them to one spool file beside the
 resume journal, and records the spool's committed length in the journal in the same commit as the
 unit, so a `--resume` after a kill keeps exactly the deletes of the units it will not redo. When
@@ -24,12 +24,16 @@ copied there (engine/transfer/backup.py) and only the keys whose backup landed a
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from typing import Any, Callable, Iterable, Iterator
 
 from ...model import Counters, Failure
 
-BATCH = 1000  # keys per DeleteObjects request (S3's limit) and per Deletes message
+BATCH = 1000  # keys per DeleteObjects request (S3's limit)
+# keys per Deletes message: the events queue holds up to 1,024 messages, so a worker that finds keys
+# faster than the coordinator spools them holds at most ~1,024 x 100 keys (~3 MB) unread, not 30 MB
+PER_MESSAGE = 100
 
 Row = tuple[str, int]  # (DST key, size)
 
@@ -65,8 +69,39 @@ class KeySpool:
         self._write(((key, size),))
 
     def extend(self, rows: list[Row]) -> None:
-        for key, size in rows:
-            self.add(key, size)
+        if self._file is None and len(self._rows) + len(rows) <= BATCH:
+            self._rows.extend(rows)
+            self.count += len(rows)
+            self.nbytes += sum(s for _, s in rows)
+            return
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="s3bulk-deletes-")
+            self._write(self._rows)
+            self._rows = []
+        self._write(rows)  # one write for the message's rows
+        self.count += len(rows)
+        self.nbytes += sum(s for _, s in rows)
+
+    def take(self, other: "KeySpool") -> None:
+        """Append every row of `other` (a unit's pending keys), its file copied as it is."""
+        if other._file is None:
+            self.extend(other._rows)
+            return
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="s3bulk-deletes-")
+            self._write(self._rows)
+            self._rows = []
+        other._file.flush()
+        other._file.seek(0)
+        shutil.copyfileobj(other._file, self._file, 1 << 20)
+        self.count += other.count
+        self.nbytes += other.nbytes
+
+    def messages(self) -> Iterator[list[Row]]:
+        """The rows in the order added, PER_MESSAGE at a time (a worker's Deletes messages)."""
+        for batch in self.batches():
+            for i in range(0, len(batch), PER_MESSAGE):
+                yield batch[i:i + PER_MESSAGE]
 
     def _write(self, rows: Iterable[Row]) -> None:
         self._file.write(b"".join(_line(k, s) for k, s in rows))
@@ -189,8 +224,7 @@ class DeferredDeletes:
         if failed:
             self.skipped += keys.count
         else:
-            for batch in keys.batches():
-                self.spool.extend(batch)
+            self.spool.take(keys)
         keys.close()
         if self.journal is not None:
             self.journal.note_deletes(self.spool.length(), self.dst_seen)

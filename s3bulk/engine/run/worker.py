@@ -138,6 +138,7 @@ class Worker:
         self._asked: dict[str, tuple[float, bool]] = {}
         self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
         self.backup: Any = None  # --backup-dir (engine/transfer/backup.py): overwrites, and --delete-during's deletes
+        self._backups_reported = 0  # backup.saved as last sent to the coordinator
 
     def _send(self, msg: WorkerMessage) -> None:
         self.events_q.put(msg)
@@ -485,9 +486,12 @@ class Worker:
             await state.done.wait()
             if state.moved:
                 state.failed += await self._delete_moved(src, state.moved, state.landed)
+            # nothing awaited after this: the unit's keys reach the coordinator right before its UnitDone
             if deletes is not None:
-                await self._settle_deletes(deletes, state)  # nothing awaited after it: its keys reach the
-            log = state.log                                 # coordinator right before the unit's UnitDone
+                await self._settle_deletes(deletes, state)
+            elif self.backup is not None and self.backup.saved > self._backups_reported:  # overwrites backed up
+                self._send(Deletes(self.wid, [], backed_up=self._backups_since()))
+            log = state.log
             if log is not None:
                 log.close()
             if state.incomplete:
@@ -552,20 +556,28 @@ class Worker:
             if state.incomplete:
                 return  # handed back: whoever redoes the unit finds its keys again
             if state.failed:
-                self._send(Deletes(self.wid, [], deletes.seen, deletes.count))
+                self._send(Deletes(self.wid, [], deletes.seen, deletes.count, self._backups_since()))
                 return
             if sync.delete_during:
                 notes = self.objects if self.plan.report_objects else None
                 for batch in deletes.batches():
                     state.failed += await delete_batch(self.transfer.dst, batch, self.backup, self.plan.dst.url_for,
                                                        self.counters, self.failures, notes)
-                self._send(Deletes(self.wid, [], deletes.seen))
+                self._send(Deletes(self.wid, [], deletes.seen, 0, self._backups_since()))
                 return
-            for batch in deletes.batches():
-                self._send(Deletes(self.wid, batch))
-            self._send(Deletes(self.wid, [], deletes.seen))
+            for rows in deletes.messages():
+                self._send(Deletes(self.wid, rows))
+            self._send(Deletes(self.wid, [], deletes.seen, 0, self._backups_since()))
         finally:
             deletes.close()
+
+    def _backups_since(self) -> int:
+        """Objects backed up (--backup-dir) since the last Deletes message said how many."""
+        if self.backup is None:
+            return 0
+        new = self.backup.saved - self._backups_reported
+        self._backups_reported = self.backup.saved
+        return new
 
     async def _compare(self, src: Any, unit: WorkUnit, rest: WorkUnit | None, entries: list[ObjectInfo],
                        deletes: KeySpool | None, done: frozenset[str] = frozenset()) -> tuple[list[ObjectInfo], int]:
