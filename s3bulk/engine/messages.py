@@ -40,8 +40,8 @@ class UnitDone:
 
 @dataclass(frozen=True, slots=True)
 class Deletes:
-    """sync --delete, deferred (engine/run/deletes.py): DST keys of the unit this worker reports next
-    (its UnitDone follows), at most 1,000 (key, size) rows a message; `dst_seen`, DST objects the
+    """sync --delete, deferred (engine/run/deletes.py): DST keys of `unit` (its UnitDone follows),
+    at most 100 (key, size) rows a message; `dst_seen`, DST objects the
     unit's march saw (for --max-delete P%); `skipped`, keys not to be deleted because an object of
     the unit failed (or, with --delete-during, that were not deleted for that reason); `backed_up`,
     objects this worker copied to --backup-dir since its last report (overwrites, and
@@ -52,6 +52,7 @@ class Deletes:
     dst_seen: int = 0
     skipped: int = 0
     backed_up: int = 0
+    unit: WorkUnit | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -156,12 +156,12 @@ class Coordinator:
         elif isinstance(msg, Deletes):
             self.backed_up += msg.backed_up
             if self.deletes is not None:
-                self.deletes.found(msg.wid, msg.keys, msg.dst_seen, msg.skipped)
+                self.deletes.found(msg.wid, msg.unit, msg.keys, msg.dst_seen, msg.skipped)
         elif isinstance(msg, UnitDone):
             self.pending -= 1
             summary.counters.units += 1
             if self.deletes is not None:
-                self.deletes.unit_done(msg.wid, bool(msg.failed))
+                self.deletes.unit_done(msg.wid, msg.unit, bool(msg.failed))
             if msg.failed:
                 self.unit_failures += 1  # a resume does the unit again (its object log keeps the rest)
             elif journal is not None:

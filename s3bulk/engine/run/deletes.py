@@ -5,8 +5,8 @@ not delete that key's copy at DST in the same run, and a run that failed halfway
 delete against. So by default the keys a work unit's march finds only at DST are not deleted as
 they are found: each worker keeps a unit's keys (`KeySpool`, in memory up to one batch, then in a
 temporary file) until every object of the unit is copied, then sends them to the coordinator in
-`Deletes` messages of at most PER_MESSAGE keys (the unit's report: the one thing that crosses a process or
-a Dask machine). The coordinator (`DeferredDeletes`) appends them to one spool file beside the
+`Deletes` messages of at most PER_MESSAGE keys naming the unit (the unit's report: the one thing that
+crosses a process or a Dask machine), no faster than the coordinator reads them. The coordinator (`DeferredDeletes`) appends them to one spool file beside the
 resume journal, and records the spool's committed length in the journal in the same commit as the
 unit, so a `--resume` after a kill keeps exactly the deletes of the units it will not redo. When
 no unit is left and nothing failed, `delete_phase` sends them in DeleteObjects batches of 1,000.
@@ -193,8 +193,9 @@ def spool_path(journal_path: str | None) -> str:
 
 
 class DeferredDeletes:
-    """The coordinator's side: each worker's keys of the unit it is reporting (`pending`, until its
-    UnitDone), the committed spool, and what was not done (`skipped`: keys of units with a failure)."""
+    """The coordinator's side: the keys of each unit being reported (`pending`, by worker and unit,
+    until its UnitDone), the committed spool, and what was not done (`skipped`: keys of units with a
+    failure)."""
 
     def __init__(self, journal: Any = None) -> None:
         self.journal = journal
@@ -206,19 +207,19 @@ class DeferredDeletes:
             _truncate(path, 0)
             self.dst_seen = 0
         self.spool = KeySpool(path)
-        self.pending: dict[int, KeySpool] = {}
+        self.pending: dict[tuple[int, Any], KeySpool] = {}
         self.skipped = 0
 
-    def found(self, wid: int, rows: list[Row], dst_seen: int, skipped: int) -> None:
+    def found(self, wid: int, unit: Any, rows: list[Row], dst_seen: int, skipped: int) -> None:
         if rows:
-            self.pending.setdefault(wid, KeySpool()).extend(rows)
+            self.pending.setdefault((wid, unit), KeySpool()).extend(rows)
         self.dst_seen += dst_seen
         self.skipped += skipped
 
-    def unit_done(self, wid: int, failed: bool) -> None:
-        """The unit whose keys `wid` just sent is done: its keys join the spool (or are dropped when
-        an object of it failed: a resume redoes the unit and finds them again)."""
-        keys = self.pending.pop(wid, None)
+    def unit_done(self, wid: int, unit: Any, failed: bool) -> None:
+        """`unit` is done: its keys join the spool (or are dropped when an object of it failed: a
+        resume redoes the unit and finds them again)."""
+        keys = self.pending.pop((wid, unit), None)
         if keys is None:
             return
         if failed:
@@ -228,12 +229,6 @@ class DeferredDeletes:
         keys.close()
         if self.journal is not None:
             self.journal.note_deletes(self.spool.length(), self.dst_seen)
-
-    def dropped(self, wid: int) -> None:
-        """The unit was handed back unfinished (a stop): its keys are found again by whoever redoes it."""
-        keys = self.pending.pop(wid, None)
-        if keys is not None:
-            keys.close()
 
     def close(self, *, remove: bool) -> None:
         for keys in self.pending.values():

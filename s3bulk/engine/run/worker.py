@@ -43,6 +43,7 @@ from ..transfer.one_object import ByteBudget, Stopped, Transfer
 from ..listing.units import split_unit
 
 FLUSH_SECONDS = 0.25
+QUEUE_AHEAD = 64  # Deletes messages a worker lets wait unread before it sends more (_queue_room)
 _STOP = object()
 
 
@@ -486,9 +487,9 @@ class Worker:
             await state.done.wait()
             if state.moved:
                 state.failed += await self._delete_moved(src, state.moved, state.landed)
-            # nothing awaited after this: the unit's keys reach the coordinator right before its UnitDone
+            # the unit's keys reach the coordinator (Deletes, naming the unit) before its UnitDone
             if deletes is not None:
-                await self._settle_deletes(deletes, state)
+                await self._settle_deletes(deletes, state, unit)
             elif self.backup is not None and self.backup.saved > self._backups_reported:  # overwrites backed up
                 self._send(Deletes(self.wid, [], backed_up=self._backups_since()))
             log = state.log
@@ -546,7 +547,7 @@ class Worker:
         self.fatal = (message, code)
         self._send(Fatal(self.wid, message, code))
 
-    async def _settle_deletes(self, deletes: KeySpool, state: _UnitState) -> None:
+    async def _settle_deletes(self, deletes: KeySpool, state: _UnitState, unit: WorkUnit) -> None:
         """A unit's DST-only keys once its copies are done (engine/run/deletes.py): none deleted when an
         object of it failed; with --delete-during deleted now (backed up first with --backup-dir),
         else sent to the coordinator (Deletes messages, then the UnitDone) for the delete phase."""
@@ -566,10 +567,24 @@ class Worker:
                 self._send(Deletes(self.wid, [], deletes.seen, 0, self._backups_since()))
                 return
             for rows in deletes.messages():
-                self._send(Deletes(self.wid, rows))
+                self._send(Deletes(self.wid, rows, unit=unit))
+                await self._queue_room()
             self._send(Deletes(self.wid, [], deletes.seen, 0, self._backups_since()))
         finally:
             deletes.close()
+
+    async def _queue_room(self) -> None:
+        """Wait while the coordinator has many of this run's messages unread: a unit's keys are sent
+        no faster than they are spooled, so none pile up in this worker's memory (a queue without a
+        size, as a Dask task's, is not waited on)."""
+        size = getattr(self.events_q, "qsize", None)
+        if size is None:
+            return
+        try:
+            while size() > QUEUE_AHEAD and not self._terminating:
+                await asyncio.sleep(0.005)
+        except NotImplementedError:  # macOS: no sem_getvalue
+            return
 
     def _backups_since(self) -> int:
         """Objects backed up (--backup-dir) since the last Deletes message said how many."""
