@@ -51,6 +51,7 @@ from ..listing.units import join_units
 MAX_FAILURES_KEPT = 1000
 DRAIN_SECONDS = 30.0  # a graceful stop that takes longer than this becomes an immediate one
 PROGRESS_SECONDS = 0.25
+DELETE_BATCHES_IN_FLIGHT = 8  # DeleteObjects requests (1,000 keys each) of the delete phase at once
 Emit = Callable[[Event], None]  # Subscriber.notify of the run's subscriber (engine/events.py)
 
 
@@ -379,30 +380,26 @@ class Coordinator:
             self.deletes_left = False
 
     async def _delete_phase(self) -> None:
-        """Every spooled key deleted in batches of 1,000 (backed up first with --backup-dir), counted
-        and reported as the workers' deletes were; a Ctrl-C stops between batches."""
+        """Every spooled key deleted in batches of 1,000 (backed up first with --backup-dir),
+        DELETE_BATCHES_IN_FLIGHT batches at once (as rm), counted and reported as the workers'
+        deletes were; a Ctrl-C stops between batches."""
         from ...stores import open_store
+        from ...stores.requests import take as take_requests
         from .deletes import delete_batch
 
         plan, summary = self.plan, self.summary
         assert plan.sync is not None
-        from ...stores.requests import take as take_requests
-
         dst = await open_store(plan.dst, plan.options.store_options())
         counted: Any = None  # the requests sent, counted as the workers count theirs
         inner: Any = dst
         while counted is None and inner is not None:
             counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
         backup = None
-        try:
-            if plan.backup is not None:
-                from ..transfer.backup import open_backup
+        window = asyncio.Semaphore(DELETE_BATCHES_IN_FLIGHT)
+        tasks: set[asyncio.Task[None]] = set()
 
-                backup = await open_backup(dst, plan.dst, plan.backup, plan.sync.suffix, plan.options)
-            for batch in self.deletes.spool.batches():
-                if self.signals.count:
-                    summary.interrupted = True
-                    return
+        async def one(batch: list[tuple[str, int]]) -> None:
+            try:
                 counts = Counters()
                 failures: list[Failure] = []
                 notes: list[ObjectNote] | None = [] if plan.report_objects else None
@@ -416,10 +413,29 @@ class Coordinator:
                 if notes:
                     _emit_objects(self.emit, notes, "")
                 self.emit(self.snapshot())
+            finally:
+                window.release()
+
+        try:
+            if plan.backup is not None:
+                from ..transfer.backup import open_backup
+
+                backup = await open_backup(dst, plan.dst, plan.backup, plan.sync.suffix, plan.options)
+            for batch in self.deletes.spool.batches():
+                await window.acquire()
+                if self.signals.count:
+                    summary.interrupted = True
+                    window.release()
+                    break
+                task = asyncio.ensure_future(one(batch))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            await asyncio.gather(*tasks)
         finally:
+            for task in tasks:
+                task.cancel()
             if backup is not None:
                 self.backed_up += backup.saved
-            if backup is not None:
                 await backup.close()
             await dst.close()
 
