@@ -468,9 +468,14 @@ class Worker:
             entries, conflicting = await self._drop_conflicts(src, entries)
             unsaved = 0  # --backup-dir: objects not overwritten because their backup failed
             if plan.sync is not None:
+                done = frozenset(copied_before)
+                if done:  # the page as the march must see it: what is copied now, and what was before
+                    keep = done.union(e.key for e in entries)
+                    listed = [e for e in listed if e.key in keep]
+                else:
+                    listed = entries
                 try:
-                    entries, unsaved = await self._compare(src, unit, rest, listed, deletes,
-                                                           frozenset(copied_before))
+                    entries, unsaved = await self._compare(src, unit, rest, listed, deletes, done)
                 except S3BulkError as exc:
                     self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}",
                               exc.exit_code)
