@@ -123,7 +123,9 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
          watch: bool = False, stop: StopHandle = None, watch_queue: str | None = None,
          watch_interval: float = 60.0, reconcile_every: float = 6 * 3600.0, no_clobber: bool = False,
          update: bool = False, max_transfer: int | str | None = None,
-         max_duration: float | str | None = None) -> Summary:
+         max_duration: float | str | None = None, delete_during: bool = False,
+         allow_empty_source: bool = False, max_delete: int | str | None = None,
+         max_delete_size: int | str | None = None, backup_dir: str | None = None, suffix: str = "") -> Summary:
     """Make DST hold what SRC holds, as `s3bulk sync`: copy what is missing or different, skip
     what is equal, and with delete=True remove DST keys SRC lacks (not those filtered out).
     compare: "default" (size, or SRC newer), "size-only", "exact-timestamps" or "checksum".
@@ -131,6 +133,12 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     each as a DryRunAction) and changes nothing.
     watch=True keeps DST equal to SRC after the sync until `stop` says so: see `watch` (stop,
     watch_queue, watch_interval and reconcile_every are its arguments).
+    Deletes happen once every copy succeeded, and not at all when one failed (the summary's notice
+    says how many were not done); delete_during=True deletes each unit's keys once its own copies
+    are done instead. A SRC that lists nothing while DST holds objects is refused (UsageError)
+    unless allow_empty_source=True. max_delete (a count, or "P%" of DST's objects seen) and
+    max_delete_size (bytes or "10GiB"): a run that would delete more deletes nothing (summary.fatal,
+    exit code 4). backup_dir (a URL) and suffix: what is deleted or overwritten is first copied there.
     The other arguments are as for `copy`."""
     import sys
 
@@ -144,7 +152,9 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
                       src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber, on_event=on_event,
                       max_memory=max_memory, journal=journal, include=include, exclude=exclude, filters=filters,
                       stop=stop, queue=watch_queue, interval=watch_interval, reconcile_every=reconcile_every,
-                      report_objects=report_objects)
+                      report_objects=report_objects,
+                      guards=_delete_guards(delete, delete_during, allow_empty_source, max_delete, max_delete_size,
+                                            backup_dir, suffix))
 
     from .cluster.driver import runner_for
     from .engine.run.orchestrate import run
@@ -157,7 +167,9 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     rules = _filters(include, exclude, filters)
     events = _subscriber(subscriber, on_event)
     sync_options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare,  # type: ignore[arg-type]
-                               hash_cache=hash_cache)
+                               hash_cache=hash_cache,
+                               **_delete_guards(delete, delete_during, allow_empty_source, max_delete,
+                                                max_delete_size, backup_dir, suffix))
     if dry_run:  # the would-be actions as lines on stdout, as ever; the subscriber sees them too
         events = LinePrinter(sys.stdout, then=events)
     return run("sync", src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
@@ -168,6 +180,24 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
 StopHandle = Callable[[], bool] | threading.Event | None
 
 
+def _delete_guards(delete: bool, delete_during: bool, allow_empty_source: bool, max_delete: int | str | None,
+                   max_delete_size: int | str | None, backup_dir: str | None, suffix: str) -> dict[str, Any]:
+    """sync's guarded-delete keywords, checked as the command line checks them, as SyncOptions fields."""
+    from .config.delete_caps import parse_max_delete
+    from .config.sizes import parse_size
+
+    if not delete and (delete_during or allow_empty_source or max_delete is not None or max_delete_size is not None):
+        raise UsageError("delete_during, allow_empty_source, max_delete and max_delete_size go with delete=True")
+    if delete_during and (max_delete is not None or max_delete_size is not None):
+        raise UsageError("max_delete and max_delete_size need the deletes at the end of the run, not delete_during")
+    if suffix and not backup_dir:
+        raise UsageError("suffix goes with backup_dir")
+    size = parse_size(max_delete_size, "max_delete_size") if isinstance(max_delete_size, str) else max_delete_size
+    return {"delete_during": delete_during, "allow_empty_source": allow_empty_source,
+            "max_delete": parse_max_delete(max_delete), "max_delete_size": size, "backup_dir": backup_dir,
+            "suffix": suffix}
+
+
 def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, compare: str = "default",
           hash_cache: str | None = None, queue: str | None = None, interval: float = 60.0,
           reconcile_every: float = 6 * 3600.0, options: TransferOptions | None = None,
@@ -175,7 +205,9 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
           subscriber: Subscriber | None = None, on_event: EventSink | None = None,
           max_memory: int | str | None = None, journal: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), filters: FilterRules | None = None,
-          report_objects: bool = True) -> Summary:
+          report_objects: bool = True, delete_during: bool = False, allow_empty_source: bool = False,
+          max_delete: int | str | None = None, max_delete_size: int | str | None = None,
+          backup_dir: str | None = None, suffix: str = "") -> Summary:
     """Keep DST equal to SRC, as `s3bulk sync SRC DST --watch`: one full sync, then a sync narrowed
     to each batch of changes, until `stop` (a threading.Event, or a callable returning True) says
     so; returns the totals of every sync, `interrupted=True` once stopped. See the Watch guide.
@@ -190,7 +222,9 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
     return _watch(src, dst, delete=delete, compare=compare, hash_cache=hash_cache, options=options,
                   src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber, on_event=on_event, max_memory=max_memory,
                   journal=journal, include=include, exclude=exclude, filters=filters, stop=stop, queue=queue,
-                  interval=interval, reconcile_every=reconcile_every, report_objects=report_objects)
+                  interval=interval, reconcile_every=reconcile_every, report_objects=report_objects,
+                  guards=_delete_guards(delete, delete_during, allow_empty_source, max_delete, max_delete_size,
+                                        backup_dir, suffix))
 
 
 def _watch(src: str, dst: str, *, delete: bool, compare: str, hash_cache: str | None,
@@ -198,14 +232,15 @@ def _watch(src: str, dst: str, *, delete: bool, compare: str, hash_cache: str | 
            subscriber: Subscriber | None, on_event: EventSink | None, max_memory: int | str | None,
            journal: str | None, include: Sequence[str], exclude: Sequence[str], filters: FilterRules | None,
            stop: StopHandle, queue: str | None, interval: float, reconcile_every: float,
-           report_objects: bool) -> Summary:
+           report_objects: bool, guards: dict[str, Any]) -> Summary:
     from .engine.plan import SyncOptions
     from .engine.watch.watcher import WatchOptions, watch as engine_watch
 
     if compare not in ("default", "size-only", "exact-timestamps", "checksum"):
         raise UsageError(f"compare must be default, size-only, exact-timestamps or checksum, not {compare!r}")
     should_stop = stop.is_set if isinstance(stop, threading.Event) else stop
-    sync_options = SyncOptions(delete=delete, compare=compare, hash_cache=hash_cache)  # type: ignore[arg-type]
+    sync_options = SyncOptions(delete=delete, compare=compare, hash_cache=hash_cache,  # type: ignore[arg-type]
+                               **guards)
     return engine_watch(src, dst, sync_options, subscriber=_subscriber(subscriber, on_event),
                         should_stop=should_stop,
                         watch_options=WatchOptions(queue_url=queue, interval=interval,
@@ -423,7 +458,8 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
        concurrency: int = 8, journal: str | None = None, resume: bool = False, default_journal: bool = False,
        on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0, retries: int = 5,
        all_versions: bool = False, report: str | None = None,
-       on_progress: Callable[[Counters], None] | None = None) -> RmResult:
+       on_progress: Callable[[Counters], None] | None = None, max_delete: int | str | None = None,
+       max_delete_size: int | str | None = None, backup_dir: str | None = None, suffix: str = "") -> RmResult:
     """Delete every object URL names (read as `copy` reads SRC: one object, or everything under a
     prefix), listing in parallel and deleting in batches of 1,000 keys (S3 DeleteObjects), `concurrency`
     batches at once. A key the server refuses (an error inside DeleteObjects' 200 answer) is reported,
@@ -445,9 +481,14 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     on_progress: gets the counts so far (Counters: listed, deleted, failed, requests) about four
     times a second and once at the end; a subscriber gets them as Progress events.
     The RmResult's `requests` counts the requests sent by operation and status class; a dry run's
-    `estimate()` is what the real run would send (its listing, and a DELETE per 1,000 keys)."""
+    `estimate()` is what the real run would send (its listing, and a DELETE per 1,000 keys).
+    max_delete (a count, or "P%" of the objects under URL) and max_delete_size (bytes or "10GiB"):
+    the keys are counted first, and a run over a cap deletes nothing (TooManyDeletes, exit 4).
+    backup_dir (a URL) and suffix: each object is first copied there, under its key relative to URL
+    (+ suffix); one whose backup failed is not deleted (a failure)."""
     import time
 
+    from .config.sizes import parse_size
     from .engine.actions import rm as engine
 
     if subscriber is not None:
@@ -460,7 +501,10 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     return engine.rm(url, s3, _filters(include, exclude, filters), dry_run=dry_run, all_objects=all_objects,
                      on_key=on_key, concurrency=concurrency, journal=journal, resume=resume,
                      default_journal=default_journal, on_notice=on_notice, max_rps=max_rps, retries=retries,
-                     all_versions=all_versions, report=report, on_progress=on_progress)
+                     all_versions=all_versions, report=report, on_progress=on_progress,
+                     max_delete=None if max_delete is None else str(max_delete),
+                     max_delete_size=parse_size(max_delete_size, "max_delete_size") if isinstance(max_delete_size, str)
+                     else max_delete_size, backup_dir=backup_dir, suffix=suffix)
 
 
 def _rm_events(to: Subscriber, dry_run: bool) -> tuple[Callable[[str, str | None], None], Callable[[str], None]]:

@@ -57,6 +57,13 @@ class UsageError(S3BulkError):
     exit_code = 2
 
 
+class TooManyDeletes(S3BulkError):
+    """--max-delete or --max-delete-size: the run would delete more than allowed, so it deleted
+    nothing (its own exit code: neither a usage error nor a failure a retry could fix)."""
+
+    exit_code = 4
+
+
 class StoreError(S3BulkError):
     """An operation on a store failed; carries what was attempted and where, and the seconds the
     server asked us to wait before trying again (Retry-After), if it did."""

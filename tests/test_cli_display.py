@@ -34,5 +34,5 @@ def test_shell_completion(cli):
     assert shown.code == 0 and "_S3BULK_COMPLETE=complete_bash" in shown.out and "complete " in shown.out, shown
     assert "--install-completion" in cli("--help").out
     assert _complete("s3bulk co") == ["copy"]
-    assert _complete("s3bulk sync --del") == ["--delete"]
+    assert _complete("s3bulk sync --del") == ["--delete", "--delete-during"]
     assert {"--journal", "--journal-dir"} <= set(_complete("s3bulk copy --jour"))

@@ -148,7 +148,7 @@ def test_s3_source_relisted_at_the_interval(s3, make_bucket, endpoint, tmp_path)
     put_tree(s3, src_bucket, {"p/a": b"a", "p/b": b"bb", "other/x": b"not under the prefix"})
     dst = tmp_path / "dst"
     proc, out = start_watch(tmp_path, endpoint, f"s3://{src_bucket}/p/", str(dst), "--delete",
-                            "--watch-interval", "1s")
+                            "--watch-interval", "1s", "--allow-empty-source")
     try:
         wait_for("the first full sync", lambda: dst.exists() and read_tree(dst) == bucket_tree(s3, src_bucket, "p/"),
                  proc, out)
@@ -156,7 +156,9 @@ def test_s3_source_relisted_at_the_interval(s3, make_bucket, endpoint, tmp_path)
         s3.put_object(Bucket=src_bucket, Key="p/b", Body=b"overwritten, longer")
         s3.delete_object(Bucket=src_bucket, Key="p/a")
         wait_for("DST equal to SRC", lambda: read_tree(dst) == bucket_tree(s3, src_bucket, "p/"), proc, out)
-        for key in ("p/b", "p/c"):  # SRC emptied: a sync would refuse an empty prefix as a typo
+        # SRC emptied: a sync would refuse an empty prefix as a typo, and sync --delete an empty SRC
+        # (--allow-empty-source says it is meant)
+        for key in ("p/b", "p/c"):
             s3.delete_object(Bucket=src_bucket, Key=key)
         wait_for("DST emptied", lambda: read_tree(dst) == {}, proc, out)
         stop(proc, out)

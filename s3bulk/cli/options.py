@@ -118,6 +118,11 @@ AllVersions = Annotated[bool, O("--all-versions", help="copy every version under
 AsOf = Annotated[Optional[str], O("--as-of", metavar="TIME", help="copy each key under SRC as it was at TIME (ISO 8601, UTC unless a zone is given, or epoch seconds): its newest version not after it", rich_help_panel=VERSIONS_PANEL)]
 IncludeDeleteMarkers = Annotated[bool, O("--include-delete-markers", help="with --all-versions: replay delete markers as deletes at DST", rich_help_panel=VERSIONS_PANEL)]
 
+# guarded deletes (sync and rm: engine/run/deletes.py, engine/transfer/backup.py)
+MaxDelete = Annotated[Optional[str], O("--max-delete", metavar="N|P%", help="delete nothing (exit 4) when more than N objects, or more than P percent of DST's objects seen, would be deleted")]
+MaxDeleteSize = Annotated[Optional[str], O("--max-delete-size", metavar="SIZE", help="delete nothing (exit 4) when the objects to delete add up to more than SIZE (e.g. 10GiB)")]
+BackupDir = Annotated[Optional[str], O("--backup-dir", metavar="URL", help="first copy what would be deleted (and, for sync, overwritten) to URL, under the same relative key; server-side on the same S3 endpoint; a failed backup leaves the object in place (a failure)")]
+Suffix = Annotated[str, O("--suffix", metavar="SUF", help="with --backup-dir: append SUF to each backup's key (e.g. .2026-01-31)")]
 
 # --- from typer's values to groups (groups.py) ------------------------------------------------------
 

@@ -39,6 +39,23 @@ class UnitDone:
 
 
 @dataclass(frozen=True, slots=True)
+class Deletes:
+    """sync --delete, deferred (engine/run/deletes.py): DST keys of `unit` (its UnitDone follows),
+    at most 100 (key, size) rows a message; `dst_seen`, DST objects the
+    unit's march saw (for --max-delete P%); `skipped`, keys not to be deleted because an object of
+    the unit failed (or, with --delete-during, that were not deleted for that reason); `backed_up`,
+    objects this worker copied to --backup-dir since its last report (overwrites, and
+    --delete-during's deletes)."""
+
+    wid: int
+    keys: list[tuple[str, int]]
+    dst_seen: int = 0
+    skipped: int = 0
+    backed_up: int = 0
+    unit: WorkUnit | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Abandoned:
     """A stop was requested: the unit (narrowed to its page when it was listed) is not finished
     and goes back to the coordinator's frontier."""
@@ -126,7 +143,7 @@ class Exited:
     cpu_seconds: float
 
 
-WorkerMessage = (Listed | UnitDone | Abandoned | UploadStarted | UploadEnded | ProgressReport | Planned
+WorkerMessage = (Listed | UnitDone | Deletes | Abandoned | UploadStarted | UploadEnded | ProgressReport | Planned
                  | ObjectsReported | Fatal | Exited)
 
 

@@ -33,6 +33,14 @@ class SyncOptions:
     compare: Compare = "default"
     hash_cache: str | None = None
     check: bool = False          # `s3bulk check`: a dry run that reports each difference and its kind
+    # deletes (engine/run/deletes.py): deferred to the end of the run and skipped when anything failed,
+    # unless delete_during (each unit deletes once its own copies are done, none if one failed)
+    delete_during: bool = False
+    allow_empty_source: bool = False  # an empty SRC may empty DST (else refused, exit 2)
+    max_delete: str | None = None     # "N" or "P%" of DST's objects seen: more refuses every delete
+    max_delete_size: int | None = None  # bytes: more refuses every delete
+    backup_dir: str | None = None     # URL: what is deleted or overwritten is first copied there
+    suffix: str = ""                  # appended to each backup's key
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,3 +201,4 @@ class Plan:
     manifest_format: str = "lines"   # lines | csv
     manifest_name: str | None = None  # what the user named it ("-" for stdin): the journal's identity
     report_objects: bool = False     # workers report each object copied or deleted (--json -v)
+    backup: Location | None = None   # sync --backup-dir, resolved (engine/transfer/backup.py)

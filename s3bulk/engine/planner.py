@@ -55,8 +55,9 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
             raise UsageError("--files-from needs an S3 or local SRC (a list/get server is read by listing)")
         if sync is not None and sync.delete and files_from_format != "changes":  # watch: listing/manifest.py
             raise UsageError("--delete cannot be used with --files-from (the manifest is not the whole SRC)")
+    guarded = _guards_empty_source(sync, files_from_format if files_from is not None else None)
     src, single = await _resolve_source(src, options, prefix_only=sync is not None or files_from is not None,
-                                        empty_ok=empty_source_ok)
+                                        empty_ok=empty_source_ok or guarded or _allows_empty(sync))
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
         keymap = KeyMap("", "", exact)
@@ -68,11 +69,71 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
         keymap = KeyMap(src.prefix, dst.prefix)
     _refuse_overlap(src, dst, single)
     await _prepare_destination(dst, options)
+    if guarded:
+        await _refuse_empty_source(src, dst, options, sync, empty_source_ok)
+    backup = _backup_location(sync, src, dst, filters) if sync is not None and sync.backup_dir else None
     if move and src.kind == "http":
         raise UsageError("mv needs a source it can delete from; a list/get server is read-only (use copy)")
     return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
                 move=move, manifest=files_from, manifest_format=manifest_format,
-                manifest_name=files_from_name or (os.path.abspath(files_from) if files_from else None))
+                manifest_name=files_from_name or (os.path.abspath(files_from) if files_from else None),
+                backup=backup)
+
+
+def _allows_empty(sync: SyncOptions | None) -> bool:
+    """sync --delete --allow-empty-source: an empty S3 prefix is SRC as it is, not a typo."""
+    return sync is not None and sync.delete and sync.allow_empty_source
+
+
+def _guards_empty_source(sync: SyncOptions | None, manifest_format: str | None) -> bool:
+    """Whether this run checks for an empty SRC up front: a real (or dry) sync --delete of a listed
+    source (not `check`, not a narrowed `sync --watch` batch, whose vanished keys are meant)."""
+    return (sync is not None and sync.delete and not sync.check and not sync.allow_empty_source
+            and manifest_format is None)
+
+
+async def _refuse_empty_source(src: Location, dst: Location, options: TransferOptions, sync: SyncOptions | None,
+                               empty_source_ok: bool) -> None:
+    """An empty SRC is not a mirror: `sync --delete` from a SRC listing nothing (an unmounted
+    directory, a mistyped or emptied prefix) while DST holds objects would delete every one of
+    them. Refused here, before any worker starts, with one line (exit 2) unless
+    --allow-empty-source. One listing request a side; the run's delete phase checks again on what
+    it actually listed (engine/run/deletes.py)."""
+    async def first(loc: Location) -> bool:
+        store = await open_store(loc, options.store_options())
+        try:
+            page = await store.list_page(loc.prefix, WorkUnit(), 1)
+            return bool(page.entries or page.problems)
+        finally:
+            await store.close()
+
+    if await first(src):
+        return
+    if dst.kind == "local" and not os.path.isdir(dst.root):
+        has_dst = False
+    else:
+        has_dst = await first(dst)
+    if has_dst:
+        raise UsageError(f"SRC {src.raw} lists no objects, so sync --delete would delete everything under DST "
+                         f"{dst.raw}; refused (an unmounted directory or a mistyped prefix looks like this; "
+                         "add --allow-empty-source if it is meant)")
+    if src.kind == "s3" and src.prefix and not empty_source_ok:
+        raise NotFound(f"no such key or prefix: {src.raw}")
+
+
+def _backup_location(sync: SyncOptions, src: Location, dst: Location, filters: Filters) -> Location:
+    """--backup-dir resolved (with DST's S3 settings) and checked: not inside what is synced."""
+    from .transfer.backup import check_backup_location
+
+    assert sync.backup_dir is not None
+    backup = _settled(parse_location(sync.backup_dir, dst.s3 if dst.kind == "s3" else None))
+    if backup.kind == "http":
+        raise UsageError("--backup-dir must be writable: an S3 prefix or a local directory")
+    if backup.kind == "s3":
+        backup = backup.with_prefix(_as_dir(backup.prefix))
+    allows = filters.compiled().allows if filters else None
+    check_backup_location(backup, dst, src, allows)
+    return backup
 
 
 def _settled(loc: Location) -> Location:

@@ -16,6 +16,7 @@ from ..options import (Endpoint, Exclude, FilterOptions, Include, JournalPath, M
                        PathStyle, Profile, Region, Report, Retries, S3Connection)
 from ..shell import quiet_broken_pipe
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
+from ..options import BackupDir, MaxDelete, MaxDeleteSize, Suffix  # guarded deletes
 
 
 def rm_command(
@@ -34,6 +35,8 @@ def rm_command(
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
+    max_delete: MaxDelete = None, max_delete_size: MaxDeleteSize = None, backup_dir: BackupDir = None,
+    suffix: Suffix = "",
 ) -> None:
     """Delete every object under URL (or the one object it names), in batches of 1,000 keys.
 
@@ -47,7 +50,9 @@ def rm_command(
         from ..uploads import rm_incomplete_uploads
 
         others = next((o for o, given in (("--all-versions", all_versions), ("--resume", resume), ("--include", include),
-                                          ("--exclude", exclude)) if given), None)
+                                          ("--exclude", exclude), ("--max-delete", max_delete),
+                                          ("--max-delete-size", max_delete_size), ("--backup-dir", backup_dir))
+                       if given), None)
         return rm_incomplete_uploads(url, s3, all_objects=all_objects, dry_run=dry_run, json_out=json_out,
                                      verbose=verbose, retries=retries, max_rps=max_rps, others=others)
     dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -79,7 +84,8 @@ def rm_command(
                     journal=None if no_journal else journal, default_journal=not no_journal, resume=resume,
                     on_notice=lambda line: print(f"s3bulk: {line}", file=sys.stderr, flush=True),
                     max_rps=max_rps, retries=retries, all_versions=all_versions, report=report,
-                    on_progress=served.progress if served is not None else None)
+                    on_progress=served.progress if served is not None else None, max_delete=max_delete,
+                    max_delete_size=max_delete_size, backup_dir=backup_dir, suffix=suffix)
     except KeyboardInterrupt:
         argv = [a for a in (shell.ARGV or ["rm", url]) if a != "--resume"]
         how = ("resume with: " + shlex.join(["s3bulk", *argv, "--resume"])) if not no_journal and not dry_run \
@@ -133,6 +139,8 @@ EXAMPLES = (
      "s3bulk rm s3://bucket --all --all-versions"),
     ("Continue an interrupted rm",
      "s3bulk rm s3://bucket/tmp/ --resume"),
+    ("Delete nothing if more than 500 objects would go; keep a copy of each one that does",
+     "s3bulk rm s3://bucket/tmp/ --max-delete 500 --backup-dir s3://bucket/trash/"),
     ("Keep a row per key, deleted or failed, as evidence of what went",
      "s3bulk rm s3://bucket/tmp/ --report rm.csv"),
     ("List the multipart uploads left open under a prefix (a killed run's), then abort them",

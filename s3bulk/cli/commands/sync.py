@@ -21,6 +21,7 @@ from ..options import ForceArchived
 
 from ..options import MaxDuration, MaxTransfer, NoClobber, Update  # GuardOptions (cli/groups.py)
 from ..options import Verify  # --verify (engine/transfer/verify.py)
+from ..options import BackupDir, MaxDelete, MaxDeleteSize, Suffix  # guarded deletes (engine/run/deletes.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -32,6 +33,8 @@ DryRun = Annotated[bool, O("--dry-run", help="print what would be copied and del
 SizeOnly = Annotated[bool, O("--size-only", help="copy only when sizes differ")]
 ExactTimestamps = Annotated[bool, O("--exact-timestamps", help="copy when modification times differ at all (to local disk; to S3 as the default)")]
 Checksum = Annotated[bool, O("--checksum", help="compare content (ETag/MD5; local hashes cached) instead of times")]
+DeleteDuring = Annotated[bool, O("--delete-during", help="with --delete: delete each unit's extra DST keys as soon as its copies are done (none where one failed), not at the end of the run once every copy succeeded (the default)")]
+AllowEmptySource = Annotated[bool, O("--allow-empty-source", help="with --delete: let a SRC that lists nothing empty DST (else refused, exit 2: an unmounted directory looks exactly like this)")]
 Watch = Annotated[bool, O("--watch", help="after the sync, keep DST equal to SRC as SRC changes, until SIGINT or SIGTERM (exit 0): a local SRC from filesystem events, an S3 SRC from --watch-queue or by listing again every --watch-interval")]
 WatchQueue = Annotated[Optional[str], O("--watch-queue", metavar="URL", help="with --watch: the SQS queue receiving SRC's bucket's event notifications (S3 or EventBridge format); its endpoint follows SRC's S3 settings")]
 WatchInterval = Annotated[str, O("--watch-interval", metavar="DURATION", help="with --watch, a SRC without events (S3 without --watch-queue): sync in full this often (90, 30s, 5m)")]
@@ -73,6 +76,12 @@ class SyncChoice:
     exact_timestamps: bool
     checksum: bool
     hash_cache: Optional[str]
+    delete_during: bool = False
+    allow_empty_source: bool = False
+    max_delete: Optional[str] = None
+    max_delete_size: Optional[str] = None
+    backup_dir: Optional[str] = None
+    suffix: str = ""
 
     def sync_options(self) -> SyncOptions:
         from ...engine.plan import Compare, SyncOptions
@@ -81,12 +90,31 @@ class SyncChoice:
             raise UsageError("choose one of --size-only, --exact-timestamps, --checksum")
         compare: Compare = "size-only" if self.size_only else "exact-timestamps" if self.exact_timestamps else \
             "checksum" if self.checksum else "default"
-        return SyncOptions(delete=self.delete, dry_run=self.dry_run, compare=compare, hash_cache=self.hash_cache)
+        from ...config.sizes import parse_size
+        from ...config.delete_caps import parse_max_delete
+
+        guards = (self.delete_during, self.allow_empty_source, self.max_delete, self.max_delete_size)
+        if not self.delete and any(g not in (False, None) for g in guards):
+            raise UsageError("--delete-during, --allow-empty-source, --max-delete and --max-delete-size go with --delete")
+        if self.delete_during and (self.max_delete is not None or self.max_delete_size is not None):
+            raise UsageError("--max-delete and --max-delete-size need the deletes at the end of the run "
+                             "(the default), not --delete-during")
+        if self.suffix and not self.backup_dir:
+            raise UsageError("--suffix goes with --backup-dir")
+        return SyncOptions(delete=self.delete, dry_run=self.dry_run, compare=compare, hash_cache=self.hash_cache,
+                           delete_during=self.delete_during, allow_empty_source=self.allow_empty_source,
+                           max_delete=parse_max_delete(self.max_delete),
+                           max_delete_size=None if self.max_delete_size is None else
+                           parse_size(self.max_delete_size, "--max-delete-size"),
+                           backup_dir=self.backup_dir, suffix=self.suffix)
 
 
 def parameters(
     src: SyncSrc, dst: SyncDst,
     delete: Delete = False, dry_run: DryRun = False, size_only: SizeOnly = False,
+    delete_during: DeleteDuring = False, allow_empty_source: AllowEmptySource = False,
+    max_delete: MaxDelete = None, max_delete_size: MaxDeleteSize = None, backup_dir: BackupDir = None,
+    suffix: Suffix = "",
     exact_timestamps: ExactTimestamps = False, checksum: Checksum = False, hash_cache: HashCache = None,
     watch: Watch = False, watch_queue: WatchQueue = None, watch_interval: WatchInterval = "60s",
     reconcile_every: ReconcileEvery = "6h",
@@ -154,6 +182,8 @@ EXAMPLES = (
      "s3bulk sync ./site/ s3://bucket/site/ --delete"),
     ("Print what a mirror would copy and delete, and the requests it would send, changing nothing",
      "s3bulk sync ./site/ s3://bucket/site/ --delete --dry-run"),
+    ("A guarded mirror: delete nothing if over 1% of DST would go; keep what is deleted or overwritten",
+     "s3bulk sync ./site/ s3://b/s/ --delete --max-delete 1% --backup-dir s3://b/old/"),
     ("Compare content (ETag/MD5) instead of sizes and times",
      "s3bulk sync s3://bucket/site/ s3://mirror/site/ --checksum"),
     ("Sync only the .html objects",

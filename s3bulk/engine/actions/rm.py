@@ -64,9 +64,20 @@ def rm(url: str, s3: S3Options | None, rules: Filters, *, dry_run: bool = False,
        on_key: OnKey | None = None, concurrency: int = 8, journal: str | None = None, resume: bool = False,
        default_journal: bool = False, on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0,
        retries: int = 5, all_versions: bool = False, report: str | None = None,
-       on_progress: Callable[[Counters], None] | None = None) -> RmResult:
+       on_progress: Callable[[Counters], None] | None = None, max_delete: str | None = None,
+       max_delete_size: int | None = None, backup_dir: str | None = None, suffix: str = "") -> RmResult:
     """Delete what URL names, in an event loop of its own (api.rm says what each argument means).
-    `on_progress` gets the counts so far about four times a second and once at the end."""
+    `on_progress` gets the counts so far about four times a second and once at the end.
+    `max_delete` / `max_delete_size`: the whole listing is counted first (one more listing, nothing
+    held in memory) and a run over the cap deletes nothing (TooManyDeletes). `backup_dir`, `suffix`:
+    each batch is copied there first (engine/transfer/backup.py); a key whose backup failed stays."""
+    from ...config.delete_caps import parse_max_delete
+
+    max_delete = parse_max_delete(max_delete)
+    if all_versions and (max_delete is not None or max_delete_size is not None or backup_dir is not None):
+        raise UsageError("--max-delete, --max-delete-size and --backup-dir do not go with --all-versions")
+    if suffix and backup_dir is None:
+        raise UsageError("--suffix goes with --backup-dir")
     if report is not None:
         from ..report import check_report_path
 
@@ -82,7 +93,18 @@ def rm(url: str, s3: S3Options | None, rules: Filters, *, dry_run: bool = False,
                          "in the API: journal=PATH)")
     return asyncio.run(_rm(url, s3, rules, dry_run, all_objects, on_key, concurrency,
                            None if dry_run else journal, resume, default_journal and not dry_run,
-                           on_notice or (lambda line: None), max_rps, retries, report, on_progress))
+                           on_notice or (lambda line: None), max_rps, retries, report, on_progress,
+                           _Guards(max_delete, max_delete_size, backup_dir, suffix)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Guards:
+    """rm's --max-delete, --max-delete-size, --backup-dir and --suffix."""
+
+    max_delete: str | None = None
+    max_delete_size: int | None = None
+    backup_dir: str | None = None
+    suffix: str = ""
 
 
 def _rm_versions(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
@@ -100,7 +122,7 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
               on_key: OnKey | None, concurrency: int, journal_path: str | None,
               resume: bool, default_journal: bool, notice: Callable[[str], None], max_rps: float = 0.0,
               retries: int = 5, report: str | None = None,
-              on_progress: Callable[[Counters], None] | None = None) -> RmResult:
+              on_progress: Callable[[Counters], None] | None = None, guards: _Guards = _Guards()) -> RmResult:
     from ...stores import StoreOptions, Writer, open_store
     from ...stores.resilient import ResilienceOptions
     from ..listing.split import list_in_order
@@ -140,7 +162,14 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
 
         outside(report, src)
         rows = ReportWriter(report, "rm", resume=run_journal is not None and run_journal.resumed)
-    store = await open_store(src, StoreOptions(resilience=ResilienceOptions(retries=retries, max_rps=max_rps)))
+    store_options = StoreOptions(resilience=ResilienceOptions(retries=retries, max_rps=max_rps))
+    backup = None
+    if guards.backup_dir is not None and not dry_run:
+        backup = _backup_location(guards.backup_dir, src, s3, rules)
+    if not dry_run and (guards.max_delete is not None or guards.max_delete_size is not None):
+        await _check_caps(src, single, s3, rules, guards, store_options,
+                          run_journal.resume_units() if run_journal is not None and run_journal.resumed else None)
+    store = await open_store(src, store_options)
     counted = getattr(store, "requests", None)  # the store's own count (stores/requests.py)
     if counted is not None:
         result.requests = counted
@@ -159,7 +188,12 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
             rows.flush()
         try:
             writer = cast(Writer, store)  # checked below, before the first batch
-            failed = dict(await writer.delete_many(batch)) if not dry_run and batch else {}
+            unsaved: dict[str, str] = {}
+            if saver is not None and batch:  # --backup-dir: only what was kept elsewhere goes
+                unsaved = {k: f"not deleted: its backup failed: {why}" for k, why in await saver.save(batch)}
+            doomed = [k for k in batch if k not in unsaved] if unsaved else batch
+            failed = dict(await writer.delete_many(doomed)) if not dry_run and doomed else {}
+            failed.update(unsaved)
             if dry_run:
                 plan_deletes(len(batch), result.planned, src.kind == "s3")
         except BaseException as exc:
@@ -191,9 +225,15 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
         tasks.add(asyncio.ensure_future(delete(batch, after, until)))
 
     complete = False
+    saver = None
     try:
         if not isinstance(store, Writer):
             raise UsageError(f"{url} cannot be written to")
+        if backup is not None:
+            from ..transfer.backup import open_backup
+            from ..plan import TransferOptions
+
+            saver = await open_backup(store, src, backup, guards.suffix, TransferOptions(retries=retries))
         units = run_journal.resume_units() if run_journal is not None and run_journal.resumed else [WorkUnit()]
         cut = len(src.prefix)
         for unit in units:
@@ -221,6 +261,10 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
             t.cancel()
         if ticker is not None:
             ticker.cancel()
+        if saver is not None:
+            await saver.close()
+            if saver.saved:
+                notice(f"{saver.saved:,} objects backed up to {backup.raw if backup else ''} before they were deleted")
         await store.close()
         if rows is not None:
             rows.close()
@@ -232,6 +276,47 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
             if complete:
                 result.journal = None
     return result
+
+
+def _backup_location(text: str, src: Any, s3: S3Options | None, rules: Filters) -> Any:
+    """--backup-dir resolved and checked: not inside (nor around) what rm deletes."""
+    from ..planner import _as_dir
+    from ..transfer.backup import check_backup_location
+
+    backup = parse_location(text, s3)
+    if backup.kind == "http":
+        raise UsageError("--backup-dir must be writable: an S3 prefix or a local directory")
+    if backup.kind == "s3":
+        backup = backup.with_prefix(_as_dir(backup.prefix))
+    check_backup_location(backup, src, None, rules.compiled().allows if rules else None)
+    return backup
+
+
+async def _check_caps(src: Any, single: str | None, s3: S3Options | None, rules: Filters, guards: _Guards,
+                      options: Any, units: list[WorkUnit] | None) -> None:
+    """rm --max-delete / --max-delete-size: count what would go (one listing, counts only), then
+    refuse the whole run (TooManyDeletes) when it is over a cap. P% is of the objects under URL."""
+    from ...config.delete_caps import check_caps
+    from ...stores import open_store
+    from ..listing.split import list_in_order
+
+    store = await open_store(src, options)
+    allowed = rules.compiled().allows if rules else None
+    cut = len(src.prefix)
+    seen = count = nbytes = 0
+    try:
+        for unit in units or [WorkUnit()]:
+            pages = (_one(single, store) if single is not None
+                     else list_in_order(store, src.prefix, page_size=BATCH, concurrency=16, start=unit))
+            async for page in pages:
+                for obj in page:
+                    seen += 1
+                    if allowed is None or allowed(obj.key[cut:]):
+                        count += 1
+                        nbytes += obj.size or 0
+    finally:
+        await store.close()
+    check_caps("rm", count, nbytes, seen, guards.max_delete, guards.max_delete_size)
 
 
 async def _tick(result: RmResult, on_progress: Callable[[Counters], None]) -> None:

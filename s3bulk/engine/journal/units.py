@@ -361,6 +361,9 @@ class Journal:
         self.done_keys: dict[str, int] = {}  # objects finished in units not finished (resume skips them)
         self._unlink_after_commit: list[str] = []  # per-page object logs whose unit is committed done
         self.stale_uploads: list[dict[str, Any]] = []  # from a replaced journal: to abort
+        # sync --delete, deferred (engine/run/deletes.py): the committed length of the delete spool in
+        # `<journal>.d/` and the DST objects seen by the units recorded done
+        self._deletes = (0, 0)
         # called first in every commit: a report's rows are on disk before a unit is recorded done
         # (engine/report.py), so a resume that skips the unit owes no rows for it
         self.before_commit: Callable[[], None] | None = None
@@ -458,6 +461,10 @@ class Journal:
             self._by_first[first] = [first, last, token, objects, nbytes]
             self._by_last[last] = first
         self.done_keys = dict(done_keys)
+        try:
+            self._deletes = (int(meta.get("deletes_len") or 0), int(meta.get("deletes_seen") or 0))
+        except ValueError:
+            self._deletes = (0, 0)
         for r in uploads:
             self.uploads[r[0]] = dict(zip(("dst_key", "upload_id", "size", "part_size", "src_size",
                                            "src_mtime", "src_etag", "started"), r))
@@ -474,6 +481,18 @@ class Journal:
             self._add_range(unit.after, rest.after if rest is not None else unit.until, objects, nbytes)
         else:
             self._add_page(unit.seq, rest.token if rest is not None else None, objects, nbytes)
+
+    def note_deletes(self, length: int, seen: int) -> None:
+        """The delete spool holds `length` bytes of keys of units recorded done (written in the same
+        commit as those units: a resume cuts the spool back to it), and their march saw `seen` DST
+        objects."""
+        self._deletes = (length, seen)
+        self._ops.append(("INSERT OR REPLACE INTO meta VALUES ('deletes_len', ?)", (str(length),)))
+        self._ops.append(("INSERT OR REPLACE INTO meta VALUES ('deletes_seen', ?)", (str(seen),)))
+
+    def deletes_state(self) -> tuple[int, int]:
+        """(committed spool length, DST objects seen) as the journal last recorded them."""
+        return self._deletes
 
     def _add_range(self, after: str | None, until: str | None, objects: int, nbytes: int) -> None:
         if after is not None and until is not None and until <= after:

@@ -26,6 +26,7 @@ as handles that look like a multiprocessing.Process.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import enum
 import os
@@ -38,9 +39,10 @@ from collections import deque
 from typing import Any, Callable
 
 from .peak_rss import peak_rss_bytes
-from ...model import Failure, Summary, WorkUnit
-from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned, ProgressReport,
-                        UnitDone, UploadEnded, UploadStarted, WorkerMessage)
+from ...errors import S3BulkError
+from ...model import Counters, Failure, Summary, WorkUnit
+from ..messages import (Abandoned, Deletes, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned,
+                        ProgressReport, UnitDone, UploadEnded, UploadStarted, WorkerMessage)
 from ..listing import hints
 from ..events import Copied, Deleted, Event, Notice, Progress, Restarted, Skipped, Stopping
 from ..plan import Plan
@@ -49,6 +51,7 @@ from ..listing.units import join_units
 MAX_FAILURES_KEPT = 1000
 DRAIN_SECONDS = 30.0  # a graceful stop that takes longer than this becomes an immediate one
 PROGRESS_SECONDS = 0.25
+DELETE_BATCHES_IN_FLIGHT = 8  # DeleteObjects requests (1,000 keys each) of the delete phase at once
 Emit = Callable[[Event], None]  # Subscriber.notify of the run's subscriber (engine/events.py)
 
 
@@ -122,6 +125,14 @@ class Coordinator:
         from .caps import Caps
 
         self.caps = Caps.of(plan, started) if should_stop is None else None
+        # sync --delete (engine/run/deletes.py): the keys to delete once every copy succeeded
+        self.deletes: Any = None
+        self.deletes_left = False  # the delete phase did not finish: the journal stays for --resume
+        self.backed_up = 0  # --backup-dir: objects copied there (by the workers and the delete phase)
+        if plan.sync is not None and plan.sync.delete and not plan.sync.dry_run:
+            from .deletes import DeferredDeletes
+
+            self.deletes = DeferredDeletes(journal)
 
     # --- what workers report ------------------------------------------------------------------
     def handle(self, msg: WorkerMessage) -> None:
@@ -152,9 +163,15 @@ class Coordinator:
             self.unlisted += len(pieces)
             if self.unlisted == 0 and self.phase is Phase.LISTING:
                 self.phase = Phase.COPYING
+        elif isinstance(msg, Deletes):
+            self.backed_up += msg.backed_up
+            if self.deletes is not None:
+                self.deletes.found(msg.wid, msg.unit, msg.keys, msg.dst_seen, msg.skipped)
         elif isinstance(msg, UnitDone):
             self.pending -= 1
             summary.counters.units += 1
+            if self.deletes is not None:
+                self.deletes.unit_done(msg.wid, msg.unit, bool(msg.failed))
             if msg.failed:
                 self.unit_failures += 1  # a resume does the unit again (its object log keeps the rest)
             elif journal is not None:
@@ -292,6 +309,11 @@ class Coordinator:
                 summary.capped, summary.interrupted = None, False  # the cap came with the last objects: all done
             if self.phase is Phase.STOPPING and self.frontier:
                 summary.resume = min(self.frontier, key=lambda u: u.seq)
+            if self.deletes is not None:
+                self._settle_deletes()
+            if self.backed_up and self.plan.backup is not None:
+                self.emit(Notice(f"{self.backed_up:,} objects backed up to {self.plan.backup.raw} "
+                                 "before they were deleted or overwritten"))
         except KeyboardInterrupt:
             summary.interrupted = self.forced = True
             self._shutdown(force=True)
@@ -319,9 +341,11 @@ class Coordinator:
             from ...stores.local.store import remove_open_temps
 
             remove_open_temps()
+        if self.deletes is not None:
+            self.deletes.close(remove=journal is None or not self.deletes_left)
         if journal is not None:
             complete = (self.pending == 0 and self.unit_failures == 0 and summary.fatal is None
-                        and not summary.interrupted)
+                        and not summary.interrupted and not self.deletes_left)
             if complete and journal.uploads:  # left by an earlier run for objects no longer listed
                 from ..leftover_uploads import abort_uploads
 
@@ -335,6 +359,104 @@ class Coordinator:
         self.signals.restore()  # only now: a further Ctrl-C cannot cut the journal's last commit short
         if self._close is not None:
             self._close()
+
+    def _settle_deletes(self) -> None:
+        """The delete phase (engine/run/deletes.py): the spooled deletes go only when every unit is
+        done and nothing failed, within the caps; otherwise none, said in one line."""
+        from .deletes import refuse
+
+        summary, deletes, sync = self.summary, self.deletes, self.plan.sync
+        assert sync is not None
+        c = summary.counters
+        waiting = deletes.spool.count
+        everything = self.pending == 0 and summary.fatal is None and not summary.interrupted
+        if not everything or c.failed or self.unit_failures or deletes.skipped:
+            self.deletes_left = bool(waiting)
+            left = waiting + deletes.skipped
+            if left:
+                why = (f"{c.failed:,} objects failed" if c.failed else
+                       "the run was interrupted (--resume does them)" if summary.interrupted else
+                       "the run stopped" if summary.fatal else "not every unit finished")
+                self.emit(Notice(f"{left:,} deletes not done: {why}"))
+            return
+        if not waiting:
+            return
+        src_objects = -1 if self.plan.manifest is not None else c.listed + c.resumed + summary.resumed_skipped
+        try:
+            refuse(sync, waiting, deletes.spool.nbytes, deletes.dst_seen, src_objects)
+        except S3BulkError as exc:
+            self.deletes_left = True  # the journal keeps them: a --resume with a cap that allows them deletes
+            summary.fatal, summary.fatal_code = str(exc), exc.exit_code
+            return
+        self.deletes_left = True  # until the last batch is done
+        try:
+            asyncio.run(self._delete_phase())
+        except S3BulkError as exc:
+            summary.fatal = f"the delete phase stopped: {exc}"
+            summary.fatal_code = exc.exit_code
+            return
+        if not summary.interrupted and not c.failed:
+            self.deletes_left = False
+
+    async def _delete_phase(self) -> None:
+        """Every spooled key deleted in batches of 1,000 (backed up first with --backup-dir),
+        DELETE_BATCHES_IN_FLIGHT batches at once (as rm), counted and reported as the workers'
+        deletes were; a Ctrl-C stops between batches."""
+        from ...stores import open_store
+        from ...stores.requests import take as take_requests
+        from .deletes import delete_batch
+
+        plan, summary = self.plan, self.summary
+        assert plan.sync is not None
+        dst = await open_store(plan.dst, plan.options.store_options())
+        counted: Any = None  # the requests sent, counted as the workers count theirs
+        inner: Any = dst
+        while counted is None and inner is not None:
+            counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
+        backup = None
+        window = asyncio.Semaphore(DELETE_BATCHES_IN_FLIGHT)
+        tasks: set[asyncio.Task[None]] = set()
+
+        async def one(batch: list[tuple[str, int]]) -> None:
+            try:
+                counts = Counters()
+                failures: list[Failure] = []
+                notes: list[ObjectNote] | None = [] if plan.report_objects else None
+                await delete_batch(dst, batch, backup, plan.dst.url_for, counts, failures, notes)
+                if counted:
+                    take_requests(counted, counts.requests)
+                summary.counters.add(counts)
+                for f in failures:
+                    _keep_failure(summary, f)
+                    self.emit(f)
+                if notes:
+                    _emit_objects(self.emit, notes, "")
+                self.emit(self.snapshot())
+            finally:
+                window.release()
+
+        try:
+            if plan.backup is not None:
+                from ..transfer.backup import open_backup
+
+                backup = await open_backup(dst, plan.dst, plan.backup, plan.sync.suffix, plan.options)
+            for batch in self.deletes.spool.batches():
+                await window.acquire()
+                if self.signals.count:
+                    summary.interrupted = True
+                    window.release()
+                    break
+                task = asyncio.ensure_future(one(batch))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            if backup is not None:
+                self.backed_up += backup.saved
+                await backup.close()
+            await dst.close()
 
     def _shutdown(self, *, force: bool, now: Callable[[], bool] = lambda: False) -> None:
         """Tell every worker to stop, collect their last counters, and reap them. `now()` turning

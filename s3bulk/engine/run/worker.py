@@ -34,8 +34,9 @@ from ...stores.conditions import DestinationExists
 from ...stores.local.store import LandingRefused, allow_landing, stop_landing, writes_in_threads
 from ..journal.units import ObjectLog, UploadLog, page_skipped
 from ..events import Difference, DryRunAction, Notice, PlannedEvent
-from ..messages import (Abandoned, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned, ProgressReport,
-                        UnitDone, WorkerMessage, upload_message)
+from ..messages import (Abandoned, Deletes, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned,
+                        ProgressReport, UnitDone, WorkerMessage, upload_message)
+from .deletes import KeySpool, delete_batch
 from ..loop import install_loop_policy, new_loop
 from .inflight import TICK, InFlight
 from ..plan import Plan
@@ -43,6 +44,7 @@ from ..transfer.one_object import ByteBudget, Stopped, Transfer
 from ..listing.units import split_unit
 
 FLUSH_SECONDS = 0.25
+QUEUE_AHEAD = 64  # Deletes messages a worker lets wait unread before it sends more (_queue_room)
 _STOP = object()
 
 
@@ -143,6 +145,8 @@ class Worker:
         self._asked: dict[str, tuple[float, bool]] = {}
         self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
         self._keeps = plan.options.no_clobber or plan.options.update  # sync: DST's copy may be kept (_kept_at_dst)
+        self.backup: Any = None  # --backup-dir (engine/transfer/backup.py): overwrites, and --delete-during's deletes
+        self._backups_reported = 0  # backup.saved as last sent to the coordinator
 
     def _send(self, msg: WorkerMessage) -> None:
         self.events_q.put(msg)
@@ -311,6 +315,10 @@ class Worker:
             # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
             self.transfer.update_by_head = opts.update and self.plan.sync is None
             self.filters = self.plan.filters.compiled() if self.plan.filters else None
+            if self.plan.backup is not None and self.plan.sync is not None and not self.plan.sync.dry_run:
+                from ..transfer.backup import open_backup
+
+                self.backup = await open_backup(dst, self.plan.dst, self.plan.backup, self.plan.sync.suffix, opts)
             if self.plan.sync is not None:
                 from ..sync.march import Comparator
 
@@ -329,6 +337,8 @@ class Worker:
             for store in (src, dst):
                 if store is not None:
                     await self._close_store(store)
+            if self.backup is not None:
+                await self.backup.close()
 
     async def _open_store(self, role: str, location: Any, options: Any) -> Any:
         if self.store_keeper is not None:
@@ -437,6 +447,10 @@ class Worker:
             for name, why in page.problems:
                 self.counters.failed += 1
                 self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
+            sync = plan.sync
+            deletes = KeySpool() if sync is not None and sync.delete and not sync.dry_run else None
+            if page.gone and deletes is not None:
+                await self._delete_gone(page.gone, deletes)
             if self.filters is not None:
                 cut = len(plan.src.prefix)
                 entries = [e for e in entries if self.filters.allows(e.key[cut:])]
@@ -447,6 +461,7 @@ class Worker:
             unit_objects = len(entries)
             done_keys = self.resume.done_keys
             copied_before: list[str] = []
+            listed = entries  # sync compares the whole page: a key done before is still in SRC
             if done_keys:  # finished by an interrupted run, inside a page it did not finish
                 kept = [e for e in entries if e.key not in done_keys]
                 if len(kept) != len(entries):
@@ -464,14 +479,19 @@ class Worker:
             self._send(ProgressReport(self.wid, c.take(), self.failures))
             self.failures = []
             self._send(Listed(self.wid, unit, pieces))
-            if page.gone and plan.sync is not None and plan.sync.delete and not plan.sync.dry_run:
-                await self._delete_gone(page.gone)
             entries, conflicting = await self._drop_conflicts(src, entries)
             if plan.sync is None and plan.options.dry_run:  # copy / mv --dry-run: told and estimated, not done
                 entries = self._dry_copy(entries)
+            unsaved = 0  # --backup-dir: objects not overwritten because their backup failed
             if plan.sync is not None:
+                done = frozenset(copied_before)
+                if done:  # the page as the march must see it: what is copied now, and what was before
+                    keep = done.union(e.key for e in entries)
+                    listed = [e for e in listed if e.key in keep]
+                else:
+                    listed = entries
                 try:
-                    entries = await self._compare(src, unit, rest, entries)
+                    entries, unsaved = await self._compare(src, unit, rest, listed, deletes, done)
                 except S3BulkError as exc:
                     self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}",
                               exc.exit_code)
@@ -479,7 +499,7 @@ class Worker:
             if entries and self._skips_archived:
                 entries = await self._skip_archived(src, entries)
             state = _UnitState(len(entries), self._object_log())
-            state.failed = len(page.problems) + conflicting
+            state.failed = len(page.problems) + conflicting + unsaved
             if plan.move:
                 state.moved.extend(copied_before)
             for i, e in enumerate(entries):
@@ -490,6 +510,11 @@ class Worker:
             await state.done.wait()
             if state.moved:
                 state.failed += await self._delete_moved(src, state.moved, state.landed)
+            # the unit's keys reach the coordinator (Deletes, naming the unit) before its UnitDone
+            if deletes is not None:
+                await self._settle_deletes(deletes, state, unit)
+            elif self.backup is not None and self.backup.saved > self._backups_reported:  # overwrites backed up
+                self._send(Deletes(self.wid, [], backed_up=self._backups_since()))
             log = state.log
             if log is not None:
                 log.close()
@@ -545,9 +570,59 @@ class Worker:
         self.fatal = (message, code)
         self._send(Fatal(self.wid, message, code))
 
-    async def _compare(self, src: Any, unit: WorkUnit, rest: WorkUnit | None,
-                       entries: list[ObjectInfo]) -> list[ObjectInfo]:
-        """Sync: what of this page must be copied; counts the equal ones, deletes (or prints) the extra."""
+    async def _settle_deletes(self, deletes: KeySpool, state: _UnitState, unit: WorkUnit) -> None:
+        """A unit's DST-only keys once its copies are done (engine/run/deletes.py): none deleted when an
+        object of it failed; with --delete-during deleted now (backed up first with --backup-dir),
+        else sent to the coordinator (Deletes messages, then the UnitDone) for the delete phase."""
+        sync = self.plan.sync
+        assert sync is not None
+        try:
+            if state.incomplete:
+                return  # handed back: whoever redoes the unit finds its keys again
+            if state.failed:
+                self._send(Deletes(self.wid, [], deletes.seen, deletes.count, self._backups_since()))
+                return
+            if sync.delete_during:
+                notes = self.objects if self.plan.report_objects else None
+                for batch in deletes.batches():
+                    state.failed += await delete_batch(self.transfer.dst, batch, self.backup, self.plan.dst.url_for,
+                                                       self.counters, self.failures, notes)
+                self._send(Deletes(self.wid, [], deletes.seen, 0, self._backups_since()))
+                return
+            for rows in deletes.messages():
+                self._send(Deletes(self.wid, rows, unit=unit))
+                await self._queue_room()
+            self._send(Deletes(self.wid, [], deletes.seen, 0, self._backups_since()))
+        finally:
+            deletes.close()
+
+    async def _queue_room(self) -> None:
+        """Wait while the coordinator has many of this run's messages unread: a unit's keys are sent
+        no faster than they are spooled, so none pile up in this worker's memory (a queue without a
+        size, as a Dask task's, is not waited on)."""
+        size = getattr(self.events_q, "qsize", None)
+        if size is None:
+            return
+        try:
+            while size() > QUEUE_AHEAD and not self._terminating:
+                await asyncio.sleep(0.005)
+        except NotImplementedError:  # macOS: no sem_getvalue
+            return
+
+    def _backups_since(self) -> int:
+        """Objects backed up (--backup-dir) since the last Deletes message said how many."""
+        if self.backup is None:
+            return 0
+        new = self.backup.saved - self._backups_reported
+        self._backups_reported = self.backup.saved
+        return new
+
+    async def _compare(self, src: Any, unit: WorkUnit, rest: WorkUnit | None, entries: list[ObjectInfo],
+                       deletes: KeySpool | None, done: frozenset[str] = frozenset()) -> tuple[list[ObjectInfo], int]:
+        """Sync: what of this page must be copied, and how many objects were not because their
+        --backup-dir copy failed; counts the equal ones, spools the keys only DST has into `deletes`
+        (a dry run prints them instead). `done`: keys of the page an interrupted run copied (a resume):
+        neither copied again nor, being in SRC, deleted at DST."""
         from ..sync.march import Decision, March, dst_range
 
         plan, opts = self.plan, self.plan.sync
@@ -556,13 +631,16 @@ class Worker:
         dst_key = plan.keymap  # sync plans are never single-object: this maps a source key to its DST key
         to_copy: list[ObjectInfo] = []
         absent: set[str] = set()  # source keys DST lacks (the rest of to_copy differs)
+        unsaved = [0]
         if not src.ordered:  # token-paged source: look each key up at DST
             for s in entries:
+                if s.key in done:
+                    continue
                 d = await self._head_or_none(dst, dst_key(s.key))
                 if d is not None and s.size is None:
                     s = await self._head_or_none(src, s.key) or s
-                await self._copy_if_different(s, d, to_copy, absent)
-            return self._dry(await self._dry_archived(src, to_copy), [], absent)
+                await self._copy_if_different(s, d, to_copy, absent, unsaved)
+            return self._dry(await self._dry_archived(src, to_copy), [], absent), unsaved[0]
         page_end = rest.after if rest is not None else unit.until
         doomed: list[str] = []
         dst_keys = dst_range(dst, plan.dst.prefix, None if unit.after is None else dst_key(unit.after),
@@ -572,25 +650,26 @@ class Worker:
                       has_folder=dst_keys.has_folder)
 
         async def act(decisions: list[Decision]) -> None:
-            nonlocal doomed
             for step in decisions:
                 if step.step == "delete":
                     assert step.dst is not None
-                    doomed.append(step.dst.key)
-                    if len(doomed) >= 1000 and not opts.dry_run:
-                        await self._delete(dst, doomed)
-                        doomed = []
+                    if deletes is not None:
+                        deletes.add(step.dst.key, step.dst.size or 0)
+                    else:
+                        doomed.append(step.dst.key)  # a dry run: printed (and counted) below
                 else:
                     assert step.src is not None
-                    await self._copy_if_different(step.src, step.dst, to_copy, absent)
+                    if step.src.key not in done:
+                        await self._copy_if_different(step.src, step.dst, to_copy, absent, unsaved)
 
+        seen = 0
         async for d in dst_keys:
+            seen += 1
             await act(march.dst(d))
         await act(march.end())
-        if doomed and not opts.dry_run:
-            await self._delete(dst, doomed)
-            doomed = []
-        return self._dry(await self._dry_archived(src, to_copy), doomed, absent)
+        if deletes is not None:
+            deletes.seen += seen
+        return self._dry(await self._dry_archived(src, to_copy), doomed, absent), unsaved[0]
 
     async def _dry_archived(self, src: Any, to_copy: list[ObjectInfo]) -> list[ObjectInfo]:
         """A sync dry run skips (and counts) the archived objects the real run would skip; `check`
@@ -616,7 +695,7 @@ class Worker:
             c.archived_bytes += e.size or 0
         return kept
 
-    async def _delete_gone(self, gone: tuple[str, ...]) -> None:
+    async def _delete_gone(self, gone: tuple[str, ...], deletes: KeySpool) -> None:
         """A narrowed sync (`sync --watch`, engine/listing/manifest.py CHANGES): delete at DST the
         keys SRC no longer has, and, when SRC is a directory, what DST holds under such a key as a
         folder (a directory removed or renamed away is one filesystem event), as --delete and the
@@ -627,31 +706,37 @@ class Worker:
         dst = self.transfer.dst
         src_cut, dst_cut = len(plan.src.prefix), len(plan.dst.prefix)
         allows = self.filters.allows if self.filters is not None else (lambda rel: True)
-        doomed: list[str] = []
         for key in gone:
             rel = key[src_cut:]
             target = plan.keymap(key)
-            if allows(rel) and await self._head_or_none(dst, target) is not None:
-                doomed.append(target)
+            if allows(rel):
+                there = await self._head_or_none(dst, target)
+                if there is not None:
+                    deletes.add(target, there.size or 0)
             if plan.src.kind == "local" and not os.path.isdir(os.path.join(plan.src.root, key)):
                 async for d in dst_range(dst, target + "/", None, None, plan.options.page_size):
                     if allows(d.key[dst_cut:]):
-                        doomed.append(d.key)
-            if len(doomed) >= 1000:
-                await self._delete(dst, doomed)
-                doomed = []
-        if doomed:
-            await self._delete(dst, doomed)
+                        deletes.add(d.key, d.size or 0)
 
     async def _copy_if_different(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo],
-                                 absent: set[str]) -> None:
-        """Queue s for copying when DST lacks it or has something different; else count it as equal."""
+                                 absent: set[str], unsaved: list[int]) -> None:
+        """Queue s for copying when DST lacks it or has something different; else count it as equal.
+        With --backup-dir, DST's object is backed up before it may be overwritten (not copied over,
+        a failure, when its backup fails: `unsaved`)."""
         if d is None:
             absent.add(s.key)
             to_copy.append(s)
         elif self._keeps and self._kept_at_dst(s, d):  # --no-clobber, --update: DST's copy stays
             return
         elif await self.comparator.differs(s, d):
+            if self.backup is not None:
+                lost = await self.backup.save([d.key])
+                if lost:
+                    unsaved[0] += 1
+                    self.counters.failed += 1
+                    self.failures.append(Failure("copy", self.plan.src.url_for(s.key), self.plan.dst.url_for(d.key),
+                                                 f"not overwritten: its backup failed: {lost[0][1]}", "BackupFailed"))
+                    return
             to_copy.append(s)
         else:
             self.counters.skipped += 1
@@ -717,20 +802,6 @@ class Worker:
                                              f"copied, but the source could not be deleted: {why}",
                                              "DeleteFailed"))
         return failed
-
-    async def _delete(self, dst: Any, keys: list[str]) -> None:
-        failed = await dst.delete_many(keys)
-        self.counters.deleted += len(keys) - len(failed)
-        if self.plan.report_objects:
-            self._report_deleted(keys, failed, self.plan.dst.url_for, "dst")
-        for key, why in failed:
-            self.counters.failed += 1
-            self.failures.append(Failure("delete", self.plan.dst.url_for(key), "", why, "DeleteFailed"))
-
-    def _report_deleted(self, keys: list[str], refused: list[tuple[str, str]], url_for: Any, side: str) -> None:
-        """--json -v: one "deleted" note per key the store removed (sync --delete's DST keys)."""
-        gone = {k for k, _ in refused}
-        self.objects.extend(("deleted", url_for(k), side, 0, None, None) for k in keys if k not in gone)
 
     def _report_moved(self, keys: list[str], refused: list[tuple[str, str]],
                       landed: dict[str, tuple[int, str | None]]) -> None:
