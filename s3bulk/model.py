@@ -202,6 +202,9 @@ class Summary:
     resumed_skipped: int = 0        # objects a resumed run skipped: its journal had them done
     resumed_skipped_bytes: int = 0
     journal: str | None = None      # the resume journal kept for this run (None: none, or removed when complete)
+    # multipart uploads aborted but still listed by the server after every try (URL?uploadId=ID):
+    # kept in the journal, whose next run aborts them again
+    open_uploads: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -41,7 +41,8 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 from ..errors import NotFound, StoreError, Throttled, Transient
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
-from .base import Features, Multipart, OpenUpload, PartInfo, Unsupported, unwrap
+from .base import (Features, Multipart, OpenUpload, PartInfo, PartsHalted, Unsupported, abort_confirmed,
+                   part_request, unwrap)
 
 T = TypeVar("T")
 
@@ -299,10 +300,13 @@ class ResilientStore:
         return self.inner
 
     async def _call(self, make: Callable[[], Awaitable[T]], *, on_retry_missing: bool = False,
-                    op: str = "", key: str = "", deadline: bool = True) -> T:
+                    op: str = "", key: str = "", deadline: bool = True,
+                    halted: Callable[[], bool] | None = None) -> T:
         """make() until it succeeds, is not retryable, or the retries or --retry-max-time run out.
         `op`/`key` name the request in the errors this loop makes itself (deadline, give-up);
-        deadline=False for calls that are many requests (a multipart server-side copy)."""
+        deadline=False for calls that are many requests (a multipart server-side copy). A part of
+        an upload passes `halted`: each attempt is a part's request (base.part_request), and once
+        halted() (another part failed, the upload is being aborted) no further attempt starts."""
         opts, limiter = self.opts, self.limiter
         attempt = 0
         retried_transient = False
@@ -314,7 +318,10 @@ class ResilientStore:
             if not first:
                 first = time.monotonic()
             try:
-                if limit > 0:
+                if halted is not None:
+                    with part_request():
+                        result = await (self._within(make, limit, op, key) if limit > 0 else make())
+                elif limit > 0:
                     result = await self._within(make, limit, op, key)
                 else:
                     result = await make()
@@ -323,7 +330,7 @@ class ResilientStore:
                     limiter.throttled(sent_at)
                 if isinstance(exc, NotFound) and on_retry_missing and retried_transient:
                     return None  # type: ignore[return-value]  # an earlier attempt did it; its answer was lost
-                if not exc.retryable or attempt >= opts.retries:
+                if not exc.retryable or attempt >= opts.retries or (halted is not None and halted()):
                     raise
                 retried_transient = True
                 asked = exc.retry_after
@@ -342,6 +349,8 @@ class ResilientStore:
                 raise _gave_up(last, attempt, spent, opts.retry_max_time) from last
             self.stats.retries += 1
             await asyncio.sleep(delay)
+            if halted is not None and halted():
+                raise last
 
     async def _within(self, make: Callable[[], Awaitable[T]], limit: float, op: str, key: str) -> T:
         """make() cut off after `limit` seconds (--request-deadline) as a retryable failure."""
@@ -510,23 +519,39 @@ class ResilientWriter(ResilientStore):
 
 
 class RetriedUpload:
-    """A multipart upload whose parts and completion are retried like any request."""
+    """A multipart upload whose parts and completion are retried like any request, and whose
+    abort is confirmed (base.abort_confirmed) where the upload outlives the process."""
 
     def __init__(self, store: ResilientWriter, inner: Multipart) -> None:
         self.store, self.inner = store, inner
         self.upload_id: str | None = inner.upload_id
+        self.halted = False     # another part failed: no part request starts any more
+        self.left_open = False  # aborted, but the store still listed it after every try
+
+    def halt(self) -> None:
+        """The upload is about to be aborted (base.PartTasks): parts not yet sent are refused, parts
+        in flight end with their current attempt."""
+        self.halted = True
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
+        key = getattr(self.inner, "key", "")
+        if self.halted:
+            raise PartsHalted("another part of this upload failed", op="upload part",
+                              url=self.store.location.url_for(key), key=key)
         await self.store.limiter.pace_bytes(len(data))
         await self.store._call(lambda: self.inner.put_part(number, offset, data), op="upload part",
-                               key=getattr(self.inner, "key", ""))
+                               key=key, halted=lambda: self.halted)
 
     async def complete(self) -> None:
         # a completion whose answer was lost leaves no upload behind: NoSuchUpload on the retry is success
         await self.store._call(self.inner.complete, on_retry_missing=True)
 
     async def abort(self) -> None:
-        await self.inner.abort()
+        key = getattr(self.inner, "key", None)
+        if self.upload_id is None or key is None or not self.store.features.resumable_uploads:
+            await self.inner.abort()  # dies with the process (a local temporary file)
+            return
+        self.left_open = not await abort_confirmed(self.store, key, self.upload_id)
 
 
 def _gave_up(exc: StoreError, attempts: int, spent: float, cap: float) -> StoreError:

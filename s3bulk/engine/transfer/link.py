@@ -30,7 +30,8 @@ import asyncio
 import time
 from typing import Any, Awaitable, Callable
 
-from ...stores.base import MAX_PARTS, MIN_PART as MIN_S3_PART, Multipart, complete_or_abort, part_size_for
+from ...stores.base import (MAX_PARTS, MIN_PART as MIN_S3_PART, Multipart, PartTasks, complete_or_abort,
+                           part_size_for)
 
 MiB = 1024 * 1024
 # an object is cut into about this many parts: enough for the lanes to grow to the default ceiling
@@ -128,7 +129,8 @@ class Lanes:
 async def upload_in_lanes(upload: Multipart, size: int, part: int, lanes: Lanes,
                           do_part: Callable[[int, int, int], Awaitable[None]]) -> None:
     """stores.base.upload_in_parts with the parts in flight set by `lanes` as they go: do_part for
-    each part, then complete the upload; on any failure abort it and raise the first error itself."""
+    each part, then complete the upload; on any failure let the parts in flight end (PartTasks),
+    abort it and raise the first error itself."""
     wake = asyncio.Event()
     running = 0
 
@@ -143,13 +145,15 @@ async def upload_in_lanes(upload: Multipart, size: int, part: int, lanes: Lanes,
 
     async def parts() -> None:
         nonlocal running
-        async with asyncio.TaskGroup() as tg:
+        async with PartTasks(upload) as tasks:
             lanes.begin()
             for number, start in enumerate(range(0, size, part), 1):
-                while running >= lanes.lanes:
+                while running >= lanes.lanes and not tasks.failed:
                     wake.clear()
                     await wake.wait()
+                if tasks.failed:
+                    break
                 running += 1
-                tg.create_task(one(number, start, min(size, start + part)))
+                tasks.start(one(number, start, min(size, start + part)))
 
     await complete_or_abort(upload, parts)

@@ -24,7 +24,7 @@ from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Dest
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
-                    part_size_for, upload_in_parts)
+                    abort_confirmed, part_request, part_size_for, upload_in_parts)
 from ..local.bodies import FileBody
 from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
@@ -1018,10 +1018,11 @@ class S3Store:
 
         async def one(number: int, start: int, end: int) -> None:
             try:
-                resp = await (await self._control()).upload_part_copy(
+                with part_request():  # ends, rather than being cut off, when another part fails
+                    resp = await (await self._control()).upload_part_copy(
                     Bucket=self.bucket, Key=dst_key, UploadId=upload.upload_id, PartNumber=number,
-                    CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}",
-                    **s3props.sse_c_params(props), **read_source, **condition)
+                        CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}",
+                        **s3props.sse_c_params(props), **read_source, **condition)
             except Exception as exc:
                 raise translate(exc, "upload part copy", self._url(dst_key), dst_key) from exc
             result = resp["CopyPartResult"]
@@ -1135,6 +1136,7 @@ class S3Multipart:
         self.checksum = checksum  # the algorithm every part carries (the upload was created with it), or None
         self.props = props  # SSE-C and requester-pays go on every part and the completion
         self.parts: dict[int, dict[str, Any]] = {}
+        self.left_open = False  # aborted, but still listed after every try (abort)
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         s = self.store
@@ -1196,8 +1198,6 @@ class S3Multipart:
         return s3props.sse_c_params(self.props) | self._payer()
 
     async def abort(self) -> None:
-        s = self.store
-        try:
-            await s.abort_multipart(self.key, self.upload_id)
-        except Exception:
-            pass  # best effort: a lifecycle rule or a later run cleans what is left
+        """Aborted until ListParts confirms it is gone (base.abort_confirmed); one still listed
+        after that is `left_open`, for the caller to keep recorded."""
+        self.left_open = not await abort_confirmed(self.store, self.key, self.upload_id)
