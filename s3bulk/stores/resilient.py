@@ -8,6 +8,12 @@ retry the same way, and the summary can count what was retried.
   retried with exponential backoff and full jitter (sleep uniform(0, min(cap, base * 2^n)), or
   the server's Retry-After when longer, within the same cap); 403, 404 and other answers that
   cannot change are not. What is retried is decided by the error's class (StoreError.retryable).
+- Throttling outlasts a storm: S3 answers 503 SlowDown (or 429, 503 Service Unavailable) for
+  seconds to minutes when a prefix is hot, and AWS advises backing off that long. So throttling
+  answers do not use up `--retries` (which counts the other failures): they are retried with their
+  own exponential backoff (capped at `backoff_cap`, full jitter) for as long as `--retry-max-time`
+  allows (default 600 s; with no cap, THROTTLE_RETRIES of them). A failure that is no throttle
+  still fails after its retries, and `--retries 0` retries nothing.
 - Time limits: `--request-deadline` bounds one attempt of a request from
   start to whole answer (off by default: a slow link that keeps moving is never cut off, and the
   silence timeout already catches a stalled one); `--retry-max-time` bounds the time spent on one
@@ -308,7 +314,8 @@ class ResilientStore:
         an upload passes `halted`: each attempt is a part's request (base.part_request), and once
         halted() (another part failed, the upload is being aborted) no further attempt starts."""
         opts, limiter = self.opts, self.limiter
-        attempt = 0
+        attempt = 0    # failures retried that were no throttling answer (bounded by opts.retries)
+        throttled = 0  # throttling answers retried (bounded by opts.retry_max_time)
         retried_transient = False
         limit = opts.request_deadline if deadline else 0.0
         first = 0.0
@@ -326,11 +333,13 @@ class ResilientStore:
                 else:
                     result = await make()
             except StoreError as exc:  # retried or not by its class (exc.retryable), never by its text
-                if isinstance(exc, Throttled):
+                throttle = isinstance(exc, Throttled)
+                if throttle:
                     limiter.throttled(sent_at)
                 if isinstance(exc, NotFound) and on_retry_missing and retried_transient:
                     return None  # type: ignore[return-value]  # an earlier attempt did it; its answer was lost
-                if not exc.retryable or attempt >= opts.retries or (halted is not None and halted()):
+                if (not exc.retryable or opts.retries <= 0 or (halted is not None and halted())
+                        or (throttled >= _throttle_retries(opts) if throttle else attempt >= opts.retries)):
                     raise
                 retried_transient = True
                 asked = exc.retry_after
@@ -340,13 +349,19 @@ class ResilientStore:
                 return result
             finally:
                 limiter.release()
-            attempt += 1
-            delay = random.uniform(0, min(opts.backoff_cap, opts.backoff_base * 2 ** attempt))
+            # throttles back off on their own count, the other failures on theirs (module docstring)
+            if throttle:
+                throttled += 1
+                n = throttled
+            else:
+                attempt += 1
+                n = attempt
+            delay = random.uniform(0, min(opts.backoff_cap, opts.backoff_base * 2 ** min(n, 60)))
             if asked:  # the server's Retry-After, within the same cap
                 delay = max(delay, min(asked, opts.backoff_cap))
             spent = time.monotonic() - first
             if opts.retry_max_time > 0 and spent + delay >= opts.retry_max_time:
-                raise _gave_up(last, attempt, spent, opts.retry_max_time) from last
+                raise _gave_up(last, attempt + throttled, spent, opts.retry_max_time) from last
             self.stats.retries += 1
             await asyncio.sleep(delay)
             if halted is not None and halted():
@@ -552,6 +567,15 @@ class RetriedUpload:
             await self.inner.abort()  # dies with the process (a local temporary file)
             return
         self.left_open = not await abort_confirmed(self.store, key, self.upload_id)
+
+
+THROTTLE_RETRIES = 100  # throttling answers retried for one request when --retry-max-time is 0 (no cap)
+
+
+def _throttle_retries(opts: ResilienceOptions) -> int:
+    """How many throttling answers one request rides out: as many as --retry-max-time leaves time
+    for (it ends them), or THROTTLE_RETRIES without that cap."""
+    return 1 << 30 if opts.retry_max_time > 0 else THROTTLE_RETRIES
 
 
 def _gave_up(exc: StoreError, attempts: int, spent: float, cap: float) -> StoreError:
