@@ -265,3 +265,32 @@ def test_rm_incomplete_uploads_says_which_upload_stays_listed(cli, make_fault_pr
     assert f"ERROR abort s3://{bucket}/p/k?uploadId={made}: still listed after 5 aborts" in done.err, done
     assert "Traceback" not in done.err
     assert [u["UploadId"] for u in _uploads(s3, bucket)] == [made]
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c", "ctrl-c twice"])
+def test_a_stop_without_a_journal_confirms_its_aborts(stop, make_fault_proxy, endpoint, s3, bucket, tmp_path):
+    """A stop with no journal to keep the upload aborts it (one Ctrl-C after the parts in flight
+    ended, a second Ctrl-C at once): the first two aborts are lost on their way, and it is aborted
+    again until it is gone. Before: one abort per path, the upload left open."""
+    lost = _lost_aborts(2)
+    proxy = make_fault_proxy(endpoint, [lost])
+    path = tmp_path / "f"
+    path.write_bytes(os.urandom(20 * MiB))
+    run = Running(["copy", str(path), f"s3://{bucket}/f", "--part-size", "5MiB", "--max-bandwidth", "2MiB",
+                   "--max-buffer", "10MiB", "--no-journal", "--endpoint-url", proxy.url], tmp_path, "lean")
+
+    def part_landed() -> str | None:
+        for up in _uploads(s3, bucket):
+            if s3.list_parts(Bucket=bucket, Key="f", UploadId=up["UploadId"]).get("Parts"):
+                return "yes"
+        return None
+
+    run.wait_for(part_landed, "a part landed")
+    os.killpg(run.proc.pid, signal.SIGINT)
+    if stop == "ctrl-c twice":
+        run.wait_for(lambda: "yes" if "s3bulk: stopping" in run.err_path.read_text() else None, "the graceful stop")
+        os.killpg(run.proc.pid, signal.SIGINT)
+    assert run.finish() == 130, run.output()
+    assert "Traceback" not in run.err_path.read_text()
+    assert _uploads(s3, bucket) == []
+    assert lost.count >= 3, lost.count
