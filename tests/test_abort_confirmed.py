@@ -294,3 +294,61 @@ def test_a_stop_without_a_journal_confirms_its_aborts(stop, make_fault_proxy, en
     assert "Traceback" not in run.err_path.read_text()
     assert _uploads(s3, bucket) == []
     assert lost.count >= 3, lost.count
+
+
+def test_part_tasks_let_requests_in_flight_end_and_cancel_the_rest():
+    """What the tests above rely on, without a server: at a part's failure, a part inside its
+    request (base.part_request) ends by itself, one waiting elsewhere is cancelled, the upload is
+    halted, and the first error is raised; a part cancelled before it ever ran frees its room."""
+    import asyncio
+
+    from s3bulk.stores.base import PartTasks, part_request
+
+    class Upload:
+        halted = False
+
+        def halt(self) -> None:
+            self.halted = True
+
+    async def main() -> None:
+        upload = Upload()
+        sending, finished, cancelled = asyncio.Event(), [], []
+        release = asyncio.Event()
+
+        async def in_request() -> None:
+            with part_request():
+                sending.set()
+                await release.wait()  # the answer comes after the other part failed
+            finished.append("sent")
+
+        async def waiting() -> None:
+            try:
+                await asyncio.Event().wait()  # waiting for memory, say
+            except asyncio.CancelledError:
+                cancelled.append("waiting")
+                raise
+
+        async def failing() -> None:
+            await sending.wait()
+            raise ValueError("the source changed")
+
+        async def never_started() -> None:  # pragma: no cover - cancelled before it runs
+            finished.append("never")
+
+        with pytest.raises(ValueError, match="the source changed"):
+            async with PartTasks(upload) as tasks:
+                tasks.start(in_request())
+                tasks.start(waiting())
+                tasks.start(failing())
+                await tasks.room(lambda: 3)  # until one ends: the failure
+                assert tasks.failed and upload.halted
+                asyncio.get_running_loop().call_later(0.05, release.set)
+        assert finished == ["sent"] and cancelled == ["waiting"]
+
+        async with PartTasks(upload) as tasks:
+            tasks.start(never_started())
+            next(iter(tasks.tasks)).cancel()  # before it ran: its own `finally` would never run
+            await asyncio.wait_for(tasks.room(lambda: 1), 30)
+        assert "never" not in finished
+
+    asyncio.run(main())

@@ -24,7 +24,7 @@ import contextlib
 import random
 import weakref
 from dataclasses import dataclass
-from typing import (Any, Awaitable, Callable, Coroutine, Iterator, NamedTuple, Protocol, Sequence, cast,
+from typing import (Any, Awaitable, Callable, Iterator, NamedTuple, Protocol, Sequence, cast,
                     runtime_checkable)
 
 from ..errors import NotFound, StoreError
@@ -351,22 +351,13 @@ async def upload_in_parts(upload: Multipart, size: int, part: int, concurrency: 
     """Run do_part(number, start, end) for every part, at most `concurrency` at once (never more
     tasks than that exist), then complete the upload. On any failure the parts in flight end
     (PartTasks), the upload is aborted and the first error itself is raised."""
-    window = asyncio.Semaphore(concurrency)
-
-    async def one(number: int, start: int) -> None:
-        try:
-            await do_part(number, start, min(size, start + part))
-        finally:
-            window.release()
-
     async def parts() -> None:
         async with PartTasks(upload) as tasks:
             for number, start in enumerate(range(0, size, part), 1):
-                await window.acquire()
+                await tasks.room(lambda: concurrency)
                 if tasks.failed:
-                    window.release()
                     break
-                tasks.start(one(number, start))
+                tasks.start(do_part(number, start, min(size, start + part)))
 
     await complete_or_abort(upload, parts)
 
@@ -419,8 +410,16 @@ class PartTasks:
     def failed(self) -> bool:
         return self.error is not None
 
-    def start(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+    async def room(self, most: Callable[[], int]) -> None:
+        """Until fewer than most() tasks run, or one failed. Counted from the tasks' ends (done
+        callbacks), which come also for a task cancelled before it ever ran, whose own `finally`
+        never does: a count kept inside the tasks could wait forever for it."""
+        while len(self.tasks) >= most() and self.error is None:
+            self._ended.clear()
+            await self._ended.wait()
+
+    def start(self, part: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(part)
         self.tasks.add(task)
         task.add_done_callback(self._one_ended)
 

@@ -26,7 +26,6 @@ concurrency (max_part_concurrency equal to part_concurrency) never grows.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any, Awaitable, Callable
 
@@ -131,29 +130,17 @@ async def upload_in_lanes(upload: Multipart, size: int, part: int, lanes: Lanes,
     """stores.base.upload_in_parts with the parts in flight set by `lanes` as they go: do_part for
     each part, then complete the upload; on any failure let the parts in flight end (PartTasks),
     abort it and raise the first error itself."""
-    wake = asyncio.Event()
-    running = 0
-
     async def one(number: int, start: int, end: int) -> None:
-        nonlocal running
-        try:
-            await do_part(number, start, end)
-            lanes.done(end - start)
-        finally:
-            running -= 1
-            wake.set()
+        await do_part(number, start, end)
+        lanes.done(end - start)
 
     async def parts() -> None:
-        nonlocal running
         async with PartTasks(upload) as tasks:
             lanes.begin()
             for number, start in enumerate(range(0, size, part), 1):
-                while running >= lanes.lanes and not tasks.failed:
-                    wake.clear()
-                    await wake.wait()
+                await tasks.room(lambda: lanes.lanes)
                 if tasks.failed:
                     break
-                running += 1
                 tasks.start(one(number, start, min(size, start + part)))
 
     await complete_or_abort(upload, parts)
