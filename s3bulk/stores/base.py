@@ -245,7 +245,9 @@ class Multipart(Protocol):
     async def complete(self) -> None: ...
 
     async def abort(self) -> None:
-        """Best effort: never raises (a lifecycle rule or a later run cleans what is left)."""
+        """Never raises. Where the upload outlives the process it is aborted until the store no
+        longer lists it (abort_confirmed); one still listed after every try is `left_open` (where
+        the upload has that attribute), for the caller to keep recorded."""
         ...
 
 
