@@ -243,6 +243,7 @@ class S3Store:
             connect_timeout=10,
             read_timeout=self._timeout,
             tcp_keepalive=True,
+            http_session_cls=_head_bound_session(),
             **s3setup.config_args(settings),
         )
         config = AioConfig(**kwargs)
@@ -1030,6 +1031,40 @@ class S3Store:
                 f: result[f] for f in _CHECKSUM_FIELDS if result.get(f)}  # the completion names them
 
         await upload_in_parts(upload, size, part, self._copy_concurrency, one)  # --copy-concurrency
+
+
+_HEAD_BOUND: list[Any] = []
+
+
+def _head_bound_session() -> Any:
+    """aiobotocore's HTTP session with a deadline on the answer's head, as the lean path's client
+    has (http/client.py HeadTimeout): aiohttp's read timeout is a limit on silence that every
+    byte of a head trickling in resets. A request without a body must have its head whole within
+    the read timeout (--request-timeout) of being sent, else it fails as a read timeout (retried).
+    Requests with a body are left to the silence timeout and --request-deadline here: aiohttp
+    does not tell when their body was taken."""
+    if _HEAD_BOUND:
+        return _HEAD_BOUND[0]
+    from aiobotocore.httpsession import AIOHTTPSession
+
+    class _Bounded:
+        """An aiohttp session whose request() of a bodyless request returns (with the head) in time."""
+
+        def __init__(self, session: Any, deadline: float | None) -> None:
+            self.session, self.deadline = session, deadline
+
+        async def request(self, *args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("data") or not self.deadline:
+                return await self.session.request(*args, **kwargs)
+            async with asyncio.timeout(self.deadline):  # aiobotocore turns it into ReadTimeoutError
+                return await self.session.request(*args, **kwargs)
+
+    class HeadBoundSession(AIOHTTPSession):
+        async def _get_session(self, proxy_url: Any) -> Any:
+            return _Bounded(await super()._get_session(proxy_url), self._timeout.sock_read)
+
+    _HEAD_BOUND.append(HeadBoundSession)
+    return HeadBoundSession
 
 
 _LOADERS: dict[Any, Any] = {}
