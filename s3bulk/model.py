@@ -222,6 +222,9 @@ class Summary:
     # the cap that stopped the run gracefully ("max-transfer" or "max-duration": engine/run/caps.py);
     # `interrupted` is then set too: the journal is left as a Ctrl-C leaves it, for --resume
     capped: str | None = None
+    # multipart uploads aborted but still listed by the server after every try (URL?uploadId=ID):
+    # kept in the journal, whose next run aborts them again
+    open_uploads: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

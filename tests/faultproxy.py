@@ -63,6 +63,11 @@ Rates
 
     `proxy.rates = Faults(...)` may be changed at any time (it reseeds); `proxy.reset_counts()`.
 
+Dribbled heads
+    `proxy.dribble = Dribble(every=0.5, times=1, only=...)`: the head of each of the first `times`
+    answers forwarded for requests `only` accepts (None: any) is sent one byte every `every`
+    seconds, then its body at once: a server whose head trickles in (counted as "dribble").
+
 Counts (`proxy.counts`, a Counter; read it from the test thread at any time)
     connections   client connections accepted
     requests      requests received (also `proxy.requests`, as before)
@@ -180,6 +185,22 @@ def object_gets(method: str, target: str) -> bool:
 
 
 @dataclass
+class Dribble:
+    """Heads sent a byte at a time (see the module docstring); `done` counts the answers dribbled."""
+
+    every: float = 1.0
+    times: int = 1
+    only: Only | None = None
+    done: int = 0
+
+    def takes(self, method: str, target: str) -> bool:
+        if self.done >= self.times or (self.only is not None and not self.only(method, target)):
+            return False
+        self.done += 1
+        return True
+
+
+@dataclass
 class Faults:
     """Fault rates per request (0..1, adding up to at most 1); see the module docstring."""
 
@@ -278,6 +299,7 @@ class FaultProxy:
         self.rules = rules or []
         self.edits: list[Edit] = []
         self.hostile: Callable[..., Awaitable[bool | None]] | None = None
+        self.dribble: Dribble | None = None
         self.counts: Counter[str] = Counter()
         self.requests = 0
         self.in_flight = 0
@@ -487,6 +509,16 @@ class FaultProxy:
             await writer.drain()
             return False
         keep = client_keep and framed
+        if self.dribble is not None and self.dribble.takes(method, target):
+            self.counts["dribble"] += 1
+            resp_head = _with_connection(status_line, resp_lines, "keep-alive" if keep else "close")
+            for i in range(len(resp_head)):  # a pace of the server's, not a wait for anything
+                writer.write(resp_head[i:i + 1])
+                await writer.drain()
+                await asyncio.sleep(self.dribble.every)
+            writer.write(resp_body)
+            await writer.drain()
+            return keep
         writer.write(_with_connection(status_line, resp_lines, "keep-alive" if keep else "close") + resp_body)
         await writer.drain()
         return keep

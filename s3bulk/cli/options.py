@@ -104,7 +104,7 @@ JournalDir = Annotated[Optional[str], O("--journal-dir", metavar="DIR", help="ke
 NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 
 # retries and rate
-Retries = Annotated[int, O("--retries", metavar="N", help="further attempts of a failed request (throttling, 5xx, dropped connection, timeout, short body), with exponential backoff and full jitter", min=0, rich_help_panel=NETWORK_PANEL)]
+Retries = Annotated[int, O("--retries", metavar="N", help="further attempts of a failed request (5xx, dropped connection, timeout, short body), with exponential backoff and full jitter; throttling answers (503 SlowDown, 429) are retried beyond these, backing off up to 20 s, until --retry-max-time (0: no retries at all)", min=0, rich_help_panel=NETWORK_PANEL)]
 RequestTimeout = Annotated[float, O("--request-timeout", metavar="SECONDS", help="seconds of silence (no byte received, no request byte taken) before a request is retried; a transfer that keeps moving is never cut off", min=0.1, rich_help_panel=NETWORK_PANEL)]
 RequestDeadline = Annotated[float, O("--request-deadline", metavar="SECONDS", help="seconds one attempt of a request may take from start to whole answer, however steadily it moves, before it is retried (0 = no deadline, the default)", min=0, rich_help_panel=NETWORK_PANEL)]
 RetryMaxTime = Annotated[float, O("--retry-max-time", metavar="SECONDS", help="seconds one request may take over all its attempts and waits: no retry starts after that, the object fails saying so (0 = no cap)", min=0, rich_help_panel=NETWORK_PANEL)]

@@ -52,7 +52,7 @@ def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str
         "peak_rss_bytes": summary.peak_rss_bytes, "workers": summary.workers,
         "fatal": summary.fatal, "interrupted": summary.interrupted,
         "resumed_skipped": summary.resumed_skipped, "resumed_skipped_bytes": summary.resumed_skipped_bytes,
-        "journal": summary.journal,
+        "journal": summary.journal, "open_uploads": summary.open_uploads,
         "retries": c.retries, "throttled": c.throttled, "final_concurrency": c.concurrency,
         "kept": c.kept, "capped": summary.capped,  # --no-clobber / --update; --max-transfer / --max-duration
         "failures_not_shown": summary.failures_dropped,
@@ -377,6 +377,10 @@ class HumanRenderer(Renderer):
             self._copy_rows(t, summary, d)
         if d["failed"]:
             t.add_row("failed", plural(d["failed"], "object"))
+        if summary.open_uploads:
+            t.add_row("left open", f"{plural(len(summary.open_uploads), 'multipart upload')} still listed after "
+                      f"every abort (kept in the journal: the next run aborts them; so does "
+                      f"`s3bulk rm --incomplete-uploads {self.dst}`)")
         if c_retries := d["retries"]:
             t.add_row("retried", f"{plural(c_retries, 'request')} ({d['throttled']:,} throttled; requests in "
                       f"flight at the end: {d['final_concurrency']:,})")

@@ -14,6 +14,10 @@ cases need the store's own list of open uploads (ListMultipartUploads):
 - uploads nothing recorded: a run without a journal stopped outright, a journal deleted, another
   tool. `s3bulk rm --incomplete-uploads s3://bucket/prefix/` lists and aborts every upload open
   under a prefix (`abort_incomplete`; --dry-run lists them only).
+
+Every abort here is confirmed (stores/base.py abort_confirmed): a part that reaches the server after
+an AbortMultipartUpload can bring the upload back, so each is aborted again until ListParts says it
+is gone, a few times over some seconds; one still listed after that is said, never counted as done.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, cast
 
-from ..errors import NotFound, StoreError, UsageError
-from ..stores.base import OpenUpload, ResumableUploads
+from ..errors import StoreError, UsageError
+from ..stores.base import ABORT_TRIES, OpenUpload, ResumableUploads, abort_confirmed, why_still_open
 
 # S3 refuses a request signed more than 15 minutes off its own clock, so no store a run could write
 # to has a clock further off ours: an upload an intent made began no earlier than this before it
@@ -52,41 +56,42 @@ async def resolve_intent(store: Any, key: str, started: float | None, known: fro
     since = (started or 0.0) - SKEW
     doomed = [u for u in [u async for u in open_uploads(store, key)]
               if u.key == key and u.upload_id not in known and (u.initiated is None or u.initiated >= since)]
-    for upload in doomed:
-        try:
-            await cast(ResumableUploads, store).abort_multipart(upload.key, upload.upload_id)
-        except NotFound:
-            pass  # completed or aborted meanwhile
+    left = [u for u in doomed if not await abort_confirmed(store, u.key, u.upload_id)]
+    if left:
+        raise StoreError(f"{len(left)} multipart upload(s) still listed after {ABORT_TRIES} aborts",
+                         op="abort multipart upload", url=store.location.url_for(key), key=key)
     return len(doomed)
 
 
-async def abort_rows(store: Any, rows: list[dict[str, Any]]) -> None:
+async def abort_rows(store: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Abort the uploads journal rows name (a replaced or finished run's leftovers); a row without
-    an id is an intent, resolved by listing the key's uploads. Best effort: an upload already gone
-    is no error, and one that cannot be aborted now is left to the bucket's lifecycle rule."""
+    an id is an intent, resolved by listing the key's uploads. Returns the rows whose upload may
+    still be open (its abort not confirmed, or the store could not say): the caller keeps them
+    recorded. An upload already gone is no error."""
     if not rows or not store.features.resumable_uploads:
-        return
-    uploads = cast(ResumableUploads, store)
+        return []
     known = frozenset(r["upload_id"] for r in rows if r["upload_id"] is not None)
+    left: list[dict[str, Any]] = []
     for row in rows:
         try:
             if row["upload_id"] is None:
                 await resolve_intent(store, row["dst_key"], row.get("started"), known)
-            else:
-                await uploads.abort_multipart(row["dst_key"], row["upload_id"])
+            elif not await abort_confirmed(store, row["dst_key"], row["upload_id"]):
+                left.append(row)
         except StoreError:
-            pass
+            left.append(row)
+    return left
 
 
-async def abort_uploads(location: Any, options: Any, rows: list[dict[str, Any]]) -> None:
-    """abort_rows at the store `location` names, opened for the purpose."""
+async def abort_uploads(location: Any, options: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """abort_rows at the store `location` names, opened for the purpose; the rows left open."""
     if not rows:
-        return
+        return []
     from ..stores import open_store
 
     store = await open_store(location, options.store_options())
     try:
-        await abort_rows(store, rows)
+        return await abort_rows(store, rows)
     finally:
         await store.close()
 
@@ -122,12 +127,7 @@ async def abort_incomplete(url: str, *, s3: Any = None, dry_run: bool = False, a
             where = f"{loc.url_for(upload.key)}?uploadId={upload.upload_id}"
             why = None
             if not dry_run:
-                try:
-                    await cast(ResumableUploads, store).abort_multipart(upload.key, upload.upload_id)
-                except NotFound:
-                    pass  # completed or aborted meanwhile: not open any more either way
-                except StoreError as exc:
-                    why = str(exc)
+                why = await why_still_open(store, upload.key, upload.upload_id)
             if why is None:
                 result.aborted += 1
             else:

@@ -17,6 +17,10 @@ Timeouts are limits on silence, as in every HTTP client users know: `connect_tim
 (and TLS) set-up, and `timeout` for a request during which no byte arrived and no byte of the
 request body left (was acknowledged by the peer) for that many seconds. A transfer that keeps
 moving is never cut off however slow the link; a stalled one fails with ReadTimeout/WriteTimeout.
+One deadline besides: the response head must be whole within `timeout` seconds of the peer having
+taken the whole request (HeadTimeout, a ReadTimeout). A head is a few hundred bytes that a server
+sends at once; one arriving a byte every few seconds would otherwise keep the silence timeout from
+ever firing and hold the request for as long as the server likes.
 
 Request bodies are written in chunks of _SEND_CHUNK bytes, each after the transport has drained
 below its high-water mark (pause_writing/resume_writing): a body never sits in the transport's
@@ -38,6 +42,7 @@ Every failure is one of these types (callers decide by type, never by message te
     │   └── TLSError             the TLS handshake failed (`certificate` says whether it was not trusted)
     ├── Timeout                  a connection went silent for `timeout` seconds
     │   ├── ReadTimeout          nothing arrived while waiting for (the rest of) the answer
+    │   │   └── HeadTimeout      the head not whole `timeout` seconds after the request was
     │   └── WriteTimeout         the request body made no progress
     ├── ConnectionDropped        the peer closed or reset the connection before the answer was whole
     │   ├── DroppedBeforeAnswer  not one byte of the answer had arrived
@@ -105,6 +110,11 @@ class Timeout(HttpError):
 
 class ReadTimeout(Timeout):
     """No byte of the answer arrived for `timeout` seconds."""
+
+
+class HeadTimeout(ReadTimeout):
+    """The response head was not whole `timeout` seconds after the request was (bytes of it may
+    have trickled in meanwhile)."""
 
 
 class WriteTimeout(Timeout):
@@ -290,7 +300,7 @@ class _Conn(asyncio.BufferedProtocol):
     __slots__ = ("transport", "buf", "waiter", "head", "need", "body", "filled", "chunked", "closed",
                  "head_only", "keep_alive", "scratch", "into", "view", "idle_since", "rx", "rx_start",
                  "mark", "quiet_since", "fd", "paused", "drained", "parser", "fields", "head_seen",
-                 "chunks_done", "sink", "sinking")
+                 "chunks_done", "sink", "sinking", "sent", "head_by")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -312,6 +322,8 @@ class _Conn(asyncio.BufferedProtocol):
         self.head_seen = False    # llhttp reached the end of the head it was given
         self.chunks_done = False  # the chunked answer is whole: more bytes are not ours
         self.sink: BodySink | None = None  # where the caller wants the body's bytes, if it has a sink
+        self.sent = False     # the whole request was handed to the transport
+        self.head_by = 0.0    # loop time by which the head must be whole (0: not counting yet)
         self._reset()
 
     def _reset(self) -> None:
@@ -734,6 +746,7 @@ class HttpClient:
                 try:
                     if body is not None:
                         sent_all = await _send_body(conn, transport, body, fut)
+                    conn.sent = True  # the watchdog starts the head's deadline once the peer took it all
                     resp = await fut
                 except DroppedBeforeAnswer:
                     transport.close()
@@ -750,6 +763,7 @@ class HttpClient:
                     conn.waiter = None
                     conn.into = None
                     conn.sink = None
+                    conn.sent, conn.head_by = False, 0.0
                     self._busy.discard(conn)
                 if (conn.keep_alive and sent_all and not conn.closed and not conn.buf
                         and not transport.get_write_buffer_size()):
@@ -772,6 +786,14 @@ class HttpClient:
             w = conn.waiter
             if w is None or w.done():
                 continue
+            if conn.head is None and conn.sent:  # the head's deadline (module docstring)
+                if not conn.head_by:
+                    if conn.unsent() == 0:  # the peer has the whole request: from now on
+                        conn.head_by = now + self.timeout
+                elif now >= conn.head_by:
+                    w.set_exception(HeadTimeout(f"no complete answer head within {self.timeout:g} s of the "
+                                                "request (its bytes trickled in or never came)"))
+                    continue
             mark = conn.mark
             if conn.rx != mark[0]:
                 conn.mark = (conn.rx, mark[1])

@@ -20,10 +20,14 @@ this boundary (a missing key, file or upload is always NotFound).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
+import weakref
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, NamedTuple, Protocol, Sequence, cast, runtime_checkable
+from typing import (Any, Awaitable, Callable, Iterator, NamedTuple, Protocol, Sequence, cast,
+                    runtime_checkable)
 
-from ..errors import StoreError
+from ..errors import NotFound, StoreError
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
 
@@ -245,7 +249,9 @@ class Multipart(Protocol):
     async def complete(self) -> None: ...
 
     async def abort(self) -> None:
-        """Best effort: never raises (a lifecycle rule or a later run cleans what is left)."""
+        """Never raises. Where the upload outlives the process it is aborted until the store no
+        longer lists it (abort_confirmed); one still listed after every try is `left_open` (where
+        the upload has that attribute), for the caller to keep recorded."""
         ...
 
 
@@ -351,23 +357,124 @@ def part_size_for(size: int, preferred: int) -> int:
 async def upload_in_parts(upload: Multipart, size: int, part: int, concurrency: int,
                           do_part: Callable[[int, int, int], Awaitable[None]]) -> None:
     """Run do_part(number, start, end) for every part, at most `concurrency` at once (never more
-    tasks than that exist), then complete the upload. On any failure the upload is aborted and the
-    first error itself is raised, not an ExceptionGroup."""
-    window = asyncio.Semaphore(concurrency)
-
-    async def one(number: int, start: int) -> None:
-        try:
-            await do_part(number, start, min(size, start + part))
-        finally:
-            window.release()
-
+    tasks than that exist), then complete the upload. On any failure the parts in flight end
+    (PartTasks), the upload is aborted and the first error itself is raised."""
     async def parts() -> None:
-        async with asyncio.TaskGroup() as tg:
+        async with PartTasks(upload) as tasks:
             for number, start in enumerate(range(0, size, part), 1):
-                await window.acquire()
-                tg.create_task(one(number, start))
+                await tasks.room(lambda: concurrency)
+                if tasks.failed:
+                    break
+                tasks.start(do_part(number, start, min(size, start + part)))
 
     await complete_or_abort(upload, parts)
+
+
+class PartsHalted(StoreError):
+    """A part asked to be sent after another part of its upload failed: the upload is being
+    aborted, so no request of it starts any more."""
+
+
+# the tasks now inside a part's request (part_request): a failure of another part lets them end
+# rather than cancel them (PartTasks)
+_SENDING: "weakref.WeakSet[asyncio.Task[Any]]" = weakref.WeakSet()
+
+
+@contextlib.contextmanager
+def part_request() -> Iterator[None]:
+    """Marks the current task as sending a part (an UploadPart or UploadPartCopy request) while
+    inside: PartTasks waits for such a request to end instead of cancelling it."""
+    task = asyncio.current_task()
+    if task is None:
+        yield
+        return
+    _SENDING.add(task)
+    try:
+        yield
+    finally:
+        _SENDING.discard(task)
+
+
+class PartTasks:
+    """The tasks of one upload's parts, as a TaskGroup but for what a failure does.
+
+    A TaskGroup cancels the other tasks at the first failure, and the abort that follows then races
+    the parts cut off mid-request: their bytes are already in buffers between us and the server (the
+    kernel's, a proxy's, a load balancer's) and may still arrive whole after the abort, and a server
+    may bring the aborted upload back with them (versitygw does; AWS says "it might be necessary to
+    abort a given multipart upload multiple times"). So here the first failure stops new parts,
+    halts the upload (`halt()`, where it has one: no part starts another attempt), cancels the tasks
+    that are not inside a part's request (reading their source, waiting for memory), and waits for
+    the requests in flight to end: once their answers came, nothing more of the upload can arrive.
+    Cancelled from outside (a forced stop), it cancels every task and waits for them."""
+
+    def __init__(self, upload: object) -> None:
+        self.upload = upload
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.error: BaseException | None = None
+        self._ended = asyncio.Event()
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    async def room(self, most: Callable[[], int]) -> None:
+        """Until fewer than most() tasks run, or one failed. Counted from the tasks' ends (done
+        callbacks), which come also for a task cancelled before it ever ran, whose own `finally`
+        never does: a count kept inside the tasks could wait forever for it."""
+        while len(self.tasks) >= most() and self.error is None:
+            self._ended.clear()
+            await self._ended.wait()
+
+    def start(self, part: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(part)
+        self.tasks.add(task)
+        task.add_done_callback(self._one_ended)
+
+    def _one_ended(self, task: "asyncio.Task[None]") -> None:
+        self.tasks.discard(task)
+        self._ended.set()
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is None or self.error is not None:
+            return
+        self.error = exc
+        halt = getattr(self.upload, "halt", None)
+        if halt is not None:
+            halt()
+        for other in self.tasks:
+            if other not in _SENDING:
+                other.cancel()
+
+    async def __aenter__(self) -> "PartTasks":
+        return self
+
+    async def __aexit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        if exc is not None:  # the loop starting the parts failed or was cancelled
+            await self._cancel_all()
+            return
+        try:
+            while self.tasks:
+                self._ended.clear()
+                await self._ended.wait()
+        except BaseException:
+            await self._cancel_all()
+            raise
+        if self.error is not None:
+            raise self.error
+
+    async def _cancel_all(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        cancelled = False
+        while self.tasks:
+            try:
+                await asyncio.wait(set(self.tasks))
+            except asyncio.CancelledError:
+                cancelled = True  # cancelled again: the tasks still end before this does
+        if cancelled:
+            raise asyncio.CancelledError()
 
 
 async def complete_or_abort(upload: Multipart, send_parts: Callable[[], Awaitable[None]]) -> None:
@@ -382,6 +489,50 @@ async def complete_or_abort(upload: Multipart, send_parts: Callable[[], Awaitabl
         if isinstance(exc, BaseExceptionGroup):
             raise exc.exceptions[0] from None
         raise
+
+
+ABORT_TRIES = 5     # AbortMultipartUpload sent at most this often for one upload
+ABORT_WAIT = 0.5    # seconds before the second, doubled (with jitter) before each further one
+ABORT_WAIT_CAP = 8.0
+
+
+async def abort_confirmed(store: Any, key: str, upload_id: str, *, tries: int = ABORT_TRIES,
+                          wait: float = ABORT_WAIT, cap: float = ABORT_WAIT_CAP) -> bool:
+    """True when the upload is confirmed gone (why_still_open); never raises a StoreError."""
+    return await why_still_open(store, key, upload_id, tries=tries, wait=wait, cap=cap) is None
+
+
+async def why_still_open(store: Any, key: str, upload_id: str, *, tries: int = ABORT_TRIES,
+                         wait: float = ABORT_WAIT, cap: float = ABORT_WAIT_CAP) -> str | None:
+    """Abort the upload (features.resumable_uploads) until it is gone: after each
+    AbortMultipartUpload, ListParts must answer NoSuchUpload; while it still lists the upload (a part
+    that arrived after the abort brought it back) or cannot say, abort again after a growing wait
+    with jitter, `tries` times in all (about 15 s at most by default). None when confirmed gone,
+    else why it may still be open (an abort refused outright, e.g. access denied, ends the tries at
+    once): the caller keeps it recorded, or says so. Never raises a StoreError."""
+    uploads = cast(ResumableUploads, store)
+    why = f"still listed after {tries} abort{'s' if tries != 1 else ''}"
+    for attempt in range(tries):
+        if attempt:
+            await asyncio.sleep(random.uniform(wait, min(cap, wait * 2 ** attempt)))
+        try:
+            await uploads.abort_multipart(key, upload_id)
+        except NotFound:
+            pass  # gone already (aborted before, or completed): ListParts says which is true now
+        except StoreError as exc:
+            if not exc.retryable:
+                return str(exc)
+            why = str(exc)
+            continue
+        try:
+            await uploads.list_parts(key, upload_id)
+        except NotFound:
+            return None
+        except StoreError as exc:
+            why = f"cannot confirm the abort: {exc}"
+            continue
+        why = f"still listed after {attempt + 1} abort{'s' if attempt else ''}"
+    return why
 
 
 async def read_range(store: Store, key: str, start: int, end: int, buf: memoryview) -> memoryview | bytes:

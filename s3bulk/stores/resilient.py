@@ -8,6 +8,12 @@ retry the same way, and the summary can count what was retried.
   retried with exponential backoff and full jitter (sleep uniform(0, min(cap, base * 2^n)), or
   the server's Retry-After when longer, within the same cap); 403, 404 and other answers that
   cannot change are not. What is retried is decided by the error's class (StoreError.retryable).
+- Throttling outlasts a storm: S3 answers 503 SlowDown (or 429, 503 Service Unavailable) for
+  seconds to minutes when a prefix is hot, and AWS advises backing off that long. So throttling
+  answers do not use up `--retries` (which counts the other failures): they are retried with their
+  own exponential backoff (capped at `backoff_cap`, full jitter) for as long as `--retry-max-time`
+  allows (default 600 s; with no cap, THROTTLE_RETRIES of them). A failure that is no throttle
+  still fails after its retries, and `--retries 0` retries nothing.
 - Time limits: `--request-deadline` bounds one attempt of a request from
   start to whole answer (off by default: a slow link that keeps moving is never cut off, and the
   silence timeout already catches a stalled one); `--retry-max-time` bounds the time spent on one
@@ -41,7 +47,8 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 from ..errors import NotFound, StoreError, Throttled, Transient
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
-from .base import Features, Multipart, OpenUpload, PartInfo, Unsupported, unwrap
+from .base import (Features, Multipart, OpenUpload, PartInfo, PartsHalted, Unsupported, abort_confirmed,
+                   part_request, unwrap)
 
 T = TypeVar("T")
 
@@ -299,12 +306,16 @@ class ResilientStore:
         return self.inner
 
     async def _call(self, make: Callable[[], Awaitable[T]], *, on_retry_missing: bool = False,
-                    op: str = "", key: str = "", deadline: bool = True) -> T:
+                    op: str = "", key: str = "", deadline: bool = True,
+                    halted: Callable[[], bool] | None = None) -> T:
         """make() until it succeeds, is not retryable, or the retries or --retry-max-time run out.
         `op`/`key` name the request in the errors this loop makes itself (deadline, give-up);
-        deadline=False for calls that are many requests (a multipart server-side copy)."""
+        deadline=False for calls that are many requests (a multipart server-side copy). A part of
+        an upload passes `halted`: each attempt is a part's request (base.part_request), and once
+        halted() (another part failed, the upload is being aborted) no further attempt starts."""
         opts, limiter = self.opts, self.limiter
-        attempt = 0
+        attempt = 0    # failures retried that were no throttling answer (bounded by opts.retries)
+        throttled = 0  # throttling answers retried (bounded by opts.retry_max_time)
         retried_transient = False
         limit = opts.request_deadline if deadline else 0.0
         first = 0.0
@@ -314,16 +325,21 @@ class ResilientStore:
             if not first:
                 first = time.monotonic()
             try:
-                if limit > 0:
+                if halted is not None:
+                    with part_request():
+                        result = await (self._within(make, limit, op, key) if limit > 0 else make())
+                elif limit > 0:
                     result = await self._within(make, limit, op, key)
                 else:
                     result = await make()
             except StoreError as exc:  # retried or not by its class (exc.retryable), never by its text
-                if isinstance(exc, Throttled):
+                throttle = isinstance(exc, Throttled)
+                if throttle:
                     limiter.throttled(sent_at)
                 if isinstance(exc, NotFound) and on_retry_missing and retried_transient:
                     return None  # type: ignore[return-value]  # an earlier attempt did it; its answer was lost
-                if not exc.retryable or attempt >= opts.retries:
+                if (not exc.retryable or opts.retries <= 0 or (halted is not None and halted())
+                        or (throttled >= _throttle_retries(opts) if throttle else attempt >= opts.retries)):
                     raise
                 retried_transient = True
                 asked = exc.retry_after
@@ -333,15 +349,23 @@ class ResilientStore:
                 return result
             finally:
                 limiter.release()
-            attempt += 1
-            delay = random.uniform(0, min(opts.backoff_cap, opts.backoff_base * 2 ** attempt))
+            # throttles back off on their own count, the other failures on theirs (module docstring)
+            if throttle:
+                throttled += 1
+                n = throttled
+            else:
+                attempt += 1
+                n = attempt
+            delay = random.uniform(0, min(opts.backoff_cap, opts.backoff_base * 2 ** min(n, 60)))
             if asked:  # the server's Retry-After, within the same cap
                 delay = max(delay, min(asked, opts.backoff_cap))
             spent = time.monotonic() - first
             if opts.retry_max_time > 0 and spent + delay >= opts.retry_max_time:
-                raise _gave_up(last, attempt, spent, opts.retry_max_time) from last
+                raise _gave_up(last, attempt + throttled, spent, opts.retry_max_time) from last
             self.stats.retries += 1
             await asyncio.sleep(delay)
+            if halted is not None and halted():
+                raise last
 
     async def _within(self, make: Callable[[], Awaitable[T]], limit: float, op: str, key: str) -> T:
         """make() cut off after `limit` seconds (--request-deadline) as a retryable failure."""
@@ -520,23 +544,48 @@ class ResilientWriter(ResilientStore):
 
 
 class RetriedUpload:
-    """A multipart upload whose parts and completion are retried like any request."""
+    """A multipart upload whose parts and completion are retried like any request, and whose
+    abort is confirmed (base.abort_confirmed) where the upload outlives the process."""
 
     def __init__(self, store: ResilientWriter, inner: Multipart) -> None:
         self.store, self.inner = store, inner
         self.upload_id: str | None = inner.upload_id
+        self.halted = False     # another part failed: no part request starts any more
+        self.left_open = False  # aborted, but the store still listed it after every try
+
+    def halt(self) -> None:
+        """The upload is about to be aborted (base.PartTasks): parts not yet sent are refused, parts
+        in flight end with their current attempt."""
+        self.halted = True
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
+        key = getattr(self.inner, "key", "")
+        if self.halted:
+            raise PartsHalted("another part of this upload failed", op="upload part",
+                              url=self.store.location.url_for(key), key=key)
         await self.store.limiter.pace_bytes(len(data))
         await self.store._call(lambda: self.inner.put_part(number, offset, data), op="upload part",
-                               key=getattr(self.inner, "key", ""))
+                               key=key, halted=lambda: self.halted)
 
     async def complete(self) -> None:
         # a completion whose answer was lost leaves no upload behind: NoSuchUpload on the retry is success
         await self.store._call(self.inner.complete, on_retry_missing=True)
 
     async def abort(self) -> None:
-        await self.inner.abort()
+        key = getattr(self.inner, "key", None)
+        if self.upload_id is None or key is None or not self.store.features.resumable_uploads:
+            await self.inner.abort()  # dies with the process (a local temporary file)
+            return
+        self.left_open = not await abort_confirmed(self.store, key, self.upload_id)
+
+
+THROTTLE_RETRIES = 100  # throttling answers retried for one request when --retry-max-time is 0 (no cap)
+
+
+def _throttle_retries(opts: ResilienceOptions) -> int:
+    """How many throttling answers one request rides out: as many as --retry-max-time leaves time
+    for (it ends them), or THROTTLE_RETRIES without that cap."""
+    return 1 << 30 if opts.retry_max_time > 0 else THROTTLE_RETRIES
 
 
 def _gave_up(exc: StoreError, attempts: int, spent: float, cap: float) -> StoreError:

@@ -140,6 +140,8 @@ class Coordinator:
         if isinstance(msg, ProgressReport):
             summary.counters.add(msg.counters)
             for f in msg.failures:
+                if f.kind == "UploadLeftOpen":  # worker.py LEFT_OPEN: named in the summary too
+                    summary.open_uploads.append(f.src)
                 _keep_failure(summary, f)
                 self.emit(f)
         elif isinstance(msg, Planned):
@@ -346,10 +348,18 @@ class Coordinator:
         if journal is not None:
             complete = (self.pending == 0 and self.unit_failures == 0 and summary.fatal is None
                         and not summary.interrupted and not self.deletes_left)
-            if complete and journal.uploads:  # left by an earlier run for objects no longer listed
+            if complete and journal.uploads:
+                # left by an earlier run for objects no longer listed, or aborted by a worker but
+                # still listed by the server after every try (stores/base.py why_still_open)
                 from ..leftover_uploads import abort_uploads
 
-                quietly(abort_uploads, self.plan.dst, self.plan.options, list(journal.uploads.values()))
+                rows = list(journal.uploads.values())
+                left = quietly(abort_uploads, self.plan.dst, self.plan.options, rows)
+                left = rows if left is None else left
+                if left:  # kept in the journal: the next run of this command aborts them again
+                    complete = False
+                    named = [f"{self.plan.dst.url_for(r['dst_key'])}?uploadId={r['upload_id']}" for r in left]
+                    summary.open_uploads += [u for u in named if u not in summary.open_uploads]
             journal.finish(complete=complete)
             if complete:
                 summary.journal = None
@@ -546,14 +556,15 @@ def _take_back(units_q: Any, frontier: deque[WorkUnit]) -> None:
         pass
 
 
-def quietly(fn: Callable[..., Any], *args: Any) -> None:
-    """Run a best-effort async clean-up (aborting uploads) from the coordinator."""
+def quietly(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run a best-effort async clean-up (aborting uploads) from the coordinator: its result, None
+    when it failed."""
     import asyncio
 
     try:
-        asyncio.run(fn(*args))
+        return asyncio.run(fn(*args))
     except Exception:
-        pass
+        return None
 
 
 def _keep_failure(summary: Summary, failure: Failure) -> None:

@@ -191,10 +191,9 @@ class Worker:
         aborted: set[str] = set()
 
         async def abort(key: str, upload_id: str) -> None:
-            try:
-                await dst.abort_multipart(key, upload_id)
-            except S3BulkError:
-                pass
+            from ...stores.base import abort_confirmed
+
+            await abort_confirmed(dst, key, upload_id)  # again until ListParts says it is gone
 
         async def find(key: str, asked: float | None) -> None:
             try:
@@ -310,7 +309,8 @@ class Worker:
                                      stopping=lambda: self.stopping, on_upload=self._upload_event,
                                      resumable=self.resume.uploads, on_part_bytes=self._part_bytes,
                                      keep_partial=self.resume.journaled, resume_partial=self.resume.resumed,
-                                     on_restart=self._restarted, keep_uploads=self.resume.keep_uploads,
+                                     on_restart=self._restarted, on_left_open=self._left_open,
+                                     keep_uploads=self.resume.keep_uploads,
                                      uploads_logged=self.resume.keep_uploads and self.resume.log_dir is not None)
             # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
             self.transfer.update_by_head = opts.update and self.plan.sync is None
@@ -953,6 +953,15 @@ class Worker:
         self.objects.append(("copied", plan.src.url_for(info.key), plan.dst.url_for(plan.keymap(info.key)), size,
                              info.etag, None))
 
+    def _left_open(self, dst_key: str, upload_id: str) -> None:
+        """An upload aborted but still listed by the server after every try: one line, not an object
+        failed (its object's failure is reported already); it stays in the journal."""
+        where = self.plan.dst.url_for(dst_key)
+        self.failures.append(Failure(
+            "abort multipart upload", f"{where}?uploadId={upload_id}", "",
+            "still listed by the server after every abort: kept in the journal, whose next run aborts it "
+            f"(as does `s3bulk rm --incomplete-uploads {where}`)", LEFT_OPEN))
+
     def _record_failure(self, info: ObjectInfo, exc: Exception) -> None:
         plan = self.plan
         self.counters.failed += 1
@@ -967,6 +976,9 @@ class Worker:
         else:
             op, msg = "copy", f"{type(exc).__name__}: {exc}"
         self.failures.append(Failure(op, src_url, dst_url, msg, type(exc).__name__))
+
+
+LEFT_OPEN = "UploadLeftOpen"  # the kind of a Failure naming an upload still listed after its aborts
 
 
 def _stop_message(exc: Exception) -> str:

@@ -26,11 +26,11 @@ concurrency (max_part_concurrency equal to part_concurrency) never grows.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any, Awaitable, Callable
 
-from ...stores.base import MAX_PARTS, MIN_PART as MIN_S3_PART, Multipart, complete_or_abort, part_size_for
+from ...stores.base import (MAX_PARTS, MIN_PART as MIN_S3_PART, Multipart, PartTasks, complete_or_abort,
+                           part_size_for)
 
 MiB = 1024 * 1024
 # an object is cut into about this many parts: enough for the lanes to grow to the default ceiling
@@ -128,28 +128,19 @@ class Lanes:
 async def upload_in_lanes(upload: Multipart, size: int, part: int, lanes: Lanes,
                           do_part: Callable[[int, int, int], Awaitable[None]]) -> None:
     """stores.base.upload_in_parts with the parts in flight set by `lanes` as they go: do_part for
-    each part, then complete the upload; on any failure abort it and raise the first error itself."""
-    wake = asyncio.Event()
-    running = 0
-
+    each part, then complete the upload; on any failure let the parts in flight end (PartTasks),
+    abort it and raise the first error itself."""
     async def one(number: int, start: int, end: int) -> None:
-        nonlocal running
-        try:
-            await do_part(number, start, end)
-            lanes.done(end - start)
-        finally:
-            running -= 1
-            wake.set()
+        await do_part(number, start, end)
+        lanes.done(end - start)
 
     async def parts() -> None:
-        nonlocal running
-        async with asyncio.TaskGroup() as tg:
+        async with PartTasks(upload) as tasks:
             lanes.begin()
             for number, start in enumerate(range(0, size, part), 1):
-                while running >= lanes.lanes:
-                    wake.clear()
-                    await wake.wait()
-                running += 1
-                tg.create_task(one(number, start, min(size, start + part)))
+                await tasks.room(lambda: lanes.lanes)
+                if tasks.failed:
+                    break
+                tasks.start(one(number, start, min(size, start + part)))
 
     await complete_or_abort(upload, parts)

@@ -117,7 +117,8 @@ class Transfer:
                  on_part_bytes: Callable[[int], None] | None = None,
                  keep_partial: bool = False, resume_partial: bool = False,
                  on_restart: Callable[[str, str], None] | None = None,
-                 keep_uploads: bool = False, uploads_logged: bool = False) -> None:
+                 keep_uploads: bool = False, uploads_logged: bool = False,
+                 on_left_open: Callable[[str, str], None] | None = None) -> None:
         self.src, self.dst, self.keymap, self.options, self.budget = src, dst, keymap, options, budget
         self.server_side = dst.features.server_side_copy and _copier(dst).can_copy_from(src)
         self.local_src = src.location.kind == "local"  # its reads are pinned to one version of the file
@@ -135,6 +136,9 @@ class Transfer:
         self.on_part_bytes = on_part_bytes or (lambda n: None)
         # (src key, why): an object started over because its source changed while it was read
         self.on_restart = on_restart or (lambda key, why: None)
+        # (dst key, upload id): an upload aborted but still listed after every try (stores/base.py
+        # why_still_open); it stays in the journal
+        self.on_left_open = on_left_open or (lambda key, upload_id: None)
         # a journal is kept: a big download's temporary file outlives a stop (stores/local/partfile.py);
         # with --resume, one left by the stopped run is continued
         self.keep_partial, self.resume_partial = keep_partial, resume_partial
@@ -501,26 +505,28 @@ class Transfer:
         # for the bytes held for the helpers, released only when the object ends
         processes = max(1, min(processes, self.budget.limit // part))
         condition = IF_MATCH.set(if_match)  # for this object's ranges only (reset below)
+        aware: _StopAware | None = None
         try:
             verify = _verifier(check, self.src.location.url_for(src_key), src_key)
             keep_cut = keep_open and self.uploads_logged
+            aware = _StopAware(upload, lambda: stopped, keep_open, verify, keep_cut)
             if processes > 1:  # helpers send each part's CRC back for `check`
-                await self._spread_parts(_StopAware(upload, lambda: stopped, keep_open, verify, keep_cut), src_key,
-                                         size, part, processes, one, check, helper_part, have, if_match)
+                await self._spread_parts(aware, src_key, size, part, processes, one, check, helper_part, have,
+                                         if_match)
             else:
-                await upload_in_lanes(_StopAware(upload, lambda: stopped, keep_open, verify, keep_cut),
-                                      size, part, self._lanes(part, bool(have)), one)
+                await upload_in_lanes(aware, size, part, self._lanes(part, bool(have)), one)
         except Stopped:
             if not keep_open:
-                if upload_id is not None:  # aborted (_StopAware.abort): nothing to resume
-                    self.on_upload(("upload_end", dst_key, upload_id))
+                if upload_id is not None and not self._left_open(aware, dst_key, upload_id):
+                    self.on_upload(("upload_end", dst_key, upload_id))  # aborted: nothing to resume
                 raise
             raise Stopped() from None  # the upload stays open (and in the journal) for a resume
         except BaseException as exc:
             if partial and isinstance(exc, (Corrupt, SourceChanged)):
                 await cast(PartialUpload, upload).discard()  # wrong bytes or another version: not resumed
             cut = isinstance(exc, asyncio.CancelledError) and keep_open and self.uploads_logged
-            if upload_id is not None and not (stopped and keep_open) and not cut:
+            if upload_id is not None and not (stopped and keep_open) and not cut \
+                    and not self._left_open(aware, dst_key, upload_id):
                 self.on_upload(("upload_end", dst_key, upload_id))
             raise
         finally:
@@ -529,6 +535,14 @@ class Transfer:
         if upload_id is not None:
             self.on_upload(("upload_end", dst_key, upload_id))
         return stored
+
+    def _left_open(self, aware: "_StopAware | None", dst_key: str, upload_id: str) -> bool:
+        """Whether the upload's abort could not be confirmed (stores.base.abort_confirmed): then it
+        is not ended in the journal, whose next run aborts it again, and the run names it (on_left_open)."""
+        if aware is None or not aware.left_open:
+            return False
+        self.on_left_open(dst_key, upload_id)
+        return True
 
     def _lanes(self, part: int, resumed: bool) -> Lanes:
         """The parts of one object in flight (link.py): part_concurrency to start with (or what paid
@@ -688,6 +702,17 @@ class _StopAware:
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         await self.upload.put_part(number, offset, data)
+
+    def halt(self) -> None:
+        """A part failed (stores.base.PartTasks): the parts in flight end, no more are sent."""
+        halt = getattr(self.upload, "halt", None)
+        if halt is not None:
+            halt()
+
+    @property
+    def left_open(self) -> bool:
+        """Aborted, but the store still listed the upload after every try (stores.base.abort_confirmed)."""
+        return bool(getattr(self.upload, "left_open", False))
 
     async def complete(self) -> None:
         if self.stopped():

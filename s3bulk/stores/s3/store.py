@@ -24,7 +24,7 @@ from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Dest
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
-                    part_size_for, upload_in_parts)
+                    abort_confirmed, part_request, part_size_for, upload_in_parts)
 from ..local.bodies import FileBody
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
 from .pages import check_token, checked_page
@@ -246,6 +246,7 @@ class S3Store:
             connect_timeout=10,
             read_timeout=self._timeout,
             tcp_keepalive=True,
+            http_session_cls=_head_bound_session(),
             **s3setup.config_args(settings),
         )
         config = AioConfig(**kwargs)
@@ -1161,10 +1162,11 @@ class S3Store:
 
         async def one(number: int, start: int, end: int) -> None:
             try:
-                resp = await (await self._control()).upload_part_copy(
+                with part_request():  # ends, rather than being cut off, when another part fails
+                    resp = await (await self._control()).upload_part_copy(
                     Bucket=self.bucket, Key=dst_key, UploadId=upload.upload_id, PartNumber=number,
-                    CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}",
-                    **s3props.sse_c_params(props), **read_source, **condition)
+                        CopySource=source, CopySourceRange=f"bytes={start}-{end - 1}",
+                        **s3props.sse_c_params(props), **read_source, **condition)
             except Exception as exc:
                 raise translate(exc, "upload part copy", self._url(dst_key), dst_key) from exc
             result = resp["CopyPartResult"]
@@ -1172,6 +1174,40 @@ class S3Store:
                 f: result[f] for f in _CHECKSUM_FIELDS if result.get(f)}  # the completion names them
 
         await upload_in_parts(upload, size, part, self._copy_concurrency, one)  # --copy-concurrency
+
+
+_HEAD_BOUND: list[Any] = []
+
+
+def _head_bound_session() -> Any:
+    """aiobotocore's HTTP session with a deadline on the answer's head, as the lean path's client
+    has (http/client.py HeadTimeout): aiohttp's read timeout is a limit on silence that every
+    byte of a head trickling in resets. A request without a body must have its head whole within
+    the read timeout (--request-timeout) of being sent, else it fails as a read timeout (retried).
+    Requests with a body are left to the silence timeout and --request-deadline here: aiohttp
+    does not tell when their body was taken."""
+    if _HEAD_BOUND:
+        return _HEAD_BOUND[0]
+    from aiobotocore.httpsession import AIOHTTPSession
+
+    class _Bounded:
+        """An aiohttp session whose request() of a bodyless request returns (with the head) in time."""
+
+        def __init__(self, session: Any, deadline: float | None) -> None:
+            self.session, self.deadline = session, deadline
+
+        async def request(self, *args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("data") or not self.deadline:
+                return await self.session.request(*args, **kwargs)
+            async with asyncio.timeout(self.deadline):  # aiobotocore turns it into ReadTimeoutError
+                return await self.session.request(*args, **kwargs)
+
+    class HeadBoundSession(AIOHTTPSession):
+        async def _get_session(self, proxy_url: Any) -> Any:
+            return _Bounded(await super()._get_session(proxy_url), self._timeout.sock_read)
+
+    _HEAD_BOUND.append(HeadBoundSession)
+    return HeadBoundSession
 
 
 _LOADERS: dict[Any, Any] = {}
@@ -1267,6 +1303,7 @@ class S3Multipart:
         self.checksum = checksum  # the algorithm every part carries (the upload was created with it), or None
         self.props = props  # SSE-C and requester-pays go on every part and the completion
         self.parts: dict[int, dict[str, Any]] = {}
+        self.left_open = False  # aborted, but still listed after every try (abort)
 
     async def put_part(self, number: int, offset: int, data: bytes) -> None:
         s = self.store
@@ -1332,8 +1369,6 @@ class S3Multipart:
         return s3props.sse_c_params(self.props) | self._payer()
 
     async def abort(self) -> None:
-        s = self.store
-        try:
-            await s.abort_multipart(self.key, self.upload_id)
-        except Exception:
-            pass  # best effort: a lifecycle rule or a later run cleans what is left
+        """Aborted until ListParts confirms it is gone (base.abort_confirmed); one still listed
+        after that is `left_open`, for the caller to keep recorded."""
+        self.left_open = not await abort_confirmed(self.store, self.key, self.upload_id)
