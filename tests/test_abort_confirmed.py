@@ -17,10 +17,8 @@ rewritten once a condition shows the upload under way (a part landed), never aft
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -32,44 +30,19 @@ import pytest
 
 from conftest import ROOT, process_tree, stopped
 from toxiproxy import started
+from versitygw import started as versitygw_started
 
 MiB = 1024 * 1024
 LINE = "source file changed during the upload"
-VGW = Path.home() / ".cache" / "s3bulk" / "bin" / "versitygw"
 PATHS = ["lean", "botocore"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def versitygw(tmp_path_factory) -> Iterator[str]:
     """A versitygw S3 gateway on loopback (posix backend, the tests' credentials); its URL."""
-    if not VGW.exists():
-        pytest.skip(f"versitygw is not built at {VGW}")
-    root = tmp_path_factory.mktemp("vgw-root")
-    log = tmp_path_factory.mktemp("vgw-log") / "log"
-    port = _free_port()
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([str(VGW), "--access", "test", "--secret", "test", "--port", f"127.0.0.1:{port}",
-                                 "posix", str(root)], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while True:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            break
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"versitygw did not start: {log.read_text()[-2000:]}")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+    server = versitygw_started(tmp_path_factory, access="test", secret="test")
+    yield server.url
+    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -203,69 +203,32 @@ def test_no_clobber_with_a_pipe_is_refused_in_one_line(cli, bucket):
     assert run.err.strip().count("\n") == 0 and "--no-clobber" in run.err
 
 
-VERSITYGW = os.path.expanduser("~/.cache/s3bulk/bin/versitygw")
-VGW_KEYS = {"AWS_ACCESS_KEY_ID": "clobberkey", "AWS_SECRET_ACCESS_KEY": "clobbersecret"}
-
-
-@pytest.fixture(scope="module")
-def versitygw(tmp_path_factory):
-    """A versitygw (checks SigV4; on a POSIX directory) on a free port, for this module."""
-    import socket
-    import urllib.error
-    import urllib.request
-
-    if not os.path.exists(VERSITYGW):
-        pytest.skip("versitygw is not built (~/.cache/s3bulk/bin/versitygw)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    root = tmp_path_factory.mktemp("vgw")
-    proc = subprocess.Popen([VERSITYGW, "--access", VGW_KEYS["AWS_ACCESS_KEY_ID"], "--secret",
-                             VGW_KEYS["AWS_SECRET_ACCESS_KEY"], "--port", f"127.0.0.1:{port}", "posix", str(root)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    until = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except urllib.error.HTTPError:
-            break  # it answers (403 to an unsigned request)
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < until, "versitygw did not start"
-            time.sleep(0.05)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+from versitygw import versitygw  # noqa: E402,F401  (one server for this module: tests/versitygw.py)
 
 
 @PATHS
 def test_no_clobber_on_versitygw(cli, versitygw, tmp_path, data_path):
     """versitygw 1.8 honours If-None-Match on PutObject and CompleteMultipartUpload and ignores it on
     CopyObject: the HEAD the S3 store sends before a conditional copy keeps the object there too."""
-    import botocore.session
-
-    s3 = botocore.session.get_session().create_client(
-        "s3", endpoint_url=versitygw, region_name="us-east-1",
-        aws_access_key_id=VGW_KEYS["AWS_ACCESS_KEY_ID"], aws_secret_access_key=VGW_KEYS["AWS_SECRET_ACCESS_KEY"])
+    s3 = versitygw.client()
     bucket = f"nc-{data_path}"
     s3.create_bucket(Bucket=bucket)
     src = {"small": b"new small", "big": os.urandom(6 * MiB), "fresh": b"only in SRC"}
     write_tree(tmp_path / "src", src)
     theirs = {"small": b"theirs", "big": b"their big one"}
     put_tree(s3, bucket, {f"p/{k}": v for k, v in theirs.items()})
-    env = {**_env(data_path), **VGW_KEYS}
+    env = {**_env(data_path), **versitygw.env}
     run = cli("copy", str(tmp_path / "src"), f"s3://{bucket}/p/", "--no-clobber", "--json", "--no-journal", *SIZES,
-              "--endpoint-url", versitygw, "--path-style", env=env)
+              "--endpoint-url", versitygw.url, "--path-style", env=env)
     assert run.code == 0, run
     assert bucket_tree(s3, bucket, "p/") == {**src, **theirs}
     assert run.summary["kept"] == 2, run.summary
-    run = cli("copy", f"s3://{bucket}/p/", f"s3://{bucket}/q/", "--json", "--no-journal", "--endpoint-url", versitygw,
+    run = cli("copy", f"s3://{bucket}/p/", f"s3://{bucket}/q/", "--json", "--no-journal", "--endpoint-url", versitygw.url,
               "--path-style", env=env)
     assert run.code == 0, run
     s3.put_object(Bucket=bucket, Key="q/small", Body=b"theirs at q")
     run = cli("copy", f"s3://{bucket}/p/", f"s3://{bucket}/q/", "--no-clobber", "--json", "--no-journal",
-              "--endpoint-url", versitygw, "--path-style", env=env)
+              "--endpoint-url", versitygw.url, "--path-style", env=env)
     assert run.code == 0, run
     assert run.summary["kept"] == 3 and run.summary["server_side_copies"] == 0, run.summary
     assert bucket_tree(s3, bucket, "q/")["small"] == b"theirs at q"

@@ -32,9 +32,9 @@ def _free_port() -> int:
 class Versitygw:
     """One versitygw on 127.0.0.1 with a root user of its own (`access`, `secret`)."""
 
-    def __init__(self, exe: str, work: Path) -> None:
-        self.access = "VGW" + secrets.token_hex(6).upper()
-        self.secret = secrets.token_urlsafe(24)
+    def __init__(self, exe: str, work: Path, access: str | None = None, secret: str | None = None) -> None:
+        self.access = access or "VGW" + secrets.token_hex(6).upper()
+        self.secret = secret or secrets.token_urlsafe(24)
         self.root = work / "root"
         self.root.mkdir()
         self.url = f"http://127.0.0.1:{_free_port()}"
@@ -87,14 +87,16 @@ class Versitygw:
         self._log.close()
 
 
-def started(tmp_path_factory: pytest.TempPathFactory) -> Versitygw:
-    """A running versitygw (built first if needed); skips the test when go is missing. The caller stops it."""
+def started(tmp_path_factory: pytest.TempPathFactory, access: str | None = None,
+            secret: str | None = None) -> Versitygw:
+    """A running versitygw (built first if needed); skips the test when go is missing. The caller stops it.
+    Its root user's keys are its own unless given (the tests' own `test`/`test`, say)."""
     built = subprocess.run(["bash", str(ROOT / "scripts" / "versitygw.sh")], capture_output=True, text=True,
                            timeout=1800)
     if built.returncode == 3:
         pytest.skip("go is not installed: cannot build versitygw for the signature tests")
     assert built.returncode == 0, f"building versitygw failed:\n{built.stderr[-3000:]}"
-    return Versitygw(built.stdout.strip().splitlines()[-1], tmp_path_factory.mktemp("versitygw"))
+    return Versitygw(built.stdout.strip().splitlines()[-1], tmp_path_factory.mktemp("versitygw"), access, secret)
 
 
 @pytest.fixture(scope="module")
