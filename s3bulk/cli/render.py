@@ -384,7 +384,7 @@ class HumanRenderer(Renderer):
         if c_retries := d["retries"]:
             t.add_row("retried", f"{plural(c_retries, 'request')} ({d['throttled']:,} throttled; requests in "
                       f"flight at the end: {d['final_concurrency']:,})")
-        if summary.check:
+        if summary.check or summary.dry_run:  # nothing moved: a rate would count what was only planned
             t.add_row("time", f"{summary.elapsed:.2f} s")
         else:
             t.add_row("time", f"{summary.elapsed:.2f} s   {d['objects_per_second']:,.0f} objects/s   "
