@@ -189,7 +189,11 @@ def test_max_rps_caps_requests_per_second(cli, bucket, tmp_path, fault_proxy):
     assert 300 <= len(times) <= 302  # the PUTs, and the first object of each worker read back (verify.py)
     times.sort()
     busiest = max(sum(1 for t in times[i:] if t < start + 1.0) for i, start in enumerate(times))
-    assert busiest <= 100 + 4, busiest  # paced, not bursts (a little slack for the split between workers)
+    # paced, not bursts: unpaced, all 300 arrive within a second. The slack is for the split between
+    # workers and for a busy machine, where the proxy's loop may stall and take a few paced requests
+    # at once (a window then holds a few more than 100: 106 was seen on CI-like load)
+    assert busiest <= 100 + 15, busiest
+    assert times[-1] - times[0] >= 1.9, times[-1] - times[0]  # 300 requests at 100 a second: ~2 s or more
 
 
 def test_max_bandwidth_caps_bytes_per_second(cli, bucket, tmp_path, fault_proxy):
