@@ -24,7 +24,7 @@ import contextlib
 import random
 import weakref
 from dataclasses import dataclass
-from typing import (Any, Awaitable, Callable, Iterator, NamedTuple, Protocol, Sequence, cast,
+from typing import (Any, Awaitable, Callable, Iterator, NamedTuple, Protocol, Sequence, TypeVar, cast,
                     runtime_checkable)
 
 from ..errors import NotFound, StoreError
@@ -395,6 +395,9 @@ def part_request() -> Iterator[None]:
         _SENDING.discard(task)
 
 
+_T = TypeVar("_T")
+
+
 class PartTasks:
     """The tasks of one upload's parts, as a TaskGroup but for what a failure does.
 
@@ -413,6 +416,7 @@ class PartTasks:
         self.tasks: set[asyncio.Task[None]] = set()
         self.error: BaseException | None = None
         self._ended = asyncio.Event()
+        self._failed = asyncio.Event()
 
     @property
     def failed(self) -> bool:
@@ -426,10 +430,29 @@ class PartTasks:
             self._ended.clear()
             await self._ended.wait()
 
-    def start(self, part: Awaitable[None]) -> None:
+    async def until_failed(self, work: Awaitable[_T]) -> _T | None:
+        """work's result, or None when a part failed first (work is then cancelled). For a loop
+        that feeds parts from a source that may be slow or silent (a stream's next read): a
+        TaskGroup would cancel it at a part's failure, and this ends its wait the same way, while
+        the parts inside their requests are let end. A result that came with the failure is
+        returned: the caller checks `failed` and gives back what it holds."""
+        task = asyncio.ensure_future(work)
+        failed = asyncio.ensure_future(self._failed.wait())
+        try:
+            await asyncio.wait((task, failed), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            failed.cancel()
+            if not task.done():
+                task.cancel()
+        return task.result() if task.done() and not task.cancelled() else None
+
+    def start(self, part: Awaitable[None]) -> "asyncio.Task[None]":
+        """The part's task (a done callback on it runs once the part has ended, however it ended:
+        the time to give back what the part read from)."""
         task = asyncio.ensure_future(part)
         self.tasks.add(task)
         task.add_done_callback(self._one_ended)
+        return task
 
     def _one_ended(self, task: "asyncio.Task[None]") -> None:
         self.tasks.discard(task)
@@ -437,9 +460,17 @@ class PartTasks:
         if task.cancelled():
             return
         exc = task.exception()
-        if exc is None or self.error is not None:
+        if exc is not None:
+            self.fail(exc)
+
+    def fail(self, exc: BaseException) -> None:
+        """Stop the upload for `exc` as a part's failure does (the first error is the one kept and
+        raised at the end): also for the loop feeding the parts, when its own source fails (a
+        stream's read, a stream too long), so the parts already sent end before the abort."""
+        if self.error is not None:
             return
         self.error = exc
+        self._failed.set()
         halt = getattr(self.upload, "halt", None)
         if halt is not None:
             halt()

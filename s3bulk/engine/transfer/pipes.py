@@ -8,8 +8,12 @@ order (download). Both use only the store contract (stores/base.py) through the 
 Memory is bounded by the part size times the buffers in use: an upload holds at most
 `concurrency + 1` part buffers (one filling from the stream while `concurrency` parts go up), a
 download at most `concurrency` (ranged GETs in flight, written out in order as each one's turn
-comes). Blocking reads and writes of the stream run in short-lived daemon threads, never in the
-default executor: a read blocked on a silent stdin must not keep the process alive after Ctrl-C.
+comes). An upload's parts run in stores/base.py PartTasks: when one fails (or the stream does),
+no new part starts, the parts inside their requests end, and only then is the upload aborted, so
+no part lands after the abort and brings it back; a buffer goes back to the pool only once the
+part reading it has ended. Blocking reads and writes of the stream run in short-lived daemon
+threads, never in the default executor: a read blocked on a silent stdin must not keep the
+process alive after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from typing import Any, Awaitable, Callable, Coroutine, TypeVar, cast
 
 from ...errors import BucketMissing, NotFound, S3BulkError, UsageError
 from ...model import WorkUnit
-from ...stores.base import MAX_PARTS, IntoReader, Store, Writer, complete_or_abort, part_size_for
+from ...stores.base import (MAX_PARTS, IntoReader, PartTasks, Store, Writer, complete_or_abort,
+                            part_size_for)
 from ...config.urls import Location, S3Options, pipe_target
 from ..plan import TransferOptions
 
@@ -190,35 +195,55 @@ async def upload_stream(store: Writer, key: str, read: ReadInto, *, part_size: i
     upload = await store.start_multipart(key, 0, part_size)
     total = number = 0
 
-    async def parts() -> None:
-        nonlocal total, number
-        async with asyncio.TaskGroup() as tg:
-            async def send(number: int, offset: int, buf: memoryview, n: int) -> None:
-                try:
-                    await upload.put_part(number, offset, buf[:n])
-                    sent(n)
-                finally:
-                    give(buf)
+    async def send(number: int, offset: int, buf: memoryview, n: int) -> None:
+        await upload.put_part(number, offset, buf[:n])
+        sent(n)
 
-            cur, n = first, n_first
-            pending: tuple[memoryview, int] | None = (cast(memoryview, second), n_second)
-            while True:
-                number += 1
-                if number > MAX_PARTS:
-                    raise StreamTooLong(f"the stream is longer than {MAX_PARTS:,} parts of {part_size:,} bytes; "
-                                        "give --expected-size (or a larger --part-size)")
-                tg.create_task(send(number, total, cur, n))
-                total += n
-                if pending is not None:
-                    (cur, n), pending = pending, None
-                else:
-                    if n < part_size:
-                        break
-                    cur = await take()
-                    n = await fill(cur)
-                if n == 0:
-                    give(cur)
-                    break
+    def start(tasks: PartTasks, number: int, offset: int, buf: memoryview, n: int) -> None:
+        # the buffer goes back once the part's task has ended, however it ended (even cancelled
+        # before it ran, when its own `finally` never would): never while its request may read it
+        tasks.start(send(number, offset, buf, n)).add_done_callback(lambda _: give(buf))
+
+    async def feed(tasks: PartTasks) -> None:
+        """Start a part per buffer the stream fills, until it ends or a part failed; a wait for a
+        buffer or for the stream ends at a part's failure (a silent stdin must not hold the abort)."""
+        nonlocal total, number
+        cur, n = first, n_first
+        queued = [(cast(memoryview, second), n_second)]
+        while True:
+            number += 1
+            if number > MAX_PARTS:
+                raise StreamTooLong(f"the stream is longer than {MAX_PARTS:,} parts of {part_size:,} bytes; "
+                                    "give --expected-size (or a larger --part-size)")
+            start(tasks, number, total, cur, n)
+            total += n
+            if queued:
+                cur, n = queued.pop()
+                continue
+            if n < part_size:
+                return  # the stream ended inside this part
+            buf = await tasks.until_failed(take())
+            if buf is None:
+                return
+            if tasks.failed:
+                give(buf)
+                return
+            got = await tasks.until_failed(fill(buf))
+            if got is None:
+                return  # a part failed during the read: its thread may still fill `buf`, never taken again
+            if got == 0 or tasks.failed:
+                give(buf)
+                return
+            cur, n = buf, got
+
+    async def parts() -> None:
+        # PartTasks, not a TaskGroup: at a failure the parts inside their requests end before the
+        # abort (complete_or_abort), so none lands after it and brings the upload back
+        async with PartTasks(upload) as tasks:
+            try:
+                await feed(tasks)
+            except Exception as exc:  # the stream's own failure: the parts already sent end first too
+                tasks.fail(exc)
 
     await complete_or_abort(upload, parts)
     return PipeResult(url, total, number)
