@@ -51,6 +51,8 @@ def plan_copy(transfer: Any, info: ObjectInfo, planned: dict[str, int]) -> None:
         planned[op] = planned.get(op, 0) + n
 
     size = info.size
+    if to_s3 and opts.backup_dir is not None and not opts.no_clobber:
+        add(HEAD)  # copy / mv --backup-dir: what DST holds, asked first (its backup, if any, not counted)
     if info.size is not None and to_s3 and transfer.verifies_next():
         add(HEAD)  # the object read back after its write (verify.py)
     if transfer.server_side:
