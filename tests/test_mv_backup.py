@@ -97,6 +97,8 @@ def test_api_move_backup_dir(tmp_path):
         s3bulk.move(str(tmp_path / "dst"), str(tmp_path / "x"), suffix=".bak")
     with pytest.raises(UsageError, match="inside DST"):
         s3bulk.copy(str(tmp_path / "dst"), str(tmp_path / "x"), backup_dir=str(tmp_path / "x" / "bk"))
+    with pytest.raises(UsageError, match="SyncOptions"):  # sync's backup_dir is its own keyword
+        s3bulk.sync(str(tmp_path / "dst"), str(tmp_path / "x"), options=s3bulk.TransferOptions(backup_dir="bk"))
 
 
 # --- a backup that fails: nothing overwritten, nothing deleted --------------------------------------
@@ -192,6 +194,7 @@ def test_heads_only_with_backup_dir(cli, s3, bucket, tmp_path, data_path):
             f"s3://{bucket}/bk/", env=data_path)
     assert r.code == 0, r
     assert heads(r.summary) >= plain + n, r.summary["requests"]
+    assert r.summary["requests"]["COPY"] == {"2xx": n}, "the backups' own requests (server-side) count too"
     assert tree(s3, bucket, "bk/") == {f"bk/k{i}": b"new" for i in range(n)}
 
 
