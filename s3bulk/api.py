@@ -60,7 +60,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
          move: bool = False, report_objects: bool = False, report: str | None = None, dry_run: bool = False,
          no_clobber: bool = False, update: bool = False, max_transfer: int | str | None = None,
-         max_duration: float | str | None = None) -> Summary:
+         max_duration: float | str | None = None, backup_dir: str | None = None, suffix: str = "") -> Summary:
     """Copy SRC to DST (see `s3bulk copy --help` for the URL forms). Raises S3BulkError when
     nothing could start (bad URL, bad option: UsageError, missing bucket, ...); per-object failures
     are in the Summary.
@@ -94,6 +94,10 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     DST copy is newer; both count such keys in `counters.kept` (and skipped).
     max_transfer (bytes or "50GiB") / max_duration (seconds or "10m"): stop gracefully once reached,
     as Ctrl-C does, with `summary.capped` naming the cap; with a journal, resume=True goes on.
+    backup_dir (a URL: an S3 prefix or a local directory, not inside DST or around it, nor
+    overlapping SRC) and suffix: an object DST already holds is first copied there (same key
+    relative to DST, + suffix) before it is overwritten, found by one HEAD per object; one whose
+    backup failed is not overwritten (a failure; with move, its source stays).
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
     Inside a running event loop (Jupyter, an async app) use `copy_async`."""
     import sys
@@ -102,7 +106,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     from .engine.run.orchestrate import run
 
     options = _guarded(options, dry_run=dry_run, no_clobber=no_clobber, update=update,
-                       max_transfer=max_transfer, max_duration=max_duration)
+                       max_transfer=max_transfer, max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
     events = _subscriber(subscriber, on_event)
     if dry_run:  # the would-be actions as lines on stdout, as sync's; the subscriber sees them too
         events = LinePrinter(sys.stdout, then=events)
@@ -258,26 +262,33 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
          exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
          report_objects: bool = False, report: str | None = None, dry_run: bool = False,
          no_clobber: bool = False, update: bool = False, max_transfer: int | str | None = None,
-         max_duration: float | str | None = None) -> Summary:
+         max_duration: float | str | None = None, backup_dir: str | None = None, suffix: str = "") -> Summary:
     """`s3bulk mv`: `copy` with move=True (every argument as for it): each source object is deleted
     once its copy has landed; a copy that failed or was interrupted, or a key DST kept (no_clobber,
-    update), never deletes its source."""
+    update), never deletes its source. backup_dir and suffix: what DST holds under a key is first
+    copied there before it is overwritten; a failed backup overwrites nothing and deletes no source."""
     return copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber,
                 on_event=on_event, max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
                 resume=resume, files_from=files_from, files_from_format=files_from_format, include=include,
                 exclude=exclude, filters=filters, cluster=cluster, move=True, report_objects=report_objects,
                 report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
-                max_duration=max_duration)
+                max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
 
 
 def _guarded(options: TransferOptions | None, *, dry_run: bool = False, no_clobber: bool = False,
              update: bool = False, max_transfer: int | str | None = None,
-             max_duration: float | str | None = None) -> TransferOptions | None:
+             max_duration: float | str | None = None, backup_dir: str | None = None,
+             suffix: str = "") -> TransferOptions | None:
     """`options` with the keywords copy, sync and move take beside it (each only when given, so
-    what `options` says stands otherwise); durations as seconds or "10m"."""
+    what `options` says stands otherwise); durations as seconds or "10m". backup_dir and suffix
+    are copy's and move's (sync's go in its SyncOptions)."""
     import dataclasses
 
     given: dict[str, Any] = {}
+    if suffix and not backup_dir:
+        raise UsageError("suffix goes with backup_dir")
+    if backup_dir:
+        given["backup_dir"], given["backup_suffix"] = backup_dir, suffix
     if dry_run:
         given["dry_run"] = True
     if no_clobber:

@@ -271,24 +271,31 @@ class VersionsOptions:
 @dataclass(frozen=True)
 class GuardOptions:
     """--no-clobber, --update, copy's and mv's --dry-run (`copy_dry_run`: sync's own is its
-    SyncChoice's), --max-transfer, --max-duration (copy, sync, mv)."""
+    SyncChoice's), --max-transfer, --max-duration (copy, sync, mv); copy's and mv's --backup-dir
+    and --suffix (`copy_backup_dir`, `copy_suffix`: sync's are its SyncChoice's)."""
 
     no_clobber: bool = False
     update: bool = False
     copy_dry_run: bool = False
     max_transfer: Optional[str] = None
     max_duration: Optional[str] = None
+    copy_backup_dir: Optional[str] = None
+    copy_suffix: str = ""
 
     @property
     def given(self) -> bool:
         return self.no_clobber or self.update or self.copy_dry_run or self.max_transfer is not None or \
-            self.max_duration is not None
+            self.max_duration is not None or self.copy_backup_dir is not None or bool(self.copy_suffix)
 
     def engine_options(self) -> dict[str, Any]:
         """The TransferOptions fields they set, sizes and durations parsed (a UsageError names the option)."""
         from ..config.sizes import parse_duration
 
         out: dict[str, Any] = {"no_clobber": self.no_clobber, "update": self.update, "dry_run": self.copy_dry_run}
+        if self.copy_suffix and not self.copy_backup_dir:
+            raise UsageError("--suffix goes with --backup-dir")
+        if self.copy_backup_dir:
+            out.update(backup_dir=self.copy_backup_dir, backup_suffix=self.copy_suffix)
         if self.max_transfer is not None:
             out["max_transfer"] = parse_size(self.max_transfer, "--max-transfer")
             if out["max_transfer"] <= 0:

@@ -30,8 +30,8 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
     if run.metrics is not None and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
         raise UsageError("--metrics goes with runs of many objects: not with a pipe ('-') or the versions options")
     if run.guards.given and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
-        raise UsageError("--no-clobber, --update, --dry-run, --max-transfer and --max-duration go with copies of "
-                         "objects under SRC, not with a pipe ('-') or versions")
+        raise UsageError("--no-clobber, --update, --dry-run, --backup-dir, --max-transfer and --max-duration go "
+                         "with copies of objects under SRC, not with a pipe ('-') or versions")
     if "-" in (src, dst) or run.expected_size is not None:  # one object from stdin or to stdout
         from .pipes import copy_pipe
 

@@ -95,6 +95,10 @@ class TransferOptions:
     dry_run: bool = False            # copy / mv: list, print what would be copied, estimate; write nothing
     max_transfer: int | str = 0      # bytes: start no new object once this many were copied
     max_duration: float = 0.0        # seconds: start no new object after this long
+    # copy / mv --backup-dir URL and --suffix (sync's are SyncOptions'): what DST holds under a key about
+    # to be overwritten is first copied there (engine/transfer/backup.py), one HEAD per object to find it
+    backup_dir: str | None = None
+    backup_suffix: str = ""
 
     def __post_init__(self) -> None:
         """Sizes may be given as numbers or strings ("8MiB"); anything out of range is a UsageError
@@ -120,6 +124,8 @@ class TransferOptions:
             raise UsageError("part_size must be at least 5MiB (the S3 minimum)")
         if self.auto_part_size is None:
             object.__setattr__(self, "auto_part_size", self.part_size == DEFAULT_PART_SIZE)
+        if self.backup_suffix and self.backup_dir is None:
+            raise UsageError("backup_suffix goes with backup_dir")
         if self.checksum_algorithm is not None:
             from ..stores.checksums import parse_algorithm, require
 
@@ -201,4 +207,4 @@ class Plan:
     manifest_format: str = "lines"   # lines | csv
     manifest_name: str | None = None  # what the user named it ("-" for stdin): the journal's identity
     report_objects: bool = False     # workers report each object copied or deleted (--json -v)
-    backup: Location | None = None   # sync --backup-dir, resolved (engine/transfer/backup.py)
+    backup: Location | None = None   # --backup-dir (sync's, or copy's and mv's), resolved (engine/transfer/backup.py)

@@ -68,10 +68,14 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
             dst = dst.with_prefix(_as_dir(dst.prefix))
         keymap = KeyMap(src.prefix, dst.prefix)
     _refuse_overlap(src, dst, single)
+    if sync is not None and options.backup_dir is not None:
+        raise UsageError("sync's backup_dir goes in its SyncOptions, not in TransferOptions")
+    backup_dir = sync.backup_dir if sync is not None else options.backup_dir  # copy / mv: options
+    # checked before DST is prepared: a refused backup dir leaves nothing made (not even DST's directory)
+    backup = _backup_location(backup_dir, src, dst, filters) if backup_dir else None
     await _prepare_destination(dst, options)
     if guarded:
         await _refuse_empty_source(src, dst, options, sync, empty_source_ok)
-    backup = _backup_location(sync, src, dst, filters) if sync is not None and sync.backup_dir else None
     if move and src.kind == "http":
         raise UsageError("mv needs a source it can delete from; a list/get server is read-only (use copy)")
     return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
@@ -121,12 +125,12 @@ async def _refuse_empty_source(src: Location, dst: Location, options: TransferOp
         raise NotFound(f"no such key or prefix: {src.raw}")
 
 
-def _backup_location(sync: SyncOptions, src: Location, dst: Location, filters: Filters) -> Location:
-    """--backup-dir resolved (with DST's S3 settings) and checked: not inside what is synced."""
+def _backup_location(backup_dir: str, src: Location, dst: Location, filters: Filters) -> Location:
+    """--backup-dir resolved (with DST's S3 settings) and checked: not inside what is synced (or
+    copied to), not around it, not overlapping SRC."""
     from .transfer.backup import check_backup_location
 
-    assert sync.backup_dir is not None
-    backup = _settled(parse_location(sync.backup_dir, dst.s3 if dst.kind == "s3" else None))
+    backup = _settled(parse_location(backup_dir, dst.s3 if dst.kind == "s3" else None))
     if backup.kind == "http":
         raise UsageError("--backup-dir must be writable: an S3 prefix or a local directory")
     if backup.kind == "s3":

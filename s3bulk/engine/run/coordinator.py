@@ -314,8 +314,9 @@ class Coordinator:
             if self.deletes is not None:
                 self._settle_deletes()
             if self.backed_up and self.plan.backup is not None:
+                done = "deleted or overwritten" if self.plan.sync is not None else "overwritten"  # copy, mv
                 self.emit(Notice(f"{self.backed_up:,} objects backed up to {self.plan.backup.raw} "
-                                 "before they were deleted or overwritten"))
+                                 f"before they were {done}"))
         except KeyboardInterrupt:
             summary.interrupted = self.forced = True
             self._shutdown(force=True)

@@ -146,6 +146,7 @@ class Worker:
         self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
         self._keeps = plan.options.no_clobber or plan.options.update  # sync: DST's copy may be kept (_kept_at_dst)
         self.backup: Any = None  # --backup-dir (engine/transfer/backup.py): overwrites, and --delete-during's deletes
+        # (copy and mv: the overwrites their Transfer backs up)
         self._backups_reported = 0  # backup.saved as last sent to the coordinator
 
     def _send(self, msg: WorkerMessage) -> None:
@@ -255,11 +256,9 @@ class Worker:
                 c.throttled += stats.throttled
                 stats.retries = stats.throttled = 0
                 limiter = store.limiter  # the destination's when both have one: it is the one written to
-            counted, inner = None, store
-            while counted is None and inner is not None:  # through a wrapper that does not forward it
-                counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
-            if counted:
-                take_requests(counted, c.requests)
+            _take_requests(store, c.requests)
+        if self.backup is not None:  # --backup-dir: the requests of the backups (its own store) count too
+            _take_requests(self.backup.target, c.requests)
         # the gauges, as changes since the last report (their sum over workers is the run's now)
         used, limit = self.bodies.used, self.bodies.limit
         c.in_flight += self._active - self._reported[0]
@@ -319,6 +318,13 @@ class Worker:
                 from ..transfer.backup import open_backup
 
                 self.backup = await open_backup(dst, self.plan.dst, self.plan.backup, self.plan.sync.suffix, opts)
+            elif self.plan.backup is not None and self.plan.sync is None and not opts.dry_run and not opts.no_clobber:
+                from ..transfer.backup import open_backup, replaced_side
+
+                # copy / mv --backup-dir: what each copy would overwrite (--no-clobber overwrites nothing)
+                self.backup = await open_backup(dst, replaced_side(self.plan), self.plan.backup,
+                                                opts.backup_suffix, opts)
+                self.transfer.backup = self.backup
             if self.plan.sync is not None:
                 from ..sync.march import Comparator
 
@@ -979,6 +985,15 @@ class Worker:
 
 
 LEFT_OPEN = "UploadLeftOpen"  # the kind of a Failure naming an upload still listed after its aborts
+
+
+def _take_requests(store: Any, into: dict) -> None:
+    """Add the requests `store` counted since the last time to `into` (stores/requests.py)."""
+    counted, inner = None, store
+    while counted is None and inner is not None:  # through a wrapper that does not forward it
+        counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
+    if counted:
+        take_requests(counted, into)
 
 
 def _stop_message(exc: Exception) -> str:

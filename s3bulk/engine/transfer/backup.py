@@ -1,10 +1,15 @@
-"""`--backup-dir URL --suffix SUF`: what a sync or rm would delete or overwrite is first copied there.
+"""`--backup-dir URL --suffix SUF`: what a sync or rm would delete or overwrite, or what a copy or mv
+would overwrite, is first copied there.
 
 Each object goes to the same key relative to its side's prefix under the backup location, plus the
 suffix, through the engine's own `Transfer` (engine/transfer/one_object.py): server-side when both
 are on the same endpoint (CopyObject, UploadPartCopy above the copy threshold), streamed otherwise.
 Only once its backup landed may the object be deleted or overwritten; a backup that fails is the
 caller's failure for that key (nothing deleted, nothing overwritten).
+
+sync and rm back up what their listing says is there (`save`). copy and mv list no DST: their
+`Transfer` asks with one HEAD per object, only when --backup-dir is given, and backs up what it
+found (`keep`), raising BackupFailed when that did not land (engine/transfer/one_object.py).
 """
 
 from __future__ import annotations
@@ -13,12 +18,17 @@ import asyncio
 from typing import Any
 
 from ...config.urls import Location
-from ...errors import NotFound, S3BulkError
+from ...errors import NotFound, S3BulkError, StoreError
 from ...model import ObjectInfo
 from ..plan import KeyMap, TransferOptions
 from .one_object import ByteBudget, Transfer
 
 CONCURRENCY = 16  # backups of one batch in flight
+
+
+class BackupFailed(StoreError):
+    """copy / mv --backup-dir: the object DST holds could not be backed up, so it was not
+    overwritten (and mv's source was not deleted): a failure of that object."""
 
 
 class Backup:
@@ -47,18 +57,44 @@ class Backup:
                 except S3BulkError as exc:
                     failed.append((key, str(exc)))
                     return
-                try:
-                    await self.transfer.copy(info)
-                    self.saved += 1
-                except NotFound:
-                    return
-                except S3BulkError as exc:
-                    failed.append((key, str(exc)))
-                except Exception as exc:  # a bug must not let the delete go ahead
-                    failed.append((key, f"{type(exc).__name__}: {exc}"))
+                why = await self.keep(info)
+                if why is not None:
+                    failed.append((key, why))
 
         await asyncio.gather(*(one(k) for k in keys))
         return failed
+
+    async def keep(self, info: ObjectInfo) -> str | None:
+        """Back up `info`, an object of the side just found there; None once it landed (or the
+        object is gone meanwhile: nothing left to lose), else why it did not."""
+        try:
+            await self.transfer.copy(info)
+            self.saved += 1
+        except NotFound as exc:  # the object gone from its side meanwhile, or the backup's place missing
+            return str(exc) if await self._still_there(info.key) else None
+        except S3BulkError as exc:
+            return str(exc)
+        except Exception as exc:  # a bug must not let the delete or overwrite go ahead
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    async def _still_there(self, key: str) -> bool:
+        """Whether the side still has `key` (a NotFound may have come from the backup's side: a
+        bucket removed, a directory gone; then the object must stay)."""
+        try:
+            await self.side.head(key)
+        except NotFound:
+            return False
+        except S3BulkError:
+            return True
+        return True
+
+    async def keep_or_refuse(self, info: ObjectInfo) -> None:
+        """`keep`, raising BackupFailed (the object is not to be overwritten) when it did not land."""
+        why = await self.keep(info)
+        if why is not None:
+            url = self.side.location.url_for(info.key)
+            raise BackupFailed(f"not overwritten: its backup failed: {why}", op="backup", url=url, key=info.key)
 
     async def close(self) -> None:
         try:
@@ -89,6 +125,16 @@ async def open_backup(side: Any, side_loc: Location, backup: Location, suffix: s
     if prepare is not None:
         await prepare()
     return Backup(side, side_loc.prefix, target, backup.prefix, suffix, options)
+
+
+def replaced_side(plan: Any) -> Location:
+    """Where a copy or mv writes, as the backup's side (a Plan's DST): the same location but for
+    one object named by its full key at S3 (`copy s3://b/k s3://b/new-name`), whose prefix is then
+    that key's folder, so its backup keeps its name."""
+    dst: Location = plan.dst
+    if plan.single_key is None or dst.kind != "s3" or not dst.prefix or dst.prefix.endswith("/"):
+        return dst
+    return dst.with_prefix(dst.prefix[:dst.prefix.rfind("/") + 1])
 
 
 def check_backup_location(backup: Location, dst: Location, src: Location | None, allows: Any = None) -> None:

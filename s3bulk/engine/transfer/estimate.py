@@ -15,7 +15,9 @@ following the ways one_object.py moves an object (the two must change together):
   size of a local destination): from an S3 source a HEAD with checksum mode, a HEAD of its
   properties when they are carried (to a local file: the time its x-amz-meta-mtime holds,
   stores/file_times.py), and one ranged GET per part; to an S3 destination
-  CREATE_MULTIPART, one UPLOAD_PART per part and COMPLETE_MULTIPART.
+  CREATE_MULTIPART, one UPLOAD_PART per part and COMPLETE_MULTIPART;
+- copy / mv --backup-dir to an S3 destination: one HEAD per object first (what DST holds; the
+  backups themselves are not counted, the dry run cannot know which keys DST has).
 
 Assumed, since a dry run cannot know without asking: no source object has tags (each that has
 costs one GET_TAGGING more where its properties are carried); an S3 source object above the
@@ -51,6 +53,8 @@ def plan_copy(transfer: Any, info: ObjectInfo, planned: dict[str, int]) -> None:
         planned[op] = planned.get(op, 0) + n
 
     size = info.size
+    if to_s3 and opts.backup_dir is not None and not opts.no_clobber:
+        add(HEAD)  # copy / mv --backup-dir: what DST holds, asked first (its backup, if any, not counted)
     if info.size is not None and to_s3 and transfer.verifies_next():
         add(HEAD)  # the object read back after its write (verify.py)
     if transfer.server_side:

@@ -36,6 +36,11 @@ def reason(exc: DestinationExists) -> str:
     return REASONS.get(type(exc), REASONS[DestinationExists])
 
 
+async def head_or_none(dst: Any, key: str) -> ObjectInfo | None:
+    """DST's object under `key`, or None (one HEAD)."""
+    return await _head(dst, key)
+
+
 async def _head(dst: Any, key: str) -> ObjectInfo | None:
     try:
         return await dst.head(key)
@@ -60,7 +65,11 @@ async def skip_if_newer(dst: Any, key: str, src: ObjectInfo) -> None:
     is copied)."""
     if src.mtime is None:
         return
-    found = await _head(dst, key)
+    refuse_newer(dst, key, src, await _head(dst, key))
+
+
+def refuse_newer(dst: Any, key: str, src: ObjectInfo, found: ObjectInfo | None) -> None:
+    """DestinationNewer when `found` (DST's `key`, as a HEAD found it) is newer than `src`."""
     if found is not None and newer(src, found):
         raise DestinationNewer("newer at the destination (--update): not replaced", op="head",
                                url=dst.location.url_for(key), key=key)

@@ -156,6 +156,9 @@ class Transfer:
         # --no-clobber and --update (guards.py): what DST already holds is kept. `update_by_head`: a
         # copy or mv (no DST listing) asks DST's time with a HEAD per object; sync knows it from its listing
         self.no_clobber, self.update_by_head = options.no_clobber, False
+        # copy / mv --backup-dir (backup.py, a Backup of DST): what DST holds under an object's key is
+        # first copied there, found by one HEAD per object (none without the option)
+        self.backup: Any = None
         # verify.py: every object written read back by a HEAD under --verify; by default the first
         # this worker writes to S3 (a gateway that stores nothing is noticed at once)
         self._dst_location = getattr(dst, "location", None)  # every store has one; a Writer need not
@@ -174,7 +177,9 @@ class Transfer:
         conditions.FileVersion checked by the local store's reads): all parts are read, each
         checked, before an upload is completed, so a file rewritten meanwhile raises
         SourceFileChanged and its upload is aborted."""
-        if self.update_by_head:
+        if self.backup is not None:
+            await self._back_up_replaced(info)
+        elif self.update_by_head:
             await guards.skip_if_newer(self.dst, self.keymap(info.key), info)
         guarded = NO_CLOBBER.set(True) if self.no_clobber else None  # every write of it: stores/conditions.py
         checked = self.verifies_next()
@@ -198,6 +203,18 @@ class Transfer:
             if guarded is not None:
                 NO_CLOBBER.reset(guarded)
         raise AssertionError("unreachable")
+
+    async def _back_up_replaced(self, info: ObjectInfo) -> None:
+        """copy / mv --backup-dir: DST's object under this key, which the copy would replace, first
+        copied to the backup dir; BackupFailed (not overwritten) when that did not land. One HEAD
+        asks whether there is one; with --update the same HEAD says whether to keep it instead."""
+        dst_key = self.keymap(info.key)
+        there = await guards.head_or_none(self.dst, dst_key)
+        if there is None:
+            return
+        if self.update_by_head and info.mtime is not None:
+            guards.refuse_newer(self.dst, dst_key, info, there)
+        await self.backup.keep_or_refuse(there)
 
     def verifies_next(self) -> bool:
         """Whether the object about to be written is read back after its write (verify.py); the
