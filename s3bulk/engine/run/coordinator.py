@@ -315,8 +315,9 @@ class Coordinator:
                 self._settle_deletes()
             if self.backed_up and self.plan.backup is not None:
                 done = "deleted or overwritten" if self.plan.sync is not None else "overwritten"  # copy, mv
-                self.emit(Notice(f"{self.backed_up:,} objects backed up to {self.plan.backup.raw} "
-                                 f"before they were {done}"))
+                them = "object" if self.backed_up == 1 else "objects"
+                self.emit(Notice(f"{self.backed_up:,} {them} backed up to {self.plan.backup.raw} "
+                                 f"before {'it was' if self.backed_up == 1 else 'they were'} {done}"))
         except KeyboardInterrupt:
             summary.interrupted = self.forced = True
             self._shutdown(force=True)
