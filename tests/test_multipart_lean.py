@@ -50,6 +50,7 @@ def test_an_upload_in_parts_loads_no_botocore(s3, bucket, endpoint, tmp_path):
     head = s3.head_object(Bucket=bucket, Key="big.html", ChecksumMode="ENABLED")
     assert "-" in head["ETag"]  # in parts, not one PUT
     assert head["ContentType"] == "text/html" and head["CacheControl"] == "max-age=60"
+    assert head["Metadata"].pop("mtime", None) is not None  # the file's time (stores/file_times.py)
     assert head["Metadata"] == {"colour": "blue"}
     assert head.get("ChecksumCRC32")  # created with CRC32, as botocore creates it
     assert s3.get_object(Bucket=bucket, Key="big.html")["Body"].read() == data
