@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 
-from ..errors import StoreError
+from ..errors import StoreError, Transient
 
 IF_MATCH: ContextVar[str | None] = ContextVar("s3bulk_if_match", default=None)
 
@@ -117,6 +117,19 @@ def if_match_header() -> dict[str, str]:
     """{"if-match": '"<etag>"'} inside a conditional read, else {}."""
     etag = IF_MATCH.get()
     return {"if-match": f'"{etag}"'} if etag else {}
+
+
+def check_answer(etag: str | None, op: str, url: str, key: str) -> None:
+    """Inside a conditional read: the GET's answer must name the ETag asked for. An answer of
+    another object (a server that sent bytes after an earlier body, which aiohttp then reads as
+    the next answer on that kept-alive connection: answers drift one request behind) could
+    otherwise hand over another object's bytes of the same length. Transient: the read is asked
+    again; an object that really changed answers that with 412 (SourceChanged). One string
+    comparison per GET, none outside a conditional read."""
+    want = IF_MATCH.get()
+    if want and (etag or "").strip().strip('"') != want:
+        raise Transient(f"a GET answer naming ETag {etag or 'none'}, not {want} asked for: not this "
+                        "request's answer", op=op, url=url, key=key)
 
 
 def copy_source_if_match_header() -> dict[str, str]:
