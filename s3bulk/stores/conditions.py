@@ -15,8 +15,11 @@ version; a second change fails it with one line.
 The condition travels as a context variable, set by the transfer around one object's
 multi-request reads only (and by a spread helper for its parts), so the store API stays as it
 is. Stores that honour it declare `features.conditional_reads` (S3, the in-memory store); the
-others (local files, list/get servers) ignore it. A single GET of a whole object needs none: it
-is one version by itself.
+others (local files, list/get servers) ignore it. A single GET of a whole object is one version
+by itself, but it is held to the listed ETag all the same (engine/transfer/one_object.py
+`_read_whole`): its answer must name that ETag (`check_answer`), or it is another request's answer
+(a server that sent bytes after an earlier body makes answers drift on a kept-alive connection),
+and an object of the same length would be written under the wrong name.
 
 A local file has no ETag: its version is what the listing saw (size, mtime) and what fstat says
 of the fd each read opens (FileVersion, carried by SOURCE_FILE the same way), so an upload in parts
