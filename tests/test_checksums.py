@@ -56,12 +56,12 @@ def test_unknown_algorithm_is_one_line_usage_error(cli, bucket, tmp_path):
     assert len(r.err.strip().splitlines()) == 1, r
 
 
-def _flipping_rule(bucket: str, key: str, body: bytes, algorithm: str, times: int):
+def _flipping_rule(bucket: str, key: str, body: bytes, algorithm: str, times: int, etag: str):
     """A fault-proxy rule: the first `times` GETs of the object answer its real checksum header with
     one body byte flipped (as a bad disk or a broken middlebox would deliver it)."""
     bad = bytearray(body)
     bad[len(bad) // 2] ^= 0x01
-    head = (f"HTTP/1.1 200 OK\r\nContent-Length: {len(bad)}\r\nETag: \"x\"\r\n"
+    head = (f"HTTP/1.1 200 OK\r\nContent-Length: {len(bad)}\r\nETag: {etag}\r\n"
             f"Last-Modified: Mon, 23 Nov 2026 00:00:00 GMT\r\n"
             f"{checksums.header(algorithm)}: {checksums.b64(algorithm, body)}\r\n"
             f"x-amz-checksum-type: FULL_OBJECT\r\nConnection: close\r\n\r\n").encode()
@@ -81,7 +81,8 @@ def test_corrupted_download_is_caught(cli, s3, bucket, tmp_path, make_fault_prox
     reported as that object's failure (exit 1) when it keeps arriving corrupted."""
     body = _body(200 * 1024, 3)
     s3.put_object(Bucket=bucket, Key="d/obj", Body=body, ChecksumAlgorithm="CRC64NVME")
-    rule, seen = _flipping_rule(bucket, "d/obj", body, "CRC64NVME", times)
+    rule, seen = _flipping_rule(bucket, "d/obj", body, "CRC64NVME", times,
+                                etag=s3.head_object(Bucket=bucket, Key="d/obj")["ETag"])  # only its bytes are wrong
     proxy = make_fault_proxy(endpoint, [rule])
     r = cli("copy", f"s3://{bucket}/d/", str(tmp_path / "out"), "--endpoint-url", proxy.url, "--path-style",
             "--retries", "2", "--json")
@@ -156,7 +157,7 @@ def test_sync_checksum_is_idempotent_for_any_part_size(cli, s3, bucket, tmp_path
     assert r.code == 0 and r.summary["copied"] == 0, r
 
 
-def _flipping_range_rule(bucket: str, key: str, body: bytes, start: int, times: int):
+def _flipping_range_rule(bucket: str, key: str, body: bytes, start: int, times: int, etag: str):
     """The first `times` ranged GETs of bytes [start, ...) of the object answer the right range with
     one byte flipped: a multipart download's part arriving corrupted."""
     seen = {"n": 0}
@@ -170,7 +171,7 @@ def _flipping_range_rule(bucket: str, key: str, body: bytes, start: int, times: 
             bad = bytearray(body[start:end + 1])
             bad[1] ^= 0x01
             return (f"HTTP/1.1 206 Partial Content\r\nContent-Length: {len(bad)}\r\n"
-                    f"Content-Range: bytes {start}-{end}/{len(body)}\r\nETag: \"x\"\r\n"
+                    f"Content-Range: bytes {start}-{end}/{len(body)}\r\nETag: {etag}\r\n"
                     f"Last-Modified: Mon, 23 Nov 2026 00:00:00 GMT\r\nConnection: close\r\n\r\n").encode() + bytes(bad)
         return None
     return rule, seen
@@ -188,7 +189,8 @@ def test_corrupted_part_of_a_multipart_download_is_caught(cli, s3, bucket, tmp_p
     r = cli("copy", str(tmp_path / "src"), f"s3://{bucket}/d/", "--checksum-algorithm", algorithm,
             "--multipart-threshold", "5MiB", "--part-size", "5MiB")
     assert r.code == 0, r
-    rule, seen = _flipping_range_rule(bucket, "d/obj", body, 5 * MiB, times)
+    rule, seen = _flipping_range_rule(bucket, "d/obj", body, 5 * MiB, times,
+                                      etag=s3.head_object(Bucket=bucket, Key="d/obj")["ETag"])  # only its bytes are wrong
     proxy = make_fault_proxy(endpoint, [rule])
     r = cli("copy", f"s3://{bucket}/d/", str(tmp_path / "out"), "--endpoint-url", proxy.url, "--path-style",
             "--multipart-threshold", "5MiB", "--part-size", "5MiB", "--json", "--no-journal")

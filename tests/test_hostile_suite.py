@@ -137,6 +137,12 @@ mode("put-503", "put", "yes: SlowDown", "right")
 mode("put-reset", "put", "yes, rarely", "right")
 
 # listing modes whose keys only make sense for a local DST
+# a PUT stored as sent but answered naming another ETag or checksum (a gateway that acknowledges
+# one thing and stores another): the header each rewrites, and its value
+ANSWER_BENT = {
+    "answer-other-etag": ("ETag", '"0123456789abcdef0123456789abcdef"'),
+    "answer-other-checksum": ("x-amz-checksum-crc32", "AAAAAA=="),
+}
 LOCAL_ONLY = {"list-keys-climb-out", "list-file-and-directory"}
 INVENTED = {  # keys a listing mode adds that the source bucket does not hold: the proxy serves them
     "list-keys-climb-out": {"../x": b"climb", "a/../../x": b"climb2", "/abs": b"absolute"},
@@ -219,7 +225,7 @@ class Hostile:
             writer.write(s3_error(403, "Forbidden", "AccessDenied", "Access Denied", keep_alive=True, head_only=True))
             await writer.drain()
             return True
-        if bucket == self.dst and key and req.method in ("PUT", "POST") and self.mode.startswith(("put-", "swallow")):
+        if bucket == self.dst and key and req.method in ("PUT", "POST") and self.mode.startswith(("put-", "swallow", "answer-")):
             return await self.put(req, key, params, forward, writer)
         return None
 
@@ -368,6 +374,19 @@ class Hostile:
             writer.write(ans.raw() + b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nGHOST")
             await writer.drain()
             return True
+        if m == "get-bytes-after-body-apart":  # not a mode of the table: the drift test below
+            # the extra bytes sent once the client has taken the body and put the connection back in
+            # its pool (a late write, as a server's second thread would make it): read then as the
+            # answer of the next request sent on that connection
+            writer.write(ans.raw())
+            await writer.drain()
+            try:
+                await asyncio.sleep(0.3)
+            except asyncio.CancelledError:  # the proxy stopped meanwhile
+                return False
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nGHOST")
+            await writer.drain()
+            return True
         if m == "get-200-error-body":
             bent = _with_header(ans, "Content-Length", str(len(ERROR_XML)))
             writer.write(_with_header(bent, "Content-Type", "application/xml").head() + ERROR_XML)
@@ -440,6 +459,14 @@ class Hostile:
             return True
         if m == "swallow-every-put" and single:  # not a mode of the table: the --verify tests below
             writer.write(_answer(200, b"", {"ETag": f'"{hashlib.md5(req.body).hexdigest()}"'}))
+            await writer.drain()
+            return True
+        if m in ANSWER_BENT and single:  # not modes of the table: the --verify tests below
+            ans = await forward()
+            if ans.status == 200:  # stored as sent, answered as if something else had been
+                name, value = ANSWER_BENT[m]
+                ans = _with_header(ans, name, value)
+            writer.write(ans.raw())
             await writer.drain()
             return True
         if m == "put-200-stores-nothing" and single and self.first(key):
@@ -711,6 +738,81 @@ def test_credentials_that_may_write_but_not_read_back(world: World, tmp_path: Pa
     assert run.returncode == 1, where
     assert len(lines) == len(small) and all(x.startswith("ERROR ") and "access denied" in x.lower()
                                             for x in lines), where
+
+
+@pytest.mark.parametrize("data_path", PATHS)
+@pytest.mark.parametrize("bent", sorted(ANSWER_BENT))
+def test_verify_holds_the_object_to_what_its_write_answered(world: World, tmp_path: Path, data_path: str,
+                                                             bent: str):
+    """Every PUT stored as sent but answered with another ETag (or another CRC32): the object is
+    there, with its size, but not what the answer named. --verify's HEAD compares the ETag the
+    write answered (and, asked with checksum mode, the checksum): each object is written again,
+    then fails with one line naming what differs (exit 1), whatever the encryption (the ETag is
+    compared with the server's own answer, never with an MD5 computed here)."""
+    w = world
+    src = tmp_path / "src"
+    small = {k: v for k, v in UPLOAD.items() if len(v) < MiB}
+    for key, body in small.items():
+        (src / key).parent.mkdir(parents=True, exist_ok=True)
+        (src / key).write_bytes(body)
+    proxy = w.proxy(bent)
+    try:
+        prefix = f"{bent}/{data_path}/{time.time_ns()}/"
+        run = _run(["copy", str(src), f"s3://{w.dst}/{prefix}", "--endpoint-url", proxy.url, "--workers", "1",
+                    "--retry-max-time", RETRY_MAX_TIME, "--verify"], data_path, TIMEOUT)
+    finally:
+        proxy.stop()
+    assert run is not None, "hang"
+    where = f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    assert run.returncode == 1, where
+    assert _s3_tree(w.s3, w.dst, prefix) == small, where  # stored as sent: the answers lied
+    what = "ETag" if bent == "answer-other-etag" else "CRC32"
+    lines = [x for x in run.stderr.splitlines() if x.strip()]
+    assert len(lines) == len(small), where
+    assert all(x.startswith("ERROR ") and what in x and "its answer named" in x for x in lines), where
+
+
+SAME_SIZE = {f"same/{i:02d}": os.urandom(4096) for i in range(12)}  # the drift's victims: equal lengths
+
+
+@pytest.fixture(scope="module")
+def same_size_world(world: World) -> World:
+    """A source bucket of objects that all have one length: an answer drifted to another of them
+    passes every length check."""
+    w = world
+    src = f"{w.src}-same"
+    w.s3.create_bucket(Bucket=src)
+    for key, body in SAME_SIZE.items():
+        w.s3.put_object(Bucket=src, Key=key, Body=body)
+    listed = [Listed(o["Key"], o["Size"], o["ETag"].strip('"'), o["LastModified"].strftime("%Y-%m-%dT%H:%M:%S.000Z"))
+              for o in w.s3.list_objects_v2(Bucket=src)["Contents"]]
+    return World(w.endpoint, src, w.dst, listed, w.s3, w.upload_dir)
+
+
+@pytest.mark.parametrize("data_path", PATHS)
+def test_a_drifted_answer_is_never_written_under_another_name(same_size_world: World, tmp_path: Path,
+                                                              data_path: str):
+    """Bytes after each first GET's body, sent once the client has put the connection back in its
+    pool: aiohttp (botocore) reads them as the answer of the next request on that connection, and
+    answers drift one request behind, so a GET is answered with another object's body. All objects
+    here have one length, so only the answer's ETag, held to the listing's, tells (one connection,
+    --concurrency 1, so that the drift reaches the next object); the run must end right, never
+    write one object's bytes under another's name (DST checked byte for byte)."""
+    w = same_size_world
+    proxy = w.proxy("get-bytes-after-body-apart")
+    dst = tmp_path / "dst"
+    try:
+        run = _run(["copy", f"s3://{w.src}/", str(dst), "--endpoint-url", proxy.url, "--workers", "1",
+                    "--concurrency", "1", "--retry-max-time", RETRY_MAX_TIME], data_path, TIMEOUT)
+    finally:
+        proxy.stop()
+    assert run is not None, "hang"
+    where = f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    assert "Traceback" not in run.stderr, where
+    got = _local_tree(dst) if dst.exists() else {}
+    wrong = sorted(k for k, v in got.items() if SAME_SIZE.get(k) != v)
+    assert not wrong, f"another object's bytes under {wrong}\n{where}"
+    assert run.returncode == 0 and got == SAME_SIZE, where
 
 
 def test_the_guarantees_page_lists_every_mode_and_counts_the_cases():

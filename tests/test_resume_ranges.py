@@ -281,6 +281,8 @@ def test_wrong_bytes_remove_the_kept_file(cli, s3, bucket, endpoint, make_fault_
             "--multipart-threshold", "5MiB", "--part-size", "5MiB")
     assert r.code == 0, r
 
+    etag = s3.head_object(Bucket=bucket, Key="obj")["ETag"]  # the object's: only its bytes are wrong
+
     def flip(method: str, target: str, headers: dict[str, str]) -> bytes | None:
         rng = re.fullmatch(r"bytes=(\d+)-(\d+)", headers.get("range", ""))
         if method == "GET" and target.split("?", 1)[0] == f"/{bucket}/obj" and rng and rng.group(1) == "0":
@@ -288,7 +290,7 @@ def test_wrong_bytes_remove_the_kept_file(cli, s3, bucket, endpoint, make_fault_
             bad = bytearray(body[:end + 1])
             bad[1] ^= 0x01
             return (f"HTTP/1.1 206 Partial Content\r\nContent-Length: {len(bad)}\r\n"
-                    f"Content-Range: bytes 0-{end}/{len(body)}\r\nConnection: close\r\n\r\n").encode() + bytes(bad)
+                    f"Content-Range: bytes 0-{end}/{len(body)}\r\nETag: {etag}\r\nConnection: close\r\n\r\n").encode() + bytes(bad)
         return None
 
     proxy = make_fault_proxy(endpoint, [flip])

@@ -54,7 +54,7 @@ CopyPartSize = Annotated[str, O(hidden=True)]
 CopyConcurrency = Annotated[int, O(hidden=True, min=1, help="server-side: parts of one UploadPartCopy in flight")]
 ExpectedSize = Annotated[Optional[str], O("--expected-size", metavar="SIZE", help="with SRC '-': about how big the stream from stdin will be, so the part size lets 10,000 parts hold it")]
 ForceArchived = Annotated[bool, O("--force-archived", help="try objects in GLACIER or DEEP_ARCHIVE that are not restored (by default they are skipped and counted: S3 refuses to read them)")]
-Verify = Annotated[bool, O("--verify", help="read back every object written, by a HEAD after its write: one the destination does not have (or not whole) is written once more, then failed (without it, only the first object each worker writes to S3 is checked)")]
+Verify = Annotated[bool, O("--verify", help="read back every object written, by a HEAD after its write: one the destination does not have, or not whole, or not with the ETag and checksum its write was answered with, is written once more, then failed (without it, only the first object each worker writes to S3 is checked)")]
 ChecksumAlgorithm = Annotated[Optional[str], O("--checksum-algorithm", metavar="ALGORITHM", help="S3 uploads carry this checksum, checked by the server on every PUT and part and kept with the object: CRC32, CRC32C, CRC64NVME (full-object), SHA1 or SHA256 (CRC32C/CRC64NVME need pip install 's3bulk[crc]')")]
 
 # which keys

@@ -15,8 +15,11 @@ version; a second change fails it with one line.
 The condition travels as a context variable, set by the transfer around one object's
 multi-request reads only (and by a spread helper for its parts), so the store API stays as it
 is. Stores that honour it declare `features.conditional_reads` (S3, the in-memory store); the
-others (local files, list/get servers) ignore it. A single GET of a whole object needs none: it
-is one version by itself.
+others (local files, list/get servers) ignore it. A single GET of a whole object is one version
+by itself, but it is held to the listed ETag all the same (engine/transfer/one_object.py
+`_read_whole`): its answer must name that ETag (`check_answer`), or it is another request's answer
+(a server that sent bytes after an earlier body makes answers drift on a kept-alive connection),
+and an object of the same length would be written under the wrong name.
 
 A local file has no ETag: its version is what the listing saw (size, mtime) and what fstat says
 of the fd each read opens (FileVersion, carried by SOURCE_FILE the same way), so an upload in parts
@@ -28,7 +31,7 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 
-from ..errors import StoreError
+from ..errors import StoreError, Transient
 
 IF_MATCH: ContextVar[str | None] = ContextVar("s3bulk_if_match", default=None)
 
@@ -117,6 +120,19 @@ def if_match_header() -> dict[str, str]:
     """{"if-match": '"<etag>"'} inside a conditional read, else {}."""
     etag = IF_MATCH.get()
     return {"if-match": f'"{etag}"'} if etag else {}
+
+
+def check_answer(etag: str | None, op: str, url: str, key: str) -> None:
+    """Inside a conditional read: the GET's answer must name the ETag asked for. An answer of
+    another object (a server that sent bytes after an earlier body, which aiohttp then reads as
+    the next answer on that kept-alive connection: answers drift one request behind) could
+    otherwise hand over another object's bytes of the same length. Transient: the read is asked
+    again; an object that really changed answers that with 412 (SourceChanged). One string
+    comparison per GET, none outside a conditional read."""
+    want = IF_MATCH.get()
+    if want and (etag or "").strip().strip('"') != want:
+        raise Transient(f"a GET answer naming ETag {etag or 'none'}, not {want} asked for: not this "
+                        "request's answer", op=op, url=url, key=key)
 
 
 def copy_source_if_match_header() -> dict[str, str]:

@@ -42,6 +42,7 @@ from ...stores.base import ChecksumReader, Multipart, PropsReader, ResumableUplo
 from ...stores.conditions import IF_MATCH, NO_CLOBBER, SOURCE_FILE, FileVersion, SourceChanged
 from ...stores.local.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from ...stores import file_times
+from ...stores.written import WRITTEN, WriteAnswer
 from . import guards, object_props
 from ..plan import KeyMap, TransferOptions
 from .part_buffers import part_buffer
@@ -183,6 +184,8 @@ class Transfer:
             await guards.skip_if_newer(self.dst, self.keymap(info.key), info)
         guarded = NO_CLOBBER.set(True) if self.no_clobber else None  # every write of it: stores/conditions.py
         checked = self.verifies_next()
+        # what the write answers (its ETag, its checksum), kept only for an object to be checked
+        answer = WRITTEN.set(WriteAnswer()) if checked else None
         try:
             for attempt in range(RESTARTS + 1):
                 pin = SOURCE_FILE.set(FileVersion(info.size, info.mtime)) if self.local_src else None
@@ -202,6 +205,8 @@ class Transfer:
         finally:
             if guarded is not None:
                 NO_CLOBBER.reset(guarded)
+            if answer is not None:
+                WRITTEN.reset(answer)
         raise AssertionError("unreachable")
 
     async def _back_up_replaced(self, info: ObjectInfo) -> None:
@@ -231,11 +236,12 @@ class Transfer:
 
         assert info.size is not None
         dst_key = self.keymap(info.key)
-        why = await why_not_stored(self.dst, dst_key, info.size, asked=self.options.verify)
+        why = await why_not_stored(self.dst, dst_key, info.size, asked=self.options.verify, answer=WRITTEN.get())
         if why is None:
             return done
+        WRITTEN.set(WriteAnswer())  # the second write's answer, not the first's (reset by copy())
         done = await self._copy_once(info)
-        why = await why_not_stored(self.dst, dst_key, info.size, asked=self.options.verify)
+        why = await why_not_stored(self.dst, dst_key, info.size, asked=self.options.verify, answer=WRITTEN.get())
         if why is None:
             return done
         raise NotStored(f"{why} (written twice, checked by a HEAD after each)", op="verify",
@@ -277,7 +283,7 @@ class Transfer:
                 return size, False
             await self.budget.acquire(size)
             try:
-                data, props, stored = await self._read_whole(info.key, dst_key, size)
+                data, props, stored = await self._read_whole(info.key, dst_key, size, self._version_of(info))
                 await self._put_checked(info.key, dst_key, data, size,
                                         info.mtime if stored is None else stored, props)
             finally:
@@ -355,16 +361,26 @@ class Transfer:
         finally:
             self.budget.release(held)
 
-    async def _read_whole(self, src_key: str, dst_key: str, size: int
+    async def _read_whole(self, src_key: str, dst_key: str, size: int, etag: str | None = None
                           ) -> tuple[bytes, ObjectProps | None, float | None]:
         """The object's one GET, asked again (up to --retries times) while it brings another length
         than listed: an answer that is not this request's (a server that sent bytes after an
         earlier body, which aiohttp reads as the next answer on that connection) or a short one
-        the store could not tell. The last read is returned as it is; _put_checked refuses it."""
-        for attempt in range(self.options.retries + 1):
-            data, props, stored = await self._read_with_props(src_key, dst_key)
-            if len(data) == size:
-                break
+        the store could not tell. The last read is returned as it is; _put_checked refuses it.
+
+        With the listing's `etag` the GET is a conditional read (stores/conditions.py): it asks
+        for that version (If-Match: an object changed since answers 412, SourceChanged) and its
+        answer must name it, or it is asked again. A drifted answer of another object of the same
+        length would otherwise be written under this name."""
+        condition = IF_MATCH.set(etag) if etag else None
+        try:
+            for attempt in range(self.options.retries + 1):
+                data, props, stored = await self._read_with_props(src_key, dst_key)
+                if len(data) == size:
+                    break
+        finally:
+            if condition is not None:
+                IF_MATCH.reset(condition)
         return data, props, stored
 
     async def _put_checked(self, src_key: str, dst_key: str, data: bytes, size: int,

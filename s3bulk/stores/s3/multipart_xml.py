@@ -64,3 +64,19 @@ def error_in_200(body: bytes) -> bool:
         return False
     root = xml_plain.small_root(body)
     return root == b"Error" if root is not None else xml_reference.error_in_200(body)
+
+
+_ETAG = re.compile(rb"<ETag>([^<]*)</ETag>")
+
+
+def answered_etag(body: bytes) -> str | None:
+    """The ETag a CompleteMultipartUpload or CopyObject answer names in its XML (entities replaced,
+    quotes kept), or None when it names none: what --verify holds the object to (stores/written.py).
+    Only read when a write is to be checked; a body it cannot read names none (no check)."""
+    m = _ETAG.search(body)
+    if not m or not m.group(1):
+        return None
+    try:
+        return xml_plain.unescape(m.group(1).decode("utf-8", "replace"))
+    except ValueError:
+        return None

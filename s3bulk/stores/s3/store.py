@@ -27,6 +27,7 @@ from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInf
                     abort_confirmed, part_request, part_size_for, upload_in_parts)
 from ..local.bodies import FileBody
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
+from .. import written
 from .pages import check_token, checked_page
 from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
@@ -454,8 +455,11 @@ class S3Store:
             await self.check_composite_body(key, got[0], from_headers(got[1]))
             return got[0], s3props.from_headers(got[1], tag_count_known=True)
         try:
+            from ..conditions import quoted
+
+            etag = quoted()  # a whole object the listing named: that version only (check_answer below)
             resp = await (await self._control()).get_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED",
-                                                             **self._read_params())
+                                                             **self._read_params(), **({"IfMatch": etag} if etag else {}))
             async with resp["Body"] as body:
                 data = await body.read()
         except Exception as exc:
@@ -466,6 +470,9 @@ class S3Store:
         if not resp.get("ETag"):  # every S3 GET answer names its object's version: this is not one
             raise Transient("a GET answer without an ETag (not this request's answer)", op="get",
                             url=self._url(key), key=key)
+        from ..conditions import check_answer
+
+        check_answer(resp.get("ETag"), "get", self._url(key), key)
         await self.check_composite_body(key, data, from_fields(resp))
         return data, s3props.from_botocore(resp, tag_count_known=True)
 
@@ -628,13 +635,13 @@ class S3Store:
         """GetObject through botocore (the whole object with its checksum checked, or bytes
         [start, end)), its length checked against the answer and the range asked."""
         params.update(self._read_params())
+        from ..conditions import check_answer, quoted
+
+        etag = quoted()
+        if etag:  # a range of an object read in several, or a whole one the listing named: that version only
+            params["IfMatch"] = etag
         if start is not None and end is not None:
             params["Range"] = f"bytes={start}-{end - 1}"
-            from ..conditions import quoted
-
-            etag = quoted()
-            if etag:  # one range of an object read in several: only the version the copy reads
-                params["IfMatch"] = etag
         else:
             params["ChecksumMode"] = "ENABLED"  # botocore then checks the body against a full-object checksum
         try:
@@ -646,6 +653,7 @@ class S3Store:
         want = resp.get("ContentLength")
         if want is not None and len(data) != want:
             raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
+        check_answer(resp.get("ETag"), "get", self._url(key), key)  # not another request's answer
         if start is None and "VersionId" not in params:
             from ..checksums import from_fields
 
@@ -743,6 +751,7 @@ class S3Store:
                     **self._if_none_match(param=True))
             except Exception as exc:
                 raise self._write_error(exc, "put", key) from exc
+            written.note_fields(resp)  # for --verify (stores/written.py)
             return resp.get("VersionId")
 
         if NO_CLOBBER.get():
@@ -1142,11 +1151,13 @@ class S3Store:
                                                           self.checksum_algorithm)) is not _NO_WIRE:
                 return
             try:
-                await (await self._control()).copy_object(Bucket=self.bucket, Key=dst_key, CopySource=source,
-                                                          **kwargs, **condition, **self._put_checksum(),
-                                                          **self._if_none_match(param=True))
+                resp = await (await self._control()).copy_object(
+                    Bucket=self.bucket, Key=dst_key, CopySource=source, **kwargs, **condition,
+                    **self._put_checksum(), **self._if_none_match(param=True))
             except Exception as exc:
                 raise translate(exc, "copy", self._url(dst_key), dst_key) from exc
+            result = resp.get("CopyObjectResult") or {}
+            written.note_fields(result, result.get("ETag"))  # for --verify (stores/written.py)
             return
         part = part_size_for(size, self._copy_part_size)
         if not replace:
@@ -1355,6 +1366,7 @@ class S3Multipart:
                     **self._payer(), **s._if_none_match(param=True))
             except Exception as exc:
                 raise translate(exc, "complete multipart upload", s._url(self.key), self.key) from exc
+            written.note_fields(resp)  # for --verify (stores/written.py)
             return resp.get("VersionId")
 
         s._written(self.key, await s._no_clobber(self.key, attempt, op="complete multipart upload"))

@@ -34,7 +34,8 @@ from ...errors import Corrupt, StoreError, Transient, from_transport
 from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
 from ..local.bodies import FileBody
-from ..conditions import copy_source_if_match_header, if_match_header
+from ..conditions import check_answer, copy_source_if_match_header, if_match_header
+from .. import written
 from . import multipart_xml, xml_plain, xml_reference
 from ..requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
 from .sigv4 import EMPTY_SHA256, UNSIGNED_PAYLOAD, Credentials, Signer, canonical_query, uri_encode
@@ -498,15 +499,18 @@ class S3Wire:
         """The object or bytes [start, end) of it; a range is received straight into `into` when given.
         A whole object's COMPOSITE checksum, which needs its parts to check, is put in `composite`."""
         headers: dict[str, str] = dict(self.read_headers)
+        # inside a conditional read (a range of several, or a whole object the listing named):
+        # only the version the copy reads, and an answer naming it (check_answer)
+        headers.update(if_match_header())
         if start is not None:
             headers["range"] = f"bytes={start}-{end - 1}"  # type: ignore[operator]
-            headers.update(if_match_header())  # one range of several: only the version the copy reads
         else:
             headers["x-amz-checksum-mode"] = "ENABLED"
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key,
                                 into if start is not None else None)
         if resp.status not in (200, 206):
             raise self._error(resp, "get", url, key)
+        check_answer(resp.headers.get("etag"), "get", url, key)
         data = resp.body
         if start is not None:
             if resp.status == 200:
@@ -531,6 +535,7 @@ class S3Wire:
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key, sink=sink)
         if resp.status not in (200, 206):
             raise self._error(resp, "get", url, key)
+        check_answer(resp.headers.get("etag"), "get", url, key)
         if resp.status == 206 and sink.written == end - start and not resp.body:
             return  # the body went to the sink, byte-counted by the client against its Content-Length
         data = resp.body if resp.status == 206 else memoryview(resp.body)[start:end]
@@ -560,6 +565,7 @@ class S3Wire:
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
         if resp.status != 200:
             raise self._write_error(resp, "put", url, key, sent)
+        written.note_headers(resp.headers)  # for --verify (stores/written.py)
         return resp.headers.get("x-amz-version-id")
 
     async def upload_part(self, key: str, upload_id: str, number: int, data: bytes | bytearray | memoryview,
@@ -618,6 +624,8 @@ class S3Wire:
             resp = resp._replace(status=500)
         if resp.status != 200:
             raise self._error(resp, "complete multipart upload", url, key)
+        if written.WRITTEN.get() is not None:  # for --verify (stores/written.py): the ETag is in the XML
+            written.note_headers(resp.headers, multipart_xml.answered_etag(bytes(resp.body or b"")))
         return resp.headers.get("x-amz-version-id")
 
     async def abort_multipart(self, key: str, upload_id: str, url: str) -> None:
@@ -639,6 +647,8 @@ class S3Wire:
         # CopyObject can fail after answering 200: the error is then in the body (or it is cut off)
         if resp.status != 200 or multipart_xml.error_in_200(bytes(resp.body)):
             raise self._error(resp if resp.status != 200 else resp._replace(status=500), "copy", url, key)
+        if written.WRITTEN.get() is not None:  # for --verify (stores/written.py): the ETag is in the XML
+            written.note_headers(resp.headers, multipart_xml.answered_etag(bytes(resp.body or b"")))
 
     async def object_parts(self, key: str, url: str, marker: int
                            ) -> tuple[list[tuple[int, int, str]], int | None] | None:
@@ -672,9 +682,11 @@ class S3Wire:
     async def get_with_headers(self, key: str, url: str) -> tuple[bytes | bytearray | memoryview, dict[str, str]]:
         """The whole object and its answer's headers, in the one GET a streamed copy makes anyway."""
         resp = await self._send("GET", self._object_path(key), None,
-                                {"x-amz-checksum-mode": "ENABLED", **self.read_headers}, None, "get", url, key)
+                                {"x-amz-checksum-mode": "ENABLED", **self.read_headers, **if_match_header()},
+                                None, "get", url, key)
         if resp.status != 200:
             raise self._error(resp, "get", url, key)
+        check_answer(resp.headers.get("etag"), "get", url, key)  # inside a conditional read
         verify_body(resp.body, resp.headers, url, key)  # a composite one: checked by the store, from the headers
         return resp.body, dict(resp.headers)
 
