@@ -31,6 +31,7 @@ from ...errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from . import xattrs
+from .. import file_times  # the mark a download leaves, asked once per file
 from ..base import Features
 from .bodies import FileBody
 from ..conditions import NO_CLOBBER, DestinationExists, source_file
@@ -321,8 +322,6 @@ class LocalStore:
         the same object then sees the two equal without asking S3. Best effort: a filesystem
         without user xattrs keeps no mark (such a sync asks with one HEAD instead), and a file that
         landed is never failed for want of its mark."""
-        from .. import file_times
-
         try:
             os.setxattr(self._src_path(key), file_times.COPY_OF, f"{last_modified!r} {mtime!r}".encode())
         except OSError:
@@ -330,8 +329,6 @@ class LocalStore:
 
     def copy_of(self, key: str) -> tuple[float, float] | None:
         """(LastModified, mtime) as mark_copy_of noted them on the file, or None."""
-        from .. import file_times
-
         try:
             a, b = os.getxattr(self._src_path(key), file_times.COPY_OF).split()
             return float(a), float(b)

@@ -27,7 +27,7 @@ from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInf
                     abort_confirmed, part_request, part_size_for, upload_in_parts)
 from ..local.bodies import FileBody
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
-from .. import written
+from .. import checksums, file_times, written  # file_times, checksums: a download's hot path imports nothing
 from .pages import check_token, checked_page
 from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
@@ -419,12 +419,9 @@ class S3Store:
         """The whole object and the file time its metadata carries (x-amz-meta-mtime, rclone's or
         mc's: stores/file_times.py; None without one), from the one GET: a download to a local
         file gives the file that time. Only those two headers are read, not the whole properties."""
-        from .. import file_times
-        from ..checksums import from_headers
-
         got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key)))
         if got is not _NO_WIRE:
-            await self.check_composite_body(key, got[0], from_headers(got[1]))
+            await self.check_composite_body(key, got[0], checksums.from_headers(got[1]))
             return got[0], file_times.from_headers(got[1])
         data, props = await self.read_with_props(key)
         return data, file_times.stored_mtime(props.metadata)
@@ -595,8 +592,6 @@ class S3Store:
         checksums (one GetObjectAttributes) cut the bytes, each part's digest must match, and their
         digest the object's value. Corrupt (retried as a bad body is) on a mismatch; unchecked, with
         one note, where the store does not tell the parts."""
-        from .. import checksums
-
         if found is None or found[2] != "COMPOSITE" or not checksums.available(found[0]):
             return
         algorithm, want, _ = found
