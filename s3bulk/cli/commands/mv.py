@@ -27,8 +27,8 @@ EXAMPLES = (
      "s3bulk mv ./outbox/ s3://bucket/inbox/ --dry-run"),
     ("Move only what DST does not have yet; the rest stays at SRC",
      "s3bulk mv ./outbox/ s3://bucket/inbox/ --no-clobber"),
-    ("Keep what the move overwrites at DST: copied to replaced/ first, with a suffix",
-     "s3bulk mv ./outbox/ s3://bucket/inbox/ --backup-dir s3://bucket/replaced/ --suffix .1"),
+    ("Keep what the move overwrites at DST: copied to old/ first, with a suffix",
+     "s3bulk mv ./outbox/ s3://bucket/inbox/ --backup-dir s3://bucket/old/ --suffix .1"),
     ("Move only the .log objects, continuing an interrupted move",
      "s3bulk mv s3://bucket/logs/ ./logs/ --include '*.log' --resume"),
 )
