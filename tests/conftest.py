@@ -289,4 +289,16 @@ def listget_server():
             proc.wait(30)
 
 
-__all__ = ["put_tree", "read_tree", "write_tree", "bucket_tree", "shutil"]
+def objects_under(s3, bucket: str, prefix: str = "") -> dict[str, bytes]:
+    """The bucket's objects under `prefix`, by their whole keys (bucket_tree strips the prefix)."""
+    return {k: v for k, v in bucket_tree(s3, bucket).items() if k.startswith(prefix)}
+
+
+def one_error_line(err: str) -> str:
+    """The one `s3bulk: error:` line a refused run printed (and no traceback)."""
+    lines = [ln for ln in err.splitlines() if ln.startswith("s3bulk: error:")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+__all__ = ["put_tree", "read_tree", "write_tree", "bucket_tree", "objects_under", "one_error_line", "shutil"]

@@ -11,23 +11,14 @@ import os
 
 import pytest
 
-from conftest import bucket_tree, put_tree, read_tree, write_tree
+from conftest import objects_under as tree, one_error_line
+from conftest import put_tree, read_tree, write_tree
 
 
 @pytest.fixture(params=["lean", "botocore"])
 def data_path(request) -> dict[str, str]:
     """Both S3 data paths, as the env of each CLI run."""
     return {"S3BULK_DATA_PATH": request.param}
-
-
-def tree(s3, bucket: str, prefix: str = "") -> dict[str, bytes]:
-    return {k: v for k, v in bucket_tree(s3, bucket).items() if k.startswith(prefix)}
-
-
-def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.startswith("s3bulk: error:")]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 def heads(summary: dict) -> int:

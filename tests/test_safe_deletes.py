@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import ROOT, bucket_tree, put_tree, read_tree, write_tree
+from conftest import objects_under as tree, one_error_line
+from conftest import ROOT, put_tree, read_tree, write_tree
 from faultproxy import FaultProxy
 
 
@@ -24,17 +25,6 @@ from faultproxy import FaultProxy
 def data_path(request) -> dict[str, str]:
     """Both S3 data paths, as the env of each CLI run."""
     return {"S3BULK_DATA_PATH": request.param}
-
-
-def tree(s3, bucket: str, prefix: str = "") -> dict[str, bytes]:
-    """The bucket's objects under `prefix`, by their whole keys."""
-    return {k: v for k, v in bucket_tree(s3, bucket).items() if k.startswith(prefix)}
-
-
-def one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.startswith("s3bulk: error:")]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 # --- an empty source is not a mirror -----------------------------------------------------------
