@@ -682,6 +682,26 @@ def test_there_are_at_least_30_modes():
 # ---------------------------------------------------------------------------- --verify
 
 
+def _copy_small_through(w: World, tmp_path: Path, mode: str, label: str, data_path: str,
+                        *extra: str) -> tuple[subprocess.CompletedProcess[str] | None, str, dict[str, bytes]]:
+    """The objects of UPLOAD under 1 MiB, written to a local SRC and copied to a fresh prefix of the
+    DST bucket through a proxy bending requests by `mode`, one worker: (the run or None on a hang,
+    the prefix, the objects)."""
+    src = tmp_path / "src"
+    small = {k: v for k, v in UPLOAD.items() if len(v) < MiB}
+    for key, body in small.items():
+        (src / key).parent.mkdir(parents=True, exist_ok=True)
+        (src / key).write_bytes(body)
+    proxy = w.proxy(mode)
+    try:
+        prefix = f"{label}/{time.time_ns()}/"
+        run = _run(["copy", str(src), f"s3://{w.dst}/{prefix}", "--endpoint-url", proxy.url, "--workers", "1",
+                    "--retry-max-time", RETRY_MAX_TIME, *extra], data_path, TIMEOUT)
+    finally:
+        proxy.stop()
+    return run, prefix, small
+
+
 @pytest.mark.parametrize("data_path", PATHS)
 @pytest.mark.parametrize("verify", [False, True], ids=["default", "verify"])
 def test_a_gateway_that_stores_nothing_is_noticed(world: World, tmp_path: Path, data_path: str, verify: bool):
@@ -689,18 +709,8 @@ def test_a_gateway_that_stores_nothing_is_noticed(world: World, tmp_path: Path, 
     the worker writes is read back and the run fails (exit 1, not 0 with nothing there); with
     --verify every object is, each failing with one line after its second write."""
     w = world
-    src = tmp_path / "src"
-    small = {k: v for k, v in UPLOAD.items() if len(v) < MiB}
-    for key, body in small.items():
-        (src / key).parent.mkdir(parents=True, exist_ok=True)
-        (src / key).write_bytes(body)
-    proxy = w.proxy("swallow-every-put")
-    try:
-        prefix = f"swallow/{data_path}/{verify}/{time.time_ns()}/"
-        run = _run(["copy", str(src), f"s3://{w.dst}/{prefix}", "--endpoint-url", proxy.url, "--workers", "1",
-                    "--retry-max-time", RETRY_MAX_TIME, *(["--verify"] if verify else [])], data_path, TIMEOUT)
-    finally:
-        proxy.stop()
+    run, prefix, small = _copy_small_through(w, tmp_path, "swallow-every-put", f"swallow/{data_path}/{verify}",
+                                             data_path, *(["--verify"] if verify else []))
     assert run is not None, "hang"
     where = f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
     assert run.returncode == 1, where
@@ -716,18 +726,8 @@ def test_credentials_that_may_write_but_not_read_back(world: World, tmp_path: Pa
     """A backup bucket's write-only policy: every HEAD at DST is AccessDenied. The default sample
     checks nothing then (the run ends right, exit 0); --verify, asked for, fails each object saying so."""
     w = world
-    src = tmp_path / "src"
-    small = {k: v for k, v in UPLOAD.items() if len(v) < MiB}
-    for key, body in small.items():
-        (src / key).parent.mkdir(parents=True, exist_ok=True)
-        (src / key).write_bytes(body)
-    proxy = w.proxy("write-only")
-    try:
-        prefix = f"write-only/{data_path}/{verify}/{time.time_ns()}/"
-        run = _run(["copy", str(src), f"s3://{w.dst}/{prefix}", "--endpoint-url", proxy.url, "--workers", "1",
-                    "--retry-max-time", RETRY_MAX_TIME, *(["--verify"] if verify else [])], data_path, TIMEOUT)
-    finally:
-        proxy.stop()
+    run, prefix, small = _copy_small_through(w, tmp_path, "write-only", f"write-only/{data_path}/{verify}",
+                                             data_path, *(["--verify"] if verify else []))
     assert run is not None, "hang"
     where = f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
     assert _s3_tree(w.s3, w.dst, prefix) == small, where  # written either way, and whole
@@ -750,18 +750,7 @@ def test_verify_holds_the_object_to_what_its_write_answered(world: World, tmp_pa
     then fails with one line naming what differs (exit 1), whatever the encryption (the ETag is
     compared with the server's own answer, never with an MD5 computed here)."""
     w = world
-    src = tmp_path / "src"
-    small = {k: v for k, v in UPLOAD.items() if len(v) < MiB}
-    for key, body in small.items():
-        (src / key).parent.mkdir(parents=True, exist_ok=True)
-        (src / key).write_bytes(body)
-    proxy = w.proxy(bent)
-    try:
-        prefix = f"{bent}/{data_path}/{time.time_ns()}/"
-        run = _run(["copy", str(src), f"s3://{w.dst}/{prefix}", "--endpoint-url", proxy.url, "--workers", "1",
-                    "--retry-max-time", RETRY_MAX_TIME, "--verify"], data_path, TIMEOUT)
-    finally:
-        proxy.stop()
+    run, prefix, small = _copy_small_through(w, tmp_path, bent, f"{bent}/{data_path}", data_path, "--verify")
     assert run is not None, "hang"
     where = f"exit {run.returncode}\n{run.stdout}\n{run.stderr}"
     assert run.returncode == 1, where
