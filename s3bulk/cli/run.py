@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, NoReturn, 
 
 from ..errors import S3BulkError, UsageError
 from . import shell
-from .groups import RunOptions, max_memory, transfer_options
+from .groups import RunOptions, transfer_options
 from .shell import exit_with
 from .signals import StopSignals
 
