@@ -26,10 +26,7 @@ from typing import Iterator
 from urllib.parse import unquote
 
 from ...model import ObjectInfo
-
-
-class Malformed(ValueError):
-    """The answer is not the well-formed XML of the answer it should be."""
+from ...errors import MalformedXml as Malformed
 
 
 # the characters XML 1.0 forbids that S3 sends in keys, raw or as character references (tab, LF
