@@ -94,14 +94,6 @@ class Renderer(Subscriber):
         print("s3bulk: stopping: finishing the transfers in flight and writing the journal "
               "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
 
-    def on_event(self, kind: str, payload: Any) -> None:
-        """The older (kind, payload) entry, for a caller that prints notices, the stopping line and
-        planned lines itself and hands on the rest: the same methods, by the payload's type."""
-        if kind in ("copied", "deleted", "restarted"):
-            payload = _typed(kind, payload)
-        if isinstance(payload, (Progress, Failure, Copied, Deleted, Restarted)):
-            self.notify(payload)
-
     def planned(self, event: PlannedEvent) -> None:
         """A dry run's action or a difference `check` found: one line on stdout, whatever else
         the renderer shows (the lines are the command's output)."""
@@ -566,15 +558,6 @@ def estimate_text(estimate: dict[str, Any], moving: bool = True) -> str:
 def printable(text: str) -> str:
     """Text as one line with control characters shown escaped (\\n, \\x1b, ...)."""
     return text.translate(_ESCAPES)
-
-
-def _typed(kind: str, payload: dict[str, Any]) -> Copied | Deleted | Restarted:
-    """An older per-object payload (a dict) as its event."""
-    if kind == "copied":
-        return Copied(payload["src"], payload["dst"], payload["size"])
-    if kind == "restarted":
-        return Restarted(payload["src"], payload["dst"], payload["reason"])
-    return Deleted(payload["src"], "src") if "src" in payload else Deleted(payload["dst"], "dst")
 
 
 def _failure_line(f: Failure) -> str:
