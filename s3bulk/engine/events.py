@@ -20,12 +20,12 @@ dispatches on strings. A worker never writes to stdout itself.
     Difference     on_difference    `check`: a key only in SRC, only in DST, or different
     WatchStatus    on_watch_status  `sync --watch`: how far behind SRC the mirror is, about once a second
 
-An upload `rm --incomplete-uploads` aborted is an UploadAborted, a kind of Deleted (on_deleted);
-one its dry run found is an UploadFound, a kind of DryRunAction (on_dry_run).
-
 The commands outside the worker pool report through the same subscriber: `rm` (Deleted, or
 DryRunAction "delete", per key; Failure "delete"; Notice; Progress four times a second),
-`copy --all-versions` (Copied or Failure per version), `check --against-report` (Difference).
+`copy --all-versions` (Copied or Failure per version), `check --against-report` (Difference),
+`sync --watch-queue`'s feed (Notice). An upload `rm --incomplete-uploads` aborted is an
+UploadAborted, a kind of Deleted (on_deleted); one its dry run found an UploadFound, a kind of
+DryRunAction (on_dry_run): a kind reaches its base's method, so the methods above are all there is.
 
 The older callback form, `on_event(kind, payload)` with `kind` the event's `event` name, still
 works through `Callback` (payloads as they always were: plain dicts for copied / deleted /
