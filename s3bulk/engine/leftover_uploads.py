@@ -27,14 +27,14 @@ from typing import Any, AsyncIterator, cast
 
 from ..errors import StoreError, UsageError
 from .events import Failure, Subscriber, UploadAborted, UploadFound
-from ..stores.base import ABORT_TRIES, OpenUpload, ResumableUploads, abort_confirmed, why_still_open
+from ..stores.base import ABORT_TRIES, OpenUpload, ResumableUploads, Store, abort_confirmed, why_still_open
 
 # S3 refuses a request signed more than 15 minutes off its own clock, so no store a run could write
 # to has a clock further off ours: an upload an intent made began no earlier than this before it
 SKEW = 15 * 60.0
 
 
-async def open_uploads(store: Any, prefix: str) -> AsyncIterator[OpenUpload]:
+async def open_uploads(store: Store, prefix: str) -> AsyncIterator[OpenUpload]:
     """Every multipart upload open under `prefix` at `store` (features.resumable_uploads), page by page."""
     uploads = cast(ResumableUploads, store)
     key_marker: str | None = None
@@ -64,7 +64,7 @@ async def resolve_intent(store: Any, key: str, started: float | None, known: fro
     return len(doomed)
 
 
-async def abort_rows(store: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def abort_rows(store: Store, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Abort the uploads journal rows name (a replaced or finished run's leftovers); a row without
     an id is an intent, resolved by listing the key's uploads. Returns the rows whose upload may
     still be open (its abort not confirmed, or the store could not say): the caller keeps them

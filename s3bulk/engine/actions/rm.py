@@ -22,6 +22,7 @@ from ...config.urls import Location, S3Options, parse_location
 from ..events import Notice, Progress, Subscriber, deletion
 
 if TYPE_CHECKING:
+    from ...stores.base import Store
     from ..journal.units import Journal
     from ..report import ReportWriter
     from ..transfer.backup import Backup
@@ -426,5 +427,5 @@ async def _check_caps(src: Location, single: str | None, request: RmRequest, opt
     check_caps("rm", count, nbytes, seen, request.max_delete, cast("int | None", request.max_delete_size))
 
 
-async def _one(key: str, store: Any) -> AsyncIterator[list[ObjectInfo]]:
+async def _one(key: str, store: Store) -> AsyncIterator[list[ObjectInfo]]:
     yield [await store.head(key)]

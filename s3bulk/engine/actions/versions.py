@@ -26,14 +26,14 @@ from typing import Any, AsyncIterator, Callable, Iterator, cast
 from ...errors import StoreError, UsageError
 from ...config.filters import Filters
 from ...model import ObjectInfo
-from ...stores.base import ObjectVersion, VersionedStore, unwrap
+from ...stores.base import ObjectVersion, Store, VersionedStore, unwrap
 from ...config.urls import Location, S3Options, parse_location
 from ..events import Copied, Failure, Subscriber, deletion
 
 PAGE = 1000
 
 
-def versioned(store: Any, url: str) -> VersionedStore:
+def versioned(store: Store, url: str) -> VersionedStore:
     """The store as a VersionedStore, or a one-line UsageError when it keeps no versions."""
     if not store.features.versions:
         raise UsageError(f"{url}: versions need a store that keeps them (an S3 bucket)")
@@ -190,7 +190,7 @@ class _VersionsRun:
         self.window = asyncio.Semaphore(max(1, request.concurrency))
         self.budget: Any = None
 
-    async def open(self, src: Any) -> None:
+    async def open(self, src: Store) -> None:
         """SRC read as `copy` reads it (one key, or a prefix), DST opened, checked and prepared."""
         from ..plan import KeyMap
         from ..transfer.one_object import ByteBudget
@@ -315,7 +315,7 @@ class _VersionsRun:
         return True
 
 
-async def _landed(dst: Any, target: str, v: ObjectVersion, began: float | None, after: str | None) -> str | None:
+async def _landed(dst: Store, target: str, v: ObjectVersion, began: float | None, after: str | None) -> str | None:
     """Whether version `v`, being sent to `target` when a run was killed, landed there: the DST
     version id it made, or None when it must be sent (again).
 
@@ -349,7 +349,7 @@ async def _landed(dst: Any, target: str, v: ObjectVersion, began: float | None, 
     return newest.version_id
 
 
-async def _abort_left(dst: Any, target: str, began: float | None) -> None:
+async def _abort_left(dst: Store, target: str, began: float | None) -> None:
     """Abort the multipart upload a version cut short by a kill may have left open at `target`
     (one begun since `began`: engine/leftover_uploads.py), before the version is sent again."""
     from ..leftover_uploads import resolve_intent
