@@ -29,7 +29,7 @@ JSON_VERSION = 1  # the --json schema (docs/reference/json-lines.md); bumped whe
 MAX_FAILURE_LINES = 50
 
 
-def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str, Any]:
+def summary_dict(summary: Summary, command: str, src: str | None, dst: str | None) -> dict[str, Any]:
     """The `summary` event. `check` has its own fields (it copies and deletes nothing: what a copy's
     would say of it would be about a run that never happens): same, differ, only_in_src, only_in_dst."""
     c = summary.counters
@@ -69,7 +69,8 @@ class Renderer(Subscriber):
     """Base: quiet but for what every renderer shows: a dry run's or `check`'s lines on stdout
     (`planned`), notices and the stopping line on stderr. Subclasses draw the rest."""
 
-    def __init__(self, command: str, src: str, dst: str) -> None:
+    def __init__(self, command: str, src: str | None, dst: str | None) -> None:
+        # None: a JSON stream's start that names no SRC or DST (the run could not read them)
         self.command, self.src, self.dst = command, src, dst
 
     def __enter__(self) -> "Renderer":
@@ -129,7 +130,7 @@ class JsonRenderer(Renderer):
     script reading the stream can rely on its first and last lines."""
 
     def __init__(self, command: str, src: str | None, dst: str | None, out: TextIO = sys.stdout) -> None:
-        super().__init__(command, src, dst)  # type: ignore[arg-type]
+        super().__init__(command, src, dst)
         self.out = out
         self._last = 0.0
         self.started = self.summarized = self._errored = False
