@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import warnings
 from typing import IO, Any, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
 
 from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, EventSink, JsonLinePrinter,
@@ -673,50 +672,6 @@ def _size(value: int | str | None, what: str) -> int | None:
     from .config.sizes import parse_size
 
     return parse_size(value, what) if isinstance(value, str) else value
-
-
-# --- the older names, kept for one release (CHANGELOG.md) ----------------------------------------------
-
-def _renamed(new: Callable[P, R], old: str) -> Callable[P, R]:
-    """`new` under its old name `old`, warning (DeprecationWarning) each time it is called; a
-    coroutine function stays one (`inspect.iscoroutinefunction`), as the old name was."""
-    import inspect
-
-    def warn() -> None:
-        warnings.warn(f"s3bulk.{old} is deprecated and goes in the next release: use s3bulk.{new.__name__}",
-                      DeprecationWarning, stacklevel=3)
-
-    def alias(*args: P.args, **kwargs: P.kwargs) -> R:
-        warn()
-        return new(*args, **kwargs)
-
-    async def async_alias(*args: P.args, **kwargs: P.kwargs) -> object:
-        warn()
-        return await cast(Callable[P, Awaitable[object]], new)(*args, **kwargs)
-
-    chosen = cast(Callable[P, R], async_alias if inspect.iscoroutinefunction(new) else alias)
-    _named_after(chosen, new, old, f"Deprecated: the old name of `{new.__name__}`, kept for one release.")
-    return chosen
-
-
-acopy = _renamed(copy_async, "acopy")
-async_sync = _renamed(sync_async, "async_sync")
-alist = _renamed(ls_async, "alist")
-alist_pages = _renamed(ls_pages_async, "alist_pages")
-alist_rendered = _renamed(ls_rendered_async, "alist_rendered")
-mv = _renamed(move, "mv")
-
-
-def _run(command: str, src: str, dst: str, sync_options: object, *, on_event: EventSink | None = None,
-         **kwargs: object) -> Summary:
-    """Deprecated: engine/run/orchestrate.py `run` with the older `on_event` callable (the CLI's entry until
-    it calls the engine directly)."""
-    from .cluster.driver import runner_for
-    from .engine.run.orchestrate import run
-
-    if "cluster" in kwargs:  # its older name for what is now a runner
-        kwargs["runner"] = runner_for(kwargs.pop("cluster"))
-    return run(command, src, dst, sync_options, subscriber=as_subscriber(on_event), **kwargs)  # type: ignore[arg-type]
 
 
 _stepped = stepped  # tests/test_ls_spill_cli.py drives a listing with it
