@@ -18,12 +18,14 @@
     s3bulk.copy("s3://bucket/prefix/", "/data/mirror", subscriber=Failures())
 
 Imports are lazy so that `import s3bulk` stays cheap (no rich, typer or process pool): each name
-is imported from s3bulk.api (or below) the first time it is used.
+is imported from s3bulk.api (or below) the first time it is used. A type checker sees the same
+names as plain imports (the `if TYPE_CHECKING:` block) and no module `__getattr__`, so it finds
+every public name typed and refuses one that does not exist (`s3bulk.typo`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 __all__ = [
@@ -42,22 +44,23 @@ if TYPE_CHECKING:
     from . import errors
     from .api import (CheckResult, Copied, Deleted, Difference, DryRunAction, DuResult, Event, Failure, Notice,
                       ObjectInfo, PipeResult, Progress, ReceiptResult, Restarted, RmResult, S3Options, Skipped,
-                      Stopping, Subscriber, Summary, TransferOptions, WatchStatus, check,
-                      check_async, check_report, check_report_async, copy, copy_async, download_stream,
-                      download_stream_async, du, du_async, ls, ls_async, move, move_async, rm, rm_async, sync,
-                      sync_async, upload_stream, upload_stream_async, watch, watch_async)
+                      Stopping, Subscriber, Summary, TransferOptions, WatchStatus, check, check_async, check_report,
+                      check_report_async, copy, copy_async, download_stream, download_stream_async, du, du_async, ls,
+                      ls_async, move, move_async, rm, rm_async, sync, sync_async, upload_stream, upload_stream_async,
+                      watch, watch_async)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "errors":
-        import importlib
+if not TYPE_CHECKING:  # at run time each name is imported on first use; a type checker reads the imports above
+    def __getattr__(name: str) -> object:
+        if name == "errors":
+            import importlib
 
-        return importlib.import_module(".errors", __name__)
-    if name in __all__:
-        from . import api
+            return importlib.import_module(".errors", __name__)
+        if name in __all__:
+            from . import api
 
-        return getattr(api, name)
-    raise AttributeError(f"module 's3bulk' has no attribute {name!r}")
+            return getattr(api, name)
+        raise AttributeError(f"module 's3bulk' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

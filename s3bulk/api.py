@@ -20,8 +20,8 @@ import threading
 from typing import IO, Any, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
 
 from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, EventSink, JsonLinePrinter,
-                            LinePrinter, Notice, Progress, Restarted, Skipped, Stopping, Subscriber, WatchStatus,
-                            as_subscriber)
+                            LinePrinter, Notice, Progress, Relay, Restarted, Skipped, Stopping, Subscriber,
+                            WatchStatus, as_subscriber)
 from .engine.actions.ls import DuResult, list_pages, list_rendered, stepped
 from .engine.transfer.pipes import PipeResult
 from .engine.job import Job, JournalChoice, Manifest
@@ -348,7 +348,7 @@ def check_report(report: str, dst: str, *, s3: S3Options | None = None, concurre
     from .engine.actions.receipt import check_receipt
 
     to = _subscriber(subscriber, None)
-    return check_receipt(report, dst, s3, concurrency=concurrency, on_difference=to.notify if to else None)
+    return check_receipt(report, dst, s3, concurrency=concurrency, subscriber=to)
 
 
 class CheckResult:
@@ -499,39 +499,60 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     the keys are counted first, and a run over a cap deletes nothing (TooManyDeletes, exit 4).
     backup_dir (a URL) and suffix: each object is first copied there, under its key relative to URL
     (+ suffix); one whose backup failed is not deleted (a failure)."""
-    import time
-
-    from .config.sizes import parse_size
     from .engine.actions import rm as engine
 
-    if subscriber is not None:
-        if on_key is not None or on_notice is not None:
-            raise UsageError("give subscriber or on_key / on_notice, not both")
-        on_key, on_notice = _rm_events(subscriber, dry_run)
-        if on_progress is None:
-            began, to = time.monotonic(), subscriber
-            on_progress = lambda c: to.notify(Progress(c, False, time.monotonic() - began, 1))  # noqa: E731
-    return engine.rm(url, s3, _filters(include, exclude, filters), dry_run=dry_run, all_objects=all_objects,
-                     on_key=on_key, concurrency=concurrency, journal=journal, resume=resume,
-                     default_journal=default_journal, on_notice=on_notice, max_rps=max_rps, retries=retries,
-                     all_versions=all_versions, report=report, on_progress=on_progress,
-                     max_delete=None if max_delete is None else str(max_delete),
-                     max_delete_size=parse_size(max_delete_size, "max_delete_size") if isinstance(max_delete_size, str)
-                     else max_delete_size, backup_dir=backup_dir, suffix=suffix)
+    if subscriber is not None and (on_key is not None or on_notice is not None):
+        raise UsageError("give subscriber or on_key / on_notice, not both")
+    to = subscriber if subscriber is not None else _Callbacks(key=on_key, notice=on_notice)
+    if on_progress is not None:
+        to = _Callbacks(progress=on_progress, then=to)
+    request = engine.RmRequest(url, s3, _filters(include, exclude, filters), dry_run=dry_run,
+                               all_objects=all_objects, concurrency=concurrency, journal=journal, resume=resume,
+                               default_journal=default_journal, max_rps=max_rps, retries=retries,
+                               all_versions=all_versions, report=report,
+                               max_delete=None if max_delete is None else str(max_delete),
+                               max_delete_size=max_delete_size, backup_dir=backup_dir, suffix=suffix)
+    return engine.rm(request, to)
 
 
-def _rm_events(to: Subscriber, dry_run: bool) -> tuple[Callable[[str, str | None], None], Callable[[str], None]]:
-    """rm's per-key callbacks as events for a subscriber."""
+class _Callbacks(Relay):
+    """rm's and copy_versions' callback arguments as the subscriber the engine reports to:
+    key(url, why) per key deleted or not, notice(line), progress(counts), version(src, dst, why)
+    per version copied or not; every event is then passed on to `then`."""
 
-    def on_key(url: str, why: str | None) -> None:
-        if why is not None:
-            to.notify(Failure("delete", url, "", why))
-        elif dry_run:
-            to.notify(DryRunAction("delete", None, url))
-        else:
-            to.notify(Deleted(url, "dst"))
+    def __init__(self, *, key: Callable[[str, str | None], None] | None = None,
+                 notice: Callable[[str], None] | None = None, progress: Callable[[Counters], None] | None = None,
+                 version: Callable[[str, str, str | None], None] | None = None, then: Subscriber | None = None) -> None:
+        super().__init__(then)
+        self.key, self.notice, self.progress, self.version = key, notice, progress, version
 
-    return on_key, lambda line: to.notify(Notice(line))
+    def notify(self, event: Event) -> None:
+        if self.progress is not None and isinstance(event, Progress):
+            self.progress(event.counters)  # the callback instead of `then`, as before
+            return
+        super().notify(event)
+
+    def on_deleted(self, event: Deleted) -> None:
+        if self.key is not None:
+            self.key(event.url, None)
+
+    def on_dry_run(self, event: DryRunAction) -> None:
+        if self.key is not None:
+            self.key(event.dst, None)
+
+    def on_failure(self, event: Failure) -> None:
+        if self.key is not None:
+            self.key(event.src, event.error)
+        if self.version is not None:
+            self.version(event.src, event.dst, event.error)
+
+    def on_copied(self, event: Copied) -> None:
+        if self.version is not None:
+            self.version(event.src, event.dst, None)
+
+    def on_notice(self, event: Notice) -> None:
+        if self.notice is not None:
+            self.notice(event.message)
 
 
 def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_delete_markers: bool = False,
@@ -543,7 +564,7 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
     """`copy --version-id` (SRC names one key), `copy --all-versions` or `copy --as-of` (epoch
     seconds): see engine/actions/versions.py copy_versions. journal=PATH records the versions that land there, and
     resume=True skips those an earlier run with that journal copied (engine/journal/versions.py)."""
-    from .engine.actions.versions import copy_versions as run
+    from .engine.actions.versions import VersionsCopy, copy_versions as run
 
     rules = _filters(include, exclude, filters)
     run_journal = None
@@ -554,9 +575,9 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
                                as_of=as_of, filters=rules, path=journal, resume=resume)
     complete = False
     try:
-        result = asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
-                                 include_delete_markers=include_delete_markers, filters=rules,
-                                 on_version=on_version, as_of=as_of, journal=run_journal))
+        request = VersionsCopy(src, dst, src_s3, dst_s3, options, version_id, include_delete_markers, rules,
+                               as_of=as_of)
+        result = asyncio.run(run(request, _Callbacks(version=on_version), journal=run_journal))
         complete = not result.failures and not result.interrupted
     finally:
         if run_journal is not None:

@@ -2,20 +2,47 @@
 
     S3BulkError                  anything s3bulk reports
     ├── UsageError               bad URL or option: nothing was attempted (exit 2)
+    │   └── StreamTooLong        a stream needed more than 10,000 parts of the part size chosen
+    ├── TooManyDeletes           --max-delete / --max-delete-size: nothing deleted (exit 4)
+    ├── Interrupted              SIGINT or SIGTERM stopped a pipe (exit 128 + the signal)
+    ├── StreamFailed             reading the input stream or writing the output stream failed
     └── StoreError               an operation on a store failed (op, url, key)
         ├── NotFound             bucket, key, file or directory missing
-        │   └── BucketMissing    the bucket itself is gone: every object would fail (the run stops)
+        │   ├── BucketMissing    the bucket itself is gone: every object would fail (the run stops)
+        │   └── NothingListed    SRC names no key and no prefix holding anything (an S3 prefix)
         ├── AccessDenied         credentials missing, wrong, or not allowed
         ├── ConnectFailed        endpoint unreachable or connection refused
         ├── Throttled            the store asks us to slow down (retryable)
         ├── Transient            5xx, timeouts, dropped connections (retryable)
         ├── Corrupt              body length or checksum does not match
+        │   └── ChecksumMismatch the parts read do not give the object's checksum
         ├── UnsafeKey            the key would land outside the destination
+        ├── Unsupported          the store lacks the capability asked of it (a bug in the caller)
+        ├── SourceChanged        the source is no longer the version being read (restarted once)
+        │   └── SourceFileChanged    a local file changed while it was read
+        ├── DestinationExists    --no-clobber: DST holds the key already (skipped, not failed)
+        ├── MalformedListing     a list/get server's /list answer is not the contract's JSON
+        ├── ListingBroken        a listing breaks S3's promises (order, progress, tokens)
+        ├── ChecksumRefused      a write refused for its checksum header (sent without from then on)
+        ├── PartsHalted          a part asked for after another part of its upload failed
+        ├── BackupFailed         --backup-dir: DST's object could not be backed up, so it stays
+        ├── NotStored            a HEAD after a write does not find what was written
         └── WriteFailed          the destination refused the write (disk full, not a directory, ...)
             └── DestinationUnusable   refused for every object alike: disk full, read-only
                                       filesystem, quota (the run stops instead of failing each one)
 
-Every class keeps plain-string arguments so that instances pickle: failures cross
+Not failures but the way out of a step, so outside S3BulkError (nothing reports them as errors):
+
+    Exception
+    ├── Exit                     a command is over with this exit code (cli/quick.py, without typer)
+    ├── Stopped                  a graceful stop came while an object was in flight (redone on resume)
+    ├── LandingRefused           a rename into place refused: the process is stopping at once
+    └── CapabilityAbsent         s3bulk.testing: a store lacks what a case tests (the case is skipped)
+    ValueError
+    └── MalformedXml             an XML answer is not the well-formed answer it should be
+
+Private control flow stays beside its one user (serve's `_Refused`, the lean S3 path's
+`UseBotocore`). Every class keeps plain-string arguments so that instances pickle: failures cross
 process boundaries as data. Messages never contain credentials. Whether a failure is retried is
 decided by its class (`retryable`), never by its message.
 
@@ -100,6 +127,12 @@ class BucketMissing(NotFound):
     """The bucket does not exist (any more): every object of the run would fail the same way."""
 
 
+class NothingListed(NotFound):
+    """SRC names no key, and nothing is listed under it as a prefix (an S3 prefix: not a missing
+    bucket, nor a local directory). `mv --resume` or `rm --resume` run again after it completed
+    meets exactly this, and takes it for done."""
+
+
 class AccessDenied(StoreError):
     """Credentials are missing or wrong, or do not allow the operation."""
 
@@ -166,3 +199,117 @@ def from_transport(exc: Exception, *, op: str, url: str, key: str = "") -> Store
     if isinstance(exc, h.ProtocolError):
         return Transient(f"malformed answer: {text}", op=op, url=url, key=key)
     return Transient(text, op=op, url=url, key=key)  # DroppedBeforeAnswer and any other transport failure
+
+
+class StreamTooLong(UsageError):
+    """The stream needed more than 10,000 parts of the part size chosen before it started."""
+
+
+class Interrupted(S3BulkError):
+    """SIGINT or SIGTERM stopped a pipe; an upload in progress was aborted first."""
+
+    exit_code = 130
+
+    def __init__(self, message: str, signum: int = 2) -> None:  # 2: SIGINT (no `signal` import at start-up)
+        super().__init__(message)
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+
+class StreamFailed(S3BulkError):
+    """Reading the input stream or writing the output stream failed (not a closed reader)."""
+
+
+class ChecksumMismatch(Corrupt):
+    """The parts read of an object do not give the checksum it carries (full-object or composite),
+    or one part does not match its own (composite)."""
+
+
+class Unsupported(StoreError):
+    """The store does not have this capability (its `features` say so): a bug in the caller."""
+
+
+class SourceChanged(StoreError):
+    """The source is no longer the version this copy reads (412 to If-Match, or a changed ETag).
+
+    Not retried as such: engine/transfer/one_object.py starts the object over once from its new version
+    (a "restarted" event), and a second change fails the object with `final_message`. Nothing
+    lands under the final name from two versions."""
+
+    retryable = False
+    final_message = "source changed during the copy"
+
+    def final(self) -> "SourceChanged":
+        """The failure reported when the object changed again after its restart: one line."""
+        return type(self)(self.final_message, op=self.op, url=self.url, key=self.key)
+
+
+class SourceFileChanged(SourceChanged):
+    """A local file changed (size, mtime or ctime) while it was read for an upload."""
+
+    final_message = "source file changed during the upload"
+
+
+class DestinationExists(StoreError):
+    """--no-clobber: DST already holds the key (412 to If-None-Match: *, a file in the way of a
+    no-replace rename, or a HEAD before the write). Not a failure: the object is skipped and
+    counted (engine/run/worker.py)."""
+
+    retryable = False
+
+
+class MalformedListing(StoreError):
+    """The server's /list answer is not the contract's JSON: retrying will not help."""
+
+
+class ListingBroken(StoreError):
+    """The server's listing breaks S3's promises (order, progress, tokens): not retried."""
+
+
+class ChecksumRefused(StoreError):
+    """A write sent with a checksum header was refused for carrying it (s3proxy answers any
+    x-amz-checksum-* with 501 NotImplemented): the store sends its writes without from then on."""
+
+
+class PartsHalted(StoreError):
+    """A part asked to be sent after another part of its upload failed: the upload is being
+    aborted, so no request of it starts any more."""
+
+
+class BackupFailed(StoreError):
+    """copy / mv --backup-dir: the object DST holds could not be backed up, so it was not
+    overwritten (and mv's source was not deleted): a failure of that object."""
+
+
+class NotStored(StoreError):
+    """The destination answered the write, but a HEAD after it does not find what was written."""
+
+
+# ---------------------------------------------------------------- the way out of a step, not failures
+
+
+class Exit(Exception):
+    """The command is over with this exit code (main() maps it, as typer.Exit on typer's path)."""
+
+    def __init__(self, exit_code: int = 0) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
+class Stopped(Exception):
+    """A graceful stop was requested while this object was in flight; it is redone on resume."""
+
+
+class LandingRefused(Exception):
+    """A rename into place refused because the process is stopping at once: the object was not
+    copied (its temporary file is removed), and it is not a failure either."""
+
+
+class CapabilityAbsent(Exception):
+    """The store declares it lacks what a case tests, and the case checked that it really does
+    (a method of a capability it does not declare is absent or raises Unsupported). Not a
+    failure: a pytest runner skips the case with this message."""
+
+
+class MalformedXml(ValueError):
+    """The answer is not the well-formed XML of the answer it should be."""

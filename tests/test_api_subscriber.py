@@ -12,9 +12,8 @@ import pytest
 import s3bulk
 from s3bulk.engine import events as ev
 from s3bulk.engine.plan import TransferOptions
-from s3bulk.errors import AccessDenied, UsageError
+from s3bulk.errors import AccessDenied, SourceChanged, UsageError
 from s3bulk.stores import memory
-from s3bulk.stores.conditions import SourceChanged
 
 ONE = TransferOptions(workers=1, concurrency=4, retries=1)
 

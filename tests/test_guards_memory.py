@@ -16,7 +16,7 @@ from s3bulk.config.urls import parse_location
 from s3bulk.engine.plan import KeyMap, TransferOptions
 from s3bulk.engine.transfer.one_object import ByteBudget, Transfer
 from s3bulk.stores import memory, open_store
-from s3bulk.stores.conditions import DestinationExists
+from s3bulk.errors import DestinationExists
 
 MiB = 1024 * 1024
 OPTS = TransferOptions(workers=1, concurrency=4, retries=0)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from s3bulk.errors import StoreError
+from s3bulk.errors import ListingBroken, StoreError
 from s3bulk.model import ObjectInfo
-from s3bulk.stores.s3.pages import EMPTY_PAGES_LIMIT, ListingBroken, check_token, checked_page
+from s3bulk.stores.s3.pages import EMPTY_PAGES_LIMIT, check_token, checked_page
 
 URL = "s3://b/"
 

@@ -183,7 +183,7 @@ def test_a_stream_that_breaks_aborts_after_the_parts_in_flight(data_path, versit
     from s3bulk import api
     from s3bulk.config.urls import S3Options
     from s3bulk.engine.plan import TransferOptions
-    from s3bulk.engine.transfer.pipes import StreamFailed
+    from s3bulk.errors import StreamFailed
 
     class Breaks(io.RawIOBase):
         """Two parts' worth of bytes and a little more, then a read error (a producer that died)."""

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from s3bulk.errors import AccessDenied, BucketMissing, NotFound, StoreError, Throttled, Transient
+from s3bulk.errors import AccessDenied, BucketMissing, NotFound, SourceChanged, StoreError, Throttled, Transient
 from s3bulk.http.client import Response
-from s3bulk.stores.conditions import SourceChanged
 from s3bulk.stores.s3 import errors as s3errors
 from s3bulk.stores.s3.errors import translate
 from s3bulk.stores.s3.wire import S3Wire

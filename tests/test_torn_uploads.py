@@ -31,7 +31,8 @@ import pytest
 from conftest import ROOT, process_tree, stopped
 from toxiproxy import started
 
-from s3bulk.stores.conditions import SOURCE_FILE, FileVersion, SourceFileChanged
+from s3bulk.errors import SourceFileChanged
+from s3bulk.stores.conditions import SOURCE_FILE, FileVersion
 from s3bulk.stores.local.store import LocalStore
 from s3bulk.config.urls import parse_location
 

@@ -20,6 +20,7 @@ import pytest
 
 from s3bulk.config.filters import Filters
 from s3bulk.config.urls import S3Options
+from s3bulk.engine.events import Notice, Subscriber
 from s3bulk.engine.watch.feed import Change
 from s3bulk.engine.watch.queue_feed import QueueFeed
 from s3bulk.errors import NotFound, UsageError
@@ -144,9 +145,13 @@ def test_newest_per_key_duplicates_and_messages_acked_whole(endpoint, sqs, queue
     eb["detail"]["object"]["key"] = "photos/eb key+1"  # EventBridge: the key as it is
     notices: list[str] = []
 
+    class Notices(Subscriber):
+        def on_notice(self, event: Notice) -> None:
+            notices.append(event.message)
+
     async def main() -> None:
         feed = await QueueFeed.open(queue, f"s3://{scope_bucket}/photos/", None, opts(endpoint),
-                                    notice=notices.append)
+                                    events=Notices())
         try:
             send(sqs, queue,
                  put("k1", "00A"), put("k1", "00A"),                       # the same event twice

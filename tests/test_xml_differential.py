@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from s3bulk.model import ObjectInfo
 from s3bulk.stores.s3 import multipart_xml, wire, xml_reference
-from s3bulk.stores.s3.xml_reference import Malformed
+from s3bulk.errors import MalformedXml as Malformed
 
 DATA = Path(__file__).parent / "data" / "xml"
 S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"

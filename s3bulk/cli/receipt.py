@@ -3,7 +3,6 @@ its differences printed as `check` prints them, its exit code check's (0 all the
 
 from __future__ import annotations
 
-import json
 import sys
 
 import typer
@@ -16,7 +15,7 @@ from .options import Params, S3Endpoints
 def check_against_report(params: Params) -> None:
     """Run the receipt check of `check`'s values: the one positional argument is DST."""
     from ..engine.actions.receipt import check_receipt
-    from ..engine.events import Difference, write_line
+    from .render import KeyLines
 
     if params["dst"] is not None:
         raise UsageError("with --against-report FILE give DST alone (the report stands for SRC)")
@@ -26,24 +25,16 @@ def check_against_report(params: Params) -> None:
         raise UsageError(f"{others[0]} does not go with --against-report")
     dst, json_out, quiet = params["src"], params["json_out"], params["quiet"]
     _, dst_s3 = S3Endpoints.of(params).resolve()
-    out = sys.stdout
-
-    def tell(event: Difference) -> None:
-        if json_out:
-            out.write(json.dumps({**event.json_fields(), "v": 1}, ensure_ascii=False) + "\n")
-        else:
-            write_line(out, event.line())
-
-    if json_out:
-        out.write(json.dumps({"event": "start", "command": "check", "src": params["against_report"], "dst": dst,
-                              "v": 1}) + "\n")
+    # its start and summary lines have always escaped what is not ASCII (json's default), unlike the rest
+    lines = KeyLines(json_out=json_out, ascii_frame=True)
+    lines.start("check", params["against_report"], dst)
     result = check_receipt(params["against_report"], dst, dst_s3, concurrency=params["concurrency"] or 64,
-                           on_difference=tell)
-    out.flush()
+                           subscriber=lines)
+    lines.out.flush()
     if json_out:
-        print(json.dumps({"event": "summary", "command": "check", "src": params["against_report"], "dst": dst,
-                          "ok": result.ok, "checked": result.checked, "same": result.same,
-                          "differs": result.differs, "missing": result.missing, "v": 1}), flush=True)
+        lines.summary({"command": "check", "src": params["against_report"], "dst": dst, "ok": result.ok,
+                       "checked": result.checked, "same": result.same, "differs": result.differs,
+                       "missing": result.missing})
     elif not quiet:
         print(f"s3bulk check: {result.checked:,} objects in the report, {result.same:,} as recorded, "
               f"{result.differs:,} different, {result.missing:,} missing", file=sys.stderr)

@@ -13,19 +13,23 @@ import sys
 import time
 from dataclasses import asdict
 from json.encoder import encode_basestring
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..engine.events import (Copied, Deleted, Difference, DryRunAction, Notice, PlannedEvent, Progress, Restarted,
-                             Stopping, Subscriber, WatchStatus, write_line)
+                             Stopping, Subscriber, UploadAborted, UploadFound, WatchStatus,
+                             write_line)
 from ..model import Failure, Summary
 from ..config.sizes import human_bytes, human_duration
+
+if TYPE_CHECKING:
+    from .metrics import MetricsServer
 
 JSON_VERSION = 1  # the --json schema (docs/reference/json-lines.md); bumped when a field changes meaning
 
 MAX_FAILURE_LINES = 50
 
 
-def summary_dict(summary: Summary, command: str, src: str, dst: str) -> dict[str, Any]:
+def summary_dict(summary: Summary, command: str, src: str | None, dst: str | None) -> dict[str, Any]:
     """The `summary` event. `check` has its own fields (it copies and deletes nothing: what a copy's
     would say of it would be about a run that never happens): same, differ, only_in_src, only_in_dst."""
     c = summary.counters
@@ -65,7 +69,8 @@ class Renderer(Subscriber):
     """Base: quiet but for what every renderer shows: a dry run's or `check`'s lines on stdout
     (`planned`), notices and the stopping line on stderr. Subclasses draw the rest."""
 
-    def __init__(self, command: str, src: str, dst: str) -> None:
+    def __init__(self, command: str, src: str | None, dst: str | None) -> None:
+        # None: a JSON stream's start that names no SRC or DST (the run could not read them)
         self.command, self.src, self.dst = command, src, dst
 
     def __enter__(self) -> "Renderer":
@@ -89,14 +94,6 @@ class Renderer(Subscriber):
     def on_stopping(self, event: Stopping) -> None:
         print("s3bulk: stopping: finishing the transfers in flight and writing the journal "
               "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
-
-    def on_event(self, kind: str, payload: Any) -> None:
-        """The older (kind, payload) entry, for a caller that prints notices, the stopping line and
-        planned lines itself and hands on the rest: the same methods, by the payload's type."""
-        if kind in ("copied", "deleted", "restarted"):
-            payload = _typed(kind, payload)
-        if isinstance(payload, (Progress, Failure, Copied, Deleted, Restarted)):
-            self.notify(payload)
 
     def planned(self, event: PlannedEvent) -> None:
         """A dry run's action or a difference `check` found: one line on stdout, whatever else
@@ -133,7 +130,7 @@ class JsonRenderer(Renderer):
     script reading the stream can rely on its first and last lines."""
 
     def __init__(self, command: str, src: str | None, dst: str | None, out: TextIO = sys.stdout) -> None:
-        super().__init__(command, src, dst)  # type: ignore[arg-type]
+        super().__init__(command, src, dst)
         self.out = out
         self._last = 0.0
         self.started = self.summarized = self._errored = False
@@ -437,6 +434,109 @@ class HumanRenderer(Renderer):
                       f"{human_bytes(summary.resumed_skipped_bytes)} done by the interrupted run (skipped)")
 
 
+class KeyLines(Subscriber):
+    """The output of the commands that report key by key outside the worker pool: `rm` (and
+    --all-versions), `rm --incomplete-uploads`, `copy --version-id` / `--all-versions`. Each key's
+    line goes out as it comes, flushed (a script follows the stream); with --json a JSON line
+    each, else a plain line (with -v, or in a dry run). Failures go to stderr as lines, notices as
+    "s3bulk: ..."; Progress only feeds --metrics. `start`, `error` and `summary` are the command's
+    own JSON lines, written here so every JSON line of these commands comes from one place."""
+
+    def __init__(self, *, json_out: bool, verbose: bool = False, metrics: "MetricsServer | None" = None,
+                 out: TextIO | None = None, ascii_frame: bool = False) -> None:
+        self.json_out, self.verbose, self.metrics = json_out, verbose, metrics
+        self.out = out if out is not None else sys.stdout
+        self._dumps = json.JSONEncoder(ensure_ascii=False).encode
+        # start and summary with what is not ASCII escaped (`check --against-report` always wrote them so)
+        self._frame_dumps = json.JSONEncoder().encode if ascii_frame else self._dumps
+
+    def _json(self, fields: dict[str, Any], flush: bool = True, frame: bool = False) -> None:
+        self.out.write((self._frame_dumps if frame else self._dumps)({**fields, "v": JSON_VERSION}) + "\n")
+        if flush:
+            self.out.flush()
+
+    def _line(self, text: str) -> None:
+        self.out.write(printable(text) + "\n")
+        self.out.flush()
+
+    def start(self, command: str, src: str, dst: str | None = None) -> None:
+        if self.json_out:  # the stream begins with `start` and ends with `summary`, as copy's does
+            self._json({"event": "start", "command": command, "src": src, "dst": dst}, frame=True)
+
+    def summary(self, fields: dict[str, Any], flush: bool = True) -> None:
+        if self.json_out:
+            self._json({"event": "summary", **fields}, flush, frame=True)
+
+    def error(self, message: str, summary: dict[str, Any] | None = None) -> None:
+        """The run could not start or go on: with --json an `error` line (and the summary given),
+        always the one line on stderr."""
+        if self.json_out:
+            self._json({"event": "error", "error": message}, flush=False)
+            if summary is not None:
+                self.summary(summary, flush=False)
+        print(printable(f"s3bulk: error: {message}"), file=sys.stderr)
+
+    def on_deleted(self, event: Deleted) -> None:
+        if isinstance(event, UploadAborted):
+            self._upload(event.json_fields(), event.url, False)
+            return
+        if not self.verbose:
+            return
+        if self.json_out:  # the line _json makes of {"event", "action", "dst"}, without its encoder
+            self.out.write(f'{{"event": "deleted", "action": "delete", "dst": {encode_basestring(event.url)}, '
+                           f'"v": {JSON_VERSION}}}\n')
+            self.out.flush()
+        else:
+            self._line(f"delete: {event.url}")
+
+    def on_dry_run(self, event: DryRunAction) -> None:
+        if isinstance(event, UploadFound):
+            self._upload(event.json_fields(), event.dst, True)
+            return
+        if self.json_out:
+            self.out.write(f'{{"event": "dryrun", "action": "delete", "dst": {encode_basestring(event.dst)}, '
+                           f'"v": {JSON_VERSION}}}\n')
+            self.out.flush()
+        else:
+            self._line(f"(dryrun) delete: {event.dst}")
+
+    def on_copied(self, event: Copied) -> None:
+        if self.json_out:
+            self._json({"event": "copied", "src": event.src, "dst": event.dst})
+        elif self.verbose:
+            self._line(f"copy: {event.src} -> {event.dst}")
+
+    def _upload(self, fields: dict[str, Any], url: str, dry_run: bool) -> None:
+        """rm --incomplete-uploads: an upload aborted, or (dry) found."""
+        if self.json_out:
+            self._json(fields)
+        elif dry_run or self.verbose:
+            self._line(f"{'(dryrun) ' if dry_run else ''}abort: {url}")
+
+    def on_difference(self, event: Difference) -> None:
+        """`check --against-report`: a line each, unflushed (there may be millions)."""
+        if self.json_out:
+            self.out.write(self._dumps({**event.json_fields(), "v": JSON_VERSION}) + "\n")
+        else:
+            write_line(self.out, event.line())
+
+    def on_failure(self, event: Failure) -> None:
+        if self.json_out:
+            sides = {"src": event.src, "dst": event.dst} if event.dst else {"src": event.src}
+            self._json({"event": "failure", "op": event.op, **sides, "error": event.error})
+        else:
+            op = "abort" if event.op == "abort multipart upload" else event.op
+            where = f"{event.src} -> {event.dst}" if event.dst else event.src
+            print(printable(f"ERROR {op} {where}: {event.error}"), file=sys.stderr, flush=True)
+
+    def on_notice(self, event: Notice) -> None:
+        print(f"s3bulk: {event.message}", file=sys.stderr, flush=True)
+
+    def on_progress(self, event: Progress) -> None:
+        if self.metrics is not None:
+            self.metrics.progress(event.counters)
+
+
 # Keys and server answers are not ours: a newline in one must not start a line that looks like
 # another message, and an escape sequence must not reach the terminal.
 _ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]}
@@ -459,15 +559,6 @@ def estimate_text(estimate: dict[str, Any], moving: bool = True) -> str:
 def printable(text: str) -> str:
     """Text as one line with control characters shown escaped (\\n, \\x1b, ...)."""
     return text.translate(_ESCAPES)
-
-
-def _typed(kind: str, payload: dict[str, Any]) -> Copied | Deleted | Restarted:
-    """An older per-object payload (a dict) as its event."""
-    if kind == "copied":
-        return Copied(payload["src"], payload["dst"], payload["size"])
-    if kind == "restarted":
-        return Restarted(payload["src"], payload["dst"], payload["reason"])
-    return Deleted(payload["src"], "src") if "src" in payload else Deleted(payload["dst"], "dst")
 
 
 def _failure_line(f: Failure) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from ..errors import Exit
 
 EXIT_FAILED, EXIT_USAGE, EXIT_FATAL, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
 EXIT_MAX_TRANSFER, EXIT_MAX_DURATION = 8, 10  # a cap reached: stopped gracefully, resumable
@@ -20,14 +21,6 @@ CAP_EXITS = {"max-transfer": EXIT_MAX_TRANSFER, "max-duration": EXIT_MAX_DURATIO
 ARGV: list[str] = []
 # True while cli/quick.py's command line runs (no typer): commands end with Exit below
 QUICK = False
-
-
-class Exit(Exception):
-    """The command is over with this exit code (main() maps it, as typer.Exit on typer's path)."""
-
-    def __init__(self, exit_code: int = 0) -> None:
-        super().__init__(exit_code)
-        self.exit_code = exit_code
 
 
 def exit_with(code: int) -> Exception:

@@ -7,12 +7,16 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from ..errors import S3BulkError, UsageError
 from ..config.urls import S3Options
+
+if TYPE_CHECKING:
+    from ..engine.actions.versions import VersionsResult
+    from .render import KeyLines
 
 
 def ls_versions(url: str, s3: S3Options, json_out: bool) -> None:
@@ -52,9 +56,10 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
     --all-versions and --as-of keep a journal (engine/journal/versions.py) unless --no-journal: a first
     Ctrl-C or SIGTERM lets the versions in flight land, records them and exits 130/143 saying how
     to resume; a second stops at once."""
-    from ..engine.actions.versions import copy_versions as run
-    from .render import plural, printable
     import asyncio
+
+    from ..engine.actions.versions import VersionsCopy, copy_versions as run
+    from .render import KeyLines
 
     if version_id is not None and all_versions:
         raise UsageError("give --version-id or --all-versions, not both")
@@ -63,20 +68,8 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
     when = parse_time(as_of) if as_of is not None else None
     if when is not None and version_id is not None:
         raise UsageError("give --version-id or --as-of, not both")
-    dumps = json.JSONEncoder(ensure_ascii=False).encode
-
-    def on_version(src_url: str, dst_url: str, why: Optional[str]) -> None:
-        if why is not None:
-            if json_out:
-                print(dumps({"event": "failure", "op": "copy", "src": src_url, "dst": dst_url, "error": why, "v": 1}),
-                      flush=True)
-            else:
-                print(printable(f"ERROR copy {src_url} -> {dst_url}: {why}"), file=sys.stderr, flush=True)
-        elif json_out:
-            print(dumps({"event": "copied", "src": src_url, "dst": dst_url, "v": 1}), flush=True)
-        elif verbose:
-            print(printable(f"copy: {src_url} -> {dst_url}"), flush=True)
-
+    lines = KeyLines(json_out=json_out, verbose=verbose)
+    request = VersionsCopy(src, dst, src_s3, dst_s3, options, version_id, include_delete_markers, filters, as_of=when)
     run_journal = None
     try:
         if resume and (no_journal or version_id is not None):
@@ -87,24 +80,30 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
             run_journal = _open_journal(src, dst, src_s3, dst_s3, include_delete_markers, when, filters,
                                         journal, journal_dir, resume)
         with _Stopping() as stopping:
-            result = asyncio.run(run(src, dst, src_s3=src_s3, dst_s3=dst_s3, options=options, version_id=version_id,
-                                     include_delete_markers=include_delete_markers, filters=filters,
-                                     on_version=on_version, as_of=when, journal=run_journal,
-                                     should_stop=stopping.requested))
+            result = asyncio.run(run(request, lines, journal=run_journal, should_stop=stopping.requested))
     except S3BulkError as exc:
         if run_journal is not None:
             run_journal.close(complete=False)
-        if json_out:
-            print(dumps({"event": "error", "error": str(exc), "v": 1}))
-        print(printable(f"s3bulk: error: {exc}"), file=sys.stderr)
+        lines.error(str(exc))
         raise typer.Exit(exc.exit_code)
     if run_journal is not None:
         run_journal.close(complete=not result.failures and not result.interrupted)
-    if json_out:
-        print(dumps({"event": "summary", "command": "copy", "ok": result.ok and not result.interrupted,
-                     "versions": result.versions, "bytes": result.bytes, "delete_markers": result.markers,
-                     "failed": len(result.failures), "held": result.held, "resumed": result.resumed,
-                     "interrupted": result.interrupted, "v": 1}))
+    _summary(lines, result, quiet)
+    if result.interrupted:
+        _interrupted(result, run_journal is not None, argv, stopping.signum)
+    if result.failures:
+        raise typer.Exit(1)
+
+
+def _summary(lines: "KeyLines", result: "VersionsResult", quiet: bool) -> None:
+    """The `summary` JSON line, or (unless quiet) the one line on stderr saying what was copied."""
+    from .render import plural
+
+    if lines.json_out:
+        lines.summary({"command": "copy", "ok": result.ok and not result.interrupted,
+                       "versions": result.versions, "bytes": result.bytes, "delete_markers": result.markers,
+                       "failed": len(result.failures), "held": result.held, "resumed": result.resumed,
+                       "interrupted": result.interrupted}, flush=False)
     elif not quiet:
         tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
         if result.held:
@@ -112,19 +111,22 @@ def copy_versions(src: str, dst: str, *, version_id: Optional[str], all_versions
         before = f" ({plural(result.resumed, 'more')} copied before --resume)" if result.resumed else ""
         print(f"copied {plural(result.versions, 'version')} ({plural(result.bytes, 'byte')}), "
               f"{plural(result.markers, 'delete marker')}{tail}{before}", file=sys.stderr)
-    if result.interrupted:
-        import shlex
-        import signal
 
-        if run_journal is not None:
-            how = "resume with: " + shlex.join(["s3bulk", *[a for a in (argv or []) if a != "--resume"], "--resume"])
-        else:
-            how = "no journal was kept, so a new run starts over"
-        print(f"s3bulk: interrupted: {plural(result.versions + result.markers, 'version')} copied in this run; {how}",
-              file=sys.stderr, flush=True)
-        raise typer.Exit(143 if stopping.signum == signal.SIGTERM else 130)
-    if result.failures:
-        raise typer.Exit(1)
+
+def _interrupted(result: "VersionsResult", journaled: bool, argv: Optional[list[str]], signum: Optional[int]) -> None:
+    """A first Ctrl-C or SIGTERM stopped the copy: how to resume, and exit 130 (143 for SIGTERM)."""
+    import shlex
+    import signal
+
+    from .render import plural
+
+    if journaled:
+        how = "resume with: " + shlex.join(["s3bulk", *[a for a in (argv or []) if a != "--resume"], "--resume"])
+    else:
+        how = "no journal was kept, so a new run starts over"
+    print(f"s3bulk: interrupted: {plural(result.versions + result.markers, 'version')} copied in this run; {how}",
+          file=sys.stderr, flush=True)
+    raise typer.Exit(143 if signum == signal.SIGTERM else 130)
 
 
 def _open_journal(src: str, dst: str, src_s3: S3Options, dst_s3: S3Options, include_delete_markers: bool,

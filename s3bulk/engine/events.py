@@ -20,6 +20,13 @@ dispatches on strings. A worker never writes to stdout itself.
     Difference     on_difference    `check`: a key only in SRC, only in DST, or different
     WatchStatus    on_watch_status  `sync --watch`: how far behind SRC the mirror is, about once a second
 
+The commands outside the worker pool report through the same subscriber: `rm` (Deleted, or
+DryRunAction "delete", per key; Failure "delete"; Notice; Progress four times a second),
+`copy --all-versions` (Copied or Failure per version), `check --against-report` (Difference),
+`sync --watch-queue`'s feed (Notice). An upload `rm --incomplete-uploads` aborted is an
+UploadAborted, a kind of Deleted (on_deleted); one its dry run found an UploadFound, a kind of
+DryRunAction (on_dry_run): a kind reaches its base's method, so the methods above are all there is.
+
 The older callback form, `on_event(kind, payload)` with `kind` the event's `event` name, still
 works through `Callback` (payloads as they always were: plain dicts for copied / deleted /
 restarted, None for stopping, a str for a notice).
@@ -34,7 +41,8 @@ from ..model import Counters, Failure
 
 __all__ = ["Callback", "Copied", "Deleted", "Difference", "DryRunAction", "Event", "EventSink", "Failure",
            "JsonLinePrinter", "LinePrinter", "Notice", "PlannedEvent", "Progress", "Relay", "Restarted",
-           "Skipped", "Stopping", "Subscriber", "WatchStatus", "as_subscriber"]
+           "Skipped", "Stopping", "Subscriber", "UploadAborted", "UploadFound", "WatchStatus", "as_subscriber",
+           "deletion"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +194,42 @@ class WatchStatus:
                 "queue_depth": self.queue_depth}
 
 
+@dataclass(frozen=True, slots=True)
+class UploadAborted(Deleted):
+    """`rm --incomplete-uploads`: a multipart upload left open was aborted (its parts deleted): a
+    Deleted whose `url` is the key's URL with ?uploadId=, received by `on_deleted`; `initiated`
+    is when it began (epoch seconds, the store's clock; None when the store does not say)."""
+
+    key: str = ""
+    upload_id: str = ""
+    initiated: float | None = None
+
+    def json_fields(self) -> dict[str, Any]:
+        return {"event": "aborted", "action": "abort", "dst": self.url, "key": self.key,
+                "upload_id": self.upload_id, "initiated": self.initiated}
+
+
+@dataclass(frozen=True, slots=True)
+class UploadFound(DryRunAction):
+    """`rm --incomplete-uploads --dry-run`: a multipart upload left open that a real run would
+    abort (a DryRunAction "delete", received by `on_dry_run`), with what UploadAborted says of it."""
+
+    key: str = ""
+    upload_id: str = ""
+    initiated: float | None = None
+
+    def json_fields(self) -> dict[str, Any]:
+        return {"event": self.event, "action": "abort", "dst": self.dst, "key": self.key,
+                "upload_id": self.upload_id, "initiated": self.initiated}
+
+
+def deletion(url: str, why: str | None, dry_run: bool) -> "Deleted | DryRunAction | Failure":
+    """The event of one key `rm` deleted (or, dry, would delete), or could not delete (`why`)."""
+    if why is not None:
+        return Failure("delete", url, "", why)
+    return DryRunAction("delete", None, url) if dry_run else Deleted(url, "dst")
+
+
 PlannedEvent = DryRunAction | Difference
 Event = Union[Progress, Failure, Stopping, Notice, Copied, Skipped, Deleted, Restarted, DryRunAction, Difference,
               WatchStatus]
@@ -244,6 +288,8 @@ _METHODS: dict[type, str] = {
     Copied: "on_copied", Skipped: "on_skipped", Deleted: "on_deleted", Restarted: "on_restarted",
     DryRunAction: "on_dry_run", Difference: "on_difference", WatchStatus: "on_watch_status",
 }
+# the kinds of an event that its method receives as well (a test checks each has its base's method)
+_METHODS.update({UploadAborted: _METHODS[Deleted], UploadFound: _METHODS[DryRunAction]})
 
 
 class Callback(Subscriber):

@@ -23,17 +23,18 @@ is gone, a few times over some seconds; one still listed after that is said, nev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, cast
+from typing import Any, AsyncIterator, cast
 
 from ..errors import StoreError, UsageError
-from ..stores.base import ABORT_TRIES, OpenUpload, ResumableUploads, abort_confirmed, why_still_open
+from .events import Failure, Subscriber, UploadAborted, UploadFound
+from ..stores.base import ABORT_TRIES, OpenUpload, ResumableUploads, Store, abort_confirmed, why_still_open
 
 # S3 refuses a request signed more than 15 minutes off its own clock, so no store a run could write
 # to has a clock further off ours: an upload an intent made began no earlier than this before it
 SKEW = 15 * 60.0
 
 
-async def open_uploads(store: Any, prefix: str) -> AsyncIterator[OpenUpload]:
+async def open_uploads(store: Store, prefix: str) -> AsyncIterator[OpenUpload]:
     """Every multipart upload open under `prefix` at `store` (features.resumable_uploads), page by page."""
     uploads = cast(ResumableUploads, store)
     key_marker: str | None = None
@@ -63,7 +64,7 @@ async def resolve_intent(store: Any, key: str, started: float | None, known: fro
     return len(doomed)
 
 
-async def abort_rows(store: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def abort_rows(store: Store, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Abort the uploads journal rows name (a replaced or finished run's leftovers); a row without
     an id is an intent, resolved by listing the key's uploads. Returns the rows whose upload may
     still be open (its abort not confirmed, or the store could not say): the caller keeps them
@@ -106,11 +107,10 @@ class LeftoversResult:
 
 
 async def abort_incomplete(url: str, *, s3: Any = None, dry_run: bool = False, all_objects: bool = False,
-                           options: Any = None,
-                           on_upload: Callable[[OpenUpload, str, str | None], None] | None = None) -> LeftoversResult:
+                           options: Any = None, subscriber: Subscriber | None = None) -> LeftoversResult:
     """Abort every multipart upload open under URL (s3://bucket/prefix, or the one key it names
-    and anything beginning with it); on_upload(upload, its url, why it failed or None) for each.
-    A whole bucket needs all_objects, as `rm` does."""
+    and anything beginning with it); the subscriber gets UploadAborted (dry: UploadFound) or
+    Failure "abort multipart upload" for each. A whole bucket needs all_objects, as `rm` does."""
     from ..stores import StoreOptions, open_store
     from ..config.urls import parse_location
 
@@ -121,7 +121,7 @@ async def abort_incomplete(url: str, *, s3: Any = None, dry_run: bool = False, a
         raise UsageError(f"{url} is a whole bucket: add --all to abort every incomplete upload in it")
     store = await open_store(loc, options or StoreOptions())
     result = LeftoversResult(dry_run=dry_run)
-    note = on_upload or (lambda upload, where, why: None)
+    to = subscriber or Subscriber()
     try:
         async for upload in open_uploads(store, loc.prefix):
             where = f"{loc.url_for(upload.key)}?uploadId={upload.upload_id}"
@@ -130,9 +130,12 @@ async def abort_incomplete(url: str, *, s3: Any = None, dry_run: bool = False, a
                 why = await why_still_open(store, upload.key, upload.upload_id)
             if why is None:
                 result.aborted += 1
+                to.notify(UploadFound("delete", None, where, upload.key, upload.upload_id, upload.initiated) if dry_run
+                          else UploadAborted(where, "dst", key=upload.key, upload_id=upload.upload_id,
+                                             initiated=upload.initiated))
             else:
                 result.failures.append((where, why))
-            note(upload, where, why)
+                to.notify(Failure("abort multipart upload", where, "", why))
     finally:
         await store.close()
     return result

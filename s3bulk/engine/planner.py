@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ..errors import AccessDenied, NotFound, UsageError
+from ..errors import AccessDenied, NotFound, NothingListed, UsageError
 from ..model import WorkUnit
 from ..stores import Writer, open_store
 from ..config.urls import Location, S3Options, parse_location
@@ -123,7 +123,7 @@ async def _refuse_empty_source(src: Location, dst: Location, options: TransferOp
                          f"{dst.raw}; refused (an unmounted directory or a mistyped prefix looks like this; "
                          "add --allow-empty-source if it is meant)")
     if src.kind == "s3" and src.prefix and not empty_source_ok:
-        raise NotFound(f"no such key or prefix: {src.raw}")
+        raise NothingListed(f"no such key or prefix: {src.raw}")
 
 
 def _backup_location(backup_dir: str, src: Location, dst: Location, filters: Filters) -> Location:
@@ -191,7 +191,7 @@ async def _resolve_source(src: Location, options: TransferOptions, prefix_only: 
         if prefix and not page.entries and not page.problems and not empty_ok:
             if any(c in prefix for c in "*?"):  # checked last: keys may hold these characters
                 raise UsageError(_no_wildcards(src))
-            raise NotFound(f"no such key or prefix: {src.raw}")
+            raise NothingListed(f"no such key or prefix: {src.raw}")
         return src.with_prefix(prefix), None
     finally:
         await store.close()
@@ -254,4 +254,4 @@ def names_nothing(exc: Exception) -> bool:
     """Whether a NotFound from `resolve_source` says an S3 prefix holds nothing (not that the
     bucket is missing, nor a local directory: a typo there must not pass for a finished run). A
     `mv --resume` or `rm --resume` run again after it completed meets exactly this."""
-    return getattr(exc, "message", "").startswith("no such key or prefix")
+    return isinstance(exc, NothingListed)

@@ -28,12 +28,9 @@ from typing import (Any, Awaitable, Callable, Iterator, NamedTuple, Protocol, Se
                     runtime_checkable)
 
 from ..errors import NotFound, StoreError
+from ..errors import PartsHalted, Unsupported
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
-
-
-class Unsupported(StoreError):
-    """The store does not have this capability (its `features` say so): a bug in the caller."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,11 +365,6 @@ async def upload_in_parts(upload: Multipart, size: int, part: int, concurrency: 
                 tasks.start(do_part(number, start, min(size, start + part)))
 
     await complete_or_abort(upload, parts)
-
-
-class PartsHalted(StoreError):
-    """A part asked to be sent after another part of its upload failed: the upload is being
-    aborted, so no request of it starts any more."""
 
 
 # the tasks now inside a part's request (part_request): a failure of another part lets them end

@@ -32,29 +32,9 @@ import os
 from contextvars import ContextVar
 
 from ..errors import StoreError, Transient
+from ..errors import DestinationExists, SourceChanged, SourceFileChanged
 
 IF_MATCH: ContextVar[str | None] = ContextVar("s3bulk_if_match", default=None)
-
-
-class SourceChanged(StoreError):
-    """The source is no longer the version this copy reads (412 to If-Match, or a changed ETag).
-
-    Not retried as such: engine/transfer/one_object.py starts the object over once from its new version
-    (a "restarted" event), and a second change fails the object with `final_message`. Nothing
-    lands under the final name from two versions."""
-
-    retryable = False
-    final_message = "source changed during the copy"
-
-    def final(self) -> "SourceChanged":
-        """The failure reported when the object changed again after its restart: one line."""
-        return type(self)(self.final_message, op=self.op, url=self.url, key=self.key)
-
-
-class SourceFileChanged(SourceChanged):
-    """A local file changed (size, mtime or ctime) while it was read for an upload."""
-
-    final_message = "source file changed during the upload"
 
 
 class FileVersion:
@@ -160,14 +140,6 @@ def quoted() -> str | None:
 # with one HEAD first (engine/transfer/one_object.py).
 
 NO_CLOBBER: ContextVar[bool] = ContextVar("s3bulk_no_clobber", default=False)
-
-
-class DestinationExists(StoreError):
-    """--no-clobber: DST already holds the key (412 to If-None-Match: *, a file in the way of a
-    no-replace rename, or a HEAD before the write). Not a failure: the object is skipped and
-    counted (engine/run/worker.py)."""
-
-    retryable = False
 
 
 def if_none_match_header() -> dict[str, str]:

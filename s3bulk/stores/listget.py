@@ -14,15 +14,12 @@ import json
 from urllib.parse import quote, urlsplit
 
 from ..errors import Corrupt, NotFound, StoreError, Throttled, Transient, from_transport
+from ..errors import MalformedListing
 from ..http.client import HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo, Page, WorkUnit
 from ..config.urls import Location
 from .base import Features
 from .requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
-
-
-class MalformedListing(StoreError):
-    """The server's /list answer is not the contract's JSON: retrying will not help."""
 
 
 class ListGetStore:

@@ -23,6 +23,7 @@ from typing import Any, Awaitable, Callable, Iterator
 from ..model import ObjectInfo, WorkUnit
 from ..stores.base import ServerSideCopier, Store, Unsupported, Writer
 from ..stores.resilient import ResilienceOptions, wrap
+from ..errors import CapabilityAbsent
 
 MiB = 1024 * 1024
 
@@ -48,12 +49,6 @@ def noise(label: str, size: int) -> bytes:
     """`size` bytes that look random but are the same for the same label: a case seeds them
     before the store opens and compares with them afterwards."""
     return random.Random(label).randbytes(size)
-
-
-class CapabilityAbsent(Exception):
-    """The store declares it lacks what a case tests, and the case checked that it really does
-    (a method of a capability it does not declare is absent or raises Unsupported). Not a
-    failure: a pytest runner skips the case with this message."""
 
 
 class Raised:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
-from json.encoder import encode_basestring
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -17,6 +15,10 @@ from ..options import (Endpoint, Exclude, FilterOptions, Include, JournalPath, M
 from ..shell import quiet_broken_pipe
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import BackupDir, MaxDelete, MaxDeleteSize, Suffix  # guarded deletes
+
+if TYPE_CHECKING:
+    from ...engine.actions.rm import RmRequest, RmResult
+    from ..render import KeyLines
 
 
 def rm_command(
@@ -42,8 +44,8 @@ def rm_command(
 
     Keys the server refuses inside a DeleteObjects answer are reported one by one (exit 1). The
     deleted key ranges are journaled: an interrupted rm run again with --resume lists only the rest."""
-    from ...api import rm
-    from ..render import plural, printable
+    from ...engine.actions.rm import RmRequest
+    from ..render import KeyLines
 
     s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
     if incomplete_uploads:
@@ -55,77 +57,68 @@ def rm_command(
                        if given), None)
         return rm_incomplete_uploads(url, s3, all_objects=all_objects, dry_run=dry_run, json_out=json_out,
                                      verbose=verbose, retries=retries, max_rps=max_rps, others=others)
-    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    request = RmRequest(url, s3, FilterOptions(include, exclude).filters(shell.ARGV), dry_run=dry_run,
+                        all_objects=all_objects, concurrency=concurrency, journal=None if no_journal else journal,
+                        default_journal=not no_journal, resume=resume, max_rps=max_rps, retries=retries,
+                        all_versions=all_versions, report=report, max_delete=max_delete,
+                        max_delete_size=max_delete_size, backup_dir=backup_dir, suffix=suffix)
+    lines = KeyLines(json_out=json_out, verbose=verbose or dry_run)
+    lines.start("rm", url)
+    result = _run(request, lines, metrics, no_journal)
+    _summary(lines, request, result)
+    if lines.metrics is not None:  # after the summary: a scraper may wait for it before the last scrape
+        lines.metrics.close(metrics_linger)
+    if result.failures:
+        raise typer.Exit(shell.EXIT_FAILED)
 
-    def on_key(key_url: str, why: Optional[str]) -> None:
-        if why is not None:
-            if json_out:
-                print(dumps({"event": "failure", "op": "delete", "src": key_url, "error": why, "v": 1}), flush=True)
-            else:
-                print(printable(f"ERROR delete {key_url}: {why}"), file=sys.stderr, flush=True)
-        elif dry_run or verbose:
-            if json_out:  # the line dumps({"event", "action", "dst", "v"}) makes, without its encoder
-                print(f'{{"event": "{"dryrun" if dry_run else "deleted"}", "action": "delete", '
-                      f'"dst": {encode_basestring(key_url)}, "v": 1}}', flush=True)
-            else:
-                print(printable(f"{'(dryrun) ' if dry_run else ''}delete: {key_url}"), flush=True)
 
-    if json_out:  # the stream begins with `start` and ends with `summary`, as copy's does
-        print(dumps({"event": "start", "command": "rm", "src": url, "dst": None, "v": 1}), flush=True)
-    served = None
+def _run(request: RmRequest, lines: KeyLines, metrics: Optional[str], no_journal: bool) -> RmResult:
+    """The rm run, its events to `lines` (through --metrics when asked); an interruption or an
+    error said as rm always said them, then the exit code."""
+    from ...engine.actions.rm import rm
+
     try:
         if metrics is not None:
             from ..metrics import serve_metrics
 
-            served = serve_metrics(metrics, "rm")
-        result = rm(url, s3=s3, filters=[r for r in (("include" if keep else "exclude", g) for keep, g in
-                                                   FilterOptions(include, exclude).filters(shell.ARGV).rules)],
-                    dry_run=dry_run, all_objects=all_objects, on_key=on_key, concurrency=concurrency,
-                    journal=None if no_journal else journal, default_journal=not no_journal, resume=resume,
-                    on_notice=lambda line: print(f"s3bulk: {line}", file=sys.stderr, flush=True),
-                    max_rps=max_rps, retries=retries, all_versions=all_versions, report=report,
-                    on_progress=served.progress if served is not None else None, max_delete=max_delete,
-                    max_delete_size=max_delete_size, backup_dir=backup_dir, suffix=suffix)
+            lines.metrics = serve_metrics(metrics, "rm")
+        return rm(request, lines)
     except KeyboardInterrupt:
-        argv = [a for a in (shell.ARGV or ["rm", url]) if a != "--resume"]
-        how = ("resume with: " + shlex.join(["s3bulk", *argv, "--resume"])) if not no_journal and not dry_run \
+        argv = [a for a in (shell.ARGV or ["rm", request.url]) if a != "--resume"]
+        how = ("resume with: " + shlex.join(["s3bulk", *argv, "--resume"])) if not no_journal and not request.dry_run \
             else "no journal was kept, so a new run lists everything again"
         print(f"s3bulk: interrupted; {how}", file=sys.stderr, flush=True)
         raise typer.Exit(shell.EXIT_INTERRUPTED)
     except S3BulkError as exc:
-        if served is not None:
-            served.close()
-        if json_out:
-            print(dumps({"event": "error", "error": str(exc), "v": 1}))
-            print(dumps({"event": "summary", "command": "rm", "src": url, "ok": False, "deleted": 0, "failed": 0,
-                         "dry_run": dry_run, "resumed_deleted": 0, "fatal": str(exc), "v": 1}))
-        print(printable(f"s3bulk: error: {exc}"), file=sys.stderr)
+        if lines.metrics is not None:
+            lines.metrics.close()
+        lines.error(str(exc), {"command": "rm", "src": request.url, "ok": False, "deleted": 0, "failed": 0,
+                               "dry_run": request.dry_run, "resumed_deleted": 0, "fatal": str(exc)})
         raise typer.Exit(exc.exit_code)
     except BrokenPipeError:
         quiet_broken_pipe()
-        return
-    if json_out:
-        print(dumps({"event": "summary", "command": "rm", "src": url, "ok": result.ok, "deleted": result.deleted,
-                     "failed": len(result.failures), "dry_run": dry_run,
-                     "resumed_deleted": result.resumed_deleted, "fatal": None,
-                     "requests": result.counters().requests_by_operation(), "estimate": result.estimate(),
-                     "v": 1}), flush=True)
-    else:
-        verb = "would delete" if dry_run else "deleted"
-        tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
-        if (estimate := result.estimate()) is not None:
-            from ..render import estimate_text
+        raise typer.Exit(0)
 
-            tail += f"; would send {estimate_text(estimate, moving=False)}"
-        if result.resumed_deleted:
-            tail += f" ({result.resumed_deleted:,} deleted before the interruption)"
-        if result.journal and result.failures:
-            tail += "; after fixing the cause, the same command with --resume retries the rest"
-        print(f"{verb} {plural(result.deleted, 'object')}{tail}", file=sys.stderr)
-    if served is not None:  # after the summary: a scraper may wait for it before the last scrape
-        served.close(metrics_linger)
-    if result.failures:
-        raise typer.Exit(shell.EXIT_FAILED)
+
+def _summary(lines: KeyLines, request: RmRequest, result: RmResult) -> None:
+    """The `summary` JSON line, or the one line on stderr saying what was deleted."""
+    from ..render import estimate_text, plural
+
+    if lines.json_out:
+        lines.summary({"command": "rm", "src": request.url, "ok": result.ok, "deleted": result.deleted,
+                       "failed": len(result.failures), "dry_run": request.dry_run,
+                       "resumed_deleted": result.resumed_deleted, "fatal": None,
+                       "requests": result.counters().requests_by_operation(), "estimate": result.estimate()})
+        return
+    verb = "would delete" if request.dry_run else "deleted"
+    tail = f", {plural(len(result.failures), 'failure')}" if result.failures else ""
+    if (estimate := result.estimate()) is not None:
+        tail += f"; would send {estimate_text(estimate, moving=False)}"
+    if result.resumed_deleted:
+        tail += f" ({result.resumed_deleted:,} deleted before the interruption)"
+    if result.journal and result.failures:
+        tail += "; after fixing the cause, the same command with --resume retries the rest"
+    print(f"{verb} {plural(result.deleted, 'object')}{tail}", file=sys.stderr)
 
 
 EXAMPLES = (

@@ -20,11 +20,10 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from typing import Callable
 
 from ...errors import NotFound, UsageError
 from ...config.urls import S3Options, parse_location
-from ..events import Difference
+from ..events import Difference, Subscriber
 from ..report import read_rows
 
 __all__ = ["LANDED", "ReceiptResult", "check_receipt"]
@@ -48,10 +47,11 @@ class ReceiptResult:
 
 
 def check_receipt(report: str, dst: str, s3: S3Options | None, *, concurrency: int = 64,
-                  on_difference: Callable[[Difference], None] | None = None) -> ReceiptResult:
-    """Check DST against the report at `report` (see the module docstring); differences go to
-    `on_difference` as they are found. Raises UsageError for a report that names objects outside DST."""
-    return asyncio.run(_check(report, dst, s3, concurrency, on_difference or (lambda d: None)))
+                  subscriber: Subscriber | None = None) -> ReceiptResult:
+    """Check DST against the report at `report` (see the module docstring); differences go to the
+    subscriber (Difference) as they are found. Raises UsageError for a report that names objects
+    outside DST."""
+    return asyncio.run(_check(report, dst, s3, concurrency, subscriber or Subscriber()))
 
 
 def expected(report: str, dst_base: str) -> dict[str, tuple[str, int | None, str | None, str]]:
@@ -73,7 +73,7 @@ def expected(report: str, dst_base: str) -> dict[str, tuple[str, int | None, str
 
 
 async def _check(report: str, dst: str, s3: S3Options | None, concurrency: int,
-                 tell: Callable[[Difference], None]) -> ReceiptResult:
+                 to: Subscriber) -> ReceiptResult:
     from ...stores import open_store
     from ..planner import _settled
 
@@ -93,11 +93,11 @@ async def _check(report: str, dst: str, s3: S3Options | None, concurrency: int,
                 got = await store.head(key)
         except NotFound:
             result.missing += 1
-            tell(Difference("only-in-src", src, url))
+            to.notify(Difference("only-in-src", src, url))
             return
         if (size is not None and got.size is not None and size != got.size) or _etags_differ(etag, got.etag):
             result.differs += 1
-            tell(Difference("differs", src, url))
+            to.notify(Difference("differs", src, url))
         else:
             result.same += 1
 

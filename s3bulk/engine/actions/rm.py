@@ -5,22 +5,30 @@ The listing is the parallel one `ls` uses (engine/listing/split.py); each batch 
 in the rm journal (engine/journal/rm.py), so an interrupted rm run again with resume=True lists only what
 is left. A key the server refuses inside DeleteObjects' 200 answer is reported, not counted.
 With all_versions=True every version and delete marker goes instead (engine/actions/versions.py; no journal).
+What happens per key goes to the run's Subscriber (engine/events.py) as typed events.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, cast
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, AsyncIterator, cast
 
 from ...errors import NotFound, UsageError
 from ...config.filters import Filters
 from ...model import Counters, ObjectInfo, WorkUnit, dry_run_estimate
-from ...config.urls import S3Options, parse_location
+from ...config.urls import Location, S3Options, parse_location
+from ..events import Notice, Progress, Subscriber, deletion
 
-__all__ = ["RmResult", "rm"]
+if TYPE_CHECKING:
+    from ...stores.base import Store
+    from ..journal.units import Journal
+    from ..report import ReportWriter
+    from ..transfer.backup import Backup
 
-OnKey = Callable[[str, "str | None"], None]  # (url, None) deleted (or, in a dry run, to be); (url, why) failed
+__all__ = ["RmRequest", "RmResult", "rm"]
+
 BATCH = 1000  # keys per DeleteObjects request (S3's limit)
 
 
@@ -60,225 +68,325 @@ class RmResult:
         return f"RmResult(deleted={self.deleted}, failed={len(self.failures)}, dry_run={self.dry_run})"
 
 
-def rm(url: str, s3: S3Options | None, rules: Filters, *, dry_run: bool = False, all_objects: bool = False,
-       on_key: OnKey | None = None, concurrency: int = 8, journal: str | None = None, resume: bool = False,
-       default_journal: bool = False, on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0,
-       retries: int = 5, all_versions: bool = False, report: str | None = None,
-       on_progress: Callable[[Counters], None] | None = None, max_delete: str | None = None,
-       max_delete_size: int | None = None, backup_dir: str | None = None, suffix: str = "") -> RmResult:
-    """Delete what URL names, in an event loop of its own (api.rm says what each argument means).
-    `on_progress` gets the counts so far about four times a second and once at the end.
-    `max_delete` / `max_delete_size`: the whole listing is counted first (one more listing, nothing
-    held in memory) and a run over the cap deletes nothing (TooManyDeletes). `backup_dir`, `suffix`:
-    each batch is copied there first (engine/transfer/backup.py); a key whose backup failed stays."""
-    from ...config.delete_caps import parse_max_delete
-
-    max_delete = parse_max_delete(max_delete)
-    if all_versions and (max_delete is not None or max_delete_size is not None or backup_dir is not None):
-        raise UsageError("--max-delete, --max-delete-size and --backup-dir do not go with --all-versions")
-    if suffix and backup_dir is None:
-        raise UsageError("--suffix goes with --backup-dir")
-    if report is not None:
-        from ..report import check_report_path
-
-        check_report_path(report)
-        if dry_run or all_versions:
-            raise UsageError("--report goes with a real rm, not --dry-run or --all-versions")
-    if all_versions:
-        if resume:
-            raise UsageError("--all-versions keeps no journal: run it again instead of --resume")
-        return _rm_versions(url, s3, rules, dry_run, all_objects, on_key)
-    if resume and (dry_run or (journal is None and not default_journal)):
-        raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
-                         "in the API: journal=PATH)")
-    return asyncio.run(_rm(url, s3, rules, dry_run, all_objects, on_key, concurrency,
-                           None if dry_run else journal, resume, default_journal and not dry_run,
-                           on_notice or (lambda line: None), max_rps, retries, report, on_progress,
-                           _Guards(max_delete, max_delete_size, backup_dir, suffix)))
-
-
 @dataclass(frozen=True, slots=True)
-class _Guards:
-    """rm's --max-delete, --max-delete-size, --backup-dir and --suffix."""
+class RmRequest:
+    """What one `rm` run is asked to do (api.rm says what each field means): built once by the
+    CLI or the API, then read by each step of the run."""
 
-    max_delete: str | None = None
-    max_delete_size: int | None = None
+    url: str
+    s3: S3Options | None = None
+    filters: Filters = Filters()
+    dry_run: bool = False
+    all_objects: bool = False
+    concurrency: int = 8
+    journal: str | None = None       # a path; None: the default journal when default_journal, else none
+    resume: bool = False
+    default_journal: bool = False
+    max_rps: float = 0.0
+    retries: int = 5
+    all_versions: bool = False
+    report: str | None = None
+    max_delete: str | None = None    # a count or "P%" (checked by parse_max_delete)
+    max_delete_size: int | str | None = None  # bytes, or a size such as "10GiB"
     backup_dir: str | None = None
     suffix: str = ""
 
+    @property
+    def capped(self) -> bool:
+        return self.max_delete is not None or self.max_delete_size is not None
 
-def _rm_versions(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
-                 on_key: OnKey | None) -> RmResult:
-    """rm(all_versions=True): every version and delete marker for good (engine/actions/versions.py); on_key gets
-    each one's URL with ?versionId=."""
+
+def rm(request: RmRequest, subscriber: Subscriber | None = None) -> RmResult:
+    """Delete what the request names, in an event loop of its own. The subscriber gets Deleted
+    (or, dry, DryRunAction "delete") per key, Failure "delete" per key refused, Notice, and Progress
+    about four times a second and once at the end. With max_delete / max_delete_size the whole
+    listing is counted first (one more listing, nothing held in memory) and a run over the cap
+    deletes nothing (TooManyDeletes). backup_dir, suffix: each batch is copied there first
+    (engine/transfer/backup.py); a key whose backup failed stays."""
+    request = _checked(request)
+    to = subscriber if subscriber is not None else Subscriber()
+    if request.all_versions:
+        return _rm_versions(request, to)
+    return asyncio.run(_RmRun(request, to).run())
+
+
+def _checked(request: RmRequest) -> RmRequest:
+    """The request with --max-delete checked, or a UsageError for options that do not go together."""
+    from ...config.delete_caps import parse_max_delete
+    from ...config.sizes import parse_size
+
+    size = request.max_delete_size
+    size = parse_size(size, "max_delete_size") if isinstance(size, str) else size
+    request = replace(request, max_delete_size=size, max_delete=parse_max_delete(request.max_delete))
+    if request.all_versions and (request.capped or request.backup_dir is not None):
+        raise UsageError("--max-delete, --max-delete-size and --backup-dir do not go with --all-versions")
+    if request.suffix and request.backup_dir is None:
+        raise UsageError("--suffix goes with --backup-dir")
+    if request.report is not None:
+        from ..report import check_report_path
+
+        check_report_path(request.report)
+        if request.dry_run or request.all_versions:
+            raise UsageError("--report goes with a real rm, not --dry-run or --all-versions")
+    if request.all_versions and request.resume:
+        raise UsageError("--all-versions keeps no journal: run it again instead of --resume")
+    if not request.all_versions and request.resume and (
+            request.dry_run or (request.journal is None and not request.default_journal)):
+        raise UsageError("--resume needs the journal (not with --no-journal or --dry-run; "
+                         "in the API: journal=PATH)")
+    if request.dry_run:  # a dry run keeps no journal
+        request = replace(request, journal=None, default_journal=False)
+    return request
+
+
+def _rm_versions(request: RmRequest, to: Subscriber) -> RmResult:
+    """rm(all_versions=True): every version and delete marker for good (engine/actions/versions.py);
+    each one's event names its URL with ?versionId=."""
     from .versions import rm_versions
 
-    done = asyncio.run(rm_versions(url, s3=s3, filters=rules, dry_run=dry_run, all_objects=all_objects,
-                                   on_key=on_key))
-    return RmResult(dry_run, deleted=done.versions + done.markers, failures=done.failures)
+    done = asyncio.run(rm_versions(request.url, s3=request.s3, filters=request.filters, dry_run=request.dry_run,
+                                   all_objects=request.all_objects, subscriber=to))
+    return RmResult(request.dry_run, deleted=done.versions + done.markers, failures=done.failures)
 
 
-async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all_objects: bool,
-              on_key: OnKey | None, concurrency: int, journal_path: str | None,
-              resume: bool, default_journal: bool, notice: Callable[[str], None], max_rps: float = 0.0,
-              retries: int = 5, report: str | None = None,
-              on_progress: Callable[[Counters], None] | None = None, guards: _Guards = _Guards()) -> RmResult:
-    from ...stores import StoreOptions, Writer, open_store
-    from ...stores.resilient import ResilienceOptions
-    from ..listing.split import list_in_order
-    from ..transfer.estimate import plan_deletes
-    from ..planner import _as_dir, names_nothing, resolve_source
-    from ..journal.rm import open_rm_journal
+class _RmRun:
+    """One rm run's steps, in order: resolve URL (or find a completed run's resume), open the
+    journal, the report, the backup and the caps' count, then list and delete in batches, then
+    close all of it. What the steps share is held here instead of in one long function's locals."""
 
-    result = RmResult(dry_run)
-    keep_journal = journal_path is not None or default_journal
-    try:
-        src, single = await resolve_source(url, s3)
-    except NotFound as exc:
-        if not (resume and names_nothing(exc)):
-            raise
-        # the same `rm ... --resume` line run again after it completed: nothing is left, which is done
-        loc = parse_location(url, s3)
-        j = open_rm_journal(loc.with_prefix(_as_dir(loc.prefix)), rules, journal_path, resume=True)
-        j.finish(complete=True)
-        notice(f"nothing left to delete under {url}")
-        result.nothing_left = True
-        return result
-    if src.kind == "http":
-        raise UsageError("a list/get server is read-only: nothing can be deleted there")
-    if single is None and not src.prefix and not all_objects:
-        raise UsageError(f"{url} is a whole bucket: add --all to delete every object in it")
-    run_journal = None
-    if keep_journal and single is None:
-        run_journal = open_rm_journal(src, rules, journal_path, resume=resume)
-        result.journal = run_journal.path
-        if run_journal.nothing_to_resume:
-            notice(f"nothing to resume (no journal at {run_journal.path}): starting from the beginning")
-        elif run_journal.resumed:
-            result.resumed_deleted = run_journal.done_totals()[0]
-    rows = None
-    if report is not None:  # a resumed rm continues its report; a row goes out before its key's delete does
-        from ..report import ReportWriter, outside
+    def __init__(self, request: RmRequest, to: Subscriber) -> None:
+        self.request, self.to = request, to
+        self.result = RmResult(request.dry_run)
+        self.began = time.monotonic()
+        self.src: Location | None = None
+        self.single: str | None = None
+        self.journal: Journal | None = None
+        self.rows: ReportWriter | None = None
+        self.backup: Location | None = None
+        self.saver: Backup | None = None
+        self.store: Any = None
+        self.window = asyncio.Semaphore(request.concurrency)
+        self.tasks: set[asyncio.Task[None]] = set()
 
-        outside(report, src)
-        rows = ReportWriter(report, "rm", resume=run_journal is not None and run_journal.resumed)
-    store_options = StoreOptions(resilience=ResilienceOptions(retries=retries, max_rps=max_rps))
-    backup = None
-    if guards.backup_dir is not None and not dry_run:
-        backup = _backup_location(guards.backup_dir, src, s3, rules)
-    if not dry_run and (guards.max_delete is not None or guards.max_delete_size is not None):
-        await _check_caps(src, single, s3, rules, guards, store_options,
-                          run_journal.resume_units() if run_journal is not None and run_journal.resumed else None)
-    store = await open_store(src, store_options)
-    counted = getattr(store, "requests", None)  # the store's own count (stores/requests.py)
-    if counted is not None:
-        result.requests = counted
-    ticker = asyncio.ensure_future(_tick(result, on_progress)) if on_progress is not None else None
-    note = on_key or (lambda u, why: None)
-    allowed = rules.compiled().allows if rules else None
-    window = asyncio.Semaphore(concurrency)
-    tasks: set[asyncio.Task[None]] = set()
+    def notice(self, text: str) -> None:
+        self.to.notify(Notice(text))
 
-    async def delete(batch: list[str], after: str | None, until: str | None) -> None:
-        if rows is not None and batch:
-            # written before the request: a kill while it is on the wire (the keys may be gone, the
-            # range not journaled, so a resume would never list them again) leaves them named
-            for key in batch:
-                rows.row("deleted", "", src.url_for(key))
-            rows.flush()
+    def progress(self) -> None:
+        self.to.notify(Progress(self.result.counters(), False, time.monotonic() - self.began, 1))
+
+    async def run(self) -> RmResult:
+        if not await self.resolve():
+            return self.result
+        await self.open()
+        ticker = asyncio.ensure_future(self.tick())
+        complete = False
         try:
-            writer = cast(Writer, store)  # checked below, before the first batch
-            unsaved: dict[str, str] = {}
-            if saver is not None and batch:  # --backup-dir: only what was kept elsewhere goes
-                unsaved = {k: f"not deleted: its backup failed: {why}" for k, why in await saver.save(batch)}
-            doomed = [k for k in batch if k not in unsaved] if unsaved else batch
-            failed = dict(await writer.delete_many(doomed)) if not dry_run and doomed else {}
-            failed.update(unsaved)
-            if dry_run:
-                plan_deletes(len(batch), result.planned, src.kind == "s3")
-        except BaseException as exc:
-            if rows is not None and batch and not isinstance(exc, asyncio.CancelledError):
-                for key in batch:
-                    rows.row("failed", "", src.url_for(key), error=str(exc))
-                rows.flush()
-            raise
+            await self.open_backup()
+            await self.delete_all()
+            complete = not self.result.failures
         finally:
-            window.release()
-        if rows is not None and failed:  # the later row wins: refused, not deleted
-            for refused, reason in failed.items():
-                rows.row("failed", "", src.url_for(refused), error=reason)
-            rows.flush()
-        for key in batch:
-            why = failed.get(key)
-            if why is None:
-                result.deleted += 1
-            else:
-                result.failures.append((src.url_for(key), why))
-            note(src.url_for(key), why)
-        if run_journal is not None and not failed:
-            # every key of (after, until] is gone: a resume need not list it again
-            run_journal.unit_done(WorkUnit(after=after, until=until), None, len(batch), 0)
-            run_journal.commit()
+            for t in self.tasks:
+                t.cancel()
+            ticker.cancel()
+            await self.close(complete)
+        return self.result
 
-    async def launch(batch: list[str], after: str | None, until: str | None) -> None:
-        await window.acquire()
-        tasks.add(asyncio.ensure_future(delete(batch, after, until)))
+    async def resolve(self) -> bool:
+        """SRC resolved and checked; False when a resumed run finds nothing left (a completed run,
+        run again), which is done."""
+        from ..planner import _as_dir, names_nothing, resolve_source
+        from ..journal.rm import open_rm_journal
 
-    complete = False
-    saver = None
-    try:
-        if not isinstance(store, Writer):
-            raise UsageError(f"{url} cannot be written to")
-        if backup is not None:
+        r = self.request
+        try:
+            self.src, self.single = await resolve_source(r.url, r.s3)
+        except NotFound as exc:
+            if not (r.resume and names_nothing(exc)):
+                raise
+            # the same `rm ... --resume` line run again after it completed: nothing is left, which is done
+            loc = parse_location(r.url, r.s3)
+            j = open_rm_journal(loc.with_prefix(_as_dir(loc.prefix)), r.filters, r.journal, resume=True)
+            j.finish(complete=True)
+            self.notice(f"nothing left to delete under {r.url}")
+            self.result.nothing_left = True
+            return False
+        if self.src.kind == "http":
+            raise UsageError("a list/get server is read-only: nothing can be deleted there")
+        if self.single is None and not self.src.prefix and not r.all_objects:
+            raise UsageError(f"{r.url} is a whole bucket: add --all to delete every object in it")
+        return True
+
+    async def open(self) -> None:
+        """The journal (resumed or new), the report, the backup's location, the caps checked, the store."""
+        from ...stores import StoreOptions, open_store
+        from ...stores.resilient import ResilienceOptions
+        from ..journal.rm import open_rm_journal
+
+        r, src = self.request, self.src
+        assert src is not None
+        if (r.journal is not None or r.default_journal) and self.single is None:
+            self.journal = open_rm_journal(src, r.filters, r.journal, resume=r.resume)
+            self.result.journal = self.journal.path
+            if self.journal.nothing_to_resume:
+                self.notice(f"nothing to resume (no journal at {self.journal.path}): starting from the beginning")
+            elif self.journal.resumed:
+                self.result.resumed_deleted = self.journal.done_totals()[0]
+        if r.report is not None:  # a resumed rm continues its report; a row goes out before its key's delete does
+            from ..report import ReportWriter, outside
+
+            outside(r.report, src)
+            self.rows = ReportWriter(r.report, "rm", resume=self.journal is not None and self.journal.resumed)
+        store_options = StoreOptions(resilience=ResilienceOptions(retries=r.retries, max_rps=r.max_rps))
+        if r.backup_dir is not None and not r.dry_run:
+            self.backup = _backup_location(r.backup_dir, src, r.s3, r.filters)
+        if not r.dry_run and r.capped:
+            await _check_caps(src, self.single, r, store_options, self.units() if self.resumed else None)
+        self.store = await open_store(src, store_options)
+        counted = getattr(self.store, "requests", None)  # the store's own count (stores/requests.py)
+        if counted is not None:
+            self.result.requests = counted
+
+    @property
+    def resumed(self) -> bool:
+        return self.journal is not None and self.journal.resumed
+
+    def units(self) -> list[WorkUnit]:
+        return self.journal.resume_units() if self.journal is not None and self.journal.resumed else [WorkUnit()]
+
+    async def open_backup(self) -> None:
+        """The store must take deletes; with --backup-dir, the backup each batch is copied to first."""
+        from ...stores import Writer
+
+        if not isinstance(self.store, Writer):
+            raise UsageError(f"{self.request.url} cannot be written to")
+        if self.backup is not None and self.src is not None:
             from ..transfer.backup import open_backup
             from ..plan import TransferOptions
 
-            saver = await open_backup(store, src, backup, guards.suffix, TransferOptions(retries=retries))
-        units = run_journal.resume_units() if run_journal is not None and run_journal.resumed else [WorkUnit()]
+            self.saver = await open_backup(self.store, self.src, self.backup, self.request.suffix,
+                                           TransferOptions(retries=self.request.retries))
+
+    async def delete_all(self) -> None:
+        """List each unit (the resumed journal's gaps, or everything) and delete it a batch at a time,
+        `concurrency` batches at once; a batch covers the key range (after, its last listed key]."""
+        from ..listing.split import list_in_order
+
+        src = self.src
+        assert src is not None
+        allowed = self.request.filters.compiled().allows if self.request.filters else None
         cut = len(src.prefix)
-        for unit in units:
-            pages = (_one(single, store) if single is not None
-                     else list_in_order(store, src.prefix, page_size=BATCH, concurrency=16, start=unit))
+        for unit in self.units():
+            pages = (_one(self.single, self.store) if self.single is not None
+                     else list_in_order(self.store, src.prefix, page_size=BATCH, concurrency=16, start=unit))
             batch: list[str] = []
-            after = unit.after  # the batch being filled covers (after, its last listed key]
+            after = unit.after
             last = after
             async for page in pages:
-                result.listed += len(page)
+                self.result.listed += len(page)
                 for obj in page:
                     last = obj.key
                     if allowed is None or allowed(obj.key[cut:]):
                         batch.append(obj.key)
                     if len(batch) == BATCH:
-                        await launch(batch, after, last)
+                        await self.launch(batch, after, last)
                         batch, after = [], last
             if batch or after != unit.until:
-                await launch(batch, after, unit.until)
-        if tasks:
-            await asyncio.gather(*tasks)
-        complete = not result.failures
-    finally:
-        for t in tasks:
-            t.cancel()
-        if ticker is not None:
-            ticker.cancel()
-        if saver is not None:
-            await saver.close()
-            if saver.saved:
-                notice(f"{saver.saved:,} objects backed up to {backup.raw if backup else ''} before they were deleted")
-        await store.close()
-        if rows is not None:
-            rows.close()
-        result.requests = dict(result.requests)  # no longer the store's, which is closed
-        if on_progress is not None:
-            on_progress(result.counters())
-        if run_journal is not None:
-            run_journal.finish(complete=complete)
+                await self.launch(batch, after, unit.until)
+        if self.tasks:
+            await asyncio.gather(*self.tasks)
+
+    async def launch(self, batch: list[str], after: str | None, until: str | None) -> None:
+        await self.window.acquire()
+        self.tasks.add(asyncio.ensure_future(self.delete(batch, after, until)))
+
+    async def delete(self, batch: list[str], after: str | None, until: str | None) -> None:
+        """One batch: its report rows first, its backup, the DeleteObjects request, then each key's
+        event and, when every key went, the range journaled."""
+        try:
+            self.report(batch, "deleted", None)
+            failed = await self.send(batch)
+        except BaseException as exc:
+            if not isinstance(exc, asyncio.CancelledError):
+                self.report(batch, "failed", str(exc))
+            raise
+        finally:
+            self.window.release()
+        if failed:  # the later row wins: refused, not deleted
+            self.report(failed, "failed", failed)
+        src, result, dry_run = self.src, self.result, self.request.dry_run
+        assert src is not None
+        for key in batch:
+            why = failed.get(key)
+            url = src.url_for(key)
+            if why is None:
+                result.deleted += 1
+            else:
+                result.failures.append((url, why))
+            self.to.notify(deletion(url, why, dry_run))
+        if self.journal is not None and not failed:
+            # every key of (after, until] is gone: a resume need not list it again
+            self.journal.unit_done(WorkUnit(after=after, until=until), None, len(batch), 0)
+            self.journal.commit()
+
+    async def send(self, batch: list[str]) -> dict[str, str]:
+        """The batch backed up (--backup-dir: only what was kept elsewhere goes) and deleted; the keys
+        not deleted, with why. A dry run sends nothing and counts the requests it would."""
+        from ...stores import Writer
+        from ..transfer.estimate import plan_deletes
+
+        writer = cast(Writer, self.store)  # checked by open_backup, before the first batch
+        unsaved: dict[str, str] = {}
+        if self.saver is not None and batch:
+            unsaved = {k: f"not deleted: its backup failed: {why}" for k, why in await self.saver.save(batch)}
+        doomed = [k for k in batch if k not in unsaved] if unsaved else batch
+        failed = dict(await writer.delete_many(doomed)) if not self.request.dry_run and doomed else {}
+        failed.update(unsaved)
+        if self.request.dry_run:
+            assert self.src is not None
+            plan_deletes(len(batch), self.result.planned, self.src.kind == "s3")
+        return failed
+
+    def report(self, keys: "list[str] | dict[str, str]", outcome: str, why: "str | dict[str, str] | None") -> None:
+        """--report's rows for `keys`, flushed: written before the request, so a kill while it is on
+        the wire (the keys may be gone, the range not journaled, so a resume would never list them
+        again) leaves them named. `why`: one reason for all, or each key's own."""
+        if self.rows is None or not keys:
+            return
+        assert self.src is not None
+        for key in keys:
+            error = why.get(key) if isinstance(why, dict) else why
+            if error is None:
+                self.rows.row(outcome, "", self.src.url_for(key))
+            else:
+                self.rows.row(outcome, "", self.src.url_for(key), error=error)
+        self.rows.flush()
+
+    async def tick(self) -> None:
+        """Progress (the counts so far) about four times a second, on the run's loop."""
+        while True:
+            self.progress()
+            await asyncio.sleep(0.25)
+
+    async def close(self, complete: bool) -> None:
+        """The backup, the store and the report closed, the last Progress, the journal finished
+        (removed when the run is complete)."""
+        if self.saver is not None:
+            await self.saver.close()
+            if self.saver.saved:
+                where = self.backup.raw if self.backup else ""
+                self.notice(f"{self.saver.saved:,} objects backed up to {where} before they were deleted")
+        await self.store.close()
+        if self.rows is not None:
+            self.rows.close()
+        self.result.requests = dict(self.result.requests)  # no longer the store's, which is closed
+        self.progress()
+        if self.journal is not None:
+            self.journal.finish(complete=complete)
             if complete:
-                result.journal = None
-    return result
+                self.result.journal = None
 
 
-def _backup_location(text: str, src: Any, s3: S3Options | None, rules: Filters) -> Any:
+def _backup_location(text: str, src: Location, s3: S3Options | None, rules: Filters) -> Location:
     """--backup-dir resolved and checked: not inside (nor around) what rm deletes."""
     from ..planner import _as_dir
     from ..transfer.backup import check_backup_location
@@ -292,8 +400,8 @@ def _backup_location(text: str, src: Any, s3: S3Options | None, rules: Filters) 
     return backup
 
 
-async def _check_caps(src: Any, single: str | None, s3: S3Options | None, rules: Filters, guards: _Guards,
-                      options: Any, units: list[WorkUnit] | None) -> None:
+async def _check_caps(src: Location, single: str | None, request: RmRequest, options: Any,
+                      units: list[WorkUnit] | None) -> None:
     """rm --max-delete / --max-delete-size: count what would go (one listing, counts only), then
     refuse the whole run (TooManyDeletes) when it is over a cap. P% is of the objects under URL."""
     from ...config.delete_caps import check_caps
@@ -301,7 +409,7 @@ async def _check_caps(src: Any, single: str | None, s3: S3Options | None, rules:
     from ..listing.split import list_in_order
 
     store = await open_store(src, options)
-    allowed = rules.compiled().allows if rules else None
+    allowed = request.filters.compiled().allows if request.filters else None
     cut = len(src.prefix)
     seen = count = nbytes = 0
     try:
@@ -316,15 +424,8 @@ async def _check_caps(src: Any, single: str | None, s3: S3Options | None, rules:
                         nbytes += obj.size or 0
     finally:
         await store.close()
-    check_caps("rm", count, nbytes, seen, guards.max_delete, guards.max_delete_size)
+    check_caps("rm", count, nbytes, seen, request.max_delete, cast("int | None", request.max_delete_size))
 
 
-async def _tick(result: RmResult, on_progress: Callable[[Counters], None]) -> None:
-    """on_progress(the counts so far) about four times a second, on the run's loop."""
-    while True:
-        on_progress(result.counters())
-        await asyncio.sleep(0.25)
-
-
-async def _one(key: str, store: Any) -> AsyncIterator[list[ObjectInfo]]:
+async def _one(key: str, store: Store) -> AsyncIterator[list[ObjectInfo]]:
     yield [await store.head(key)]

@@ -26,13 +26,14 @@ from typing import Any, AsyncIterator, Callable, Iterator, cast
 from ...errors import StoreError, UsageError
 from ...config.filters import Filters
 from ...model import ObjectInfo
-from ...stores.base import ObjectVersion, VersionedStore, unwrap
+from ...stores.base import ObjectVersion, Store, VersionedStore, unwrap
 from ...config.urls import Location, S3Options, parse_location
+from ..events import Copied, Failure, Subscriber, deletion
 
 PAGE = 1000
 
 
-def versioned(store: Any, url: str) -> VersionedStore:
+def versioned(store: Store, url: str) -> VersionedStore:
     """The store as a VersionedStore, or a one-line UsageError when it keeps no versions."""
     if not store.features.versions:
         raise UsageError(f"{url}: versions need a store that keeps them (an S3 bucket)")
@@ -126,146 +127,195 @@ def _url(loc: Location, key: str, version_id: str) -> str:
     return f"{loc.url_for(key)}?versionId={version_id}"
 
 
-async def copy_versions(src_text: str, dst_text: str, *, src_s3: S3Options | None = None,
-                        dst_s3: S3Options | None = None, options: Any = None, version_id: str | None = None,
-                        include_delete_markers: bool = False, filters: Filters = Filters(),
-                        on_version: Callable[[str, str, str | None], None] | None = None,
-                        concurrency: int = 16, as_of: float | None = None, journal: Any = None,
+@dataclass(frozen=True, slots=True)
+class VersionsCopy:
+    """What one versions copy is asked to do: one version (`version_id`, SRC naming one key) or
+    every version under SRC, oldest first per key, to DST (which keeps them as versions when it is
+    a versioned bucket). Delete markers are replayed as deletes only with include_delete_markers.
+    as_of (epoch seconds): instead, each key as it was then, its newest version not after that time
+    (none when that was a delete marker)."""
+
+    src: str
+    dst: str
+    src_s3: S3Options | None = None
+    dst_s3: S3Options | None = None
+    options: Any = None  # TransferOptions; None: the defaults
+    version_id: str | None = None
+    include_delete_markers: bool = False
+    filters: Filters = Filters()
+    concurrency: int = 16
+    as_of: float | None = None
+
+
+async def copy_versions(request: VersionsCopy, subscriber: Subscriber | None = None, *, journal: Any = None,
                         should_stop: Callable[[], bool] | None = None) -> VersionsResult:
-    """Copy one version (`version_id`, SRC naming one key) or every version under SRC, oldest first
-    per key, to DST (which keeps them as versions when it is a versioned bucket). Delete markers are
-    replayed as deletes only with include_delete_markers. as_of (epoch seconds): instead, each key
-    as it was then, its newest version not after that time (none when that was a delete marker).
-    on_version(src url, dst url, why) after each version (why None when it landed). journal (a
-    VersionsJournal, engine/journal/versions.py): versions it holds are skipped and each that lands is
-    recorded. should_stop(): checked before each version; once true no new one starts, those in
-    flight finish (and are recorded), and the result says interrupted."""
-    from ..plan import KeyMap, TransferOptions
-    from ..transfer.one_object import ByteBudget, Transfer
-    from ...stores import Writer, open_store
+    """Run the copy the request describes. The subscriber gets Copied (a delete marker replayed:
+    size 0) or Failure "copy" per version. journal (a VersionsJournal, engine/journal/versions.py):
+    versions it holds are skipped and each that lands is recorded. should_stop(): checked before
+    each version; once true no new one starts, those in flight finish (and are recorded), and the
+    result says interrupted."""
+    from ..plan import TransferOptions
+    from ...stores import open_store
 
-    options = options or TransferOptions()
-    src_loc, dst_loc = parse_location(src_text, src_s3), parse_location(dst_text, dst_s3)
-    note = on_version or (lambda s, d, why: None)
-    result = VersionsResult()
-    src = await open_store(src_loc, options.store_options())
-    dst: Any = None
+    options = request.options or TransferOptions()
+    run = _VersionsRun(request, options, subscriber or Subscriber(), journal, should_stop or (lambda: False))
+    src = await open_store(parse_location(request.src, request.src_s3), options.store_options())
     try:
-        vsrc = versioned(src, src_text)
-        prefix, single = await resolve(vsrc, src_loc)
-        if version_id is not None and single is None:
-            raise UsageError(f"--version-id needs SRC to name one key, and {src_text} names none with versions")
-        dst_key_of: Callable[[str], str]
-        if single is not None:
-            dst_loc, exact = _one_destination(dst_loc, dst_text, os.path.basename(single))
-            dst_key_of = KeyMap(prefix, dst_loc.prefix, exact)
-        else:
-            dst_key_of = KeyMap(prefix, dst_loc.prefix if not dst_loc.prefix or dst_loc.prefix.endswith("/")
-                                else dst_loc.prefix + "/")
-        dst = await open_store(dst_loc, options.store_options())
-        if not isinstance(dst, Writer) or not dst.features.write:
-            raise UsageError(f"{dst_text} cannot be written to")
-        await dst.prepare()
-        budget = ByteBudget(options.max_bytes_in_flight)
-        allowed = filters.compiled().allows if filters else None
+        await run.open(src)
+        await run.copy_all()
+    finally:
+        await src.close()
+        if run.dst is not None:
+            await cast(Any, run.dst).close()  # narrowed to Writer, which does not declare close
+    return run.result
+
+
+class _VersionsRun:
+    """One versions copy's steps: open and check both sides, then each key's history in order
+    (keys in parallel, `concurrency` at once), each version through the engine's Transfer."""
+
+    def __init__(self, request: VersionsCopy, options: Any, to: Subscriber, journal: Any,
+                 stop: Callable[[], bool]) -> None:
+        self.request, self.options, self.to, self.journal, self.stop = request, options, to, journal, stop
+        self.result = VersionsResult()
+        self.src_loc = parse_location(request.src, request.src_s3)
+        self.dst_loc = parse_location(request.dst, request.dst_s3)
+        self.vsrc: VersionedStore | None = None
+        self.dst: Any = None
+        self.prefix: str = ""
+        self.single: str | None = None
+        self.dst_key_of: Callable[[str], str] = str
         # the version id each write makes at a versioned S3 DST (what a resume after a kill checks against)
-        written: dict[str, str] = {}
-        told = unwrap(dst)
-        if journal is not None and hasattr(told, "written_versions"):
-            told.written_versions = written
+        self.written: dict[str, str] = {}
+        self.window = asyncio.Semaphore(max(1, request.concurrency))
+        self.budget: Any = None
 
-        stop = should_stop or (lambda: False)
+    async def open(self, src: Store) -> None:
+        """SRC read as `copy` reads it (one key, or a prefix), DST opened, checked and prepared."""
+        from ..plan import KeyMap
+        from ..transfer.one_object import ByteBudget
+        from ...stores import Writer, open_store
 
-        async def one(v: ObjectVersion) -> bool:
-            target = dst_key_of(v.key)
-            src_url, dst_url = _url(src_loc, v.key, v.version_id), dst_loc.url_for(target)
-            if journal is not None:
-                journal.sending(v.key, v.version_id)
-            try:
-                if v.delete_marker:
-                    failed = await dst.delete_many([target])
-                    if failed:
-                        raise StoreError(failed[0][1], op="delete", url=dst_url, key=target)
-                    result.markers += 1
-                else:
-                    source = _VersionSource(vsrc, src_loc, v.version_id)
-                    transfer = Transfer(source, dst, KeyMap("", "", target), options, budget)  # type: ignore[arg-type]
-                    size, _ = await transfer.copy(ObjectInfo(v.key, v.size, v.mtime, v.etag))
-                    result.versions += 1
-                    result.bytes += size
-            except StoreError as exc:
-                result.failures.append((src_url, str(exc)))
-                note(src_url, dst_url, str(exc))
-                return False
-            if journal is not None:
-                journal.record(v.key, v.version_id, written.pop(target, None))
-            note(src_url, dst_url, None)
-            return True
+        r = self.request
+        self.vsrc = versioned(src, r.src)
+        self.prefix, self.single = await resolve(self.vsrc, self.src_loc)
+        if r.version_id is not None and self.single is None:
+            raise UsageError(f"--version-id needs SRC to name one key, and {r.src} names none with versions")
+        if self.single is not None:
+            self.dst_loc, exact = _one_destination(self.dst_loc, r.dst, os.path.basename(self.single))
+            self.dst_key_of = KeyMap(self.prefix, self.dst_loc.prefix, exact)
+        else:
+            dst_prefix = self.dst_loc.prefix
+            self.dst_key_of = KeyMap(self.prefix, dst_prefix if not dst_prefix or dst_prefix.endswith("/")
+                                     else dst_prefix + "/")
+        self.dst = await open_store(self.dst_loc, self.options.store_options())
+        if not isinstance(self.dst, Writer) or not self.dst.features.write:
+            raise UsageError(f"{r.dst} cannot be written to")
+        await self.dst.prepare()
+        self.budget = ByteBudget(self.options.max_bytes_in_flight)
+        told = unwrap(self.dst)
+        if self.journal is not None and hasattr(told, "written_versions"):
+            told.written_versions = self.written
 
-        async def history(versions: list[ObjectVersion]) -> None:
-            try:
-                if as_of is not None:
-                    versions = at(versions, as_of)
-                todo = [v for v in versions if include_delete_markers or not v.delete_marker]
-                landed = journal.landed(versions[0].key) if journal is not None and versions else set()
-                sending, began, after = journal.in_flight(versions[0].key) if journal is not None and versions \
-                    else (None, None, None)
-                for i, v in enumerate(todo):
-                    if v.version_id in landed:
-                        result.resumed += 1
-                        continue
-                    if v.version_id == sending:  # in flight when the stopped run was killed: did it land?
-                        made = await _landed(dst, dst_key_of(v.key), v, began, after)
-                        if made is not None:
-                            assert journal is not None
-                            journal.record(v.key, v.version_id, made)
-                            result.resumed += 1
-                            continue
-                        await _abort_left(dst, dst_key_of(v.key), began)
-                    if stop():
-                        result.interrupted = True
-                        return
-                    if not await one(v):
-                        result.held += len(todo) - i - 1  # they must not land before it: left for a rerun
-                        return
-            finally:
-                window.release()
-
-        window = asyncio.Semaphore(max(1, concurrency))
+    async def copy_all(self) -> None:
+        """One version, or every key's history (filtered), each key's in a task of its own."""
+        r, vsrc = self.request, self.vsrc
+        assert vsrc is not None
+        if r.version_id is not None:
+            assert self.single is not None
+            v = await vsrc.head_version(self.single, r.version_id)
+            await self.window.acquire()
+            await self.history([v])
+            return
+        allowed = r.filters.compiled().allows if r.filters else None
         tasks: set[asyncio.Task[None]] = set()
         try:
-            if version_id is not None:
-                assert single is not None
-                v = await vsrc.head_version(single, version_id)
-                await window.acquire()
-                await history([v])
-            else:
-                async for versions in histories(vsrc, prefix):
-                    if single is not None and versions[0].key != single:
-                        continue
-                    if allowed is not None and not allowed(versions[0].key[len(prefix):]):
-                        continue
-                    await window.acquire()
-                    if stop():
-                        result.interrupted = True
-                        window.release()
-                        break
-                    task = asyncio.ensure_future(history(versions))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-                if tasks:
-                    await asyncio.gather(*tasks)
+            async for versions in histories(vsrc, self.prefix):
+                if self.single is not None and versions[0].key != self.single:
+                    continue
+                if allowed is not None and not allowed(versions[0].key[len(self.prefix):]):
+                    continue
+                await self.window.acquire()
+                if self.stop():
+                    self.result.interrupted = True
+                    self.window.release()
+                    break
+                task = asyncio.ensure_future(self.history(versions))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            if tasks:
+                await asyncio.gather(*tasks)
         finally:
             for t in tasks:
                 t.cancel()
-    finally:
-        await src.close()
-        if dst is not None:
-            await cast(Any, dst).close()  # narrowed to Writer above, which does not declare close
-    return result
+
+    async def history(self, versions: list[ObjectVersion]) -> None:
+        """One key's versions in order: those the journal holds skipped, the one a killed run was
+        sending asked of DST first, and none after a version that failed."""
+        journal, result = self.journal, self.result
+        try:
+            if self.request.as_of is not None:
+                versions = at(versions, self.request.as_of)
+            todo = [v for v in versions if self.request.include_delete_markers or not v.delete_marker]
+            landed = journal.landed(versions[0].key) if journal is not None and versions else set()
+            sending, began, after = journal.in_flight(versions[0].key) if journal is not None and versions \
+                else (None, None, None)
+            for i, v in enumerate(todo):
+                if v.version_id in landed:
+                    result.resumed += 1
+                    continue
+                if v.version_id == sending:  # in flight when the stopped run was killed: did it land?
+                    made = await _landed(self.dst, self.dst_key_of(v.key), v, began, after)
+                    if made is not None:
+                        assert journal is not None
+                        journal.record(v.key, v.version_id, made)
+                        result.resumed += 1
+                        continue
+                    await _abort_left(self.dst, self.dst_key_of(v.key), began)
+                if self.stop():
+                    result.interrupted = True
+                    return
+                if not await self.one(v):
+                    result.held += len(todo) - i - 1  # they must not land before it: left for a rerun
+                    return
+        finally:
+            self.window.release()
+
+    async def one(self, v: ObjectVersion) -> bool:
+        """One version written (a delete marker: DST's key deleted), journaled, and told."""
+        from ..plan import KeyMap
+        from ..transfer.one_object import Transfer
+
+        target = self.dst_key_of(v.key)
+        src_url, dst_url = _url(self.src_loc, v.key, v.version_id), self.dst_loc.url_for(target)
+        if self.journal is not None:
+            self.journal.sending(v.key, v.version_id)
+        size = 0
+        try:
+            if v.delete_marker:
+                failed = await self.dst.delete_many([target])
+                if failed:
+                    raise StoreError(failed[0][1], op="delete", url=dst_url, key=target)
+                self.result.markers += 1
+            else:
+                assert self.vsrc is not None
+                source = _VersionSource(self.vsrc, self.src_loc, v.version_id)
+                transfer = Transfer(source, self.dst, KeyMap("", "", target), self.options,  # type: ignore[arg-type]
+                                    self.budget)
+                size, _ = await transfer.copy(ObjectInfo(v.key, v.size, v.mtime, v.etag))
+                self.result.versions += 1
+                self.result.bytes += size
+        except StoreError as exc:
+            self.result.failures.append((src_url, str(exc)))
+            self.to.notify(Failure("copy", src_url, dst_url, str(exc)))
+            return False
+        if self.journal is not None:
+            self.journal.record(v.key, v.version_id, self.written.pop(target, None))
+        self.to.notify(Copied(src_url, dst_url, size))
+        return True
 
 
-async def _landed(dst: Any, target: str, v: ObjectVersion, began: float | None, after: str | None) -> str | None:
+async def _landed(dst: Store, target: str, v: ObjectVersion, began: float | None, after: str | None) -> str | None:
     """Whether version `v`, being sent to `target` when a run was killed, landed there: the DST
     version id it made, or None when it must be sent (again).
 
@@ -299,7 +349,7 @@ async def _landed(dst: Any, target: str, v: ObjectVersion, began: float | None, 
     return newest.version_id
 
 
-async def _abort_left(dst: Any, target: str, began: float | None) -> None:
+async def _abort_left(dst: Store, target: str, began: float | None) -> None:
     """Abort the multipart upload a version cut short by a kill may have left open at `target`
     (one begun since `began`: engine/leftover_uploads.py), before the version is sent again."""
     from ..leftover_uploads import resolve_intent
@@ -335,9 +385,10 @@ def _one_destination(dst: Location, dst_text: str, name: str) -> tuple[Location,
 
 async def rm_versions(url: str, *, s3: S3Options | None = None, filters: Filters = Filters(),
                       dry_run: bool = False, all_objects: bool = False,
-                      on_key: Callable[[str, str | None], None] | None = None) -> VersionsResult:
+                      subscriber: Subscriber | None = None) -> VersionsResult:
     """Delete every version and delete marker under URL (or of the one key it names) for good,
-    1,000 (key, version id) pairs a DeleteObjects request. on_key(url?versionId=..., why)."""
+    1,000 (key, version id) pairs a DeleteObjects request; each one's event (as `rm`'s, its URL
+    with ?versionId=) to the subscriber."""
     from ...stores import open_store
 
     loc = parse_location(url, s3)
@@ -347,7 +398,7 @@ async def rm_versions(url: str, *, s3: S3Options | None = None, filters: Filters
         raise UsageError(f"{url} is a whole bucket: add --all to delete every version in it")
     store = await open_store(loc)
     result = VersionsResult(dry_run=dry_run)
-    note = on_key or (lambda u, why: None)
+    to = subscriber or Subscriber()
     try:
         vstore = versioned(store, url)
         prefix, single = await resolve(vstore, loc)
@@ -366,7 +417,7 @@ async def rm_versions(url: str, *, s3: S3Options | None = None, filters: Filters
                         result.versions += 1
                 else:
                     result.failures.append((_url(loc, x.key, x.version_id), why))
-                note(_url(loc, x.key, x.version_id), why)
+                to.notify(deletion(_url(loc, x.key, x.version_id), why, dry_run))
             batch.clear()
 
         async for page in version_pages(vstore, prefix):

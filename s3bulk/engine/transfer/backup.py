@@ -19,16 +19,12 @@ from typing import Any
 
 from ...config.urls import Location
 from ...errors import NotFound, S3BulkError, StoreError
+from ...errors import BackupFailed
 from ...model import ObjectInfo
 from ..plan import KeyMap, TransferOptions
 from .one_object import ByteBudget, Transfer
 
 CONCURRENCY = 16  # backups of one batch in flight
-
-
-class BackupFailed(StoreError):
-    """copy / mv --backup-dir: the object DST holds could not be backed up, so it was not
-    overwritten (and mv's source was not deleted): a failure of that object."""
 
 
 class Backup:

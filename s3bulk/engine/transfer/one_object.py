@@ -36,6 +36,7 @@ from typing import Any, Callable, cast
 
 from ...stores.checksums import CompositeParts, note_once
 from ...errors import Corrupt, StoreError
+from ...errors import ChecksumMismatch, Stopped
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
 from ...stores.base import ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range
@@ -56,10 +57,6 @@ STREAM_ABOVE = 1024 * 1024   # single PUTs from a local file bigger than this ar
 PART_READS = 3               # reads of a part that does not match its own checksum before the object fails
 MIN_S3_PART = 5 * 1024 * 1024  # S3 refuses smaller parts (but the last) at completion
 RESTARTS = 1  # an object whose source changes while it is copied starts over this often, then fails
-
-
-class Stopped(Exception):
-    """A graceful stop was requested while this object was in flight; it is redone on resume."""
 
 
 class ByteBudget:
@@ -764,11 +761,6 @@ class _StopAware:
         if self.keep_cut and isinstance(sys.exc_info()[1], asyncio.CancelledError):
             return
         await self.upload.abort()
-
-
-class ChecksumMismatch(Corrupt):
-    """The parts read of an object do not give the checksum it carries (full-object or composite),
-    or one part does not match its own (composite)."""
 
 
 async def _source_check(src: Store, key: str, size: int, dst_is_s3: bool, max_part: int) -> Any:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Awaitable, Callable, Coroutine, TypeVar, cast
 
 from ...errors import BucketMissing, NotFound, S3BulkError, UsageError
+from ...errors import Interrupted, StreamFailed, StreamTooLong
 from ...model import WorkUnit
 from ...stores.base import (MAX_PARTS, IntoReader, PartTasks, Store, Writer, complete_or_abort,
                             part_size_for)
@@ -48,21 +49,6 @@ class PipeResult:
     parts: int
 
 
-class Interrupted(S3BulkError):
-    """SIGINT or SIGTERM stopped a pipe; an upload in progress was aborted first."""
-
-    exit_code = 130
-
-    def __init__(self, message: str, signum: int = signal.SIGINT) -> None:
-        super().__init__(message)
-        self.signum = signum
-        self.exit_code = 128 + signum
-
-
-class StreamFailed(S3BulkError):
-    """Reading the input stream or writing the output stream failed (not a closed reader)."""
-
-
 async def _stream_io(fn: Callable[[memoryview], T], view: memoryview, what: str) -> T:
     """fn(view) off the loop; an OSError of the stream becomes one line (a reader that went away
     stays BrokenPipeError: the caller ends quietly on it)."""
@@ -72,10 +58,6 @@ async def _stream_io(fn: Callable[[memoryview], T], view: memoryview, what: str)
         raise
     except OSError as exc:
         raise StreamFailed(f"{what}: {exc.strerror or exc}") from None
-
-
-class StreamTooLong(UsageError):
-    """The stream needed more than 10,000 parts of the part size chosen before it started."""
 
 
 # ------------------------------------------------------------------ blocking stream I/O off the loop

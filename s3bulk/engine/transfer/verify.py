@@ -26,13 +26,10 @@ from typing import Any
 from typing import cast
 
 from ...errors import AccessDenied, NotFound, StoreError
+from ...errors import NotStored
 from ...model import ObjectInfo
 from ...stores.base import ChecksumReader
 from ...stores.written import WriteAnswer
-
-
-class NotStored(StoreError):
-    """The destination answered the write, but a HEAD after it does not find what was written."""
 
 
 async def why_not_stored(dst: Any, dst_key: str, size: int, *, asked: bool,

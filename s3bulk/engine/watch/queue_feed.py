@@ -35,12 +35,13 @@ import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator
+from typing import Iterator
 
 from ...config.filters import CompiledFilters, Filters
 from ...config.urls import S3Options, parse_location
 from ...errors import StoreError, UsageError
 from ...stores.s3.queue import MAX_BATCH, MAX_VISIBILITY, MAX_WAIT, Message, SqsQueue
+from ..events import Notice, Subscriber
 from .feed import Change
 from .s3_events import Scope, newer, parse_body
 
@@ -108,11 +109,11 @@ class QueueFeed:
     """A ChangeFeed over an SQS queue (module docstring). Make one with `open`."""
 
     def __init__(self, queue: SqsQueue, scope: Scope, *, visibility_timeout: int = 60,
-                 notice: Callable[[str], None] | None = None) -> None:
+                 events: Subscriber | None = None) -> None:
         self.queue = queue
         self.scope = scope
         self.visibility_timeout = max(1, min(MAX_VISIBILITY, int(visibility_timeout)))
-        self._notice = notice or _log.warning
+        self._events = events
         self._held: dict[str, _Held] = {}
         self._waiting: OrderedDict[str, _Waiting] = OrderedDict()
         self._newest: OrderedDict[str, _Order] = OrderedDict()
@@ -127,19 +128,25 @@ class QueueFeed:
     @classmethod
     async def open(cls, queue_url: str, src_root: str, filters: Filters | CompiledFilters | None,
                    s3_options: S3Options | None = None, *, visibility_timeout: int = 60,
-                   notice: Callable[[str], None] | None = None) -> "QueueFeed":
+                   events: Subscriber | None = None) -> "QueueFeed":
         """The feed of SRC `src_root` (`s3://bucket/prefix`, read as sync reads it: the prefix with a
         "/" added) from the queue at `queue_url` (its URL or ARN), reached with SRC's S3 options
         (their settled settings when the run's driver settled them). `filters`: the run's
-        --include/--exclude. `notice` receives one-line remarks for the user (default: the
-        "s3bulk.watch" logger). Raises UsageError or a StoreError (one line) when the queue cannot
+        --include/--exclude. `events` receives one-line remarks for the user as Notice events, on
+        the feed's thread (without it: the "s3bulk.watch" logger). Raises UsageError or a StoreError (one line) when the queue cannot
         be read."""
         src = parse_location(src_root, s3_options)
         if src.kind != "s3":
             raise UsageError(f"--watch-queue needs an S3 source (s3://bucket/prefix), not {src_root!r}")
         queue = await SqsQueue.open(queue_url, src.s3)
         return cls(queue, Scope.of(src.bucket, src.prefix, filters), visibility_timeout=visibility_timeout,
-                   notice=notice)
+                   events=events)
+
+    def _tell(self, text: str) -> None:
+        if self._events is None:
+            _log.warning(text)
+        else:
+            self._events.notify(Notice(text))
 
     @property
     def in_hand(self) -> int:
@@ -298,7 +305,7 @@ class QueueFeed:
             self._noticed[msg.id] = None
             while len(self._noticed) > _NOTICED:
                 self._noticed.popitem(last=False)
-            self._notice(f"queue {self.queue.url}: message {msg.id} is {why}; left in the queue "
+            self._tell(f"queue {self.queue.url}: message {msg.id} is {why}; left in the queue "
                          "(hidden for 12 hours; a dead-letter queue collects it after its receive count)")
         try:
             await self.queue.change_visibility([msg], MAX_VISIBILITY)

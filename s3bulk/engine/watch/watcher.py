@@ -78,8 +78,9 @@ class _Relay(Subscriber):
         self.failed: list[Failure] = []
         self.collect = False  # keep the failures: during a narrowed sync (a batch's worth at most)
         self._last_status = 0.0
-        # remarks of a feed, made on its own thread: handed on from this one, in order
-        self.notices: queue.SimpleQueue[str] = queue.SimpleQueue()
+        # remarks of a feed (Notice events), made on its own thread: handed on from this one, in order
+        self.notices: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self.from_feed = _Queued(self.notices)
 
     def notify(self, event: Event) -> None:
         if isinstance(event, Failure) and self.collect:
@@ -90,11 +91,21 @@ class _Relay(Subscriber):
 
     def tick(self, force: bool = False) -> None:
         while not self.notices.empty():
-            self.inner.notify(Notice(self.notices.get()))
+            self.inner.notify(self.notices.get())
         now = time.monotonic()
         if force or now - self._last_status >= STATUS_SECONDS:
             self._last_status = now
             self.inner.notify(self.status())
+
+
+class _Queued(Subscriber):
+    """A feed's events, made on the feed's thread, queued for the run's thread to hand on."""
+
+    def __init__(self, into: "queue.SimpleQueue[Event]") -> None:
+        self.into = into
+
+    def notify(self, event: Event) -> None:
+        self.into.put(event)
 
 
 class _Watcher:
@@ -325,7 +336,7 @@ def watch(job: Job, *, subscriber: Subscriber | None, should_stop: Callable[[], 
             feed_loop = LoopThread()
             prefix = loc.prefix if not loc.prefix or loc.prefix.endswith("/") else loc.prefix + "/"
             feed = feed_loop.call(_open_queue(watch_options.queue_url, f"s3://{loc.bucket}/{prefix}", job,
-                                              w.relay.notices.put))
+                                              w.relay.from_feed))
         elif loc.kind == "local":
             from .local_feed import LocalFeed
 
@@ -357,13 +368,11 @@ def watch(job: Job, *, subscriber: Subscriber | None, should_stop: Callable[[], 
     return total
 
 
-async def _open_queue(queue_url: str, src_root: str, job: Job,
-                      notice: Callable[[str], None]) -> ChangeFeed:
+async def _open_queue(queue_url: str, src_root: str, job: Job, events: Subscriber) -> ChangeFeed:
     """The SQS feed (queue_feed.py), imported only when a queue is named; `src_root` is
     s3://bucket/prefix/ as a sync reads SRC (a prefix always ends in "/"), its changes' keys
     relative to it."""
     from .queue_feed import QueueFeed  # the SQS client: imported only when a queue is named
 
-    feed: ChangeFeed = await QueueFeed.open(queue_url, src_root, job.filters, job.src_s3,
-                                            notice=notice)
+    feed: ChangeFeed = await QueueFeed.open(queue_url, src_root, job.filters, job.src_s3, events=events)
     return feed

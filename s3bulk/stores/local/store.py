@@ -28,6 +28,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Generator, Sequence
 
 from ...errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt, DestinationUnusable
+from ...errors import LandingRefused
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from . import xattrs
@@ -66,11 +67,6 @@ TMP_SUFFIX = ".s3bulk.part"
 _LANDING = threading.Lock()
 _landing_refused = False
 _writes_in_threads = 0  # changed on the event loop's thread only
-
-
-class LandingRefused(Exception):
-    """A rename into place refused because the process is stopping at once: the object was not
-    copied (its temporary file is removed), and it is not a failure either."""
 
 
 def stop_landing() -> None:

@@ -27,13 +27,10 @@ answer) and stops the run with one line.
 from __future__ import annotations
 
 from ...errors import StoreError
+from ...errors import ListingBroken
 from ...model import ObjectInfo, Page
 
 EMPTY_PAGES_LIMIT = 1000  # empty truncated pages in a row that one unit follows before refusing
-
-
-class ListingBroken(StoreError):
-    """The server's listing breaks S3's promises (order, progress, tokens): not retried."""
 
 
 def checked_page(entries: list[ObjectInfo], after: str | None, until: str | None, truncated: bool,

@@ -31,6 +31,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import checksums
 from ...errors import Corrupt, StoreError, Transient, from_transport
+from ...errors import ChecksumRefused
 from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
 from ..local.bodies import FileBody
@@ -82,11 +83,6 @@ _unescape = xml_plain.unescape
 
 class UseBotocore(Exception):
     """This request needs what only botocore does (a redirect to another region, an odd answer)."""
-
-
-class ChecksumRefused(StoreError):
-    """A write sent with a checksum header was refused for carrying it (s3proxy answers any
-    x-amz-checksum-* with 501 NotImplemented): the store sends its writes without from then on."""
 
 
 _NOT_DIGEST_ERRORS = ("BadDigest", "InvalidDigest", "XAmzContentChecksumMismatch", "XAmzContentSHA256Mismatch")

@@ -25,13 +25,10 @@ from typing import TYPE_CHECKING, Iterator
 from urllib.parse import unquote
 
 from ...model import ObjectInfo
+from ...errors import MalformedXml as Malformed
 
 if TYPE_CHECKING:  # imported when first needed: most runs never meet an answer the plain reader leaves
     import xml.etree.ElementTree as ET  # (ElementTree and expat cost ~3 ms of every start-up)
-
-
-class Malformed(ValueError):
-    """The answer is not the well-formed XML of the answer it should be."""
 
 
 # the characters XML 1.0 forbids that S3 sends in keys, raw or as character references (tab, LF
