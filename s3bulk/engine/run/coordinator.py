@@ -342,7 +342,7 @@ class Coordinator:
         handlers, the cluster connection: in that order."""
         summary, journal = self.summary, self.journal
         if self.forced and self.in_process:
-            from ...stores.local.store import remove_open_temps
+            from ...stores.files.landing import remove_open_temps
 
             remove_open_temps()
         if self.deletes is not None:

@@ -25,7 +25,7 @@ from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
                     abort_confirmed, part_request, part_size_for, upload_in_parts)
-from ..local.bodies import FileBody
+from ..files.bodies import FileBody
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
 from .. import checksums, file_times, written  # file_times, checksums: a download's hot path imports nothing
 from .pages import check_token, checked_page
