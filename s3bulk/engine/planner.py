@@ -24,7 +24,7 @@ import os
 
 from ..errors import AccessDenied, NotFound, UsageError
 from ..model import WorkUnit
-from ..stores import Writer, open_store
+from ..stores import Writer, open_store, settle_location
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
 from .plan import KeyMap, Plan, TransferOptions
@@ -40,8 +40,8 @@ async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None =
     `files_from`: the keys to copy come from this manifest (engine/listing/manifest.py), not a listing.
     `empty_source_ok`: an S3 prefix holding nothing is SRC as it now is, not a mistyped name
     (`sync --watch` after its first sync: everything under it was deleted)."""
-    src = _settled(parse_location(src_text, src_s3))
-    dst = _settled(parse_location(dst_text, dst_s3))
+    src = settle_location(parse_location(src_text, src_s3))
+    dst = settle_location(parse_location(dst_text, dst_s3))
     if dst.kind == "http":
         raise UsageError("an http:// list/get server is read-only: it can be a SRC, not a DST")
     if sync is not None and sync.delete and src.kind == "http":
@@ -130,7 +130,7 @@ def _backup_location(backup_dir: str, src: Location, dst: Location, filters: Fil
     copied to), not around it, not overlapping SRC."""
     from .transfer.backup import check_backup_location
 
-    backup = _settled(parse_location(backup_dir, dst.s3 if dst.kind == "s3" else None))
+    backup = settle_location(parse_location(backup_dir, dst.s3 if dst.kind == "s3" else None))
     if backup.kind == "http":
         raise UsageError("--backup-dir must be writable: an S3 prefix or a local directory")
     if backup.kind == "s3":
@@ -140,15 +140,8 @@ def _backup_location(backup_dir: str, src: Location, dst: Location, filters: Fil
     return backup
 
 
-def _settled(loc: Location) -> Location:
-    """An S3 location with every non-secret setting resolved here, once (stores/s3/setup.py settle):
-    the plan carries them, so each worker process, Dask task or Lambda call reaches exactly the
-    endpoint (region, addressing, CA bundle, proxies) checked here, whatever its own environment."""
-    if loc.kind != "s3":
-        return loc
-    from ..stores.s3.setup import settle
-
-    return dataclasses.replace(loc, s3=settle(loc.s3))
+# actions/receipt.py (events') still imports the old name; stores.settle_location is the one rule
+_settled = settle_location
 
 
 def _as_dir(prefix: str) -> str:

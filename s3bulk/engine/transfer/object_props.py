@@ -8,6 +8,7 @@ transfer code only asks: do I need the source's properties, and what do I write?
 from __future__ import annotations
 
 from ...model import SYSTEM_METADATA, ObjectProps, WriteProps
+from ...stores.content_types import content_type_for
 
 DEFAULT = WriteProps()
 
@@ -102,7 +103,5 @@ def needs_tags(write: WriteProps, src: ObjectProps, s3_to_s3: bool) -> bool:
 
 
 def guess_content_type(key: str) -> str | None:
-    """aws-cli's guess from the name (one rule for both data paths: stores/s3/store.py has it)."""
-    from ...stores.s3.store import content_type_for
-
+    """aws-cli's guess from the name (one rule for both data paths: stores/content_types.py)."""
     return content_type_for(key)

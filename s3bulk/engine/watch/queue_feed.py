@@ -40,7 +40,8 @@ from typing import Callable, Iterator
 from ...config.filters import CompiledFilters, Filters
 from ...config.urls import S3Options, parse_location
 from ...errors import StoreError, UsageError
-from ...stores.s3.queue import MAX_BATCH, MAX_VISIBILITY, MAX_WAIT, Message, SqsQueue
+from ...stores import open_event_queue
+from ...stores.queues import MAX_BATCH, MAX_VISIBILITY, MAX_WAIT, EventQueue, Message
 from .feed import Change
 from .s3_events import Scope, newer, parse_body
 
@@ -107,7 +108,7 @@ def _after(a: _Order, b: _Order) -> bool:
 class QueueFeed:
     """A ChangeFeed over an SQS queue (module docstring). Make one with `open`."""
 
-    def __init__(self, queue: SqsQueue, scope: Scope, *, visibility_timeout: int = 60,
+    def __init__(self, queue: EventQueue, scope: Scope, *, visibility_timeout: int = 60,
                  notice: Callable[[str], None] | None = None) -> None:
         self.queue = queue
         self.scope = scope
@@ -135,9 +136,9 @@ class QueueFeed:
         "s3bulk.watch" logger). Raises UsageError or a StoreError (one line) when the queue cannot
         be read."""
         src = parse_location(src_root, s3_options)
-        if src.kind != "s3":
+        if not src.is_s3:
             raise UsageError(f"--watch-queue needs an S3 source (s3://bucket/prefix), not {src_root!r}")
-        queue = await SqsQueue.open(queue_url, src.s3)
+        queue = await open_event_queue(queue_url, src)
         return cls(queue, Scope.of(src.bucket, src.prefix, filters), visibility_timeout=visibility_timeout,
                    notice=notice)
 
