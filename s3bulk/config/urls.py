@@ -108,6 +108,19 @@ class Location:
         return self.kind != "http"
 
     @property
+    def remote(self) -> bool:
+        """Whether its store is reached by requests over the network (S3, a list/get server), not
+        this machine's files or the process's memory."""
+        return self.kind in ("s3", "http")
+
+    def same_store(self, other: "Location") -> bool:
+        """Whether both are in one store: this machine's files, or one bucket (server, memory
+        bucket) reached with the same S3 options. Prefixes are not compared."""
+        if self.kind != other.kind:
+            return False
+        return self.is_local or (self.root == other.root and self.s3 == other.s3)
+
+    @property
     def bucket(self) -> str:
         """The bucket's name (S3 and memory locations only: a directory or a URL is no bucket)."""
         if self.kind not in ("s3", "memory"):

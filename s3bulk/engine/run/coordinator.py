@@ -514,7 +514,7 @@ def _restart_reason(plan: Plan) -> str:
     change would fail with (stores/conditions.py)."""
     from ...stores.conditions import SourceChanged, SourceFileChanged
 
-    return (SourceFileChanged if plan.src.kind == "local" else SourceChanged).final_message
+    return (SourceFileChanged if plan.src.is_local else SourceChanged).final_message
 
 
 def _emit_objects(emit: Emit, notes: list[ObjectNote], restart_reason: str) -> None:

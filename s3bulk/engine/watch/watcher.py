@@ -326,13 +326,13 @@ def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | Non
     feed_loop: LoopThread | None = None
     try:
         if watch_options.queue_url is not None:
-            if loc.kind != "s3":
+            if not loc.is_s3:
                 raise UsageError("--watch-queue goes with an s3:// SRC (its bucket's event notifications)")
             feed_loop = LoopThread()
             prefix = loc.prefix if not loc.prefix or loc.prefix.endswith("/") else loc.prefix + "/"
             feed = feed_loop.call(_open_queue(watch_options.queue_url, f"s3://{loc.bucket}/{prefix}", run_kwargs,
                                               w.relay.notices.put))
-        elif loc.kind == "local":
+        elif loc.is_local:
             from .local_feed import LocalFeed
 
             if not os.path.isdir(loc.root):
