@@ -125,7 +125,7 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
               on_progress: Callable[[Counters], None] | None = None, guards: _Guards = _Guards()) -> RmResult:
     from ...stores import StoreOptions, Writer, open_store
     from ...stores.resilient import ResilienceOptions
-    from ..listing.split import list_in_order
+    from ..listing.split import ListingLimits, list_in_order
     from ..transfer.estimate import plan_deletes
     from ..planner import _as_dir, names_nothing, resolve_source
     from ..journal.rm import open_rm_journal
@@ -238,7 +238,7 @@ async def _rm(url: str, s3: S3Options | None, rules: Filters, dry_run: bool, all
         cut = len(src.prefix)
         for unit in units:
             pages = (_one(single, store) if single is not None
-                     else list_in_order(store, src.prefix, page_size=BATCH, concurrency=16, start=unit))
+                     else list_in_order(store, src.prefix, ListingLimits(page_size=BATCH, concurrency=16), start=unit))
             batch: list[str] = []
             after = unit.after  # the batch being filled covers (after, its last listed key]
             last = after
@@ -298,7 +298,7 @@ async def _check_caps(src: Any, single: str | None, s3: S3Options | None, rules:
     refuse the whole run (TooManyDeletes) when it is over a cap. P% is of the objects under URL."""
     from ...config.delete_caps import check_caps
     from ...stores import open_store
-    from ..listing.split import list_in_order
+    from ..listing.split import ListingLimits, list_in_order
 
     store = await open_store(src, options)
     allowed = rules.compiled().allows if rules else None
@@ -307,7 +307,7 @@ async def _check_caps(src: Any, single: str | None, s3: S3Options | None, rules:
     try:
         for unit in units or [WorkUnit()]:
             pages = (_one(single, store) if single is not None
-                     else list_in_order(store, src.prefix, page_size=BATCH, concurrency=16, start=unit))
+                     else list_in_order(store, src.prefix, ListingLimits(page_size=BATCH, concurrency=16), start=unit))
             async for page in pages:
                 for obj in page:
                     seen += 1

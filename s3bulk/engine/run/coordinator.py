@@ -415,16 +415,13 @@ class Coordinator:
         DELETE_BATCHES_IN_FLIGHT batches at once (as rm), counted and reported as the workers'
         deletes were; a Ctrl-C stops between batches."""
         from ...stores import open_store
-        from ...stores.requests import take as take_requests
+        from ...stores.requests import counts_of, take as take_requests
         from .deletes import delete_batch
 
         plan, summary = self.plan, self.summary
         assert plan.sync is not None
         dst = await open_store(plan.dst, plan.options.store_options())
-        counted: Any = None  # the requests sent, counted as the workers count theirs
-        inner: Any = dst
-        while counted is None and inner is not None:
-            counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
+        counted = counts_of(dst)  # the requests sent, counted as the workers count theirs
         backup = None
         window = asyncio.Semaphore(DELETE_BATCHES_IN_FLIGHT)
         tasks: set[asyncio.Task[None]] = set()

@@ -24,7 +24,7 @@ def applies(plan: Plan, src: Store) -> bool:
     """Only a listed, ordered source copied into a local directory can meet the conflict (not a
     local source: a directory cannot hold a file and a directory of one name)."""
     return (plan.dst.is_local and not plan.src.is_local and plan.single_key is None
-            and plan.manifest is None and src.features.ordered)
+            and plan.manifest is None and src.ordered)
 
 
 async def find(src: Store, entries: list[ObjectInfo]) -> dict[str, str]:
