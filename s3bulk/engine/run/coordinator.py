@@ -414,13 +414,14 @@ class Coordinator:
         """Every spooled key deleted in batches of 1,000 (backed up first with --backup-dir),
         DELETE_BATCHES_IN_FLIGHT batches at once (as rm), counted and reported as the workers'
         deletes were; a Ctrl-C stops between batches."""
-        from ...stores import open_store
+        from ...stores import Writer, open_store
         from ...stores.requests import counts_of, take as take_requests
         from .deletes import delete_batch
 
         plan, summary = self.plan, self.summary
         assert plan.sync is not None
         dst = await open_store(plan.dst, plan.options.store_options())
+        assert isinstance(dst, Writer)  # the planner refused a DST that cannot be written
         counted = counts_of(dst)  # the requests sent, counted as the workers count theirs
         backup = None
         window = asyncio.Semaphore(DELETE_BATCHES_IN_FLIGHT)
