@@ -415,7 +415,8 @@ class Journal:
             old = cls(path, ident, j.ordered)
             try:
                 old._load(check=False)
-                theirs = json.loads(dict(old.db.execute("SELECT k, v FROM meta").fetchall())  # type: ignore[union-attr]
+                assert old.db is not None  # _load opened it, or raised
+                theirs = json.loads(dict(old.db.execute("SELECT k, v FROM meta").fetchall())
                                     .get("identity") or "{}")
                 if theirs.get("dst") == ident["dst"]:
                     old._fold_upload_logs()  # what its workers noted that it never committed
@@ -534,7 +535,7 @@ class Journal:
             row = [left[0], until, left[2] + objects, left[3] + nbytes]
             ak = left_ak
         if right is not None:
-            self._by_after.pop((1, until), None)  # type: ignore[arg-type]
+            self._by_after.pop(_akey(until), None)  # (1, until): `right` was found under it
             self._by_until.pop(_ukey(right[1]), None)
             self._ops.append(("DELETE FROM ranges WHERE after IS ?", (right[0],)))
             row = [row[0], right[1], row[2] + right[2], row[3] + right[3]]

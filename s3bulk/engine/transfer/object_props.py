@@ -52,7 +52,7 @@ class Resolver:
         self.write, self.src_kind, self.dst_kind = write, src_kind, dst_kind
         self._guess = write.set.content_type is None and write.guess_mime_type and dst_kind == "s3"
         self._by_type: dict[str | None, ObjectProps | None] = {}
-        self._by_src: dict[ObjectProps, ObjectProps] = {}
+        self._by_src: dict[ObjectProps, ObjectProps | None] = {}
 
     def __call__(self, key: str, src: ObjectProps | None) -> ObjectProps | None:
         if src is not None:
@@ -76,7 +76,7 @@ class Resolver:
         if props is None or props.content_type is not None or not self._guess:
             if len(self._by_src) > 1024:
                 self._by_src.clear()
-            self._by_src[src] = props  # type: ignore[assignment]
+            self._by_src[src] = props
             return props
         return for_destination(self.write, key, src, self.src_kind, self.dst_kind)
 
