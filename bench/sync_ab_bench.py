@@ -28,6 +28,10 @@ else, a fresh XDG_STATE_HOME a run, one XDG_CACHE_HOME per tree):
 | down-new | s3://B/seed/ -> an empty local directory | copies N |
 | down-same | the same again | copies 0, skips N |
 | delete | `--delete` local tree -> s3://B/up-REP/, which holds the N objects and N more keys (written straight into versitygw's directory, interleaved with the real keys) | copies 0, deletes N |
+| down-big | s3://B/big/ (one object of `--big-mib` MiB, default 1024, seeded by the tree's own copy) -> an empty local directory | copies 1, bytes equal |
+
+Not in the default set: down-big (issue 34's "a 1 GiB download, before and after": ask for it with
+`--scenarios down-new,down-big`); its CPU column is per run, not per object.
 
 up-same and delete need up-new, down-same needs down-new (they run on its result). How the runs
 interleave: per link, one unmeasured warm-up per tree (a sync down of seed/'s first 1,000 keys:
@@ -77,12 +81,13 @@ from peers_bench import (Server, log, machine_info, s3_client, small_body, small
                          tail, tool_env, tree_cpu_s, write_small_tree)
 
 BEFORE = "ca25f19"  # main before the issue 32/33 work
-SCENARIOS = ("up-new", "up-same", "down-new", "down-same", "delete")
+SCENARIOS = ("up-new", "up-same", "down-new", "down-same", "delete", "down-big")
+DEFAULT_SCENARIOS = SCENARIOS[:-1]
 NEEDS = {"up-same": "up-new", "delete": "up-new", "down-same": "down-new"}
 AB_LINKS = ("loopback", "25MBps-10ms")
 WHAT = {"up-new": "sync up into an empty prefix", "up-same": "sync up again (nothing to copy)",
         "down-new": "sync down into an empty directory", "down-same": "sync down again (nothing to copy)",
-        "delete": "sync up `--delete`, N extra keys at DST"}
+        "delete": "sync up `--delete`, N extra keys at DST", "down-big": "sync down one object of BIG MiB"}
 DEFAULTS = {"objects": 20_000, "reps": 3}
 
 
@@ -163,6 +168,32 @@ class SyncAB:
         if r["exit"] != 0 or n != self.n:
             raise SystemExit(f"seeding {tree} failed (exit {r['exit']}, {n} objects): {r.get('error')}")
 
+    def seed_big(self, tree: str) -> None:
+        """big/big.bin in the tree's bucket, uploaded by the tree's own copy (unmeasured)."""
+        big = self.work / "big" / "big.bin"
+        if not big.exists():
+            big.parent.mkdir(parents=True)
+            chunk = os.urandom(1 << 20)
+            with open(big, "wb") as f:
+                for i in range(self.args.big_mib):
+                    f.write(i.to_bytes(8, "little") + chunk[8:])  # no two MiB alike
+        r, _ = self.s3bulk(tree, self.srv.url, "copy", str(big), f"s3://{self.bucket(tree)}/big/big.bin", [],
+                           f"seed-big-{tree}")
+        if r["exit"] != 0:
+            raise SystemExit(f"seeding {tree}'s big object failed (exit {r['exit']}): {r.get('error')}")
+
+    def big_ok(self, out: Path) -> str | None:
+        got, want = out / "big.bin", self.work / "big" / "big.bin"
+        if not got.is_file() or got.stat().st_size != want.stat().st_size:
+            return f"{got} is missing or of another size"
+        with open(got, "rb") as g, open(want, "rb") as w:
+            while True:
+                a, b = g.read(8 << 20), w.read(8 << 20)
+                if a != b:
+                    return f"{got} differs from what was uploaded"
+                if not a:
+                    return None
+
     @staticmethod
     def count(root: Path) -> int:
         return sum(len(files) for _, _, files in os.walk(root))
@@ -183,7 +214,7 @@ class SyncAB:
 
     def check(self, scen: str, tree: str, rep: int, out: Path, summary: dict | None) -> str | None:
         want = {"up-new": (self.n, None, 0), "up-same": (0, self.n, 0), "down-new": (self.n, None, 0),
-                "down-same": (0, self.n, 0), "delete": (0, self.n, self.n)}[scen]
+                "down-same": (0, self.n, 0), "delete": (0, self.n, self.n), "down-big": (1, None, 0)}[scen]
         if summary is not None:
             got = tuple(summary.get(k) for k in ("copied", "skipped", "deleted"))
             if summary.get("ok") is False or any(w is not None and g is not None and g != w
@@ -191,6 +222,8 @@ class SyncAB:
                 return f"summary ok={summary.get('ok')} copied/skipped/deleted={got}, wanted {want}"
         else:
             return "no --json summary"
+        if scen == "down-big":
+            return self.big_ok(out)
         where = out if scen.startswith("down") else self.srv.root / self.bucket(tree) / f"up-{rep}"
         n = self.count(where)
         if n != self.n:
@@ -204,6 +237,8 @@ class SyncAB:
             self.write_extras(self.srv.root / bucket / f"up-{rep}")
         if scen.startswith("up") or scen == "delete":
             src, dst = str(self.src), f"s3://{bucket}/up-{rep}/"
+        elif scen == "down-big":
+            src, dst = f"s3://{bucket}/big/", str(out)
         else:
             src, dst = f"s3://{bucket}/seed/", str(out)
         stem = f"{link}-{scen}-{tree}-{rep}"
@@ -219,10 +254,11 @@ class SyncAB:
             problem = f"exit {r['exit']}: {tail(self.work / 'logs' / stem / 'run.err', 400)}"
         else:
             problem = self.check(scen, tree, rep, out, summary)
+        objects = 1 if scen == "down-big" else self.n
         rec = {"link": link, "scenario": scen, "tree": tree, "rep": rep, "ok": problem is None, "problem": problem,
-               "utc": at, "load1_before": round(load, 2), "objects": self.n, "argv": r["argv"],
+               "utc": at, "load1_before": round(load, 2), "objects": objects, "argv": r["argv"],
                "wall_s": round(r["wall_s"], 4), "cpu_s": round(r["cpu_s"], 4),
-               "cpu_us_per_object": round(r["cpu_s"] / self.n * 1e6, 1),
+               "cpu_us_per_object": round(r["cpu_s"] / objects * 1e6, 1),
                "peak_pss_tree_mib": round(r["peak_pss_tree_mib"], 1), "peak_rss_tree_mib": round(r["peak_rss_tree_mib"], 1),
                "processes": r["processes"], "server_cpu_s": round(r["server_cpu_s"], 3),
                "proxy_cpu_s": round(proxy_cpu, 3),
@@ -281,7 +317,7 @@ def summarize(runs: list[dict]) -> list[dict]:
 
 
 def markdown(meta: dict, summary: list[dict], runs: list[dict]) -> str:
-    n = meta["objects"]
+    n, big = meta["objects"], meta.get("big_mib", 1024)
     lines = [f"{meta['started_utc']}, {meta['machine']['nproc']} cores ({meta['machine']['cpu_model']}), "
              f"load average (1 min) before the runs {meta['load_before']:.1f}, after {meta.get('load_after', 0):.1f}. "
              f"{n:,} objects of {meta['size']} B, median of {meta['reps']} rep(s), A and B interleaved.", "",
@@ -297,7 +333,8 @@ def markdown(meta: dict, summary: list[dict], runs: list[dict]) -> str:
 
         def ratio(k: str) -> str:
             return "" if q[k] is None else f"**{q[k]:.2f}**" if abs(q[k] - 1) >= 0.1 else f"{q[k]:.2f}"
-        lines.append(f"| {LINKS[c['link']]['what']} | {WHAT[c['scenario']].replace('N', f'{n:,}')} | "
+        what = WHAT[c["scenario"]].replace("BIG", f"{big:,}").replace("N", f"{n:,}")
+        lines.append(f"| {LINKS[c['link']]['what']} | {what} | "
                      f"{a['wall_s']:.2f} -> {b['wall_s']:.2f} | {ratio('wall_s')} | "
                      f"{a['cpu_s']:.2f} -> {b['cpu_s']:.2f} | {ratio('cpu_s')} | "
                      f"{a['cpu_us_per_object']:.0f} -> {b['cpu_us_per_object']:.0f} | "
@@ -332,7 +369,9 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100, help="bytes per object (default %(default)s)")
     ap.add_argument("--reps", type=int, default=DEFAULTS["reps"], help="rounds per link (default %(default)s)")
     ap.add_argument("--links", default=",".join(AB_LINKS), help="comma list of " + ", ".join(AB_LINKS))
-    ap.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma list of " + ", ".join(SCENARIOS))
+    ap.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS),
+                    help="comma list of " + ", ".join(SCENARIOS) + " (default all but down-big)")
+    ap.add_argument("--big-mib", type=int, default=1024, help="down-big's object in MiB (default %(default)s)")
     ap.add_argument("--name", default="", help="added to the results' file names")
     ap.add_argument("--update-readme", action="store_true", help="put the table between the markers in bench/README.md")
     ap.add_argument("--from-json", default=None, metavar="FILE", help="run nothing: print a results file's table")
@@ -365,7 +404,7 @@ def main() -> None:
     compile_roots(trees)
     meta = {"benchmark": "sync-ab", "date": str(started.date()), "started_utc": f"{started:%Y-%m-%d %H:%M} UTC",
             "command": cmdline, "objects": args.objects, "size": args.size, "reps": args.reps,
-            "links": args.links, "scenarios": args.scenarios, "machine": machine_info(),
+            "links": args.links, "scenarios": args.scenarios, "big_mib": args.big_mib, "machine": machine_info(),
             "versions": versions(trees, []), "load_before": os.getloadavg()[0]}
     work = Path(tempfile.mkdtemp(prefix="s3bulk-syncab-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None))
     bench = SyncAB(args, trees, work)
@@ -375,7 +414,10 @@ def main() -> None:
         log(f"work dir {work}; writing {args.objects:,} files of {args.size} B and seeding each tree's bucket")
         write_small_tree(bench.src, args.objects, args.size)
         for tree in trees:
-            bench.seed(tree)
+            if set(args.scenarios) - {"down-big"}:
+                bench.seed(tree)
+            if "down-big" in args.scenarios:
+                bench.seed_big(tree)
         for link in args.links:
             bench.run_link(link)
     finally:
@@ -392,7 +434,7 @@ def main() -> None:
     out = HERE / "results"
     out.mkdir(parents=True, exist_ok=True)
     stem = f"sync-ab-{started.date()}" + (f"-{args.name}" if args.name else "")
-    if (args.objects, args.reps) != (DEFAULTS["objects"], DEFAULTS["reps"]):
+    if (args.objects, args.reps) != (DEFAULTS["objects"], DEFAULTS["reps"]) or args.big_mib != 1024:
         stem += "-quick"  # last, so that .gitignore's bench/results/*-quick.* keeps it out of git
     (out / f"{stem}.json").write_text(json.dumps({"meta": meta, "summary": summary, "runs": bench.runs}, indent=1))
     (out / f"{stem}.md").write_text(md)

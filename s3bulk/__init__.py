@@ -37,16 +37,14 @@ __all__ = [
     "DryRunAction", "Difference", "WatchStatus", "Skipped",
     "errors",
 ]
-# the older names, kept for one release (CHANGELOG.md): each warns when called
-_DEPRECATED = ("acopy", "async_sync", "alist", "mv")
 
 if TYPE_CHECKING:
     from . import errors
     from .api import (CheckResult, Copied, Deleted, Difference, DryRunAction, DuResult, Event, Failure, Notice,
                       ObjectInfo, PipeResult, Progress, ReceiptResult, Restarted, RmResult, S3Options, Skipped,
-                      Stopping, Subscriber, Summary, TransferOptions, WatchStatus, acopy, alist, async_sync, check,
+                      Stopping, Subscriber, Summary, TransferOptions, WatchStatus, check,
                       check_async, check_report, check_report_async, copy, copy_async, download_stream,
-                      download_stream_async, du, du_async, ls, ls_async, move, move_async, mv, rm, rm_async, sync,
+                      download_stream_async, du, du_async, ls, ls_async, move, move_async, rm, rm_async, sync,
                       sync_async, upload_stream, upload_stream_async, watch, watch_async)
 
 
@@ -55,7 +53,7 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(".errors", __name__)
-    if name in __all__ or name in _DEPRECATED:
+    if name in __all__:
         from . import api
 
         return getattr(api, name)

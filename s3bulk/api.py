@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import warnings
 from typing import IO, Any, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
 
 from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, EventSink, JsonLinePrinter,
@@ -25,7 +24,8 @@ from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, Ev
                             as_subscriber)
 from .engine.actions.ls import DuResult, list_pages, list_rendered, stepped
 from .engine.transfer.pipes import PipeResult
-from .engine.plan import TransferOptions
+from .engine.job import Job, JournalChoice, Manifest
+from .engine.plan import Compare, TransferOptions
 from .engine.actions.rm import RmResult
 from .errors import UsageError
 from .config.filters import Filters
@@ -102,19 +102,17 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     Inside a running event loop (Jupyter, an async app) use `copy_async`."""
     import sys
 
-    from .cluster.driver import runner_for
-    from .engine.run.orchestrate import run
-
     options = _guarded(options, dry_run=dry_run, no_clobber=no_clobber, update=update,
                        max_transfer=max_transfer, max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
     events = _subscriber(subscriber, on_event)
     if dry_run:  # the would-be actions as lines on stdout, as sync's; the subscriber sees them too
         events = LinePrinter(sys.stdout, then=events)
-    return run("mv" if move else "copy", src, dst, None, options=options, src_s3=src_s3, dst_s3=dst_s3,
-               subscriber=events, max_memory=max_memory, start=start,
-               should_stop=should_stop, journal=None if dry_run else journal, resume=resume, files_from=files_from,
-               files_from_format=files_from_format, filters=_filters(include, exclude, filters),
-               runner=runner_for(cluster), move=move, report_objects=report_objects, report=report)
+    job = Job("mv" if move else "copy", src, dst, options=options or TransferOptions(), src_s3=src_s3,
+              dst_s3=dst_s3, filters=_filters(include, exclude, filters),
+              manifest=None if files_from is None else Manifest(files_from, files_from_format),
+              journal=JournalChoice(path=None if dry_run else journal, resume=resume), max_memory=max_memory,
+              start=start, report=report, report_objects=report_objects)
+    return run_job(job, events, should_stop=should_stop, cluster=cluster)
 
 
 def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, compare: str = "default",
@@ -146,39 +144,51 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     The other arguments are as for `copy`."""
     import sys
 
-    options = _guarded(options, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
-                       max_duration=max_duration)
-
-    if watch:
-        if dry_run or resume or cluster is not None or report is not None:
-            raise UsageError("watch=True cannot be used with dry_run, resume, cluster or report")
-        return _watch(src, dst, delete=delete, compare=compare, hash_cache=hash_cache, options=options,
-                      src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber, on_event=on_event,
-                      max_memory=max_memory, journal=journal, include=include, exclude=exclude, filters=filters,
-                      stop=stop, queue=watch_queue, interval=watch_interval, reconcile_every=reconcile_every,
-                      report_objects=report_objects,
-                      guards=_delete_guards(delete, delete_during, allow_empty_source, max_delete, max_delete_size,
-                                            backup_dir, suffix))
-
-    from .cluster.driver import runner_for
-    from .engine.run.orchestrate import run
     from .engine.plan import SyncOptions
 
-    if compare not in ("default", "size-only", "exact-timestamps", "checksum"):
-        raise UsageError(f"compare must be default, size-only, exact-timestamps or checksum, not {compare!r}")
+    options = _guarded(options, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
+                       max_duration=max_duration)
+    if watch and (dry_run or resume or cluster is not None or report is not None):
+        raise UsageError("watch=True cannot be used with dry_run, resume, cluster or report")
+    checked = _compare(compare)
     if resume and dry_run:
         raise UsageError("resume needs the journal, which a dry run does not keep")
     rules = _filters(include, exclude, filters)
     events = _subscriber(subscriber, on_event)
-    sync_options = SyncOptions(delete=delete, dry_run=dry_run, compare=compare,  # type: ignore[arg-type]
-                               hash_cache=hash_cache,
+    sync_options = SyncOptions(delete=delete, dry_run=dry_run, compare=checked, hash_cache=hash_cache,
                                **_delete_guards(delete, delete_during, allow_empty_source, max_delete,
                                                 max_delete_size, backup_dir, suffix))
+    job = Job("sync", src, dst, options=options or TransferOptions(), sync=sync_options, src_s3=src_s3,
+              dst_s3=dst_s3, filters=rules, journal=JournalChoice(path=None if dry_run else journal, resume=resume),
+              max_memory=max_memory, report=report, report_objects=report_objects)
+    if watch:
+        return _watched(job, events, stop, queue=watch_queue, interval=watch_interval,
+                        reconcile_every=reconcile_every)
     if dry_run:  # the would-be actions as lines on stdout, as ever; the subscriber sees them too
         events = LinePrinter(sys.stdout, then=events)
-    return run("sync", src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
-               subscriber=events, max_memory=max_memory, journal=None if dry_run else journal, resume=resume,
-               filters=rules, runner=runner_for(cluster), report_objects=report_objects, report=report)
+    return run_job(job, events, cluster=cluster)
+
+
+def run_job(job: Job, subscriber: Subscriber | None = None, *, should_stop: Callable[[], bool] | None = None,
+            cluster: object = None) -> Summary:
+    """Run a copy, mv, sync or check built as one `Job` (engine/job.py): the one run under `copy`,
+    `move`, `sync` and `check`, and the Lambda handler's. `cluster` as for `copy`: its runner is
+    made here, so the job stays plain data (no connection, no credentials)."""
+    from .engine.run.orchestrate import run
+
+    runner = None
+    if cluster is not None:  # the Dask driver is imported only for a cluster run
+        from .cluster.driver import runner_for
+
+        runner = runner_for(cluster)
+    return run(job, subscriber=subscriber, should_stop=should_stop, runner=runner)
+
+
+def _compare(compare: str) -> Compare:
+    """sync's `compare=`, checked."""
+    if compare in ("default", "size-only", "exact-timestamps", "checksum"):
+        return cast(Compare, compare)
+    raise UsageError(f"compare must be default, size-only, exact-timestamps or checksum, not {compare!r}")
 
 
 StopHandle = Callable[[], bool] | threading.Event | None
@@ -223,34 +233,28 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
     about once a second, and with report_objects (the default here) a Copied or Deleted per object.
     Stopping lets the sync in flight finish (a full sync lists through one chain when a stop
     handle is given, so it can stop between pages). The other arguments are as for `sync`."""
-    return _watch(src, dst, delete=delete, compare=compare, hash_cache=hash_cache, options=options,
-                  src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber, on_event=on_event, max_memory=max_memory,
-                  journal=journal, include=include, exclude=exclude, filters=filters, stop=stop, queue=queue,
-                  interval=interval, reconcile_every=reconcile_every, report_objects=report_objects,
-                  guards=_delete_guards(delete, delete_during, allow_empty_source, max_delete, max_delete_size,
-                                        backup_dir, suffix))
-
-
-def _watch(src: str, dst: str, *, delete: bool, compare: str, hash_cache: str | None,
-           options: TransferOptions | None, src_s3: S3Options | None, dst_s3: S3Options | None,
-           subscriber: Subscriber | None, on_event: EventSink | None, max_memory: int | str | None,
-           journal: str | None, include: Sequence[str], exclude: Sequence[str], filters: FilterRules | None,
-           stop: StopHandle, queue: str | None, interval: float, reconcile_every: float,
-           report_objects: bool, guards: dict[str, Any]) -> Summary:
     from .engine.plan import SyncOptions
+
+    checked = _compare(compare)
+    sync_options = SyncOptions(delete=delete, compare=checked, hash_cache=hash_cache,
+                               **_delete_guards(delete, delete_during, allow_empty_source, max_delete,
+                                                max_delete_size, backup_dir, suffix))
+    job = Job("sync", src, dst, options=options or TransferOptions(), sync=sync_options, src_s3=src_s3,
+              dst_s3=dst_s3, filters=_filters(include, exclude, filters), journal=JournalChoice(path=journal),
+              max_memory=max_memory, report_objects=report_objects)
+    return _watched(job, _subscriber(subscriber, on_event), stop, queue=queue, interval=interval,
+                    reconcile_every=reconcile_every)
+
+
+def _watched(job: Job, events: Subscriber | None, stop: StopHandle, *, queue: str | None, interval: float,
+             reconcile_every: float) -> Summary:
+    """`job`, a sync, kept up until `stop` says so (engine/watch/watcher.py)."""
     from .engine.watch.watcher import WatchOptions, watch as engine_watch
 
-    if compare not in ("default", "size-only", "exact-timestamps", "checksum"):
-        raise UsageError(f"compare must be default, size-only, exact-timestamps or checksum, not {compare!r}")
     should_stop = stop.is_set if isinstance(stop, threading.Event) else stop
-    sync_options = SyncOptions(delete=delete, compare=compare, hash_cache=hash_cache,  # type: ignore[arg-type]
-                               **guards)
-    return engine_watch(src, dst, sync_options, subscriber=_subscriber(subscriber, on_event),
-                        should_stop=should_stop,
+    return engine_watch(job, subscriber=events, should_stop=should_stop,
                         watch_options=WatchOptions(queue_url=queue, interval=interval,
-                                                   reconcile_every=reconcile_every),
-                        options=options, src_s3=src_s3, dst_s3=dst_s3, max_memory=max_memory, journal=journal,
-                        resume=False, filters=_filters(include, exclude, filters), report_objects=report_objects)
+                                                   reconcile_every=reconcile_every))
 
 
 def move(src: str, dst: str, *, options: TransferOptions | None = None,
@@ -321,17 +325,15 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, 
     (only in SRC) or extra (only in DST)."""
     import sys
 
-    from .engine.run.orchestrate import run
     from .engine.plan import SyncOptions
 
     rules = _filters(include, exclude, filters)
     opts = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",
                        hash_cache=hash_cache, check=True)
     printer = JsonLinePrinter if json_lines else LinePrinter
-    summary = run("check", src, dst, opts, options=options, src_s3=src_s3, dst_s3=dst_s3,
-                  subscriber=printer(sys.stdout, then=_subscriber(subscriber, on_event)),
-                  max_memory=None, journal=None, resume=False, filters=rules, report=report)
-    return CheckResult(summary)
+    job = Job("check", src, dst, options=options or TransferOptions(), sync=opts, src_s3=src_s3, dst_s3=dst_s3,
+              filters=rules, report=report)
+    return CheckResult(run_job(job, printer(sys.stdout, then=_subscriber(subscriber, on_event))))
 
 
 def check_report(report: str, dst: str, *, s3: S3Options | None = None, concurrency: int = 64,
@@ -652,50 +654,6 @@ def _size(value: int | str | None, what: str) -> int | None:
     from .config.sizes import parse_size
 
     return parse_size(value, what) if isinstance(value, str) else value
-
-
-# --- the older names, kept for one release (CHANGELOG.md) ----------------------------------------------
-
-def _renamed(new: Callable[P, R], old: str) -> Callable[P, R]:
-    """`new` under its old name `old`, warning (DeprecationWarning) each time it is called; a
-    coroutine function stays one (`inspect.iscoroutinefunction`), as the old name was."""
-    import inspect
-
-    def warn() -> None:
-        warnings.warn(f"s3bulk.{old} is deprecated and goes in the next release: use s3bulk.{new.__name__}",
-                      DeprecationWarning, stacklevel=3)
-
-    def alias(*args: P.args, **kwargs: P.kwargs) -> R:
-        warn()
-        return new(*args, **kwargs)
-
-    async def async_alias(*args: P.args, **kwargs: P.kwargs) -> object:
-        warn()
-        return await cast(Callable[P, Awaitable[object]], new)(*args, **kwargs)
-
-    chosen = cast(Callable[P, R], async_alias if inspect.iscoroutinefunction(new) else alias)
-    _named_after(chosen, new, old, f"Deprecated: the old name of `{new.__name__}`, kept for one release.")
-    return chosen
-
-
-acopy = _renamed(copy_async, "acopy")
-async_sync = _renamed(sync_async, "async_sync")
-alist = _renamed(ls_async, "alist")
-alist_pages = _renamed(ls_pages_async, "alist_pages")
-alist_rendered = _renamed(ls_rendered_async, "alist_rendered")
-mv = _renamed(move, "mv")
-
-
-def _run(command: str, src: str, dst: str, sync_options: object, *, on_event: EventSink | None = None,
-         **kwargs: object) -> Summary:
-    """Deprecated: engine/run/orchestrate.py `run` with the older `on_event` callable (the CLI's entry until
-    it calls the engine directly)."""
-    from .cluster.driver import runner_for
-    from .engine.run.orchestrate import run
-
-    if "cluster" in kwargs:  # its older name for what is now a runner
-        kwargs["runner"] = runner_for(kwargs.pop("cluster"))
-    return run(command, src, dst, sync_options, subscriber=as_subscriber(on_event), **kwargs)  # type: ignore[arg-type]
 
 
 _stepped = stepped  # tests/test_ls_spill_cli.py drives a listing with it

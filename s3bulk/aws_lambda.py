@@ -33,7 +33,13 @@ typer and the process pool are never loaded.
 from __future__ import annotations
 
 from dataclasses import asdict, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from .config.urls import S3Options
+    from .engine.job import Job
+    from .engine.plan import TransferOptions
+    from .model import Summary, WorkUnit
 
 DEFAULT_MARGIN_MS = 30_000
 _CLI_NAMES = {"max_buffer": "max_bytes_in_flight"}
@@ -41,74 +47,120 @@ _OPTION_SIZES = {"part_size", "multipart_threshold", "max_bytes_in_flight", "cop
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    import os
-    import tempfile
-
-    from .api import copy
-    from .engine.journal.units import export_token, import_token
+    """One Lambda invocation: the event read into one copy `Job` (engine/job.py), run to the deadline
+    through the API, its counts and continuation token out."""
     from .config.sizes import parse_size
+    from .engine.job import Job
     from .engine.memory_budget import lambda_budget
-    from .engine.plan import TransferOptions
-    from .errors import S3BulkError, UsageError
-    from .model import WorkUnit
-    from .config.urls import S3Options
+    from .errors import S3BulkError
 
     try:
         src, dst = event["source"], event["destination"]
     except (KeyError, TypeError):
         return {"ok": False, "error": "the event needs 'source' and 'destination'"}
     try:
-        known = {f.name for f in fields(TransferOptions)}
-        # the command line's names work too: "max-buffer", "max_buffer", "request-timeout", ...
-        given = {_CLI_NAMES.get(k.replace("-", "_").lstrip("_"), k.replace("-", "_").lstrip("_")): v
-                 for k, v in dict(event.get("options") or {}).items()}
-        # the object-property options, checked as the command line checks them (config/property_options.py)
-        from .config import property_options as props_options
-
-        props = props_options.from_json({k: given.pop(k) for k in list(given) if k in props_options.NAMES})
-        unknown = set(given) - known
-        if unknown:
-            raise UsageError(f"unknown options: {', '.join(sorted(unknown))}")
-        for name in _OPTION_SIZES & set(given):
-            given[name] = parse_size(str(given[name]), name)
-        given["workers"] = 1  # no process pool inside Lambda
-        if "concurrency" in given:  # as -c N on the command line: exactly N, not a start that may grow
-            given.setdefault("max_concurrency", given["concurrency"])
-        options = TransferOptions(**given, write_props=props_options.write_props(
-            **{k: v for k, v in props.items() if not k.startswith("sse_c_copy_source")}))
+        options, props = _options(event.get("options"))
         budget = event.get("max_memory")
         budget = parse_size(str(budget), "max_memory") if budget is not None else lambda_budget()
         margin = int(event.get("stop_before_deadline_ms", DEFAULT_MARGIN_MS))
-        cont = event.get("continue") or None
-        token = cont.get("journal") if isinstance(cont, dict) else None
-        start = WorkUnit(**cont) if cont and token is None else None
-        base = event.get("endpoint_url")
-        src_s3 = S3Options(endpoint_url=event.get("src_endpoint_url", base))
-        dst_s3 = S3Options(endpoint_url=event.get("dst_endpoint_url", base))
-        src_s3, dst_s3 = props_options.customer_keys(src, dst, src_s3, dst_s3, props)  # SSE-C reads
-        # every setting of each S3 side resolved once, from this function's environment and the
-        # event (the endpoint given here, or AWS_ENDPOINT_URL[_S3]...): the run uses exactly these
-        from .stores.s3.setup import settle
-
-        src_s3 = settle(src_s3) if str(src).startswith("s3://") else src_s3
-        dst_s3 = settle(dst_s3) if str(dst).startswith("s3://") else dst_s3
+        start, token = _continuation(event.get("continue") or None)
+        src_s3, dst_s3 = _sides(event, src, dst, props)
+        job = Job("copy", src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, max_memory=budget, start=start)
 
         def should_stop() -> bool:
             return context is not None and context.get_remaining_time_in_millis() < margin
 
-        with tempfile.TemporaryDirectory(prefix="s3bulk-lambda-") as tmp:
-            path = os.path.join(tmp, "journal.sqlite")
-            if token is not None:
-                import_token(path, token)
-            summary = copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, max_memory=budget,
-                           start=start, should_stop=should_stop, journal=path, resume=token is not None)
-            done = summary.resume is None and summary.fatal is None
-            after = None if done or not os.path.exists(path) else {"journal": export_token(path)}
+        summary, after = _run(job, token, should_stop)
     except S3BulkError as exc:
         return {"ok": False, "error": str(exc)}
     except (TypeError, ValueError) as exc:  # a value of the wrong kind in the event
         return {"ok": False, "error": f"bad event: {exc}"}
+    return _answer(summary, after)
+
+
+def _options(given_options: Any) -> tuple[TransferOptions, dict[str, Any]]:
+    """The event's "options" as the engine's TransferOptions (one worker: no process pool inside
+    Lambda), and the object-property options among them, checked as the command line checks them
+    (config/property_options.py)."""
+    from .config import property_options as props_options
+    from .config.sizes import parse_size
+    from .engine.plan import TransferOptions
+    from .errors import UsageError
+
+    known = {f.name for f in fields(TransferOptions)}
+    # the command line's names work too: "max-buffer", "max_buffer", "request-timeout", ...
+    given = {_CLI_NAMES.get(k.replace("-", "_").lstrip("_"), k.replace("-", "_").lstrip("_")): v
+             for k, v in dict(given_options or {}).items()}
+    props = props_options.from_json({k: given.pop(k) for k in list(given) if k in props_options.NAMES})
+    unknown = set(given) - known
+    if unknown:
+        raise UsageError(f"unknown options: {', '.join(sorted(unknown))}")
+    for name in _OPTION_SIZES & set(given):
+        given[name] = parse_size(str(given[name]), name)
+    given["workers"] = 1  # no process pool inside Lambda
+    if "concurrency" in given:  # as -c N on the command line: exactly N, not a start that may grow
+        given.setdefault("max_concurrency", given["concurrency"])
+    options = TransferOptions(**given, write_props=props_options.write_props(
+        **{k: v for k, v in props.items() if not k.startswith("sse_c_copy_source")}))
+    return options, props
+
+
+def _continuation(cont: Any) -> tuple[WorkUnit | None, Any]:
+    """What an earlier invocation returned as "continue": (None, its journal token), or a token of
+    the older form, a work unit to start from: (that unit, None)."""
+    from .model import WorkUnit
+
+    token = cont.get("journal") if isinstance(cont, dict) else None
+    start = WorkUnit(**cont) if cont and token is None else None
+    return start, token
+
+
+def _sides(event: dict[str, Any], src: str, dst: str, props: dict[str, Any]) -> tuple[S3Options, S3Options]:
+    """Each side's S3Options from the event's endpoints, with the SSE-C key its objects are read
+    with, every setting resolved once from this function's environment and the event (the
+    endpoint given here, or AWS_ENDPOINT_URL[_S3]...): the run uses exactly these."""
+    from .config import property_options as props_options
+    from .config.urls import S3Options
+    from .stores.s3.setup import settle
+
+    base = event.get("endpoint_url")
+    src_s3 = S3Options(endpoint_url=event.get("src_endpoint_url", base))
+    dst_s3 = S3Options(endpoint_url=event.get("dst_endpoint_url", base))
+    src_s3, dst_s3 = props_options.customer_keys(src, dst, src_s3, dst_s3, props)  # SSE-C reads
+    src_s3 = settle(src_s3) if str(src).startswith("s3://") else src_s3
+    dst_s3 = settle(dst_s3) if str(dst).startswith("s3://") else dst_s3
+    return src_s3, dst_s3
+
+
+def _run(job: Job, token: Any, should_stop: Callable[[], bool]) -> tuple[Summary, dict[str, Any] | None]:
+    """The job run with its journal in /tmp for the invocation (continuing the token's): its
+    summary, and the token the next invocation continues from (None once everything is done)."""
+    import os
+    import tempfile
+    from dataclasses import replace
+
+    from .api import run_job
+    from .engine.job import JournalChoice
+    from .engine.journal.units import export_token, import_token
+
+    with tempfile.TemporaryDirectory(prefix="s3bulk-lambda-") as tmp:
+        path = os.path.join(tmp, "journal.sqlite")
+        if token is not None:
+            import_token(path, token)
+        summary = run_job(replace(job, journal=JournalChoice(path=path, resume=token is not None)),
+                          should_stop=should_stop)
+        after = None if _done(summary) or not os.path.exists(path) else {"journal": export_token(path)}
+    return summary, after
+
+
+def _done(summary: Summary) -> bool:
+    return summary.resume is None and summary.fatal is None
+
+
+def _answer(summary: Summary, after: dict[str, Any] | None) -> dict[str, Any]:
+    """The invocation's answer: counts, the first failures, and where the next one continues."""
     c = summary.counters
+    done = _done(summary)
     return {
         "ok": summary.ok,
         "done": done,

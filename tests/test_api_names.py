@@ -1,6 +1,6 @@
 """The Python API's names: every operation has a synchronous form and an `*_async` twin named
-alike, each with a typed result; the older names still work for one release and say so; `import
-s3bulk` stays cheap; the package is marked typed. Runs on the in-memory store (in-process)."""
+alike, each with a typed result; the older names are gone; `import s3bulk` stays cheap; the
+package is marked typed. Runs on the in-memory store (in-process)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import asyncio
 import importlib.resources
 import inspect
 import io
-import pathlib
 import subprocess
 import sys
 import typing
@@ -107,31 +106,9 @@ def test_the_async_twins_inside_a_running_loop(two, tmp_path):
     assert set(db.keys_after("", None)) == {"s.bin"}
 
 
-def test_the_old_names_still_work_and_warn(two):
-    s, sb, d, db = two
-    for i in range(3):
-        sb.put(f"k{i}", b"x")
-
-    async def main():
-        with pytest.warns(DeprecationWarning, match="copy_async"):
-            copied = await s3bulk.acopy(f"memory://{s}/", f"memory://{d}/c/", options=ONE)
-        with pytest.warns(DeprecationWarning, match="sync_async"):
-            synced = await s3bulk.async_sync(f"memory://{s}/", f"memory://{d}/c/", options=ONE)
-        with pytest.warns(DeprecationWarning, match="ls_async"):
-            listed = [o.key async for o in s3bulk.alist(f"memory://{d}/c/")]
-        return copied, synced, listed
-
-    copied, synced, listed = asyncio.run(main())
-    assert copied.counters.done == 3 and synced.counters.skipped == 3 and listed == ["c/k0", "c/k1", "c/k2"]
-    with pytest.warns(DeprecationWarning, match="s3bulk.move"):
-        moved = s3bulk.mv(f"memory://{d}/c/", f"memory://{d}/m/", options=ONE)
-    assert moved.counters.done == 3 and db.contents("c/") == {} and set(db.contents("m/")) == {"k0", "k1", "k2"}
-    for old, new in OLD_NAMES.items():
-        alias = getattr(s3bulk, old)
-        assert alias.__name__ == old and "Deprecated" in (alias.__doc__ or "") and new in alias.__doc__
-        assert inspect.signature(alias) == inspect.signature(getattr(s3bulk, new))
-        assert inspect.iscoroutinefunction(alias) == inspect.iscoroutinefunction(getattr(s3bulk, new))
-    changelog = (pathlib.Path(__file__).parent.parent / "CHANGELOG.md").read_text()
-    deprecated = changelog.split("### Deprecated", 1)[1].split("\n## ", 1)[0]
-    for old, new in OLD_NAMES.items():
-        assert f"`s3bulk.{old}`: use `s3bulk.{new}`" in deprecated, old
+def test_the_old_names_are_gone():
+    """The names deprecated for one release (acopy, async_sync, alist, mv) went with issue 34."""
+    for old in OLD_NAMES:
+        assert not hasattr(s3bulk, old) and not hasattr(api, old), old
+        with pytest.raises(AttributeError):
+            getattr(s3bulk, old)

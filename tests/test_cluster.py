@@ -239,13 +239,14 @@ def test_a_task_thread_keeps_the_runs_stores_open_between_tasks(tmp_path):
     from s3bulk.cluster import driver as cluster
     from s3bulk.engine.messages import UnitDone
     from s3bulk.engine.plan import TransferOptions
+    from s3bulk.engine.job import Job
     from s3bulk.engine.planner import build_plan
     from s3bulk.model import WorkUnit
 
     src, dst = tmp_path / "src", tmp_path / "dst"
     objects = {f"k{i:03d}": os.urandom(50) for i in range(30)}
     write_tree(src, objects)
-    plan = asyncio.run(build_plan(str(src), str(dst), options=TransferOptions(workers=1, page_size=10)))
+    plan = asyncio.run(build_plan(Job("copy", str(src), str(dst), options=TransferOptions(workers=1, page_size=10))))
 
     def task(unit: WorkUnit, run_id: str) -> list:
         messages, _ = cluster.run_units(plan, [unit], 1 << 20, None, run_id)

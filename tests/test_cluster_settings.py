@@ -120,6 +120,7 @@ def test_workers_go_to_the_endpoint_the_driver_was_given(way, cli, s3, make_buck
 def test_the_plan_holds_the_resolved_settings_and_no_secret(s3, bucket, endpoint, tmp_path, monkeypatch):
     """What the driver sends to every task: the endpoint, region, proxy it resolved from its
     environment; never the secret key, the session token, the key id or a proxy's password."""
+    from s3bulk.engine.job import Job
     from s3bulk.engine.planner import build_plan
 
     secret, token, key_id, password = ("s3bulk-secret-key-x1", "s3bulk-session-token-x2", "AKIAS3BULKPLANX3",
@@ -134,7 +135,7 @@ def test_the_plan_holds_the_resolved_settings_and_no_secret(s3, bucket, endpoint
         monkeypatch.delenv(k, raising=False)
     src = tmp_path / "src"
     write_tree(src, {"a": b"1"})
-    plan = asyncio.run(build_plan(str(src), f"s3://{bucket}/p/"))
+    plan = asyncio.run(build_plan(Job("copy", str(src), f"s3://{bucket}/p/")))
     settings = plan.dst.s3.settled
     assert settings is not None
     assert settings.endpoint_url == endpoint and settings.region == "eu-central-1"

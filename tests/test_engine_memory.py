@@ -13,6 +13,7 @@ import pytest
 
 import s3bulk
 from s3bulk.engine.plan import KeyMap, TransferOptions
+from s3bulk.engine.job import Job
 from s3bulk.engine.planner import build_plan
 from s3bulk.engine.run.launch import run_plan
 from s3bulk.engine.events import DryRunAction
@@ -50,7 +51,7 @@ def big(n: int = 2 * PART + 1234) -> bytes:
 
 
 def run_sync(src: str, dst: str, options: TransferOptions = OPTS, on_event: Any = None, **sync: Any):
-    plan = asyncio.run(build_plan(src, dst, options=options, sync=SyncOptions(**sync)))
+    plan = asyncio.run(build_plan(Job("sync", src, dst, options=options, sync=SyncOptions(**sync))))
     return run_plan(plan, on_event)
 
 
@@ -103,8 +104,8 @@ def test_include_exclude_filters(buckets):
     (s, sb), (d, db) = buckets(), buckets()
     for k in ("a.txt", "b.tmp", "dir/c.txt", "dir/keep.tmp"):
         sb.put(k, k.encode())
-    plan = asyncio.run(build_plan(f"memory://{s}/", f"memory://{d}/", options=OPTS,
-                                  filters=Filters(((False, "*.tmp"), (True, "dir/keep*")))))
+    plan = asyncio.run(build_plan(Job("copy", f"memory://{s}/", f"memory://{d}/", options=OPTS,
+                                      filters=Filters(((False, "*.tmp"), (True, "dir/keep*"))))))
     summary = run_plan(plan)
     assert summary.ok and sorted(db.contents()) == ["a.txt", "dir/c.txt", "dir/keep.tmp"]
 

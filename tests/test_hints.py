@@ -14,6 +14,7 @@ import pytest
 
 from s3bulk.engine.listing import hints
 from s3bulk.engine.plan import TransferOptions
+from s3bulk.engine.job import Job
 from s3bulk.engine.planner import build_plan
 from s3bulk.engine.run.launch import run_plan
 from s3bulk.stores import memory
@@ -38,7 +39,7 @@ def state(tmp_path, monkeypatch):
 
 
 def copy(src: str, dst: str):
-    return run_plan(asyncio.run(build_plan(src, dst, options=OPTS)))
+    return run_plan(asyncio.run(build_plan(Job("copy", src, dst, options=OPTS))))
 
 
 def test_a_finished_run_leaves_hints_and_the_next_run_starts_from_them(state):

@@ -277,12 +277,13 @@ def test_resume_errors(tmp_path, env, cli):
     shutil.rmtree(dst)
 
     from s3bulk.engine.journal.units import Journal
+    from s3bulk.engine.job import Job
     from s3bulk.engine.planner import build_plan
     import asyncio
 
     other = tmp_path / "other"
     other.mkdir()
-    plan = asyncio.run(build_plan(str(other), str(tmp_path / "elsewhere")))
+    plan = asyncio.run(build_plan(Job("copy", str(other), str(tmp_path / "elsewhere"))))
     Journal.open(str(journal), plan, "copy", resume=False).finish(complete=False)
     r = cli("copy", str(src), str(dst), "--journal", str(journal), "--resume", env=env)
     assert r.code == 2, r

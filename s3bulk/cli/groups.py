@@ -23,7 +23,8 @@ from ..config.urls import S3Options
 if TYPE_CHECKING:  # the engine is imported when a command runs, not for every command's start-up
     from _typeshed import DataclassInstance
 
-    from ..engine.plan import TransferOptions
+    from ..engine.job import Command, Job, JournalChoice
+    from ..engine.plan import SyncOptions, TransferOptions
     from ..config.filters import Filters
     from ..model import WriteProps
 
@@ -190,6 +191,14 @@ class JournalOptions:
         if self.journal is not None and self.journal_dir is not None:
             raise UsageError("give --journal PATH or --journal-dir DIR, not both")
 
+    def choice(self) -> JournalChoice:
+        """The engine's JournalChoice: a journal kept by default (at --journal, or the per-run
+        default path in --journal-dir), unless --no-journal."""
+        from ..engine.job import JournalChoice
+
+        return JournalChoice(path=None if self.no_journal else self.journal, default=not self.no_journal,
+                             directory=self.journal_dir, resume=self.resume)
+
 
 @dataclass(frozen=True)
 class OutputOptions:
@@ -344,6 +353,24 @@ class RunOptions:
                    metrics=params.get("metrics"), metrics_linger=params.get("metrics_linger") or 0.0,
                    force_archived=bool(params.get("force_archived")), guards=gather(GuardOptions, params),
                    verify=bool(params.get("verify")))
+
+    def job(self, command: Command, sync: SyncOptions | None, sides: tuple[S3Options, S3Options],
+            options: TransferOptions, *, report_objects: bool) -> Job:
+        """The one request the engine runs (engine/job.py), from these groups and what the command
+        made of them already: each side's S3Options (`sides`, SSE-C keys in) and the engine's
+        TransferOptions. The manifest's format is checked here, the memory budget and the
+        filters read (in this order: a UsageError names the first option that is wrong)."""
+        from ..engine.job import Job, Manifest
+        from . import shell
+
+        manifest = None
+        if self.manifest is not None:  # check reads no manifest
+            files_from, files_from_format = self.manifest.files_from, self.manifest.user_format()
+            manifest = None if files_from is None else Manifest(files_from, files_from_format)
+        budget = max_memory(self)
+        return Job(command, self.src, self.dst, options=options, sync=sync, src_s3=sides[0], dst_s3=sides[1],
+                   filters=self.filters.filters(shell.ARGV), manifest=manifest, journal=self.journal.choice(),
+                   max_memory=budget, report=self.output.report, report_objects=report_objects)
 
 
 def transfer_options(run: RunOptions) -> TransferOptions:

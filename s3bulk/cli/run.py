@@ -5,43 +5,39 @@ rendering lives in the API; a pipe ('-') goes to cli/pipes.py, versions to cli/v
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+import threading
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, NoReturn, Optional
 
 from ..errors import S3BulkError, UsageError
 from . import shell
-from .groups import RunOptions, max_memory, transfer_options
+from .groups import RunOptions, transfer_options
 from .shell import exit_with
 from .signals import StopSignals
 
 if TYPE_CHECKING:
-    from ..engine.plan import SyncOptions
+    from ..config.urls import S3Options
+    from ..engine.job import Command
+    from ..engine.plan import SyncOptions, TransferOptions
+    from ..model import Summary
     from .render import Renderer
 
 RENDERER: Optional[Renderer] = None  # the run's renderer, once run_transfer made one
 RUN_COMMANDS = ("copy", "sync", "mv", "check")
 
 
-def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptions] = None) -> None:
+def run_transfer(command: Command, run: RunOptions, sync_options: Optional[SyncOptions] = None) -> None:
     """Parse, run and render a copy, move, sync or check; exits with the documented code."""
-    src, dst, output, journal = run.src, run.dst, run.output, run.journal
-    if output.report is not None and ("-" in (src, dst) or run.versions.given):
-        raise UsageError("--report goes with copies of objects under SRC, not with a pipe ('-') or versions")
-    if run.metrics is not None and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
-        raise UsageError("--metrics goes with runs of many objects: not with a pipe ('-') or the versions options")
-    if run.guards.given and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
-        raise UsageError("--no-clobber, --update, --dry-run, --backup-dir, --max-transfer and --max-duration go "
-                         "with copies of objects under SRC, not with a pipe ('-') or versions")
+    src, dst, output = run.src, run.dst, run.output
+    _refuse_with_pipes(run)
     if "-" in (src, dst) or run.expected_size is not None:  # one object from stdin or to stdout
         from .pipes import copy_pipe
 
         src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())  # SSE-C keys objects are read with
         copy_pipe(command, run, src_s3=src_s3, dst_s3=dst_s3)
         return
-    import contextlib
-    import signal
-    import threading
-
     from ..engine.run.orchestrate import run as orchestrate
     from .render import make_renderer
 
@@ -50,54 +46,25 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
         from ..cluster.driver import runner_for
 
         runner = runner_for(run.cluster)  # without the extra: one line saying how to install it, exit 2
-    src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())  # SSE-C keys objects are read with
+    sides = run.props.customer_keys(src, dst, *run.s3.resolve())  # SSE-C keys objects are read with
     renderer = make_renderer(command, src, dst, json_mode=output.json_out, quiet=output.quiet,
                              progress=output.progress, verbose=output.verbose)
     global RENDERER
     RENDERER = renderer
     first_signal = StopSignals()  # which signal stopped the run, for the exit code
-
-    @contextlib.contextmanager
-    def around_run() -> Iterator[None]:
-        # run_plan counts Ctrl-Cs while it runs and then puts back the handler it found: make that
-        # one ignore them, so a Ctrl-C pressed as the run ends cannot cut off the summary or the
-        # resume line
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        with renderer, first_signal:
-            yield
-
     metrics = None
     try:
-        journal.check()
+        run.journal.check()
         options = transfer_options(run)
         if run.metrics is not None:  # listening before the run: a port in use stops it here
             from .metrics import serve_metrics
 
             metrics = serve_metrics(run.metrics, command, quiet=output.quiet)
         if run.versions.given:
-            if command != "copy":
-                raise UsageError("--version-id, --all-versions and --as-of go with copy")
-            from .versions import copy_versions
-
-            versions = run.versions
-            return copy_versions(src, dst, version_id=versions.version_id, all_versions=versions.all_versions,
-                                 include_delete_markers=versions.include_delete_markers, src_s3=src_s3,
-                                 dst_s3=dst_s3, options=options, filters=run.filters.filters(shell.ARGV),
-                                 json_out=output.json_out, quiet=output.quiet, verbose=output.verbose,
-                                 as_of=versions.as_of, resume=journal.resume, journal=journal.journal,
-                                 no_journal=journal.no_journal, journal_dir=journal.journal_dir, argv=shell.ARGV)
-        manifest: dict[str, Any] = {} if run.manifest is None else {  # check reads no manifest
-            "files_from": run.manifest.files_from, "files_from_format": run.manifest.user_format()}
-        summary = orchestrate(command, src, dst, sync_options, options=options, src_s3=src_s3, dst_s3=dst_s3,
-                              subscriber=metrics.relay(renderer) if metrics is not None else renderer,
-                              max_memory=max_memory(run),
-                              journal=None if journal.no_journal else journal.journal,
-                              default_journal=not journal.no_journal, resume=journal.resume,
-                              filters=run.filters.filters(shell.ARGV), around_run=around_run, runner=runner,
-                              move=command == "mv", report_objects=output.verbose and not output.quiet,
-                              journal_dir=journal.journal_dir, report=output.report, **manifest)
+            return _copy_versions(command, run, sides, options)
+        job = run.job(command, sync_options, sides, options, report_objects=output.verbose and not output.quiet)
+        summary = orchestrate(job, subscriber=metrics.relay(renderer) if metrics is not None else renderer,
+                              around_run=_around_run(renderer, first_signal), runner=runner)
     except S3BulkError as exc:
         if metrics is not None:
             metrics.close()
@@ -111,41 +78,98 @@ def run_transfer(command: str, run: RunOptions, sync_options: Optional[SyncOptio
               f"not restored): restore them first, or --force-archived to try them", file=sys.stderr, flush=True)
     if metrics is not None:  # after the summary is out: a scraper may wait for it before the last scrape
         metrics.close(run.metrics_linger)
+    _exit_for(command, run, summary, first_signal)
+
+
+def _refuse_with_pipes(run: RunOptions) -> None:
+    """The options that go with copies of objects under SRC, refused with a pipe ('-') or versions."""
+    src, dst = run.src, run.dst
+    if run.output.report is not None and ("-" in (src, dst) or run.versions.given):
+        raise UsageError("--report goes with copies of objects under SRC, not with a pipe ('-') or versions")
+    if run.metrics is not None and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
+        raise UsageError("--metrics goes with runs of many objects: not with a pipe ('-') or the versions options")
+    if run.guards.given and ("-" in (src, dst) or run.expected_size is not None or run.versions.given):
+        raise UsageError("--no-clobber, --update, --dry-run, --backup-dir, --max-transfer and --max-duration go "
+                         "with copies of objects under SRC, not with a pipe ('-') or versions")
+
+
+def _around_run(renderer: Renderer, first_signal: StopSignals) -> Callable[[], ContextManager[None]]:
+    """The context the run itself goes in: the live display, and the signals counted."""
+
+    @contextlib.contextmanager
+    def around_run() -> Iterator[None]:
+        # run_plan counts Ctrl-Cs while it runs and then puts back the handler it found: make that
+        # one ignore them, so a Ctrl-C pressed as the run ends cannot cut off the summary or the
+        # resume line
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        with renderer, first_signal:
+            yield
+
+    return around_run
+
+
+def _copy_versions(command: str, run: RunOptions, sides: tuple[S3Options, S3Options],
+                   options: TransferOptions) -> None:
+    """copy --version-id, --all-versions or --as-of (cli/versions.py)."""
+    if command != "copy":
+        raise UsageError("--version-id, --all-versions and --as-of go with copy")
+    from .versions import copy_versions
+
+    versions, journal, output = run.versions, run.journal, run.output
+    return copy_versions(run.src, run.dst, version_id=versions.version_id, all_versions=versions.all_versions,
+                         include_delete_markers=versions.include_delete_markers, src_s3=sides[0],
+                         dst_s3=sides[1], options=options, filters=run.filters.filters(shell.ARGV),
+                         json_out=output.json_out, quiet=output.quiet, verbose=output.verbose,
+                         as_of=versions.as_of, resume=journal.resume, journal=journal.journal,
+                         no_journal=journal.no_journal, journal_dir=journal.journal_dir, argv=shell.ARGV)
+
+
+def _exit_for(command: str, run: RunOptions, summary: Summary, first_signal: StopSignals) -> None:
+    """The exit code of a run that ended (0 by returning): stopped, fatal, failed, or a check
+    that found differences."""
     if summary.interrupted:
-        c = summary.counters
-        if summary.journal:
-            argv = [a for a in (shell.ARGV or [command, src, dst]) if a != "--resume"]
-            import shlex
-
-            how = "resume with: " + shlex.join(["s3bulk", *argv, "--resume"])
-        else:
-            how = "no journal was kept, so a new run starts over"
-        from .render import plural
-
-        if summary.capped and not first_signal.seen():  # --max-transfer / --max-duration (engine/run/caps.py)
-            from ..config.sizes import human_bytes
-
-            print(f"s3bulk: stopped: --{summary.capped} reached; {plural(c.done, 'object')} "
-                  f"({human_bytes(c.done_bytes)}) copied in this run ({c.listed:,} listed); {how}",
-                  file=sys.stderr, flush=True)
-            raise exit_with(shell.CAP_EXITS[summary.capped])
-        print(f"s3bulk: interrupted: {plural(c.done, 'object')} copied in this run ({c.listed:,} listed); {how}",
-              file=sys.stderr, flush=True)
-        # as a shell reports a process ended by the signal: 128 + 15 for SIGTERM, 128 + 2 for Ctrl-C
-        raise exit_with(shell.EXIT_TERMINATED if first_signal.signum == signal.SIGTERM
-                         else shell.EXIT_INTERRUPTED)
+        _stopped(command, run.src, run.dst, summary, first_signal)
     if summary.fatal:
         raise exit_with(summary.fatal_code or shell.EXIT_FATAL)
     if summary.counters.failed:
         raise exit_with(shell.EXIT_FAILED)
-    if sync_options is not None and sync_options.check:
+    if summary.check:
         c = summary.counters
-        if not output.quiet:
+        if not run.output.quiet:
             n = summary.check_counts()
             print(f"s3bulk check: {n['differ']:,} differ, {n['only_in_src']:,} only in SRC, "
                   f"{n['only_in_dst']:,} only in DST, {n['same']:,} the same", file=sys.stderr)
         if c.done or c.deleted:
             raise exit_with(shell.EXIT_FAILED)
+
+
+def _stopped(command: str, src: str, dst: str, summary: Summary, first_signal: StopSignals) -> NoReturn:
+    """A run stopped before its end, by a cap or a signal: one line saying how far it got and
+    how to go on, and the exit code of what stopped it."""
+    c = summary.counters
+    if summary.journal:
+        argv = [a for a in (shell.ARGV or [command, src, dst]) if a != "--resume"]
+        import shlex
+
+        how = "resume with: " + shlex.join(["s3bulk", *argv, "--resume"])
+    else:
+        how = "no journal was kept, so a new run starts over"
+    from .render import plural
+
+    if summary.capped and not first_signal.seen():  # --max-transfer / --max-duration (engine/run/caps.py)
+        from ..config.sizes import human_bytes
+
+        print(f"s3bulk: stopped: --{summary.capped} reached; {plural(c.done, 'object')} "
+              f"({human_bytes(c.done_bytes)}) copied in this run ({c.listed:,} listed); {how}",
+              file=sys.stderr, flush=True)
+        raise exit_with(shell.CAP_EXITS[summary.capped])
+    print(f"s3bulk: interrupted: {plural(c.done, 'object')} copied in this run ({c.listed:,} listed); {how}",
+          file=sys.stderr, flush=True)
+    # as a shell reports a process ended by the signal: 128 + 15 for SIGTERM, 128 + 2 for Ctrl-C
+    raise exit_with(shell.EXIT_TERMINATED if first_signal.signum == signal.SIGTERM
+                    else shell.EXIT_INTERRUPTED)
 
 
 def json_error(message: str, code: int) -> bool:

@@ -10,17 +10,19 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ..errors import S3BulkError, UsageError
 from . import shell
-from .options import RunOptions, max_memory, transfer_options
+from .options import RunOptions, transfer_options
 from .signals import StopSignals
 
 if TYPE_CHECKING:
     from ..engine.plan import SyncOptions
+    from ..model import Summary
     from ..engine.watch.watcher import WatchOptions
 
 
@@ -28,10 +30,10 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
     """Watch until stopped; exits 0 after a stop by signal, with the run's code after a fatal error."""
     from . import run as cli_run
     from ..engine.watch.watcher import watch
-    from .render import make_renderer, plural
+    from .render import make_renderer
 
-    src, dst, output, journal = run.src, run.dst, run.output, run.journal
-    renderer = make_renderer("sync", src, dst, json_mode=output.json_out, quiet=output.quiet,
+    output = run.output
+    renderer = make_renderer("sync", run.src, run.dst, json_mode=output.json_out, quiet=output.quiet,
                              progress=output.progress, verbose=output.verbose)
     cli_run.RENDERER = renderer
     caught: list[int] = []
@@ -43,17 +45,9 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
     signals = StopSignals(caught)
     metrics = None
     try:
-        if "-" in (src, dst) or run.cluster is not None:
-            raise UsageError("--watch needs a SRC and DST that are not '-', and runs without --cluster")
-        if output.report is not None:
-            raise UsageError("--watch cannot be used with --report (--json tells each object the watch copies or "
-                             "deletes)")
-        if run.versions.given:
-            raise UsageError("--watch cannot be used with --version-id, --all-versions or --as-of")
-        if run.manifest is not None and run.manifest.files_from is not None:
-            raise UsageError("--watch cannot be used with --files-from (it watches the whole SRC)")
-        journal.check()
-        src_s3, dst_s3 = run.props.customer_keys(src, dst, *run.s3.resolve())
+        _refuse_with_watch(run)
+        run.journal.check()
+        sides = run.props.customer_keys(run.src, run.dst, *run.s3.resolve())
         options = transfer_options(run)
         if run.metrics is not None:  # listening before the first sync: a port in use stops it here
             from .metrics import serve_metrics
@@ -63,14 +57,11 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
             for sig in (signal.SIGINT, signal.SIGTERM):
                 old[sig] = signal.signal(sig, on_signal)
         with renderer, signals:
-            summary = watch(src, dst, sync_options,
-                            subscriber=metrics.relay(renderer) if metrics is not None else renderer, should_stop=signals.seen,
-                            watch_options=watching, full_sync_stops=False, options=options, src_s3=src_s3,
-                            dst_s3=dst_s3, max_memory=max_memory(run),
-                            journal=None if journal.no_journal else journal.journal,
-                            default_journal=not journal.no_journal, resume=journal.resume,
-                            filters=run.filters.filters(shell.ARGV), report_objects=not output.quiet,
-                            journal_dir=journal.journal_dir)
+            # the job of every sync of the watch (it refuses --files-from above, so reads no manifest)
+            job = replace(run, manifest=None).job("sync", sync_options, sides, options,
+                                                  report_objects=not output.quiet)
+            summary = watch(job, subscriber=metrics.relay(renderer) if metrics is not None else renderer,
+                            should_stop=signals.seen, watch_options=watching, full_sync_stops=False)
     except S3BulkError as exc:
         if metrics is not None:
             metrics.close()
@@ -87,11 +78,31 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
     if summary.fatal:
         raise typer.Exit(summary.fatal_code or shell.EXIT_FATAL)
     if stopped and not output.quiet:
-        signals.seen()
-        by: int | None = caught[0] if caught else None
-        why = f" by {signal.Signals(by).name}" if by else ""
-        c = summary.counters
-        print(f"s3bulk: watch stopped{why}: {plural(c.done, 'object')} copied, {plural(c.deleted, 'object')} "
-              "deleted while watching; DST holds what SRC held at the last sync", file=sys.stderr, flush=True)
+        _tell_stopped(summary, signals, caught)
     # a stop is the watch's normal end: exit 0, whatever failed (and was told) on the way; a
     # service manager restarting on failure must not see every stop as one
+
+
+def _refuse_with_watch(run: RunOptions) -> None:
+    """The options a watch cannot go with, refused in one line each."""
+    if "-" in (run.src, run.dst) or run.cluster is not None:
+        raise UsageError("--watch needs a SRC and DST that are not '-', and runs without --cluster")
+    if run.output.report is not None:
+        raise UsageError("--watch cannot be used with --report (--json tells each object the watch copies or "
+                         "deletes)")
+    if run.versions.given:
+        raise UsageError("--watch cannot be used with --version-id, --all-versions or --as-of")
+    if run.manifest is not None and run.manifest.files_from is not None:
+        raise UsageError("--watch cannot be used with --files-from (it watches the whole SRC)")
+
+
+def _tell_stopped(summary: Summary, signals: StopSignals, caught: list[int]) -> None:
+    """The watch's last line on stderr: what stopped it, and what it did while watching."""
+    from .render import plural
+
+    signals.seen()
+    by: int | None = caught[0] if caught else None
+    why = f" by {signal.Signals(by).name}" if by else ""
+    c = summary.counters
+    print(f"s3bulk: watch stopped{why}: {plural(c.done, 'object')} copied, {plural(c.deleted, 'object')} "
+          "deleted while watching; DST holds what SRC held at the last sync", file=sys.stderr, flush=True)

@@ -27,19 +27,20 @@ from ..model import WorkUnit
 from ..stores import Writer, open_store, settle_location
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
+from .job import Job
 from .plan import KeyMap, Plan, TransferOptions
 from .plan import SyncOptions
 
 
-async def build_plan(src_text: str, dst_text: str, *, src_s3: S3Options | None = None,
-                     dst_s3: S3Options | None = None, options: TransferOptions = TransferOptions(),
-                     filters: Filters = Filters(), sync: SyncOptions | None = None,
-                     files_from: str | None = None, files_from_format: str = "auto",
-                     files_from_name: str | None = None, move: bool = False, empty_source_ok: bool = False) -> Plan:
-    """A plan for `copy` (sync=None) or `sync`. Sync always treats SRC and DST as prefixes.
+async def build_plan(job: Job) -> Plan:
+    """A plan for the job's `copy` (sync=None) or `sync`. Sync always treats SRC and DST as prefixes.
     `files_from`: the keys to copy come from this manifest (engine/listing/manifest.py), not a listing.
     `empty_source_ok`: an S3 prefix holding nothing is SRC as it now is, not a mistyped name
     (`sync --watch` after its first sync: everything under it was deleted)."""
+    src_text, dst_text, src_s3, dst_s3 = job.src, job.dst, job.src_s3, job.dst_s3
+    options, filters, sync, move, empty_source_ok = job.options, job.filters, job.sync, job.move, job.empty_source_ok
+    files_from, files_from_format, files_from_name = \
+        (job.manifest.path, job.manifest.format, job.manifest.name) if job.manifest else (None, "auto", None)
     src = settle_location(parse_location(src_text, src_s3))
     dst = settle_location(parse_location(dst_text, dst_s3))
     if not dst.writable:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import sys
 from datetime import datetime, timezone
 from json.encoder import encode_basestring
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
 from ..shell import quiet_broken_pipe
+
+if TYPE_CHECKING:
+    from ...model import ObjectInfo
 
 
 def ls_command(
@@ -28,7 +32,6 @@ def ls_command(
     URL is read as copy reads SRC: s3://BUCKET/NAME is the object NAME if there is one, else
     everything under NAME/; a URL that matches nothing is an error."""
     from ...api import ls_rendered
-    from ...model import ObjectInfo
 
     s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
     if all_versions:
@@ -38,35 +41,69 @@ def ls_command(
             return ls_versions(url, s3, json_out)
         except BrokenPipeError:
             return quiet_broken_pipe()
-    out = sys.stdout
-    count = total = unsized = 0  # unsized: keys listed without a size (a list/get server's)
-    # --json: each line made by hand as json.dumps({"key", "size", "mtime", "etag"}, ensure_ascii=False)
-    # makes it, byte for byte (tests/test_json_ls.py), at a quarter of its CPU: strings through
-    # json's own C escaper, numbers as json writes them (int and float repr), an mtime's text once a second
-    quote = encode_basestring
-    stamps: dict[float | None, str] = {None: "null" if json_out else "-"}  # one text per second seen, not per key
+    lines = LsLines(json_out)
+    texts = ls_rendered(url, lines.render, s3=s3, ordered=not unordered, concurrency=concurrency)
+    try:
+        for text in texts:
+            if text:
+                sys.stdout.write(text)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+        return
+    finally:
+        texts.close()  # `| head`, Ctrl-C: listings cancelled and spill files gone before the loop closes
+    if not json_out:
+        print(ls_total(lines.count, lines.total, lines.unsized), file=sys.stderr)
 
-    def render(page: list[ObjectInfo]) -> str:
-        """A page's lines, made as it is listed (a page listed ahead of the output waits as text)."""
-        nonlocal count, total, unsized, stamps
+
+class LsLines:
+    """ls's output, a page's lines at a time as the page is listed (a page listed ahead of the
+    output waits as text), and the totals of what it listed: objects, bytes, and keys listed
+    without a size (a list/get server's)."""
+
+    def __init__(self, json_out: bool) -> None:
+        self.json_out = json_out
+        self.count = self.total = self.unsized = 0
+        # one text per second seen, not per key
+        self.stamps: dict[float | None, str] = {None: "null" if json_out else "-"}
+
+    def render(self, page: list[ObjectInfo]) -> str:
+        lines = self._json(page) if self.json_out else self._text(page)
+        self.count += len(page)
+        return "\n".join(lines) + "\n" if lines else ""
+
+    def _json(self, page: list[ObjectInfo]) -> list[str]:
+        """Each line made by hand as json.dumps({"key", "size", "mtime", "etag"}, ensure_ascii=False)
+        makes it, byte for byte (tests/test_json_ls.py), at a quarter of its CPU: strings through
+        json's own C escaper, numbers as json writes them (int and float repr), an mtime's text once
+        a second."""
+        quote = encode_basestring
+        stamps = self.stamps
+        total = unsized = 0
         lines: list[str] = []
         append = lines.append
-        if json_out:
-            for key, size, mtime, etag, _ in page:
-                if size is None:
-                    unsized += 1
-                else:
-                    total += size
-                when = stamps.get(mtime)
-                if when is None:
-                    assert mtime is not None  # stamps maps None to "null"
-                    if len(stamps) > 4096:
-                        stamps = {None: "null"}
-                    when = stamps[mtime] = repr(mtime)  # as json writes a float (or an int)
-                append(f'{{"key": {quote(key)}, "size": {"null" if size is None else size}, '
-                       f'"mtime": {when}, "etag": {"null" if etag is None else quote(etag)}}}')
-            count += len(page)
-            return "\n".join(lines) + "\n" if lines else ""
+        for key, size, mtime, etag, _ in page:
+            if size is None:
+                unsized += 1
+            else:
+                total += size
+            when = stamps.get(mtime)
+            if when is None:
+                assert mtime is not None  # stamps maps None to "null"
+                if len(stamps) > 4096:
+                    stamps = self.stamps = {None: "null"}
+                when = stamps[mtime] = repr(mtime)  # as json writes a float (or an int)
+            append(f'{{"key": {quote(key)}, "size": {"null" if size is None else size}, '
+                   f'"mtime": {when}, "etag": {"null" if etag is None else quote(etag)}}}')
+        self.total += total
+        self.unsized += unsized
+        return lines
+
+    def _text(self, page: list[ObjectInfo]) -> list[str]:
+        stamps = self.stamps
+        total = unsized = 0
+        lines: list[str] = []
+        append = lines.append
         for key, size, mtime, _, _ in page:  # unpacked: a named field is a property call
             if size is None:
                 unsized += 1
@@ -76,24 +113,12 @@ def ls_command(
             if when is None:
                 assert mtime is not None  # stamps maps None to "-"
                 if len(stamps) > 4096:
-                    stamps = {None: "-"}
+                    stamps = self.stamps = {None: "-"}
                 when = stamps[mtime] = datetime.fromtimestamp(mtime, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
             append(f"{when} {size if size is not None else '-':>12} {key}")
-        count += len(page)
-        return "\n".join(lines) + "\n" if lines else ""
-
-    texts = ls_rendered(url, render, s3=s3, ordered=not unordered, concurrency=concurrency)
-    try:
-        for text in texts:
-            if text:
-                out.write(text)
-    except BrokenPipeError:
-        quiet_broken_pipe()
-        return
-    finally:
-        texts.close()  # `| head`, Ctrl-C: listings cancelled and spill files gone before the loop closes
-    if not json_out:
-        print(ls_total(count, total, unsized), file=sys.stderr)
+        self.total += total
+        self.unsized += unsized
+        return lines
 
 
 def ls_total(count: int, total: int, unsized: int) -> str:

@@ -84,15 +84,29 @@ class Signals:
         self._old = {}
 
 
+@dataclasses.dataclass(frozen=True)
+class Crew:
+    """The workers a run started (launch.py), as the coordinator drives them: their handles, the
+    queue they take units from and the one they report on, whether they run on a thread of this
+    process, the signals counted meanwhile, and what closes a runner's connection at the end."""
+
+    handles: list[Any]
+    units_q: Any
+    events_q: Any
+    signals: Signals
+    in_process: bool
+    close: Callable[[], None] | None = None
+
+
 class Coordinator:
     """One run's loop over started workers (`handles`, fed through `units_q`, reporting on
     `events_q`). `run()` returns the finished summary; it also closes the journal and the cluster
     connection and restores the signal handlers, whatever happens."""
 
-    def __init__(self, plan: Plan, summary: Summary, handles: list[Any], units_q: Any, events_q: Any,
-                 starts: list[WorkUnit], signals: Signals, *, emit: Emit, started: float,
-                 in_process: bool, journal: Any = None, should_stop: Callable[[], bool] | None = None,
-                 close: Callable[[], None] | None = None) -> None:
+    def __init__(self, plan: Plan, summary: Summary, crew: Crew, starts: list[WorkUnit], *, emit: Emit,
+                 started: float, journal: Any = None, should_stop: Callable[[], bool] | None = None) -> None:
+        handles, units_q, events_q, signals = crew.handles, crew.units_q, crew.events_q, crew.signals
+        in_process, close = crew.in_process, crew.close
         self.plan, self.summary, self.handles = plan, summary, handles
         self.units_q, self.events_q = units_q, events_q
         self.signals, self.emit, self.started = signals, emit, started

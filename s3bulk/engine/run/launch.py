@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 
 from ...errors import S3BulkError
 from ...model import Summary, WorkUnit
-from .coordinator import DRAIN_SECONDS, MAX_FAILURES_KEPT, Coordinator, Signals, quietly
+from .coordinator import DRAIN_SECONDS, MAX_FAILURES_KEPT, Coordinator, Crew, Signals, quietly
 from ..events import EventSink, Progress, Subscriber, as_subscriber
 from ..plan import Plan
 from .handles import Runner
@@ -88,9 +88,9 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
     handles, units_q, events_q = _start_workers(plan, workers, in_process, runner, body_bytes, resume_info, signals)
     close = runner.close if runner is not None else None
     try:
-        coordinator = Coordinator(plan, summary, handles, units_q, events_q, starts, signals, emit=emit,
-                                  started=started, in_process=in_process, journal=journal,
-                                  should_stop=should_stop, close=close)
+        crew = Crew(handles, units_q, events_q, signals, in_process, close)
+        coordinator = Coordinator(plan, summary, crew, starts, emit=emit, started=started, journal=journal,
+                                  should_stop=should_stop)
     except BaseException:  # a bug: stop the workers just started, or the process hangs on them
         for handle in handles:
             handle.terminate()

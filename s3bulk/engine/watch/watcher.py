@@ -35,6 +35,7 @@ from typing import Any, Callable, Coroutine
 from ...errors import S3BulkError, UsageError
 from ...model import Failure, Summary
 from ..events import Event, Notice, Progress, Subscriber, WatchStatus
+from ..job import Job, JournalChoice, Manifest
 from .feed import Change, ChangeFeed
 from .loop_thread import LoopThread, T
 
@@ -97,10 +98,9 @@ class _Relay(Subscriber):
 
 
 class _Watcher:
-    def __init__(self, src: str, dst: str, sync_options: Any, run_kwargs: dict[str, Any], subscriber: Subscriber,
-                 should_stop: Callable[[], bool], options: WatchOptions, full_sync_stops: bool) -> None:
-        self.src, self.dst, self.sync_options = src, dst, sync_options
-        self.run_kwargs, self.options, self.should_stop = run_kwargs, options, should_stop
+    def __init__(self, job: Job, subscriber: Subscriber, should_stop: Callable[[], bool], options: WatchOptions,
+                 full_sync_stops: bool) -> None:
+        self.job, self.options, self.should_stop = job, options, should_stop
         self.full_sync_stops = full_sync_stops
         self.relay = _Relay(subscriber, self._status)
         self.total = Summary()
@@ -121,24 +121,19 @@ class _Watcher:
     def _run(self, *, narrowed_to: str | None = None) -> Summary:
         from ..run.orchestrate import run
 
-        kwargs = dict(self.run_kwargs)
+        job, should_stop = self.job, None
         if narrowed_to is not None:
             # a handful of keys: one worker on a thread of this process starts in milliseconds
-            options = kwargs.get("options")
-            kwargs["options"] = dataclasses.replace(options, workers=1) if options is not None else None
-            if kwargs["options"] is None:
-                from ..plan import TransferOptions
-
-                kwargs["options"] = TransferOptions(workers=1)
-            kwargs.update(files_from=narrowed_to, files_from_format="changes", journal=None,
-                          default_journal=False, resume=False, should_stop=self.should_stop)
+            job = dataclasses.replace(job, options=dataclasses.replace(job.options, workers=1),
+                                      manifest=Manifest(narrowed_to, "changes"), journal=JournalChoice())
+            should_stop = self.should_stop
         elif self.full_sync_stops:
-            kwargs["should_stop"] = self.should_stop
+            should_stop = self.should_stop
         if self.last_full is not None:  # SRC was found once: emptied since, it is synced as empty
-            kwargs["empty_source_ok"] = True
+            job = dataclasses.replace(job, empty_source_ok=True)
         self.relay.failed = []
         self.relay.collect = narrowed_to is not None
-        summary = run("sync", self.src, self.dst, self.sync_options, subscriber=self.relay, **kwargs)
+        summary = run(job, subscriber=self.relay, should_stop=should_stop)
         self._add(summary)
         return summary
 
@@ -301,27 +296,26 @@ class _Watcher:
                 self.depth = None
 
 
-def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | None,
-          should_stop: Callable[[], bool] | None, watch_options: WatchOptions, full_sync_stops: bool = True,
-          **run_kwargs: Any) -> Summary:
-    """Keep DST equal to SRC until `should_stop()` turns true or a SIGINT/SIGTERM drains a run
-    (the summary then says `interrupted`); returns the totals of every run. `run_kwargs` are
-    orchestrate.run's (options, S3 settings, filters, max_memory, journal, ...), used for every
-    sync. `full_sync_stops`: full syncs also watch `should_stop` (a stop handle from the API; a
+def watch(job: Job, *, subscriber: Subscriber | None, should_stop: Callable[[], bool] | None,
+          watch_options: WatchOptions, full_sync_stops: bool = True) -> Summary:
+    """Keep the job's DST equal to its SRC until `should_stop()` turns true or a SIGINT/SIGTERM
+    drains a run (the summary then says `interrupted`); returns the totals of every run. `job` (a
+    sync: options, S3 settings, filters, max_memory, journal, ...) is what every sync runs, narrowed
+    to a batch's keys for each batch. `full_sync_stops`: full syncs also watch `should_stop` (a stop handle from the API; a
     run given one lists through one chain, so the command line, stopped by signals, passes False)."""
     from ...config.urls import parse_location
 
-    if sync_options is None or sync_options.dry_run:
+    if job.sync is None or job.sync.dry_run:
         raise UsageError("--watch cannot be used with --dry-run")
-    if run_kwargs.get("files_from") is not None:
+    if job.manifest is not None:
         raise UsageError("--watch cannot be used with --files-from (it watches the whole SRC)")
-    if run_kwargs.get("resume"):
+    if job.journal.resume:
         raise UsageError("--watch cannot be used with --resume (every watch begins with a full sync)")
     stop = should_stop or (lambda: False)
     events = subscriber if subscriber is not None else Subscriber()
-    loc = parse_location(src, run_kwargs.get("src_s3"))
-    w = _Watcher(src, dst, sync_options, run_kwargs, events, stop, watch_options,
-                 full_sync_stops and should_stop is not None)
+    src = job.src
+    loc = parse_location(src, job.src_s3)
+    w = _Watcher(job, events, stop, watch_options, full_sync_stops and should_stop is not None)
     feed: ChangeFeed | None = None
     feed_loop: LoopThread | None = None
     try:
@@ -330,14 +324,14 @@ def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | Non
                 raise UsageError("--watch-queue goes with an s3:// SRC (its bucket's event notifications)")
             feed_loop = LoopThread()
             prefix = loc.prefix if not loc.prefix or loc.prefix.endswith("/") else loc.prefix + "/"
-            feed = feed_loop.call(_open_queue(watch_options.queue_url, f"s3://{loc.bucket}/{prefix}", run_kwargs,
+            feed = feed_loop.call(_open_queue(watch_options.queue_url, f"s3://{loc.bucket}/{prefix}", job,
                                               w.relay.notices.put))
         elif loc.is_local:
             from .local_feed import LocalFeed
 
             if not os.path.isdir(loc.root):
                 raise UsageError(f"--watch of a local SRC needs a directory: {src!r}")
-            filters = run_kwargs.get("filters")
+            filters = job.filters
             compiled = filters.compiled() if filters else None
             feed_loop = LoopThread()
             feed = feed_loop.call(LocalFeed.open(loc.root, compiled.allows if compiled is not None else None,
@@ -363,13 +357,13 @@ def watch(src: str, dst: str, sync_options: Any, *, subscriber: Subscriber | Non
     return total
 
 
-async def _open_queue(queue_url: str, src_root: str, run_kwargs: dict[str, Any],
+async def _open_queue(queue_url: str, src_root: str, job: Job,
                       notice: Callable[[str], None]) -> ChangeFeed:
     """The SQS feed (queue_feed.py), imported only when a queue is named; `src_root` is
     s3://bucket/prefix/ as a sync reads SRC (a prefix always ends in "/"), its changes' keys
     relative to it."""
     from .queue_feed import QueueFeed  # the SQS client: imported only when a queue is named
 
-    feed: ChangeFeed = await QueueFeed.open(queue_url, src_root, run_kwargs.get("filters"), run_kwargs.get("src_s3"),
+    feed: ChangeFeed = await QueueFeed.open(queue_url, src_root, job.filters, job.src_s3,
                                             notice=notice)
     return feed

@@ -21,11 +21,13 @@ Malformed (a page cut mid-element, a bare &, an undeclared prefix).
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 from urllib.parse import unquote
 
 from ...model import ObjectInfo
+
+if TYPE_CHECKING:  # imported when first needed: most runs never meet an answer the plain reader leaves
+    import xml.etree.ElementTree as ET  # (ElementTree and expat cost ~3 ms of every start-up)
 
 
 class Malformed(ValueError):
@@ -74,6 +76,8 @@ def parse(body: bytes) -> tuple[ET.Element, bool]:
     """The root element of an answer, and whether texts read from it must have the stand-ins of
     control characters put back (text()). Leading whitespace is skipped: S3 sends some before
     the XML of a CompleteMultipartUpload while it works."""
+    import xml.etree.ElementTree as ET
+
     body, relaxed = _relaxed(body.lstrip(b" \t\r\n"))
     try:
         return ET.fromstring(body), relaxed
