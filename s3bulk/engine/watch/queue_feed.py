@@ -182,8 +182,13 @@ class QueueFeed:
                 done.append(self._held.pop(mid).message)
         await self._delete(done)
 
+    def needs_full_sync(self) -> bool:
+        """Never: what the feed does not hold stays in the queue (the feed is bounded by receiving
+        less, not by dropping)."""
+        return False
+
     async def release(self, changes: list[Change]) -> None:
-        """These changes could not land (not part of the ChangeFeed protocol): their messages are
+        """These changes could not land: their messages are
         made visible again now, so they are received, and the changes handed out, again. Without
         it a change that never lands keeps its message hidden while the feed lives (its next start,
         or a full sync, catches it)."""

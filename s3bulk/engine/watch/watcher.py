@@ -219,8 +219,7 @@ class _Watcher:
         with tempfile.TemporaryDirectory(prefix="s3bulk-watch-") as tmp:
             manifest = os.path.join(tmp, "changes.txt")
             while not self.should_stop():
-                needs_full = getattr(feed, "needs_full_sync", None)
-                if needs_full is not None and needs_full():
+                if feed.needs_full_sync():
                     if not self.full_sync("more changes than the feed keeps"):
                         return
                     continue
@@ -276,9 +275,8 @@ class _Watcher:
             if failed else batch
         if landed:
             self._feed(feed_loop, feed.ack(landed))
-        release = getattr(feed, "release", None)  # optional: a feed that can hand a change out again
-        if len(landed) < len(batch) and release is not None:
-            self._feed(feed_loop, release([c for c in batch if c not in landed]))
+        if len(landed) < len(batch):  # hand out again what did not land
+            self._feed(feed_loop, feed.release([c for c in batch if c not in landed]))
         self.handled += len({c.key for c in landed})
         self._refresh_depth(feed, feed_loop, force=True)
         if len(batch) < self.options.batch and not self.depth:
