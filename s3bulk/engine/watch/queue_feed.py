@@ -188,10 +188,9 @@ class QueueFeed:
         return False
 
     async def release(self, changes: list[Change]) -> None:
-        """These changes could not land: their messages are
-        made visible again now, so they are received, and the changes handed out, again. Without
-        it a change that never lands keeps its message hidden while the feed lives (its next start,
-        or a full sync, catches it)."""
+        """These changes could not land: their messages are made visible again now, so they are
+        received, and the changes handed out, again. Without it a change that never lands keeps its
+        message hidden while the feed lives (its next start, or a full sync, catches it)."""
         back: list[Message] = []
         for mid in _settle(changes):
             held = self._held.pop(mid, None)
