@@ -569,10 +569,10 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
     rules = _filters(include, exclude, filters)
     run_journal = None
     if journal is not None:
-        from .engine.journal.versions import open_for
+        from .engine.journal.versions import VersionsRun, open_for
 
-        run_journal = open_for(src, dst, src_s3, dst_s3, include_delete_markers=include_delete_markers,
-                               as_of=as_of, filters=rules, path=journal, resume=resume)
+        run_journal = open_for(VersionsRun(src, dst, src_s3, dst_s3, include_delete_markers=include_delete_markers,
+                                           as_of=as_of, filters=rules), path=journal, resume=resume)
     complete = False
     try:
         request = VersionsCopy(src, dst, src_s3, dst_s3, options, version_id, include_delete_markers, rules,

@@ -617,7 +617,7 @@ def test_retry_max_time_ends_a_request_retried_without_end():
 def test_a_file_body_is_streamed_intact_to_a_slow_reader(tmp_path):
     """A FileBody (a range of a local file) goes out chunk by chunk as the server takes it: the
     server, reading 128 KiB at a time with pauses, gets exactly the range's bytes."""
-    from s3bulk.stores.local.bodies import FileBody
+    from s3bulk.stores.files.bodies import FileBody
 
     data = bytes(range(256)) * (24 * 1024)  # 6 MiB
     path = tmp_path / "f"

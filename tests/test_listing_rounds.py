@@ -10,7 +10,7 @@ import bisect
 
 import pytest
 
-from s3bulk.engine.listing.split import list_in_order
+from s3bulk.engine.listing.split import ListingLimits, list_in_order
 from s3bulk.model import ObjectInfo, Page, WorkUnit
 
 SHAPES = {
@@ -64,8 +64,8 @@ def test_ls_lists_200k_keys_in_few_rounds_and_few_extra_requests(shape: str, tmp
         clock = asyncio.ensure_future(store.clock())
         seen: list[str] = []
         try:
-            async for page in list_in_order(store, "", page_size=1000, concurrency=64, max_streams=128,
-                                            spill_bytes=1 << 30, spill_dir=str(tmp_path)):
+            async for page in list_in_order(store, "", ListingLimits(page_size=1000, concurrency=64, max_streams=128,
+                                                                     spill_bytes=1 << 30, spill_dir=str(tmp_path))):
                 seen.extend(e.key for e in page)
         finally:
             clock.cancel()

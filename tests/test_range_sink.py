@@ -1,4 +1,4 @@
-"""Ranges of a multipart download written into the file as they arrive (stores/local/filesink.py), against
+"""Ranges of a multipart download written into the file as they arrive (stores/files/filesink.py), against
 LocalStack (behind tests/faultproxy.py where a connection has to break mid-body)."""
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def test_only_a_206_of_the_range_s_length_is_written_into_the_file_and_a_failing
     from test_httpclient import read_request, serving
 
     from s3bulk.http.client import HttpClient
-    from s3bulk.stores.local.filesink import RangeSink
+    from s3bulk.stores.files.filesink import RangeSink
 
     body = bytes(range(256)) * 4096  # 1 MiB
     answers = [b"HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\n\r\nforbidden",

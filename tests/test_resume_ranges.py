@@ -1,5 +1,5 @@
 """Resume inside one large object: a download to local disk killed mid-object keeps its temporary
-file and the record of the parts in it (stores/local/partfile.py), and --resume fetches only the rest.
+file and the record of the parts in it (stores/files/partfile.py), and --resume fetches only the rest.
 
 Real CLI against LocalStack behind a counting proxy: every ranged GET of an object is seen there
 (its Range and If-Match headers), so "fetched again" is counted at the server side over all runs,

@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from listing_rounds import RoundStore as Rounds  # noqa: E402  (each request takes one round)
 
-from s3bulk.engine.listing.split import list_in_order
+from s3bulk.engine.listing.split import ListingLimits, list_in_order
 from s3bulk.model import Page, WorkUnit
 from s3bulk.stores import memory
 from s3bulk.config.urls import parse_location
@@ -63,7 +63,7 @@ def bucket():
 async def listed(store, prefix: str, tmp, **kw) -> tuple[list[str], int]:
     got: list[str] = []
     spilled = 0
-    agen = list_in_order(store, prefix, spill_dir=str(tmp), **kw)
+    agen = list_in_order(store, prefix, ListingLimits(spill_dir=str(tmp), **kw))
     async for page in agen:
         got.extend(e.key for e in page)
         spilled = max(spilled, sum(len(files) for _, _, files in os.walk(tmp)))
@@ -109,8 +109,8 @@ def test_spill_files_go_when_the_consumer_stops_early(bucket, tmp_path) -> None:
     store = Shuffled(memory.MemoryStore(parse_location(f"memory://{name}/")), random.Random(2))
 
     async def first_pages() -> int:
-        agen = list_in_order(store, "", page_size=10, concurrency=16, max_pages=1, spill_bytes=1 << 30,
-                             spill_dir=str(tmp_path))
+        agen = list_in_order(store, "", ListingLimits(page_size=10, concurrency=16, max_pages=1, spill_bytes=1 << 30,
+                                                      spill_dir=str(tmp_path)))
         n = 0
         async for _ in agen:
             n += 1
@@ -138,8 +138,8 @@ def list_in_rounds(store: Rounds, tmp_path) -> list[str]:
     async def run() -> list[str]:
         clock = asyncio.ensure_future(store.clock())
         try:
-            return [e.key async for page in list_in_order(store, "", page_size=100, concurrency=64, max_streams=128,
-                                                          spill_bytes=1 << 30, spill_dir=str(tmp_path)) for e in page]
+            return [e.key async for page in list_in_order(store, "", ListingLimits(
+                page_size=100, concurrency=64, max_streams=128, spill_bytes=1 << 30, spill_dir=str(tmp_path))) for e in page]
         finally:
             clock.cancel()
 

@@ -133,10 +133,10 @@ def _open_journal(src: str, dst: str, src_s3: S3Options, dst_s3: S3Options, incl
                   when: Optional[float], filters: Any, path: Optional[str], directory: Optional[str],
                   resume: bool) -> Any:
     """The run's versions journal: --journal PATH, or the default one for this command line."""
-    from ..engine.journal.versions import open_for
+    from ..engine.journal.versions import VersionsRun, open_for
 
-    opened = open_for(src, dst, src_s3, dst_s3, include_delete_markers=include_delete_markers, as_of=when,
-                      filters=filters, path=path, directory=directory, resume=resume)
+    opened = open_for(VersionsRun(src, dst, src_s3, dst_s3, include_delete_markers=include_delete_markers, as_of=when,
+                                  filters=filters), path=path, directory=directory, resume=resume)
     if opened.nothing_to_resume:
         print(f"s3bulk: nothing to resume (no journal at {opened.path}): starting from the beginning",
               file=sys.stderr, flush=True)

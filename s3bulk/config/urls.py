@@ -84,6 +84,42 @@ class Location:
     raw: str
     s3: S3Options = S3Options()
 
+    # What kind of place this is, asked by what the engine decides before any store is open (the
+    # planner's checks, the journal's and hints' identity): the engine names no kind of store.
+    @property
+    def is_s3(self) -> bool:
+        """An S3 bucket (with this side's S3 options), not a memory bucket."""
+        return self.kind == "s3"
+
+    @property
+    def is_local(self) -> bool:
+        """A directory (or a file) on this machine."""
+        return self.kind == "local"
+
+    @property
+    def writable(self) -> bool:
+        """Whether objects can be written (or deleted) here: all but a list/get server."""
+        return self.kind != "http"
+
+    @property
+    def lists_in_order(self) -> bool:
+        """Whether keys are listed in order after a key (by key range): all but a list/get server,
+        which pages by token only."""
+        return self.kind != "http"
+
+    @property
+    def remote(self) -> bool:
+        """Whether its store is reached by requests over the network (S3, a list/get server), not
+        this machine's files or the process's memory."""
+        return self.kind in ("s3", "http")
+
+    def same_store(self, other: "Location") -> bool:
+        """Whether both are in one store: this machine's files, or one bucket (server, memory
+        bucket) reached with the same S3 options. Prefixes are not compared."""
+        if self.kind != other.kind:
+            return False
+        return self.is_local or (self.root == other.root and self.s3 == other.s3)
+
     @property
     def bucket(self) -> str:
         """The bucket's name (S3 and memory locations only: a directory or a URL is no bucket)."""

@@ -24,7 +24,7 @@ import os
 
 from ..errors import AccessDenied, NotFound, NothingListed, UsageError
 from ..model import WorkUnit
-from ..stores import Writer, open_store
+from ..stores import Writer, open_store, settle_location
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
 from .job import Job
@@ -41,18 +41,18 @@ async def build_plan(job: Job) -> Plan:
     options, filters, sync, move, empty_source_ok = job.options, job.filters, job.sync, job.move, job.empty_source_ok
     files_from, files_from_format, files_from_name = \
         (job.manifest.path, job.manifest.format, job.manifest.name) if job.manifest else (None, "auto", None)
-    src = _settled(parse_location(src_text, src_s3))
-    dst = _settled(parse_location(dst_text, dst_s3))
-    if dst.kind == "http":
+    src = settle_location(parse_location(src_text, src_s3))
+    dst = settle_location(parse_location(dst_text, dst_s3))
+    if not dst.writable:
         raise UsageError("an http:// list/get server is read-only: it can be a SRC, not a DST")
-    if sync is not None and sync.delete and src.kind == "http":
+    if sync is not None and sync.delete and not src.lists_in_order:
         raise UsageError("--delete needs a source listed in key order; a list/get server pages by token only")
     manifest_format = "lines"
     if files_from is not None:
         from .listing.manifest import check_manifest
 
         manifest_format = check_manifest(files_from, files_from_format)
-        if src.kind == "http":
+        if not src.lists_in_order:
             raise UsageError("--files-from needs an S3 or local SRC (a list/get server is read by listing)")
         if sync is not None and sync.delete and files_from_format != "changes":  # watch: listing/manifest.py
             raise UsageError("--delete cannot be used with --files-from (the manifest is not the whole SRC)")
@@ -65,7 +65,7 @@ async def build_plan(job: Job) -> Plan:
         # one object is one worker's work: starting more processes only costs their memory and start-up
         options = dataclasses.replace(options, workers=1)
     else:
-        if dst.kind == "s3":
+        if dst.is_s3:
             dst = dst.with_prefix(_as_dir(dst.prefix))
         keymap = KeyMap(src.prefix, dst.prefix)
     _refuse_overlap(src, dst, single)
@@ -77,7 +77,7 @@ async def build_plan(job: Job) -> Plan:
     await _prepare_destination(dst, options)
     if guarded:
         await _refuse_empty_source(src, dst, options, sync, empty_source_ok)
-    if move and src.kind == "http":
+    if move and not src.writable:
         raise UsageError("mv needs a source it can delete from; a list/get server is read-only (use copy)")
     return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
                 move=move, manifest=files_from, manifest_format=manifest_format,
@@ -114,7 +114,7 @@ async def _refuse_empty_source(src: Location, dst: Location, options: TransferOp
 
     if await first(src):
         return
-    if dst.kind == "local" and not os.path.isdir(dst.root):
+    if dst.is_local and not os.path.isdir(dst.root):
         has_dst = False
     else:
         has_dst = await first(dst)
@@ -122,7 +122,7 @@ async def _refuse_empty_source(src: Location, dst: Location, options: TransferOp
         raise UsageError(f"SRC {src.raw} lists no objects, so sync --delete would delete everything under DST "
                          f"{dst.raw}; refused (an unmounted directory or a mistyped prefix looks like this; "
                          "add --allow-empty-source if it is meant)")
-    if src.kind == "s3" and src.prefix and not empty_source_ok:
+    if src.is_s3 and src.prefix and not empty_source_ok:
         raise NothingListed(f"no such key or prefix: {src.raw}")
 
 
@@ -131,25 +131,18 @@ def _backup_location(backup_dir: str, src: Location, dst: Location, filters: Fil
     copied to), not around it, not overlapping SRC."""
     from .transfer.backup import check_backup_location
 
-    backup = _settled(parse_location(backup_dir, dst.s3 if dst.kind == "s3" else None))
-    if backup.kind == "http":
+    backup = settle_location(parse_location(backup_dir, dst.s3 if dst.is_s3 else None))
+    if not backup.writable:
         raise UsageError("--backup-dir must be writable: an S3 prefix or a local directory")
-    if backup.kind == "s3":
+    if backup.is_s3:
         backup = backup.with_prefix(_as_dir(backup.prefix))
     allows = filters.compiled().allows if filters else None
     check_backup_location(backup, dst, src, allows)
     return backup
 
 
-def _settled(loc: Location) -> Location:
-    """An S3 location with every non-secret setting resolved here, once (stores/s3/setup.py settle):
-    the plan carries them, so each worker process, Dask task or Lambda call reaches exactly the
-    endpoint (region, addressing, CA bundle, proxies) checked here, whatever its own environment."""
-    if loc.kind != "s3":
-        return loc
-    from ..stores.s3.setup import settle
-
-    return dataclasses.replace(loc, s3=settle(loc.s3))
+# actions/receipt.py (events') still imports the old name; stores.settle_location is the one rule
+_settled = settle_location
 
 
 def _as_dir(prefix: str) -> str:
@@ -159,7 +152,7 @@ def _as_dir(prefix: str) -> str:
 async def _resolve_source(src: Location, options: TransferOptions, prefix_only: bool = False,
                           empty_ok: bool = False) -> tuple[Location, str | None]:
     """(location listing under its prefix, the single key if SRC names one object)."""
-    if src.kind == "local":
+    if src.is_local:
         path = src.root
         if os.path.isfile(path) and prefix_only:
             raise UsageError(f"{src.raw!r} is a file; sync works on directories and prefixes (use copy)")
@@ -174,7 +167,7 @@ async def _resolve_source(src: Location, options: TransferOptions, prefix_only: 
         return src, None
     store = await open_store(src, options.store_options())
     try:
-        if src.kind == "http":
+        if not src.lists_in_order:
             await store.list_page("", WorkUnit(), 1)  # the server answers the contract
             return src, None
         prefix = src.prefix
@@ -215,7 +208,7 @@ async def resolve_source(text: str, s3: S3Options | None = None,
 
 def _single_destination(dst: Location, dst_text: str, name: str) -> tuple[Location, str]:
     """(destination location, exact destination key) for a one-object copy."""
-    if dst.kind == "s3":
+    if dst.is_s3:
         if not dst.prefix or dst.prefix.endswith("/"):
             return dst, dst.prefix + name
         return dst, dst.prefix
@@ -227,17 +220,17 @@ def _single_destination(dst: Location, dst_text: str, name: str) -> tuple[Locati
 
 def _refuse_overlap(src: Location, dst: Location, single: str | None) -> None:
     """Copying a tree into itself would list what it writes; refuse it."""
-    if src.kind == dst.kind == "local" and single is None:
+    if src.is_local and dst.is_local and single is None:
         s, d = os.path.realpath(src.root), os.path.realpath(dst.root)
         if d == s or d.startswith(s + os.sep):
             raise UsageError("destination is inside the source directory; choose a destination outside it")
-    if src.kind == dst.kind == "s3" and single is None and src.root == dst.root \
+    if src.is_s3 and dst.is_s3 and single is None and src.root == dst.root \
             and src.s3 == dst.s3 and dst.prefix.startswith(src.prefix):
         raise UsageError("destination prefix is inside the source prefix of the same bucket")
 
 
 async def _prepare_destination(dst: Location, options: TransferOptions) -> None:
-    if options.dry_run and dst.kind == "local":  # copy / mv --dry-run write nothing, not even DST's directory
+    if options.dry_run and dst.is_local:  # copy / mv --dry-run write nothing, not even DST's directory
         if os.path.exists(dst.root) and not os.path.isdir(dst.root):
             raise UsageError(f"{dst.raw!r} is a file, but a directory is needed here")
         return

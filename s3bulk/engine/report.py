@@ -33,6 +33,7 @@ import json
 import os
 from typing import Any, Callable, Iterable, Iterator
 
+from ..config.urls import Location
 from ..errors import UsageError
 from ..model import Failure
 from .events import (Copied, Deleted, Difference, Event, Progress, Relay, Skipped, Subscriber)
@@ -54,12 +55,12 @@ def check_report_path(path: str) -> str:
     raise UsageError(f"--report {path}: the name must end in .csv (CSV with a header) or .jsonl (JSON Lines)")
 
 
-def outside(path: str, *locations: Any) -> None:
+def outside(path: str, *locations: Location) -> None:
     """Refuse (UsageError) a report inside a local SRC or DST: a sync --delete would delete it as a
     key SRC lacks, a copy would copy it while it grows."""
     report = os.path.realpath(os.path.abspath(os.path.expanduser(path)))
     for loc in locations:
-        if getattr(loc, "kind", None) != "local":
+        if not loc.is_local:
             continue
         root = os.path.realpath(os.path.join(loc.root, loc.prefix))
         if report == root or report.startswith(root.rstrip(os.sep) + os.sep):

@@ -25,7 +25,7 @@ ever firing and hold the request for as long as the server likes.
 Request bodies are written in chunks of _SEND_CHUNK bytes, each after the transport has drained
 below its high-water mark (pause_writing/resume_writing): a body never sits in the transport's
 buffer as a second copy, and a body that is not in memory (a BodySource: a file range, see
-stores/local/bodies.py) is read only as fast as the socket takes it.
+stores/files/bodies.py) is read only as fast as the socket takes it.
 
 Proxies: with `proxy` (an http:// URL, credentials in it as user:password@), requests to an
 http:// origin go to the proxy in absolute form and an https:// origin is reached through a
@@ -162,7 +162,7 @@ Body = Union[bytes, bytearray, memoryview, BodySource]
 class BodySink(Protocol):
     """Where the body of an answer goes as it arrives instead of into memory (request(sink=...)):
     each chunk received is handed to write() at once, in order, from the scratch buffer the socket
-    was read into, while it is still in the CPU's cache (stores/local/filesink.py writes it at its file
+    was read into, while it is still in the CPU's cache (stores/files/filesink.py writes it at its file
     offset). write() runs on the event loop and nothing is read from the connection meanwhile: a
     slow sink slows the reading, and the socket's buffer then the peer (TCP), never memory here."""
 

@@ -10,9 +10,10 @@ from ..errors import UsageError
 from ..config.urls import Location
 from .base import (Features, IntoReader, Multipart, PartInfo, ResumableUploads, ServerSideCopier, Store,
                    Unsupported, Writer, part_size_for, unwrap)
+from .queues import EventQueue
 from .resilient import ResilienceOptions
 
-__all__ = ["STORE_MODULES", "StoreOptions", "ResilienceOptions", "open_store", "Store", "Writer", "Multipart", "ServerSideCopier",
+__all__ = ["STORE_MODULES", "StoreOptions", "ResilienceOptions", "open_store", "settle_location", "open_event_queue", "Store", "Writer", "Multipart", "ServerSideCopier",
            "IntoReader", "ResumableUploads", "Features", "PartInfo", "Unsupported", "unwrap", "part_size_for"]
 
 
@@ -91,3 +92,26 @@ async def open_store(location: Location, options: StoreOptions = StoreOptions())
 
         return wrap(MemoryStore(location), res)
     raise UsageError(f"unknown store kind {location.kind!r}")
+
+
+def settle_location(location: Location) -> Location:
+    """`location` with every non-secret setting its store needs resolved here, once (an S3 side's
+    endpoint, region, addressing, CA bundle, proxies: stores/s3/setup.py settle); other kinds need
+    none and come back as they are. The plan carries what this resolved to every worker."""
+    if location.kind != "s3":
+        return location
+    from dataclasses import replace
+
+    from .s3.setup import settle
+
+    return replace(location, s3=settle(location.s3))
+
+
+async def open_event_queue(queue: str, location: Location) -> EventQueue:
+    """The queue of change events at URL (or ARN) `queue`, of the S3 SRC `location`, reached with
+    that side's settings (stores/s3/queue.py: where its requests go, its errors)."""
+    if location.kind != "s3":
+        raise UsageError(f"--watch-queue needs an S3 source (s3://bucket/prefix), not {location.raw!r}")
+    from .s3.queue import SqsQueue
+
+    return await SqsQueue.open(queue, location.s3)

@@ -8,7 +8,7 @@ COMPOSITE multipart object carries the checksum of its parts' binary checksums, 
 CRC32 comes from zlib-ng when it is installed (a dependency), else from the standard library's
 zlib: the system zlib's CRC32 measured 0.25 s a GiB on the benchmark machine against zlib-ng's 0.02 s,
 and a multipart download checks the full-object CRC32 on the event loop's thread as the bytes arrive
-(stores/local/filesink.py), where that quarter second was most of the gap to s5cmd on a 1 GiB
+(stores/files/filesink.py), where that quarter second was most of the gap to s5cmd on a 1 GiB
 download. The SHAs come from the standard library. CRC32C and CRC64NVME come from awscrt
 (`pip install 's3bulk[crc]'`), as botocore itself takes them: hardware-accelerated. A table-driven
 pure-Python CRC64 was measured at about 1 MB/s, so without awscrt those two are refused in one line

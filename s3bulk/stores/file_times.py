@@ -15,11 +15,23 @@ without a request, that the file is that very object (engine/sync/march.py Compa
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import Mapping, Protocol, runtime_checkable
 
 MTIME_KEY = "mtime"          # x-amz-meta-mtime, rclone's
 MC_ATTRS_KEY = "mc-attrs"    # x-amz-meta-mc-attrs, mc's --preserve
 COPY_OF = "user.s3bulk.copy-of"  # on a downloaded file: "<object's LastModified> <mtime set>"
+
+
+
+@runtime_checkable
+class CopyMarks(Protocol):
+    """A store whose files keep the mark (COPY_OF) of the object each was downloaded from: the
+    local store. Asked by the sync's comparator (engine/sync/march.py) and the transfer."""
+
+    def mark_copy_of(self, key: str, last_modified: float, mtime: float) -> None: ...
+
+    def copy_of(self, key: str) -> tuple[float, float] | None: ...
+
 
 _FIXED = re.compile(r"-?\d{1,12}(?:\.\d{0,30})?")
 _MC_MTIME = re.compile(r"(?:^|/)mtime:(\d{1,12})(?:#(\d{1,9}))?(?:/|$)")

@@ -86,3 +86,13 @@ def by_operation(counts: Counts) -> dict[str, int]:
     for (op, _), n in counts.items():
         out[op] = out.get(op, 0) + n
     return out
+
+
+def counts_of(store: object) -> Counts | None:
+    """The dict `store` counts its requests in, found through the wrappers around it (one that does
+    not forward `requests` holds its store in `inner`); None for a store that sends none (local
+    files, memory). Asked once per store, never per request."""
+    counted, inner = None, store
+    while counted is None and inner is not None:
+        counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
+    return counted

@@ -489,7 +489,7 @@ async def reads_held_to_one_version_refuse_another(h: Harness, store: Any) -> No
     import tempfile
 
     from ..stores.conditions import IF_MATCH, SourceChanged
-    from ..stores.local.filesink import RangeSink
+    from ..stores.files.filesink import RangeSink
 
     old, new = noise("obj-old", 3000), noise("obj-new", 3000)
 

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, Callable, Generator, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncGenerator, Callable, Generator, Iterator, TypeVar
 
 from ...model import ObjectInfo, WorkUnit
 from ...config.urls import S3Options
+
+if TYPE_CHECKING:  # imported where a listing starts, not with the module (start-up)
+    from ...stores import Store
+    from ..listing.hints import BoundarySample
 
 __all__ = ["DuResult", "LS_SPILL_BYTES", "du", "du_groups", "list_pages", "list_rendered", "stepped"]
 
@@ -25,13 +29,14 @@ T = TypeVar("T")
 async def list_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
                      concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[list[ObjectInfo], None]:
     """Every object URL names, a page at a time (api.ls_pages_async says how)."""
-    from ..listing.split import list_in_order
+    from ..listing.split import ListingLimits, list_in_order
 
-    def pages(store: Any, prefix: str, starts: list[WorkUnit] | None,
-              sample: Any) -> AsyncGenerator[list[ObjectInfo], None]:
-        return list_in_order(store, prefix, page_size=page_size, concurrency=concurrency,
-                             max_streams=max(64, 2 * concurrency), ordered=ordered, starts=starts, sample=sample,
-                             spill_bytes=LS_SPILL_BYTES)
+    limits = ListingLimits(page_size=page_size, concurrency=concurrency, max_streams=max(64, 2 * concurrency),
+                           ordered=ordered, spill_bytes=LS_SPILL_BYTES)
+
+    def pages(store: Store, prefix: str, starts: list[WorkUnit] | None,
+              sample: BoundarySample | None) -> AsyncGenerator[list[ObjectInfo], None]:
+        return list_in_order(store, prefix, limits, starts=starts, sample=sample)
 
     listed = _listed(url, s3, concurrency, lambda one: one, pages)
     try:
@@ -46,11 +51,14 @@ async def list_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, 
     """`list_pages`, each page turned into text by `render` as soon as it is listed (the CLI's
     `ls`): a page listed ahead of the output then waits as its text, and one spilled to disk is
     written and read back as UTF-8, not as objects."""
-    from ..listing.split import render_in_order
+    from ..listing.split import ListingLimits, render_in_order
 
-    def texts(store: Any, prefix: str, starts: list[WorkUnit] | None, sample: Any) -> AsyncGenerator[str, None]:
-        return render_in_order(store, prefix, render, concurrency=concurrency, max_streams=max(64, 2 * concurrency),
-                               ordered=ordered, starts=starts, sample=sample, spill_bytes=LS_SPILL_BYTES)
+    limits = ListingLimits(concurrency=concurrency, max_streams=max(64, 2 * concurrency), ordered=ordered,
+                           spill_bytes=LS_SPILL_BYTES)
+
+    def texts(store: Store, prefix: str, starts: list[WorkUnit] | None,
+              sample: BoundarySample | None) -> AsyncGenerator[str, None]:
+        return render_in_order(store, prefix, render, limits, starts=starts, sample=sample)
 
     listed = _listed(url, s3, concurrency, render, texts)
     try:
@@ -61,7 +69,8 @@ async def list_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, 
 
 
 async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callable[[list[ObjectInfo]], Any],
-                  listing: Callable[[Any, str, list[WorkUnit] | None, Any], AsyncGenerator[Any, None]]
+                  listing: Callable[[Store, str, list[WorkUnit] | None, BoundarySample | None],
+                                    AsyncGenerator[Any, None]]
                   ) -> AsyncGenerator[Any, None]:
     """What `ls` of URL lists: `one([object])` when URL names one object, else `listing(store,
     prefix, start units from hints, boundary sample)`; the sample is saved when it lists to the end."""
@@ -76,7 +85,7 @@ async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callabl
             yield one([await store.head(single)])
             return
         sample = starts = None
-        if getattr(store, "ordered", False) and concurrency > 1 and hints.enabled():
+        if store.ordered and concurrency > 1 and hints.enabled():
             sample, starts = hints.BoundarySample(), hints.start_units(src, concurrency)
         items = listing(store, src.prefix, starts, sample)
         try:

@@ -20,6 +20,7 @@ from ...config.filters import Filters
 from ...model import Counters, ObjectInfo, WorkUnit, dry_run_estimate
 from ...config.urls import Location, S3Options, parse_location
 from ..events import Notice, Progress, Subscriber, deletion
+from ...stores.requests import counts_of
 
 if TYPE_CHECKING:
     from ...stores.base import Store
@@ -210,7 +211,7 @@ class _RmRun:
             self.notice(f"nothing left to delete under {r.url}")
             self.result.nothing_left = True
             return False
-        if self.src.kind == "http":
+        if not self.src.writable:
             raise UsageError("a list/get server is read-only: nothing can be deleted there")
         if self.single is None and not self.src.prefix and not r.all_objects:
             raise UsageError(f"{r.url} is a whole bucket: add --all to delete every object in it")
@@ -242,7 +243,7 @@ class _RmRun:
         if not r.dry_run and r.capped:
             await _check_caps(src, self.single, r, store_options, self.units() if self.resumed else None)
         self.store = await open_store(src, store_options)
-        counted = getattr(self.store, "requests", None)  # the store's own count (stores/requests.py)
+        counted = counts_of(self.store)  # the store's own count (stores/requests.py)
         if counted is not None:
             self.result.requests = counted
 
@@ -269,7 +270,7 @@ class _RmRun:
     async def delete_all(self) -> None:
         """List each unit (the resumed journal's gaps, or everything) and delete it a batch at a time,
         `concurrency` batches at once; a batch covers the key range (after, its last listed key]."""
-        from ..listing.split import list_in_order
+        from ..listing.split import ListingLimits, list_in_order
 
         src = self.src
         assert src is not None
@@ -277,7 +278,7 @@ class _RmRun:
         cut = len(src.prefix)
         for unit in self.units():
             pages = (_one(self.single, self.store) if self.single is not None
-                     else list_in_order(self.store, src.prefix, page_size=BATCH, concurrency=16, start=unit))
+                     else list_in_order(self.store, src.prefix, ListingLimits(page_size=BATCH, concurrency=16), start=unit))
             batch: list[str] = []
             after = unit.after
             last = after
@@ -343,7 +344,7 @@ class _RmRun:
         failed.update(unsaved)
         if self.request.dry_run:
             assert self.src is not None
-            plan_deletes(len(batch), self.result.planned, self.src.kind == "s3")
+            plan_deletes(len(batch), self.result.planned, self.src.is_s3)
         return failed
 
     def report(self, keys: "list[str] | dict[str, str]", outcome: str, why: "str | dict[str, str] | None") -> None:
@@ -392,9 +393,9 @@ def _backup_location(text: str, src: Location, s3: S3Options | None, rules: Filt
     from ..transfer.backup import check_backup_location
 
     backup = parse_location(text, s3)
-    if backup.kind == "http":
+    if not backup.writable:
         raise UsageError("--backup-dir must be writable: an S3 prefix or a local directory")
-    if backup.kind == "s3":
+    if backup.is_s3:
         backup = backup.with_prefix(_as_dir(backup.prefix))
     check_backup_location(backup, src, None, rules.compiled().allows if rules else None)
     return backup
@@ -406,7 +407,7 @@ async def _check_caps(src: Location, single: str | None, request: RmRequest, opt
     refuse the whole run (TooManyDeletes) when it is over a cap. P% is of the objects under URL."""
     from ...config.delete_caps import check_caps
     from ...stores import open_store
-    from ..listing.split import list_in_order
+    from ..listing.split import ListingLimits, list_in_order
 
     store = await open_store(src, options)
     allowed = request.filters.compiled().allows if request.filters else None
@@ -415,7 +416,7 @@ async def _check_caps(src: Location, single: str | None, request: RmRequest, opt
     try:
         for unit in units or [WorkUnit()]:
             pages = (_one(single, store) if single is not None
-                     else list_in_order(store, src.prefix, page_size=BATCH, concurrency=16, start=unit))
+                     else list_in_order(store, src.prefix, ListingLimits(page_size=BATCH, concurrency=16), start=unit))
             async for page in pages:
                 for obj in page:
                     seen += 1

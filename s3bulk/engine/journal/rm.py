@@ -35,6 +35,7 @@ class RmPlan:
     keymap: Any = field(default_factory=lambda: SimpleNamespace(exact_dst=None))
     sync: None = None
     manifest: None = None
+    manifest_name: None = None
 
     @property
     def dst(self) -> Location:

@@ -53,10 +53,13 @@ import sqlite3
 import time
 from bisect import bisect_right
 from json.encoder import encode_basestring_ascii
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
+from ...config.filters import Filters
+from ...config.urls import Location
 from ...errors import UsageError
 from ...model import WorkUnit
+from ..plan import SyncOptions
 
 VERSION = "1"
 COMMIT_SECONDS = 0.02  # at most 50 commits a second; each is one WAL append (no fsync), ~50 us
@@ -85,18 +88,38 @@ def _ukey(until: str | None) -> tuple[int, str]:
     return _HI if until is None else (1, until)
 
 
-def identity_of(plan: Any, mode: str) -> dict[str, Any]:
+class JournaledPlan(Protocol):
+    """What a journal reads from a plan: engine/plan.py's Plan, or rm's (journal/rm.py RmPlan)."""
+
+    @property
+    def src(self) -> Location: ...
+    @property
+    def dst(self) -> Location: ...
+    @property
+    def single_key(self) -> str | None: ...
+    @property
+    def keymap(self) -> Any: ...  # what has exact_dst: plan.KeyMap, or rm's stand-in
+    @property
+    def filters(self) -> Filters: ...
+    @property
+    def sync(self) -> SyncOptions | None: ...
+    @property
+    def manifest(self) -> str | None: ...
+    @property
+    def manifest_name(self) -> str | None: ...
+
+
+def identity_of(plan: JournaledPlan, mode: str) -> dict[str, Any]:
     """What makes two runs the same run: both sides, the mode, and the options that decide which
     keys are copied (not speed knobs such as workers or page size)."""
-    def side(loc: Any) -> dict[str, Any]:
-        s3 = loc.s3
+    def side(loc: Location) -> dict[str, Any]:
         return {"kind": loc.kind, "bucket": loc.root, "prefix": loc.prefix,
-                "endpoint": getattr(s3, "endpoint_url", None) if loc.kind == "s3" else None}
+                "endpoint": loc.s3.endpoint_url if loc.is_s3 else None}
 
     ident: dict[str, Any] = {"mode": mode, "src": side(plan.src), "dst": side(plan.dst),
                              "single_key": plan.single_key, "dst_key": plan.keymap.exact_dst,
-                             "filters": [list(r) for r in getattr(plan.filters, "rules", ())]}
-    if getattr(plan, "manifest", None) is not None:
+                             "filters": [list(r) for r in plan.filters.rules]}
+    if plan.manifest is not None:
         ident["manifest"] = plan.manifest_name or plan.manifest
     if plan.sync is not None:
         ident["sync"] = {"delete": plan.sync.delete, "compare": plan.sync.compare}
@@ -112,7 +135,7 @@ def journal_dir(directory: str | None = None) -> str:
     return os.path.join(base, "s3bulk", "journals")
 
 
-def default_path(plan: Any, mode: str, directory: str | None = None) -> str:
+def default_path(plan: JournaledPlan, mode: str, directory: str | None = None) -> str:
     """<journal_dir>/<hash of src, dst and mode>.sqlite: the same command line finds its journal again."""
     ident = identity_of(plan, mode)
     key = json.dumps({k: ident[k] for k in ("mode", "src", "dst", "single_key", "dst_key")}, sort_keys=True)
@@ -371,9 +394,9 @@ class Journal:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: str, plan: Any, mode: str, *, resume: bool) -> "Journal":
+    def open(cls, path: str, plan: JournaledPlan, mode: str, *, resume: bool) -> "Journal":
         ident = identity_of(plan, mode)
-        j = cls(path, ident, ordered=plan.src.kind != "http" and getattr(plan, "manifest", None) is None)
+        j = cls(path, ident, ordered=plan.src.lists_in_order and plan.manifest is None)
         exists = os.path.exists(path)
         if resume and not exists:
             # a first run, or the last one completed: the same command line works every time (what a
@@ -392,7 +415,8 @@ class Journal:
             old = cls(path, ident, j.ordered)
             try:
                 old._load(check=False)
-                theirs = json.loads(dict(old.db.execute("SELECT k, v FROM meta").fetchall())  # type: ignore[union-attr]
+                assert old.db is not None  # _load opened it, or raised
+                theirs = json.loads(dict(old.db.execute("SELECT k, v FROM meta").fetchall())
                                     .get("identity") or "{}")
                 if theirs.get("dst") == ident["dst"]:
                     old._fold_upload_logs()  # what its workers noted that it never committed
@@ -511,7 +535,7 @@ class Journal:
             row = [left[0], until, left[2] + objects, left[3] + nbytes]
             ak = left_ak
         if right is not None:
-            self._by_after.pop((1, until), None)  # type: ignore[arg-type]
+            self._by_after.pop(_akey(until), None)  # (1, until): `right` was found under it
             self._by_until.pop(_ukey(right[1]), None)
             self._ops.append(("DELETE FROM ranges WHERE after IS ?", (right[0],)))
             row = [row[0], right[1], row[2] + right[2], row[3] + right[3]]

@@ -32,8 +32,11 @@ import json
 import os
 import sqlite3
 import time
+from dataclasses import dataclass
 from typing import Any
 
+from ...config.filters import Filters
+from ...config.urls import S3Options
 from ...errors import UsageError
 
 VERSION = "1"
@@ -45,11 +48,33 @@ CREATE TABLE IF NOT EXISTS keys (key TEXT PRIMARY KEY, sending TEXT, started REA
 
 
 def identity(src: str, dst: str, src_endpoint: str | None, dst_endpoint: str | None, *,
-             include_delete_markers: bool, as_of: float | None, filters: Any) -> dict[str, Any]:
+             include_delete_markers: bool, as_of: float | None, filters: Filters | None) -> dict[str, Any]:
     """What makes two versions copies the same run (what is copied where, not how fast)."""
     return {"mode": "copy-versions", "src": src, "dst": dst, "src_endpoint": src_endpoint,
             "dst_endpoint": dst_endpoint, "delete_markers": include_delete_markers, "as_of": as_of,
-            "filters": [list(r) for r in getattr(filters, "rules", ())]}
+            "filters": [list(r) for r in (filters.rules if filters is not None else ())]}
+
+
+@dataclass(frozen=True, slots=True)
+class VersionsRun:
+    """What a versions copy copies where, as its journal tells one run from another (`identity`)."""
+
+    src: str
+    dst: str
+    src_s3: S3Options | None = None
+    dst_s3: S3Options | None = None
+    include_delete_markers: bool = False
+    as_of: float | None = None
+    filters: Filters | None = None
+
+    def identity(self) -> dict[str, Any]:
+        return identity(self.src, self.dst, _endpoint(self.src_s3), _endpoint(self.dst_s3),
+                        include_delete_markers=self.include_delete_markers, as_of=self.as_of,
+                        filters=self.filters)
+
+
+def _endpoint(s3: S3Options | None) -> str | None:
+    return s3.endpoint_url if s3 is not None else None
 
 
 def default_path(ident: dict[str, Any], directory: str | None = None) -> str:
@@ -61,12 +86,10 @@ def default_path(ident: dict[str, Any], directory: str | None = None) -> str:
     return os.path.join(journal_dir(directory), f"versions-{digest}.sqlite")
 
 
-def open_for(src: str, dst: str, src_s3: Any, dst_s3: Any, *, include_delete_markers: bool, as_of: float | None,
-             filters: Any, path: str | None = None, directory: str | None = None,
+def open_for(run: VersionsRun, *, path: str | None = None, directory: str | None = None,
              resume: bool = False) -> "VersionsJournal":
-    """The journal of this versions copy: at `path`, or the default one for these arguments."""
-    ident = identity(src, dst, getattr(src_s3, "endpoint_url", None), getattr(dst_s3, "endpoint_url", None),
-                     include_delete_markers=include_delete_markers, as_of=as_of, filters=filters)
+    """The journal of this versions copy: at `path`, or the default one for this run."""
+    ident = run.identity()
     where = os.path.abspath(os.path.expanduser(path)) if path else default_path(ident, directory)
     return VersionsJournal.open(where, ident, resume=resume)
 

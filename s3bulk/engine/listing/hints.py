@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any
-
+from ...config.urls import Location
 from ...model import WorkUnit
+from ..plan import Plan
 
 KEEP = 1024
 
@@ -51,17 +51,16 @@ def enabled() -> bool:
     return os.environ.get("S3BULK_HINTS", "1") not in ("0", "false", "no")
 
 
-def hints_path(loc: Any) -> str:
+def hints_path(loc: Location) -> str:
     """The hints file of one source: its kind, endpoint, bucket and prefix."""
-    s3 = getattr(loc, "s3", None)
     ident = {"kind": loc.kind, "bucket": loc.root, "prefix": loc.prefix,
-             "endpoint": getattr(s3, "endpoint_url", None) if loc.kind == "s3" else None}
+             "endpoint": loc.s3.endpoint_url if loc.is_s3 else None}
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:24]
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "s3bulk", "hints", f"{digest}.json")
 
 
-def start_units(loc: Any, most: int) -> list[WorkUnit] | None:
+def start_units(loc: Location, most: int) -> list[WorkUnit] | None:
     """Units covering the whole key space, cut at up to `most - 1` remembered keys spread evenly;
     None when there are no usable hints."""
     if most < 2 or not enabled():
@@ -82,7 +81,7 @@ def start_units(loc: Any, most: int) -> list[WorkUnit] | None:
     return [WorkUnit(after=bounds[i], until=bounds[i + 1], seq=i) for i in range(len(bounds) - 1)]
 
 
-def save(loc: Any, sample: BoundarySample) -> None:
+def save(loc: Location, sample: BoundarySample) -> None:
     """Write the sample for the next run (atomically; a failure to write is not an error)."""
     keys = sample.sample()
     if not keys or not enabled():
@@ -98,8 +97,7 @@ def save(loc: Any, sample: BoundarySample) -> None:
         pass  # the next run lists without hints
 
 
-def applies(plan: Any) -> bool:
+def applies(plan: Plan) -> bool:
     """Runs whose listing hints can cut: an ordered source listed by key ranges (not a list/get
     server, a manifest or one named key)."""
-    return (enabled() and plan.src.kind != "http" and getattr(plan, "manifest", None) is None
-            and plan.single_key is None and getattr(plan, "split_listing", True))
+    return enabled() and plan.src.lists_in_order and plan.manifest is None and plan.single_key is None

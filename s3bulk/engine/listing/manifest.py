@@ -113,7 +113,7 @@ class ManifestSource:
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
         offset = int(unit.token or 0)
         lines, next_offset = await asyncio.to_thread(read_lines, self.path, offset, limit)
-        bucket = getattr(self.location, "root", "")  # S3: the bucket each CSV row must name
+        bucket = self.location.root  # S3: the bucket each CSV row must name
         keys: list[str] = []
         problems: list[tuple[str, str]] = []
         gone: list[str] = []

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any, AsyncGenerator, Callable, Generic, TypeVar
+from dataclasses import dataclass
+from typing import AsyncGenerator, Callable, Generic, TypeVar
 
-from ...model import ObjectInfo, WorkUnit
+from ...model import ObjectInfo, Page, WorkUnit
+from ...stores import Store
 from .hints import BoundarySample
 from .spill import Spill, Spilled, decode_page, encode_page
 from .units import split_unit
@@ -74,20 +76,31 @@ def _from_utf8(data: bytes) -> str:
 _OBJECTS: _Codec[list[ObjectInfo]] = _Codec(_same, encode_page, decode_page)
 
 
-async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concurrency: int = 16,
-                        max_streams: int = 64, max_pages: int = 32,
-                        start: WorkUnit | None = None, ordered: bool = True,
-                        starts: list[WorkUnit] | None = None,
-                        sample: BoundarySample | None = None, spill_bytes: int = 0,
-                        spill_dir: str | None = None, max_ranges: int = 1024) -> AsyncGenerator[list[ObjectInfo], None]:
-    """Pages of every key under `prefix` (inside `start`, default everything), in key order.
+@dataclass(frozen=True, slots=True)
+class ListingLimits:
+    """How wide and how far ahead one listing runs (the module docstring says what each bounds):
     `concurrency` list requests in flight at most, `max_streams` ranges still being listed at once,
-    about `max_pages` listed pages held in memory (plus those in flight), and with `spill_bytes` > 0
-    pages listed further ahead of the output on disk (spill.py, under `spill_dir` or $TMPDIR).
-    `ordered=False`: pages as they arrive. `starts`: contiguous units covering everything, to begin
-    with (hints.py); `sample` collects where pages ended, for the next listing of the same prefix."""
-    pages = _listing(store, prefix, _OBJECTS, page_size, concurrency, max_streams, max_pages, start, ordered, starts,
-                     sample, spill_bytes, spill_dir, max_ranges)
+    `max_ranges` listed and waiting to be yielded, about `max_pages` listed pages held in memory
+    (plus those in flight), and with `spill_bytes` > 0 pages listed further ahead of the output on
+    disk (spill.py, under `spill_dir` or $TMPDIR). `ordered=False`: pages as they arrive."""
+
+    page_size: int = 1000
+    concurrency: int = 16
+    max_streams: int = 64
+    max_pages: int = 32
+    max_ranges: int = 1024
+    spill_bytes: int = 0
+    spill_dir: str | None = None
+    ordered: bool = True
+
+
+async def list_in_order(store: Store, prefix: str, limits: ListingLimits = ListingLimits(), *,
+                        start: WorkUnit | None = None, starts: list[WorkUnit] | None = None,
+                        sample: BoundarySample | None = None) -> AsyncGenerator[list[ObjectInfo], None]:
+    """Pages of every key under `prefix` (inside `start`, default everything), in key order, within
+    `limits`. `starts`: contiguous units covering everything, to begin with (hints.py); `sample`
+    collects where pages ended, for the next listing of the same prefix."""
+    pages = _listing(store, prefix, _OBJECTS, limits, start, starts, sample)
     try:
         async for entries in pages:
             yield entries
@@ -95,16 +108,13 @@ async def list_in_order(store: Any, prefix: str, *, page_size: int = 1000, concu
         await pages.aclose()  # closed now (its listings cancelled), not whenever it is collected
 
 
-async def render_in_order(store: Any, prefix: str, render: Callable[[list[ObjectInfo]], str], *,
-                          page_size: int = 1000, concurrency: int = 16, max_streams: int = 64,
-                          max_pages: int = 32, ordered: bool = True, starts: list[WorkUnit] | None = None,
-                          sample: BoundarySample | None = None, spill_bytes: int = 0,
-                          spill_dir: str | None = None, max_ranges: int = 1024) -> AsyncGenerator[str, None]:
+async def render_in_order(store: Store, prefix: str, render: Callable[[list[ObjectInfo]], str],
+                          limits: ListingLimits = ListingLimits(), *, starts: list[WorkUnit] | None = None,
+                          sample: BoundarySample | None = None) -> AsyncGenerator[str, None]:
     """`list_in_order`, yielding `render(page)` for each page: called once per page as it arrives
     (so in arrival order when pages arrive out of order, but yielded in key order)."""
     codec: _Codec[str] = _Codec(render, _utf8, _from_utf8)
-    texts = _listing(store, prefix, codec, page_size, concurrency, max_streams, max_pages, None, ordered, starts,
-                     sample, spill_bytes, spill_dir, max_ranges)
+    texts = _listing(store, prefix, codec, limits, None, starts, sample)
     try:
         async for text in texts:
             yield text
@@ -112,33 +122,30 @@ async def render_in_order(store: Any, prefix: str, render: Callable[[list[Object
         await texts.aclose()
 
 
-async def _listing(store: Any, prefix: str, codec: _Codec[P], page_size: int, concurrency: int, max_streams: int,
-                   max_pages: int, start: WorkUnit | None, ordered: bool, starts: list[WorkUnit] | None,
-                   sample: BoundarySample | None, spill_bytes: int, spill_dir: str | None,
-                   max_ranges: int) -> AsyncGenerator[P, None]:
+async def _listing(store: Store, prefix: str, codec: _Codec[P], limits: ListingLimits, start: WorkUnit | None,
+                   starts: list[WorkUnit] | None, sample: BoundarySample | None) -> AsyncGenerator[P, None]:
     """The three ways to list: one chain (a store that cannot list by key), as pages arrive, or in
-    key order (spilling when `spill_bytes` > 0); each page is `codec.keep(entries)`."""
+    key order (spilling when `limits.spill_bytes` > 0); each page is `codec.keep(entries)`."""
     unit: WorkUnit | None = start or WorkUnit()
     keep = codec.keep
-    if not getattr(store, "ordered", False) or concurrency <= 1:
+    if not store.ordered or limits.concurrency <= 1:
         while unit is not None:
-            page = await store.list_page(prefix, unit, page_size)
+            page = await store.list_page(prefix, unit, limits.page_size)
             if page.entries:
                 yield keep(page.entries)
             unit = unit.rest(page)
         return
     first: list[WorkUnit] = starts if start is None and starts else [start or WorkUnit()]
-    if not ordered:
-        arrived = _list_as_listed(store, prefix, first, page_size, concurrency, max_streams, sample)
+    if not limits.ordered:
+        arrived = _list_as_listed(store, prefix, first, limits, sample)
         try:
             async for entries in arrived:
                 yield keep(entries)
         finally:
             await arrived.aclose()
         return
-    spill = Spill(spill_bytes, spill_dir) if spill_bytes > 0 else None
-    pages = _list_ordered(store, prefix, codec, first, page_size, concurrency, max_streams, max_pages, max_ranges,
-                          sample, spill)
+    spill = Spill(limits.spill_bytes, limits.spill_dir) if limits.spill_bytes > 0 else None
+    pages = _list_ordered(_Ordered(store, prefix, codec, first, limits, sample, spill))
     try:
         async for one in pages:
             yield one
@@ -148,98 +155,131 @@ async def _listing(store: Any, prefix: str, codec: _Codec[P], page_size: int, co
             spill.close()
 
 
-async def _list_ordered(store: Any, prefix: str, codec: _Codec[P], first: list[WorkUnit], page_size: int,
-                        concurrency: int, max_streams: int, max_pages: int, max_ranges: int,
-                        sample: BoundarySample | None, spill: Spill | None) -> AsyncGenerator[P, None]:
-    """Every key in `first` (contiguous units), a page at a time in key order. At most `max_streams`
-    ranges are still being listed and `max_ranges` wait to be printed; a page listed ahead of the
-    output while `max_pages` are held in memory goes to `spill` (when it has room), so listings in
-    flight stay at `concurrency` however far the output is behind."""
-    streams: list[_Stream[P]] = [_Stream(u, i) for i, u in enumerate(first)]
-    next_id = len(streams)
-    still_listing = len(streams)  # streams whose unit is not None
-    inflight: dict[asyncio.Task[Any], _Stream[P]] = {}
-    held = 0  # pages held in memory
-    keep, encode, decode = codec.keep, codec.encode, codec.decode
+class _Ordered(Generic[P]):
+    """One listing in key order (_list_ordered): its streams (key ranges, in key order), the
+    listings in flight, and how many listed pages are held in memory. At most `max_streams` ranges
+    are still being listed and `max_ranges` wait to be yielded; a page listed ahead of the output
+    while `max_pages` are held in memory goes to `spill` (when it has room), so listings in flight
+    stay at `concurrency` however far the output is behind."""
+
+    def __init__(self, store: Store, prefix: str, codec: _Codec[P], first: list[WorkUnit], limits: ListingLimits,
+                 sample: BoundarySample | None, spill: Spill | None) -> None:
+        self.store, self.prefix, self.codec, self.limits = store, prefix, codec, limits
+        self.sample, self.spill = sample, spill
+        self.streams: list[_Stream[P]] = [_Stream(u, i) for i, u in enumerate(first)]
+        self.next_id = len(self.streams)
+        self.still_listing = len(self.streams)  # streams whose unit is not None
+        self.inflight: dict[asyncio.Task[Page], _Stream[P]] = {}
+        self.held = 0  # pages held in memory
+
+    def start_listings(self) -> None:
+        """Listings started, earliest ranges first, up to `concurrency` in flight. Without room on
+        disk, and pages held at the limit, only the next ranges to print that hold nothing yet list
+        on (one page each at most), so the head never waits alone."""
+        limits, inflight = self.limits, self.inflight
+        if len(inflight) >= limits.concurrency:
+            return
+        limited = self.held >= limits.max_pages and (self.spill is None or not self.spill.room())
+        for i, s in enumerate(self.streams):
+            if len(inflight) >= limits.concurrency or (limited and i >= limits.concurrency):
+                break
+            if limited and i > 0 and s.pages:
+                continue
+            if s.unit is not None and not s.listing:
+                s.listing = True
+                inflight[asyncio.ensure_future(self.store.list_page(self.prefix, s.unit, limits.page_size))] = s
+
+    def take(self, head: _Stream[P]) -> P:
+        """The head stream's first page, from memory or read back from disk."""
+        segment = head.pages.popleft()
+        if isinstance(segment, Spilled):
+            assert self.spill is not None
+            return self.codec.decode(self.spill.read(segment))
+        self.held -= 1
+        return segment
+
+    def drop(self, head: _Stream[P]) -> None:
+        """The head stream is listed to its end and yielded: gone, with its spill file."""
+        self.streams.pop(0)
+        if self.spill is not None:
+            self.spill.drop(head.sid)
+
+    async def wait(self) -> None:
+        """Until one listing or more came back, each page kept (landed)."""
+        done, _ = await asyncio.wait(self.inflight, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            s = self.inflight.pop(task)
+            s.listing = False
+            self.landed(s, task.result())  # a failure ends the listing (cancel() ends the others)
+
+    def landed(self, s: _Stream[P], page: Page) -> None:
+        """A listed page kept (in memory, or on disk when it is ahead of the output and memory is
+        full), and the rest of its range cut into new streams while there is room for them."""
+        listed_unit = s.unit
+        assert listed_unit is not None
+        if page.entries:
+            kept = self.codec.keep(page.entries)
+            spill = self.spill
+            if self.held >= self.limits.max_pages and spill is not None and spill.room() and s is not self.streams[0]:
+                s.pages.append(spill.write(s.sid, self.codec.encode(kept)))
+            else:
+                s.pages.append(kept)
+                self.held += 1
+        rest = listed_unit.rest(page)
+        if self.sample is not None and rest is not None and rest.after is not None:
+            self.sample.add(rest.after)
+        room = min(self.limits.max_streams - self.still_listing, self.limits.max_ranges - len(self.streams))
+        if rest is not None and room > 0:
+            pieces = split_unit(rest, self.prefix, [e.key for e in page.entries], max_pieces=room + 1, coarse=True)
+            s.unit = pieces[0]
+            at = self.streams.index(s) + 1
+            self.streams[at:at] = [_Stream(p, self.next_id + k) for k, p in enumerate(pieces[1:])]
+            self.next_id += len(pieces) - 1
+            self.still_listing += len(pieces) - 1
+        else:
+            s.unit = rest
+            if rest is None:
+                self.still_listing -= 1
+
+    async def cancel(self) -> None:
+        for task in self.inflight:
+            task.cancel()
+        if self.inflight:
+            await asyncio.gather(*self.inflight, return_exceptions=True)
+
+
+async def _list_ordered(listing: _Ordered[P]) -> AsyncGenerator[P, None]:
+    """Every key of the listing's first units (contiguous), a page at a time in key order."""
+    streams = listing.streams
     try:
         while streams:
-            if len(inflight) < concurrency:
-                # without room on disk, and pages held at the limit, only the next ranges to print
-                # that hold nothing yet list on (one page each at most), so the head never waits alone
-                limited = held >= max_pages and (spill is None or not spill.room())
-                for i, s in enumerate(streams):  # start listings, earliest ranges first
-                    if len(inflight) >= concurrency or (limited and i >= concurrency):
-                        break
-                    if limited and i > 0 and s.pages:
-                        continue
-                    if s.unit is not None and not s.listing:
-                        s.listing = True
-                        inflight[asyncio.ensure_future(store.list_page(prefix, s.unit, page_size))] = s
+            listing.start_listings()
             head = streams[0]
             if head.pages:
-                segment = head.pages.popleft()
-                if isinstance(segment, Spilled):
-                    assert spill is not None
-                    yield decode(spill.read(segment))
-                else:
-                    held -= 1
-                    yield segment
+                yield listing.take(head)
                 # one turn of the loop per page: listings just started go out, answers come in, while
                 # the consumer works through pages that were ready (a run of spilled ones can be long)
                 await asyncio.sleep(0)
                 continue
             if head.unit is None and not head.listing:
-                streams.pop(0)
-                if spill is not None:
-                    spill.drop(head.sid)
+                listing.drop(head)
                 continue
-            done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                s = inflight.pop(task)
-                s.listing = False
-                page = task.result()  # a failure ends the listing (the finally cancels the others)
-                listed_unit = s.unit
-                assert listed_unit is not None
-                if page.entries:
-                    kept = keep(page.entries)
-                    if held >= max_pages and spill is not None and spill.room() and s is not streams[0]:
-                        s.pages.append(spill.write(s.sid, encode(kept)))
-                    else:
-                        s.pages.append(kept)
-                        held += 1
-                rest = listed_unit.rest(page)
-                if sample is not None and rest is not None and rest.after is not None:
-                    sample.add(rest.after)
-                room = min(max_streams - still_listing, max_ranges - len(streams))
-                if rest is not None and room > 0:
-                    pieces = split_unit(rest, prefix, [e.key for e in page.entries], max_pieces=room + 1, coarse=True)
-                    s.unit = pieces[0]
-                    at = streams.index(s) + 1
-                    streams[at:at] = [_Stream(p, next_id + k) for k, p in enumerate(pieces[1:])]
-                    next_id += len(pieces) - 1
-                    still_listing += len(pieces) - 1
-                else:
-                    s.unit = rest
-                    if rest is None:
-                        still_listing -= 1
+            await listing.wait()
     finally:
-        for task in inflight:
-            task.cancel()
-        if inflight:
-            await asyncio.gather(*inflight, return_exceptions=True)
+        await listing.cancel()
 
 
-async def _list_as_listed(store: Any, prefix: str, units: list[WorkUnit], page_size: int, concurrency: int,
-                          max_streams: int, sample: BoundarySample | None) -> AsyncGenerator[list[ObjectInfo], None]:
+async def _list_as_listed(store: Store, prefix: str, units: list[WorkUnit], limits: ListingLimits,
+                          sample: BoundarySample | None) -> AsyncGenerator[list[ObjectInfo], None]:
     """Every key in `units`, a page at a time in the order pages arrive. Ranges waiting for a
     request slot are at most `max_streams`; no listed page is held."""
     waiting: deque[WorkUnit] = deque(units)
-    inflight: dict[asyncio.Task[Any], WorkUnit] = {}
+    inflight: dict[asyncio.Task[Page], WorkUnit] = {}
     try:
         while waiting or inflight:
-            while waiting and len(inflight) < concurrency:
+            while waiting and len(inflight) < limits.concurrency:
                 u = waiting.popleft()
-                inflight[asyncio.ensure_future(store.list_page(prefix, u, page_size))] = u
+                inflight[asyncio.ensure_future(store.list_page(prefix, u, limits.page_size))] = u
             done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 listed = inflight.pop(task)
@@ -248,7 +288,7 @@ async def _list_as_listed(store: Any, prefix: str, units: list[WorkUnit], page_s
                 if sample is not None and rest is not None and rest.after is not None:
                     sample.add(rest.after)
                 if rest is not None:
-                    room = max_streams - len(waiting) - len(inflight)
+                    room = limits.max_streams - len(waiting) - len(inflight)
                     waiting.extend(split_unit(rest, prefix, [e.key for e in page.entries], max_pieces=room, coarse=True))
                 if page.entries:
                     yield page.entries

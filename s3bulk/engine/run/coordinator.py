@@ -356,7 +356,7 @@ class Coordinator:
         handlers, the cluster connection: in that order."""
         summary, journal = self.summary, self.journal
         if self.forced and self.in_process:
-            from ...stores.local.store import remove_open_temps
+            from ...stores.files.landing import remove_open_temps
 
             remove_open_temps()
         if self.deletes is not None:
@@ -428,17 +428,15 @@ class Coordinator:
         """Every spooled key deleted in batches of 1,000 (backed up first with --backup-dir),
         DELETE_BATCHES_IN_FLIGHT batches at once (as rm), counted and reported as the workers'
         deletes were; a Ctrl-C stops between batches."""
-        from ...stores import open_store
-        from ...stores.requests import take as take_requests
+        from ...stores import Writer, open_store
+        from ...stores.requests import counts_of, take as take_requests
         from .deletes import delete_batch
 
         plan, summary = self.plan, self.summary
         assert plan.sync is not None
         dst = await open_store(plan.dst, plan.options.store_options())
-        counted: Any = None  # the requests sent, counted as the workers count theirs
-        inner: Any = dst
-        while counted is None and inner is not None:
-            counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
+        assert isinstance(dst, Writer)  # the planner refused a DST that cannot be written
+        counted = counts_of(dst)  # the requests sent, counted as the workers count theirs
         backup = None
         window = asyncio.Semaphore(DELETE_BATCHES_IN_FLIGHT)
         tasks: set[asyncio.Task[None]] = set()
@@ -528,7 +526,7 @@ def _restart_reason(plan: Plan) -> str:
     change would fail with (stores/conditions.py)."""
     from ...stores.conditions import SourceChanged, SourceFileChanged
 
-    return (SourceFileChanged if plan.src.kind == "local" else SourceChanged).final_message
+    return (SourceFileChanged if plan.src.is_local else SourceChanged).final_message
 
 
 def _emit_objects(emit: Emit, notes: list[ObjectNote], restart_reason: str) -> None:

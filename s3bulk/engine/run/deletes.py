@@ -26,9 +26,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ...model import Counters, Failure
+
+if TYPE_CHECKING:
+    from ...stores import Writer
+    from ..transfer.backup import Backup
 
 BATCH = 1000  # keys per DeleteObjects request (S3's limit)
 # keys per Deletes message: the events queue holds up to 1,024 messages, so a worker that finds keys
@@ -258,7 +262,7 @@ def refuse(sync: Any, count: int, nbytes: int, dst_seen: int, src_objects: int) 
     check_caps("sync --delete", count, nbytes, dst_seen, sync.max_delete, sync.max_delete_size)
 
 
-async def delete_batch(dst: Any, rows: list[Row], backup: Any, url_for: Callable[[str], str],
+async def delete_batch(dst: Writer, rows: list[Row], backup: Backup | None, url_for: Callable[[str], str],
                        counters: Counters, failures: list[Failure], notes: list[Any] | None) -> int:
     """Delete one batch at DST, first backing each key up when `backup` is set (a key whose backup
     failed stays, as a failure); counts and reports like a worker's deletes. Returns the failures."""

@@ -192,7 +192,7 @@ def _preload_worker_modules(plan: Plan) -> None:
     except ImportError:
         pass
     for location in (plan.src, plan.dst):
-        name = STORE_MODULES.get(getattr(location, "kind", ""))
+        name = STORE_MODULES.get(location.kind)
         if name:
             importlib.import_module(name)
 

@@ -31,7 +31,7 @@ from ...model import Counters, Failure, ObjectInfo, WorkUnit
 from ...stores import Writer, open_store
 from ...stores.requests import take as take_requests
 from ...stores.conditions import DestinationExists
-from ...stores.local.store import LandingRefused, allow_landing, stop_landing, writes_in_threads
+from ...stores.files.landing import LandingRefused, allow_landing, stop_landing, writes_in_threads
 from ..journal.units import ObjectLog, UploadLog, page_skipped
 from ..events import Difference, DryRunAction, Notice, PlannedEvent
 from ..messages import (Abandoned, Deletes, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned,
@@ -79,7 +79,7 @@ class ResumeInfo:
     (first, last) runs), the objects finished inside unfinished pages (`done_keys`, source key ->
     size) and the S3 multipart uploads left open, by destination key. `journaled`: a journal is
     kept, so a big download's temporary file outlives a stop; `resumed`: this run continues the
-    ones a stopped run left (stores/local/partfile.py). `keep_uploads`: a journal hears of the uploads
+    ones a stopped run left (stores/files/partfile.py). `keep_uploads`: a journal hears of the uploads
     this run opens, so one a stop cuts short stays open for --resume (else it is aborted)."""
 
     __slots__ = ("skip_pages", "uploads", "log_dir", "done_keys", "journaled", "resumed", "keep_uploads")
@@ -1012,7 +1012,7 @@ def _usage() -> tuple[int, float]:
 def _exit_terminated(wid: int, events_q: Any) -> None:
     """The end of a forced stop in a worker process, once its last counts are queued: temporary
     files go, the coordinator gets the exit note, the process ends as SIGTERM would end it."""
-    from ...stores.local.store import remove_open_temps
+    from ...stores.files.landing import remove_open_temps
 
     threading.Timer(5.0, os._exit, (128 + signal.SIGTERM,)).start()  # if the queue cannot be flushed
     remove_open_temps()
@@ -1026,7 +1026,7 @@ def _exit_terminated(wid: int, events_q: Any) -> None:
 def _stop_now(signum: int, frame: Any = None) -> None:
     """Stop at once, removing our unfinished temporary files (S3 uploads left open are aborted
     by the store's lifecycle rules or a later resume)."""
-    from ...stores.local.store import remove_open_temps
+    from ...stores.files.landing import remove_open_temps
 
     remove_open_temps()
     os._exit(128 + signum)

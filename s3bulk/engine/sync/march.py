@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Literal, Sequence
 
 from ...model import ObjectInfo, WorkUnit
+from ...stores import Store
+from ...stores.file_times import CopyMarks
 from ..plan import Compare
 
 class dst_range:
@@ -41,8 +43,8 @@ class dst_range:
 
     def has_folder(self, key: str) -> bool:
         """Whether a local DST has the directory that the folder marker `key` ("a/b/") became."""
-        root = getattr(self.dst, "root", None)
-        if not isinstance(root, str):
+        root = _root_of(self.dst)
+        if root is None:
             return False
         import os
 
@@ -151,8 +153,7 @@ class Comparator:
         self.checksums: dict[str, str] = {}
         # an S3 source against local files: a file may carry its object's stored time, not its
         # LastModified (_file_of)
-        self._times_kept = src.features.props == "s3" and dst.location.kind == "local" \
-            and hasattr(dst, "copy_of")
+        self._times_kept = src.features.props == "s3" and isinstance(dst, CopyMarks)
         if compare == "checksum":
             from .hashcache import HashCache
 
@@ -243,7 +244,7 @@ class Comparator:
             return None
         for local, info, remote, other, remote_sum in ((self.src, s, self.dst, d, dst_sum),
                                                        (self.dst, d, self.src, s, src_sum)):
-            root = getattr(local, "root", None)
+            root = _root_of(local)
             if root is None or remote_sum is None or self._cache is None or not available(remote_sum.algorithm):
                 continue
             part = 0
@@ -269,7 +270,7 @@ class Comparator:
         if info.etag is not None:
             # an ETag stands for the bytes only where the store says so (not an SSE-C object's)
             return info.etag if "s3-etag" in store.features.hashes else None
-        root = getattr(store, "root", None)
+        root = _root_of(store)
         if root is None or self._cache is None or \
                 (other.etag is not None and "s3-etag" not in other_store.features.hashes):
             return None  # (an MD5 of the file would be compared with an ETag that is none)
@@ -283,6 +284,12 @@ class Comparator:
         import os
 
         return await asyncio.to_thread(self._cache.etag, os.path.join(root, info.key), part)
+
+
+def _root_of(store: Store) -> str | None:
+    """The directory whose files are `store`'s objects (a local store's root), else None."""
+    location = store.location
+    return location.root if location.is_local else None
 
 
 async def _object_checksum(store, key: str):

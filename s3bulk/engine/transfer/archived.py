@@ -15,7 +15,7 @@ x-amz-archive-status says it): it is tried, and fails with S3's InvalidObjectSta
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Sequence
+from typing import Protocol, Sequence
 
 from ...model import ObjectInfo
 
@@ -28,7 +28,13 @@ def restored(header: str | None) -> bool:
     return header is not None and 'ongoing-request="false"' in header.replace(" ", "")
 
 
-async def split_archived(src: Any, entries: Sequence[ObjectInfo]) -> tuple[list[ObjectInfo], list[ObjectInfo]]:
+class RestoreStatus(Protocol):
+    """A store that says whether an archived object's restored copy is readable (S3's x-amz-restore)."""
+
+    async def restore_status(self, key: str) -> str | None: ...
+
+
+async def split_archived(src: RestoreStatus, entries: Sequence[ObjectInfo]) -> tuple[list[ObjectInfo], list[ObjectInfo]]:
     """(entries to copy, archived entries skipped): a page without an archived key is handed back
     as it is, with no request; each archived key is asked once (HEAD) whether it was restored."""
     if not any(e.storage_class in ARCHIVED for e in entries):

@@ -15,22 +15,26 @@ found (`keep`), raising BackupFailed when that did not land (engine/transfer/one
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Protocol
 
 from ...config.urls import Location
-from ...errors import NotFound, S3BulkError, StoreError
-from ...errors import BackupFailed
+from ...errors import BackupFailed, NotFound, S3BulkError, StoreError, UsageError
 from ...model import ObjectInfo
-from ..plan import KeyMap, TransferOptions
+from ...stores import Store, Writer
+from ..plan import KeyMap, Plan, TransferOptions
 from .one_object import ByteBudget, Transfer
 
 CONCURRENCY = 16  # backups of one batch in flight
 
 
+class _Target(Store, Writer, Protocol):
+    """The backup location's store: written to, and closed with the run."""
+
+
 class Backup:
     """Copies objects of `side` (an open store listing under `prefix`) to the backup location."""
 
-    def __init__(self, side: Any, prefix: str, target: Any, target_prefix: str, suffix: str,
+    def __init__(self, side: Any, prefix: str, target: _Target, target_prefix: str, suffix: str,
                  options: TransferOptions) -> None:
         self.side, self.target, self.suffix = side, target, suffix
         self.keymap = KeyMap(prefix, target_prefix)
@@ -117,18 +121,18 @@ async def open_backup(side: Any, side_loc: Location, backup: Location, suffix: s
     from ...stores import open_store
 
     target = await open_store(backup, options.store_options())
-    prepare = getattr(target, "prepare", None)
-    if prepare is not None:
-        await prepare()
+    if not isinstance(target, Writer):  # a list/get server: refused before, by the planner and rm
+        raise UsageError(f"--backup-dir {backup.raw} cannot be written to")
+    await target.prepare()
     return Backup(side, side_loc.prefix, target, backup.prefix, suffix, options)
 
 
-def replaced_side(plan: Any) -> Location:
+def replaced_side(plan: Plan) -> Location:
     """Where a copy or mv writes, as the backup's side (a Plan's DST): the same location but for
     one object named by its full key at S3 (`copy s3://b/k s3://b/new-name`), whose prefix is then
     that key's folder, so its backup keeps its name."""
     dst: Location = plan.dst
-    if plan.single_key is None or dst.kind != "s3" or not dst.prefix or dst.prefix.endswith("/"):
+    if plan.single_key is None or not dst.is_s3 or not dst.prefix or dst.prefix.endswith("/"):
         return dst
     return dst.with_prefix(dst.prefix[:dst.prefix.rfind("/") + 1])
 
@@ -138,15 +142,8 @@ def check_backup_location(backup: Location, dst: Location, src: Location | None,
     refuses overlapping backup dirs too), DST inside it, or one inside or around SRC."""
     from ...errors import UsageError
 
-    def same_place(a: Location, b: Location) -> bool:
-        if a.kind != b.kind:
-            return False
-        if a.kind == "local":
-            return True
-        return a.root == b.root and a.s3 == b.s3
-
     def inside(inner: Location, outer: Location) -> bool:
-        if inner.kind == "local":
+        if inner.is_local:
             import os
 
             i = os.path.join(os.path.realpath(inner.root), inner.prefix)
@@ -154,10 +151,10 @@ def check_backup_location(backup: Location, dst: Location, src: Location | None,
             return i == o or i.startswith(o.rstrip(os.sep) + os.sep)
         return inner.prefix.startswith(outer.prefix)
 
-    if same_place(backup, dst):
+    if backup.same_store(dst):
         rel = None
         if inside(backup, dst):
-            if backup.kind == "local":
+            if backup.is_local:
                 import os
 
                 rel = os.path.relpath(os.path.realpath(backup.root), os.path.realpath(dst.root)).replace(os.sep, "/")
@@ -169,5 +166,5 @@ def check_backup_location(backup: Location, dst: Location, src: Location | None,
                                  "deleted; choose a place outside it (or --exclude it)")
         elif inside(dst, backup):
             raise UsageError(f"--backup-dir {backup.raw} holds DST {dst.raw}: choose a place outside it")
-    if src is not None and same_place(backup, src) and (inside(backup, src) or inside(src, backup)):
+    if src is not None and backup.same_store(src) and (inside(backup, src) or inside(src, backup)):
         raise UsageError(f"--backup-dir {backup.raw} overlaps SRC {src.raw}: choose a place outside it")

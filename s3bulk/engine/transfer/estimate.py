@@ -46,8 +46,8 @@ BATCH = 1000  # keys per DeleteObjects request
 def plan_copy(transfer: Any, info: ObjectInfo, planned: dict[str, int]) -> None:
     """Add to `planned` the requests `transfer` (one_object.Transfer) would send to copy `info`."""
     src, dst, opts = transfer.src, transfer.dst, transfer.options
-    from_s3, to_s3 = src.location.kind == "s3", dst.location.kind == "s3"
-    gets = from_s3 or src.location.kind == "http"  # a list/get server's GETs are counted too
+    from_s3, to_s3 = src.location.is_s3, dst.location.is_s3
+    gets = src.location.remote  # a list/get server's GETs are counted too
 
     def add(op: str, n: int = 1) -> None:
         planned[op] = planned.get(op, 0) + n
@@ -79,7 +79,7 @@ def plan_copy(transfer: Any, info: ObjectInfo, planned: dict[str, int]) -> None:
         if to_s3:
             add(PUT)
         return
-    parts = _parts(size, link_part_size(size, opts, local_dst=dst.location.kind == "local",
+    parts = _parts(size, link_part_size(size, opts, local_dst=dst.location.is_local,
                                         sinks=range_sinks(opts, src, dst)))  # as one_object.py cuts it
     if from_s3:
         add(HEAD)  # with checksum mode: what checks the parts read

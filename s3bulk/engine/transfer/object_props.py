@@ -8,6 +8,7 @@ transfer code only asks: do I need the source's properties, and what do I write?
 from __future__ import annotations
 
 from ...model import SYSTEM_METADATA, ObjectProps, WriteProps
+from ...stores.content_types import content_type_for
 
 DEFAULT = WriteProps()
 
@@ -51,7 +52,7 @@ class Resolver:
         self.write, self.src_kind, self.dst_kind = write, src_kind, dst_kind
         self._guess = write.set.content_type is None and write.guess_mime_type and dst_kind == "s3"
         self._by_type: dict[str | None, ObjectProps | None] = {}
-        self._by_src: dict[ObjectProps, ObjectProps] = {}
+        self._by_src: dict[ObjectProps, ObjectProps | None] = {}
 
     def __call__(self, key: str, src: ObjectProps | None) -> ObjectProps | None:
         if src is not None:
@@ -75,7 +76,7 @@ class Resolver:
         if props is None or props.content_type is not None or not self._guess:
             if len(self._by_src) > 1024:
                 self._by_src.clear()
-            self._by_src[src] = props  # type: ignore[assignment]
+            self._by_src[src] = props
             return props
         return for_destination(self.write, key, src, self.src_kind, self.dst_kind)
 
@@ -102,7 +103,5 @@ def needs_tags(write: WriteProps, src: ObjectProps, s3_to_s3: bool) -> bool:
 
 
 def guess_content_type(key: str) -> str | None:
-    """aws-cli's guess from the name (one rule for both data paths: stores/s3/store.py has it)."""
-    from ...stores.s3.store import content_type_for
-
+    """aws-cli's guess from the name (one rule for both data paths: stores/content_types.py)."""
     return content_type_for(key)

@@ -5,11 +5,11 @@ The three ways, checked in this order:
    endpoint and credentials, or two local paths): no bytes pass through us;
 2. one read and one put, for objects up to the multipart threshold: the body is
    held once in memory (or, from a local file to a store that streams puts, read
-   chunk by chunk as the socket takes it: see stores/local/bodies.py);
+   chunk by chunk as the socket takes it: see stores/files/bodies.py);
 3. multipart: parts read as byte ranges and written at their offsets, several in
    flight, each holding its bytes against the worker's byte budget. An S3 upload left open by a
    stopped run is continued (ListParts); so is a local file a stopped run kept with a record of
-   its parts (stores/local/partfile.py).
+   its parts (stores/files/partfile.py).
 
 Whatever the way, an object read in more than one request (its ranges, here or in spread helper
 processes; the UploadPartCopy requests of a server-side copy in parts) is read as the one version
@@ -41,7 +41,7 @@ from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
 from ...stores.base import ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range
 from ...stores.conditions import IF_MATCH, NO_CLOBBER, SOURCE_FILE, FileVersion, SourceChanged
-from ...stores.local.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
+from ...stores.files.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from ...stores import file_times
 from ...stores.written import WRITTEN, WriteAnswer
 from . import guards, object_props
@@ -137,7 +137,7 @@ class Transfer:
         # (dst key, upload id): an upload aborted but still listed after every try (stores/base.py
         # why_still_open); it stays in the journal
         self.on_left_open = on_left_open or (lambda key, upload_id: None)
-        # a journal is kept: a big download's temporary file outlives a stop (stores/local/partfile.py);
+        # a journal is kept: a big download's temporary file outlives a stop (stores/files/partfile.py);
         # with --resume, one left by the stopped run is continued
         self.keep_partial, self.resume_partial = keep_partial, resume_partial
         self.write_props = options.write_props
@@ -347,7 +347,7 @@ class Transfer:
                             props: ObjectProps | None) -> None:
         """One PUT whose body is read from the local file as it is sent: a few chunks in memory,
         not the object (held against the budget as such)."""
-        from ...stores.local.bodies import CHUNK
+        from ...stores.files.bodies import CHUNK
 
         held = min(size, 2 * CHUNK)
         await self.budget.acquire(held)
@@ -460,7 +460,7 @@ class Transfer:
         resumed_upload = bool(have)
         if have:
             check = None  # parts a resumed upload holds are not read again: nothing to check them by
-        partial = False  # a local file kept for a resume (stores/local/partfile.py)
+        partial = False  # a local file kept for a resume (stores/files/partfile.py)
         # the ETag every range must come from (stores/conditions.py): another version answers 412
         if_match = self._version_of(info)
         if upload is None:

@@ -14,20 +14,20 @@ only when DST is a local directory.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any
-
 from ...errors import S3BulkError
 from ...model import ObjectInfo, WorkUnit
+from ...stores import Store
+from ..plan import Plan
 
 
-def applies(plan: Any, src: Any) -> bool:
+def applies(plan: Plan, src: Store) -> bool:
     """Only a listed, ordered source copied into a local directory can meet the conflict (not a
     local source: a directory cannot hold a file and a directory of one name)."""
-    return (plan.dst.kind == "local" and plan.src.kind != "local" and plan.single_key is None
-            and plan.manifest is None and getattr(src, "ordered", False))
+    return (plan.dst.is_local and not plan.src.is_local and plan.single_key is None
+            and plan.manifest is None and src.ordered)
 
 
-async def find(src: Any, entries: list[ObjectInfo]) -> dict[str, str]:
+async def find(src: Store, entries: list[ObjectInfo]) -> dict[str, str]:
     """{key: a source key under key + "/"} for each entry that is also a directory's name."""
     keys = [e.key for e in entries if not _unsafe(e.key)]  # those the store refuses as UnsafeKey anyway
     found: dict[str, str] = {}
@@ -52,7 +52,7 @@ def _unsafe(key: str) -> bool:
     return key.startswith("/") or any(part in ("", ".", "..") for part in key.rstrip("/").split("/"))
 
 
-async def _first_under(src: Any, prefix: str) -> str | None:
+async def _first_under(src: Store, prefix: str) -> str | None:
     try:
         page = await src.list_page(prefix, WorkUnit(), 1)
     except S3BulkError:

@@ -4,14 +4,14 @@ Used by engine/transfer/one_object.py (the parts this process moves) and engine/
 process's parts) where the source hands ranges to a sink (features.read_to: the S3 store) and the
 destination is a local file written at offsets (stores/local/store.py LocalMultipart.range_sink): no
 part buffer, no second pass over the part's bytes for the pwrite or the checksum
-(stores/local/filesink.py says why). Anything else keeps receiving parts into buffers.
+(stores/files/filesink.py says why). Anything else keeps receiving parts into buffers.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...stores.local.filesink import RangeSink
+from ...stores.files.filesink import RangeSink
 
 
 def sinks(src: Any, upload: Any) -> bool:

@@ -280,7 +280,7 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
                         key: str, path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
     from ...stores import open_store
     from ...stores.conditions import IF_MATCH
-    from ...stores.local.filesink import RangeSink
+    from ...stores.files.filesink import RangeSink
     from .part_buffers import part_buffer
     from .sinks import enabled, fill
     from ...stores.base import read_range
@@ -328,6 +328,6 @@ class _Collect:
 
 
 def _pwrite_all(fd: int, data: Any, offset: int) -> None:
-    from ...stores.local.store import write_part
+    from ...stores.files.filesink import write_part
 
     write_part(fd, data, offset)  # allocates the part's range too, as this process's writes do

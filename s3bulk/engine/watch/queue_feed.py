@@ -40,7 +40,8 @@ from typing import Iterator
 from ...config.filters import CompiledFilters, Filters
 from ...config.urls import S3Options, parse_location
 from ...errors import StoreError, UsageError
-from ...stores.s3.queue import MAX_BATCH, MAX_VISIBILITY, MAX_WAIT, Message, SqsQueue
+from ...stores import open_event_queue
+from ...stores.queues import MAX_BATCH, MAX_VISIBILITY, MAX_WAIT, EventQueue, Message
 from ..events import Notice, Subscriber
 from .feed import Change
 from .s3_events import Scope, newer, parse_body
@@ -108,7 +109,7 @@ def _after(a: _Order, b: _Order) -> bool:
 class QueueFeed:
     """A ChangeFeed over an SQS queue (module docstring). Make one with `open`."""
 
-    def __init__(self, queue: SqsQueue, scope: Scope, *, visibility_timeout: int = 60,
+    def __init__(self, queue: EventQueue, scope: Scope, *, visibility_timeout: int = 60,
                  events: Subscriber | None = None) -> None:
         self.queue = queue
         self.scope = scope
@@ -136,9 +137,9 @@ class QueueFeed:
         the feed's thread (without it: the "s3bulk.watch" logger). Raises UsageError or a StoreError (one line) when the queue cannot
         be read."""
         src = parse_location(src_root, s3_options)
-        if src.kind != "s3":
+        if not src.is_s3:
             raise UsageError(f"--watch-queue needs an S3 source (s3://bucket/prefix), not {src_root!r}")
-        queue = await SqsQueue.open(queue_url, src.s3)
+        queue = await open_event_queue(queue_url, src)
         return cls(queue, Scope.of(src.bucket, src.prefix, filters), visibility_timeout=visibility_timeout,
                    events=events)
 
@@ -188,11 +189,15 @@ class QueueFeed:
                 done.append(self._held.pop(mid).message)
         await self._delete(done)
 
+    def needs_full_sync(self) -> bool:
+        """Never: what the feed does not hold stays in the queue (the feed is bounded by receiving
+        less, not by dropping)."""
+        return False
+
     async def release(self, changes: list[Change]) -> None:
-        """These changes could not land (not part of the ChangeFeed protocol): their messages are
-        made visible again now, so they are received, and the changes handed out, again. Without
-        it a change that never lands keeps its message hidden while the feed lives (its next start,
-        or a full sync, catches it)."""
+        """These changes could not land: their messages are made visible again now, so they are
+        received, and the changes handed out, again. Without it a change that never lands keeps its
+        message hidden while the feed lives (its next start, or a full sync, catches it)."""
         back: list[Message] = []
         for mid in _settle(changes):
             held = self._held.pop(mid, None)

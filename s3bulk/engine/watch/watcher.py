@@ -230,8 +230,7 @@ class _Watcher:
         with tempfile.TemporaryDirectory(prefix="s3bulk-watch-") as tmp:
             manifest = os.path.join(tmp, "changes.txt")
             while not self.should_stop():
-                needs_full = getattr(feed, "needs_full_sync", None)
-                if needs_full is not None and needs_full():
+                if feed.needs_full_sync():
                     if not self.full_sync("more changes than the feed keeps"):
                         return
                     continue
@@ -287,9 +286,8 @@ class _Watcher:
             if failed else batch
         if landed:
             self._feed(feed_loop, feed.ack(landed))
-        release = getattr(feed, "release", None)  # optional: a feed that can hand a change out again
-        if len(landed) < len(batch) and release is not None:
-            self._feed(feed_loop, release([c for c in batch if c not in landed]))
+        if len(landed) < len(batch):  # hand out again what did not land
+            self._feed(feed_loop, feed.release([c for c in batch if c not in landed]))
         self.handled += len({c.key for c in landed})
         self._refresh_depth(feed, feed_loop, force=True)
         if len(batch) < self.options.batch and not self.depth:
@@ -331,13 +329,13 @@ def watch(job: Job, *, subscriber: Subscriber | None, should_stop: Callable[[], 
     feed_loop: LoopThread | None = None
     try:
         if watch_options.queue_url is not None:
-            if loc.kind != "s3":
+            if not loc.is_s3:
                 raise UsageError("--watch-queue goes with an s3:// SRC (its bucket's event notifications)")
             feed_loop = LoopThread()
             prefix = loc.prefix if not loc.prefix or loc.prefix.endswith("/") else loc.prefix + "/"
             feed = feed_loop.call(_open_queue(watch_options.queue_url, f"s3://{loc.bucket}/{prefix}", job,
                                               w.relay.from_feed))
-        elif loc.kind == "local":
+        elif loc.is_local:
             from .local_feed import LocalFeed
 
             if not os.path.isdir(loc.root):

@@ -11,7 +11,7 @@ when complete, and every key is checked so that nothing lands outside the root. 
 temporary name is derived from the final name (`.s3bulk-<hash>.s3bulk.part`), so when a
 killed run left one behind, the run that redoes the object replaces it. A multipart download of a
 run that keeps a journal is the exception (open_partial): its file stays when the run stops, with
-a record of the parts in it, and a resumed run continues it (stores/local/partfile.py).
+a record of the parts in it, and a resumed run continues it (stores/files/partfile.py).
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ import hashlib
 import itertools
 import os
 import stat as stat_mod
-import threading
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Generator, Sequence
+from typing import TYPE_CHECKING, Generator, Sequence
 
 from ...errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt, DestinationUnusable
 from ...errors import LandingRefused
@@ -34,65 +33,18 @@ from ...config.urls import Location
 from . import xattrs
 from .. import file_times  # the mark a download leaves, asked once per file
 from ..base import Features
-from .bodies import FileBody
-from ..conditions import NO_CLOBBER, DestinationExists, source_file
-from . import partfile
-from .filesink import allocate_range
+from ..files.bodies import FileBody
+from ..conditions import DestinationExists, source_file
+from ..files import partfile
+from ..files.filesink import size_for_parts, write_part
+from ..files.landing import (KEPT_TEMPS, OPEN_TEMPS, TEMP_INODES, land, unlink_quietly,
+                             write_in_thread)
 
 if TYPE_CHECKING:
-    from .filesink import RangeSink
+    from ..files.filesink import RangeSink
 
 _tmp_counter = itertools.count()
-# Temporary files this process has open, so a worker told to stop can remove them before it exits.
-OPEN_TEMPS: set[str] = set()
-_TEMP_INODES: dict[str, int] = {}  # temporary path -> inode we created there (checked before the rename)
-# Temporary files of downloads kept for a resume (stores/local/partfile.py): a stop leaves them in place.
-KEPT_TEMPS: set[str] = set()
-
-
-def remove_open_temps() -> None:
-    """Unlink every temporary file still being written (called on SIGTERM), except those kept for
-    a resume, which a resumed run continues."""
-    for path in list(OPEN_TEMPS):
-        if path not in KEPT_TEMPS:
-            _unlink_quietly(path)
-    OPEN_TEMPS.clear()
 TMP_SUFFIX = ".s3bulk.part"
-
-# A forced stop (a second Ctrl-C) must leave the summary's count equal to the files on disk. A file
-# lands with the rename into place; the worker counts it when the write returns. stop_landing()
-# refuses every rename from then on (under the same lock the renames take), and writes_in_threads()
-# tells when the writes running in threads have come back, so each file that landed is counted
-# before the worker reports its last counts and exits (engine/run/worker.py, Worker.terminate).
-_LANDING = threading.Lock()
-_landing_refused = False
-_writes_in_threads = 0  # changed on the event loop's thread only
-
-
-def stop_landing() -> None:
-    global _landing_refused
-    with _LANDING:
-        _landing_refused = True
-
-
-def allow_landing() -> None:
-    """A new run in this process (the in-process worker, the API called again) lands files again."""
-    global _landing_refused
-    with _LANDING:
-        _landing_refused = False
-
-
-def writes_in_threads() -> int:
-    return _writes_in_threads
-
-
-async def _write_in_thread(fn: Any, *args: Any) -> None:
-    global _writes_in_threads
-    _writes_in_threads += 1
-    try:
-        await asyncio.to_thread(fn, *args)
-    finally:
-        _writes_in_threads -= 1
 _BIG = 1 << 20  # reads and writes above this go to a thread so the event loop keeps moving
 
 # One cached directory: parallel lists of sort keys (bytes, "/" appended for dirs), names, is-dir flags.
@@ -506,9 +458,9 @@ class LocalStore:
                     tmp = f"{parent}/.s3bulk-{self._pid}-{next(_tmp_counter)}{TMP_SUFFIX}"
                 else:  # left behind by a run that was killed (with the record of its parts, if any)
                     os.unlink(tmp)
-                    _unlink_quietly(partfile.sidecar_path(tmp))
+                    unlink_quietly(partfile.sidecar_path(tmp))
                 fd = os.open(tmp, flags, 0o644)
-            _TEMP_INODES[tmp] = os.fstat(fd).st_ino
+            TEMP_INODES[tmp] = os.fstat(fd).st_ino
         except OSError as exc:
             raise _translate_os(exc, "write", final, key) from exc
         OPEN_TEMPS.add(tmp)
@@ -529,12 +481,12 @@ class LocalStore:
                     os.utime(fd, (mtime, mtime))
             finally:
                 os.close(fd)
-            _rename(tmp, final)
+            land(tmp, final)
         except OSError as exc:
-            _unlink_quietly(tmp)
+            unlink_quietly(tmp)
             raise _translate_os(exc, "write", final, key) from exc
         except BaseException:
-            _unlink_quietly(tmp)
+            unlink_quietly(tmp)
             raise
 
     async def put(self, key: str, data: bytes, mtime: float | None = None, *,
@@ -547,7 +499,7 @@ class LocalStore:
                 self._dst_path(key + "x")  # checks the key like any other and creates the directory
             return
         if len(data) > _BIG:
-            await _write_in_thread(self._put_sync, key, data, mtime, props)
+            await write_in_thread(self._put_sync, key, data, mtime, props)
         else:
             self._put_sync(key, data, mtime, props)
 
@@ -560,14 +512,14 @@ class LocalStore:
                 size_for_parts(fd, size)
         except OSError as exc:
             os.close(fd)
-            _unlink_quietly(tmp)
+            unlink_quietly(tmp)
             raise _translate_os(exc, "write", final, key) from exc
         return LocalMultipart(fd, tmp, final, key, mtime, flush=self.flush_writes)
 
     async def open_partial(self, key: str, size: int, part_size: int, source: partfile.SourceId,
                            mtime: float | None = None, *, props: ObjectProps | None = None,
                            resume: bool = False) -> tuple["LocalMultipart", int, dict[int, int]]:
-        """A multipart download whose temporary file is kept for a resume (stores/local/partfile.py):
+        """A multipart download whose temporary file is kept for a resume (stores/files/partfile.py):
         (upload, part size, parts already in it with their CRCs). With `resume`, a file an
         interrupted run left for the same `source` version is continued in the part size it was
         cut into; anything else (no such file, another version, a record that cannot be read, a
@@ -582,7 +534,7 @@ class LocalStore:
                 except OSError:
                     os.close(fd)
                 else:
-                    _TEMP_INODES[tmp] = os.fstat(fd).st_ino
+                    TEMP_INODES[tmp] = os.fstat(fd).st_ino
                     OPEN_TEMPS.add(tmp)
                     KEPT_TEMPS.add(tmp)
                     return (LocalMultipart(fd, tmp, final, key, mtime, flush=self.flush_writes, ranges=ranges),
@@ -605,19 +557,19 @@ class LocalStore:
         record = partfile.load(side)
         if record is None or not record.source.same(source) or record.source.size != size or tmp in OPEN_TEMPS:
             if record is not None and tmp not in OPEN_TEMPS:
-                _unlink_quietly(tmp)
-                _unlink_quietly(side)
+                unlink_quietly(tmp)
+                unlink_quietly(side)
             return None
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CLOEXEC)
         except OSError:
-            _unlink_quietly(side)
+            unlink_quietly(side)
             return None
         st = os.fstat(fd)
         if not stat_mod.S_ISREG(st.st_mode) or st.st_size != size:
             os.close(fd)
-            _unlink_quietly(tmp)
-            _unlink_quietly(side)
+            unlink_quietly(tmp)
+            unlink_quietly(side)
             return None
         return fd, tmp, final, record
 
@@ -643,7 +595,7 @@ class LocalStore:
                         mtime: float | None = None, *, props: ObjectProps | None = None,
                         replace: bool = False) -> None:
         """Copy the bytes (a local copy keeps no properties: `props` is not used)."""
-        await _write_in_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
+        await write_in_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
 
     def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:
         version = source_file()
@@ -669,12 +621,12 @@ class LocalStore:
             if copied != size:
                 raise Corrupt(f"source changed while copying: {copied} bytes instead of {size}",
                               op="copy", url=src_path, key=src_key)
-            _rename(tmp, final)
+            land(tmp, final)
         except OSError as exc:
-            _unlink_quietly(tmp)
+            unlink_quietly(tmp)
             raise _translate_os(exc, "write", final, dst_key) from exc
         except BaseException:
-            _unlink_quietly(tmp)
+            unlink_quietly(tmp)
             raise
         finally:
             os.close(sfd)
@@ -700,101 +652,6 @@ def _copy_chunk(sfd: int, dfd: int, offset: int, count: int) -> int:
     if data:
         os.pwrite(dfd, data, offset)
     return len(data)
-
-
-def _unlink_quietly(path: str) -> None:
-    OPEN_TEMPS.discard(path)
-    ino = _TEMP_INODES.pop(path, None)
-    try:
-        if ino is None or os.lstat(path).st_ino == ino:  # never another process's file of that name
-            os.unlink(path)
-    except OSError:
-        pass
-
-
-def _rename(tmp: str, final: str) -> None:
-    ino = _TEMP_INODES.get(tmp)
-    if ino is not None and os.lstat(tmp).st_ino != ino:
-        _TEMP_INODES[tmp] = -1  # not ours any more: never unlink it either
-        raise FileExistsError(errno.EEXIST, "another process is writing the same file", tmp)
-    with _LANDING:
-        if _landing_refused:
-            raise LandingRefused(final)
-        if NO_CLOBBER.get():
-            _rename_noreplace(tmp, final)
-        else:
-            os.rename(tmp, final)
-    _TEMP_INODES.pop(tmp, None)
-    OPEN_TEMPS.discard(tmp)
-
-
-_RENAME_NOREPLACE = 1  # linux/fs.h
-_renameat2: Any = None  # libc's renameat2, once looked up (False: this libc has none)
-
-
-def _rename_noreplace(tmp: str, final: str) -> None:
-    """--no-clobber: put `tmp` in place as `final` only if nothing has that name, atomically
-    (stores/conditions.py): renameat2(RENAME_NOREPLACE) where the kernel and filesystem offer it,
-    else a hard link (which fails if the name exists) and the temporary name unlinked. An existing
-    name raises DestinationExists; the temporary file is then removed by the caller."""
-    global _renameat2
-    if _renameat2 is None:
-        import ctypes
-        import ctypes.util
-
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            _renameat2 = libc.renameat2
-            _renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
-        except (OSError, AttributeError):
-            _renameat2 = False
-    try:
-        if _renameat2 is not False:
-            import ctypes
-
-            at_fdcwd = -100
-            if _renameat2(at_fdcwd, os.fsencode(tmp), at_fdcwd, os.fsencode(final), _RENAME_NOREPLACE) == 0:
-                return
-            err = ctypes.get_errno()
-            if err == errno.EEXIST:
-                raise FileExistsError(err, os.strerror(err), final)
-            if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-                raise OSError(err, os.strerror(err), final)
-        os.link(tmp, final)  # no renameat2 here: a link fails alike when the name exists
-        os.unlink(tmp)
-    except FileExistsError:
-        raise DestinationExists("already at the destination (--no-clobber): not replaced",
-                                op="write", url=final) from None
-
-
-def size_for_parts(fd: int, size: int) -> None:
-    """Give a file that parts will be written into at their offsets its final length, after
-    checking the filesystem has room for it (a full disk fails the object before any byte moves).
-
-    Not posix_fallocate of the whole file here: on tmpfs that zeroes every page of it up front
-    (~0.3 s per GiB) while no part can be received yet; each part allocates its own range
-    as it is written (write_part), in the thread that writes it, beside the receiving."""
-    try:
-        fs = os.fstatvfs(fd)
-    except OSError:
-        fs = None
-    if fs is not None and fs.f_blocks:  # 0 blocks: a filesystem that does not say (procfs-like)
-        free = (fs.f_bfree if os.geteuid() == 0 else fs.f_bavail) * (fs.f_frsize or fs.f_bsize)
-        if free < size:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    os.ftruncate(fd, size)
-
-
-def write_part(fd: int, data: Any, offset: int) -> int:
-    """Write data at offset of a file sized by size_for_parts, allocating its range first (extents
-    as if the file had been preallocated, and ENOSPC here rather than as a short write); returns
-    the offset after it. Big parts come here in a thread (nothing here touches the event loop)."""
-    view = memoryview(data)
-    allocate_range(fd, offset, view.nbytes)
-    while view:
-        n = os.pwrite(fd, view, offset)
-        view, offset = view[n:], offset + n
-    return offset
 
 
 class LocalMultipart:
@@ -840,11 +697,11 @@ class LocalMultipart:
 
     def range_sink(self, start: int, end: int, algorithm: str | None = None) -> RangeSink | None:
         """A sink that writes bytes [start, end) into the temporary file as they are received
-        (stores/local/filesink.py); None with --flush-writes' part-by-part write-through, which keeps
+        (stores/files/filesink.py); None with --flush-writes' part-by-part write-through, which keeps
         its part buffers and thread."""
         if self.flush or self.fd < 0:
             return None
-        from .filesink import RangeSink
+        from ..files.filesink import RangeSink
 
         return RangeSink(self.fd, start, end, algorithm,
                          on_error=lambda exc: _translate_os(exc, "write", self.final, self.key))
@@ -855,13 +712,13 @@ class LocalMultipart:
                 os.utime(self.fd, (self.mtime, self.mtime))
             os.close(self.fd)
             self.fd = -1
-            _rename(self.tmp, self.final)
+            land(self.tmp, self.final)
         except OSError as exc:
-            _unlink_quietly(self.tmp)
+            unlink_quietly(self.tmp)
             self._drop_record()
             raise _translate_os(exc, "write", self.final, self.key) from exc
         except DestinationExists:  # --no-clobber: the file is not wanted, nor kept for a resume
-            _unlink_quietly(self.tmp)
+            unlink_quietly(self.tmp)
             self._drop_record()
             raise
         self._drop_record()
@@ -876,12 +733,12 @@ class LocalMultipart:
             os.close(self.fd)
             self.fd = -1
         if self.ranges is None:
-            _unlink_quietly(self.tmp)
+            unlink_quietly(self.tmp)
             return
         await self.ranges.settle()  # the parts that landed are recorded before the run stops
         self.ranges.close()
         OPEN_TEMPS.discard(self.tmp)  # kept: never removed by remove_open_temps
-        _TEMP_INODES.pop(self.tmp, None)
+        TEMP_INODES.pop(self.tmp, None)
         KEPT_TEMPS.discard(self.tmp)
 
     async def discard(self) -> None:
@@ -889,7 +746,7 @@ class LocalMultipart:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
-        _unlink_quietly(self.tmp)
+        unlink_quietly(self.tmp)
         self._drop_record()
 
     def _drop_record(self) -> None:
@@ -897,4 +754,4 @@ class LocalMultipart:
             self.ranges.close()
             self.ranges = None
             KEPT_TEMPS.discard(self.tmp)
-            _unlink_quietly(partfile.sidecar_path(self.tmp))
+            unlink_quietly(partfile.sidecar_path(self.tmp))

@@ -29,18 +29,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Sequence
 from urllib.parse import urlsplit
 
 from ...config.urls import S3Options
 from ...errors import AccessDenied, NotFound, StoreError, Throttled, UsageError
+from ..queues import MAX_BATCH, MAX_VISIBILITY, MAX_WAIT, Message
 
 __all__ = ["Message", "SqsQueue", "queue_url_from", "sqs_address", "MAX_WAIT", "MAX_BATCH"]
-
-MAX_WAIT = 20    # seconds: SQS's longest long poll
-MAX_BATCH = 10   # messages per ReceiveMessage, entries per *Batch request
-MAX_VISIBILITY = 43200  # seconds (12 hours): SQS's longest visibility timeout
 
 _NEEDED = "sqs:ReceiveMessage, sqs:DeleteMessage, sqs:ChangeMessageVisibility, sqs:GetQueueAttributes"
 _MISSING_QUEUE = {"AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "NonExistentQueue"}
@@ -56,19 +53,6 @@ _AWS_HOST = re.compile(r"^(?:sqs(?:-fips)?\.(?P<region>[a-z0-9-]+)|(?:(?P<legacy
 _HOST_REGION = re.compile(r"^sqs\.(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+)\.")
 _PATH_REGION = re.compile(r"^/queue/(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+)/[^/]+/[^/]+$")
 _ARN = re.compile(r"^arn:(?P<partition>aws[a-z-]*):sqs:(?P<region>[a-z0-9-]+):(?P<account>\d+):(?P<name>[^:/]+)$")
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One received message: its id (the same every time it is received), the receipt handle of
-    this receipt (what deletes it, or changes its visibility), its body, how often SQS has handed
-    it out, and when it was sent (SentTimestamp, milliseconds since the epoch; None if unknown)."""
-
-    id: str
-    receipt: str
-    body: str
-    receive_count: int = 1
-    sent_ms: int | None = None
 
 
 def _int(value: Any) -> int | None:

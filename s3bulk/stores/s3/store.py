@@ -25,7 +25,8 @@ from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
                     abort_confirmed, part_request, part_size_for, upload_in_parts)
-from ..local.bodies import FileBody
+from ..files.bodies import FileBody
+from ..content_types import content_type_for
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
 from .. import checksums, file_times, written  # file_times, checksums: a download's hot path imports nothing
 from .pages import check_token, checked_page
@@ -40,15 +41,6 @@ COPY_OBJECT_LIMIT = 5 * 1024**3  # CopyObject refuses sources above 5 GiB
 _CHECKSUM_FIELDS = ("ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME", "ChecksumSHA1", "ChecksumSHA256")
 # CreateMultipartUpload's checksum parameters (_multipart_checksum) as the lean path sends them
 _CHECKSUM_HEADERS = {"ChecksumAlgorithm": "x-amz-checksum-algorithm", "ChecksumType": "x-amz-checksum-type"}
-
-
-def content_type_for(key: str) -> str | None:
-    """The Content-Type an upload gets from its name, as aws-cli guesses it (`mimetypes`):
-    `.html` text/html, `.png` image/png, ...; None (S3's binary/octet-stream) when unknown."""
-    import mimetypes
-
-    kind, encoding = mimetypes.guess_type(key, strict=False)
-    return kind if kind and not encoding else ("application/gzip" if encoding == "gzip" else kind)
 
 
 class S3Store:

@@ -34,7 +34,7 @@ from ...errors import Corrupt, StoreError, Transient, from_transport
 from ...errors import ChecksumRefused
 from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
-from ..local.bodies import FileBody
+from ..files.bodies import FileBody
 from ..conditions import check_answer, copy_source_if_match_header, if_match_header
 from .. import written
 from . import multipart_xml, xml_plain, xml_reference

@@ -11,7 +11,7 @@ What stays as it was: the file is sized up front (size_for_parts) and each range
 own extent before its first byte (write_part's posix_fallocate); the range's bytes are counted and
 a short or long answer is Corrupt (stores/s3/wire.py); a failed read starts the range over at its
 first byte (begin(), called by every attempt); a part is recorded for a resume only once whole and
-durable (stores/local/partfile.py, by the caller).
+durable (stores/files/partfile.py, by the caller).
 
 Why synchronous writes on the event loop: the pwrite of a chunk into the page cache takes
 microseconds, and while it runs nothing is read from the socket, so a destination slower than the
@@ -153,3 +153,33 @@ def allocation_zeroes(fd: int) -> bool:
             pass
     _zeroing_devices[dev] = zeroes
     return zeroes
+
+
+def size_for_parts(fd: int, size: int) -> None:
+    """Give a file that parts will be written into at their offsets its final length, after
+    checking the filesystem has room for it (a full disk fails the object before any byte moves).
+
+    Not posix_fallocate of the whole file here: on tmpfs that zeroes every page of it up front
+    (~0.3 s per GiB) while no part can be received yet; each part allocates its own range
+    as it is written (write_part), in the thread that writes it, beside the receiving."""
+    try:
+        fs = os.fstatvfs(fd)
+    except OSError:
+        fs = None
+    if fs is not None and fs.f_blocks:  # 0 blocks: a filesystem that does not say (procfs-like)
+        free = (fs.f_bfree if os.geteuid() == 0 else fs.f_bavail) * (fs.f_frsize or fs.f_bsize)
+        if free < size:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    os.ftruncate(fd, size)
+
+
+def write_part(fd: int, data: Any, offset: int) -> int:
+    """Write data at offset of a file sized by size_for_parts, allocating its range first (extents
+    as if the file had been preallocated, and ENOSPC here rather than as a short write); returns
+    the offset after it. Big parts come here in a thread (nothing here touches the event loop)."""
+    view = memoryview(data)
+    allocate_range(fd, offset, view.nbytes)
+    while view:
+        n = os.pwrite(fd, view, offset)
+        view, offset = view[n:], offset + n
+    return offset
