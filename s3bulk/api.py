@@ -8,8 +8,7 @@ Every operation has a synchronous form and an `*_async` twin for use inside a ru
 typed result (Summary, CheckResult, DuResult, RmResult, PipeResult, or ObjectInfo per object).
 
 A run's events (progress, failures, dry-run actions, differences, ...) reach a `Subscriber`
-(engine/events.py) passed as `subscriber=`; the older `on_event(kind, payload)` callable still
-works. The work itself happens in the engine: engine/run/orchestrate.py runs copy / sync / mv / check,
+(engine/events.py) passed as `subscriber=`. The work itself happens in the engine: engine/run/orchestrate.py runs copy / sync / mv / check,
 engine/actions/rm.py deletes, engine/actions/ls.py lists; this module checks arguments and documents them.
 """
 
@@ -19,9 +18,9 @@ import asyncio
 import threading
 from typing import IO, Any, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
 
-from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, EventSink, JsonLinePrinter,
+from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, JsonLinePrinter,
                             LinePrinter, Notice, Progress, Relay, Restarted, Skipped, Stopping, Subscriber,
-                            WatchStatus, as_subscriber)
+                            WatchStatus)
 from .engine.actions.ls import DuResult, list_pages, list_rendered, stepped
 from .engine.transfer.pipes import PipeResult
 from .engine.job import Job, JournalChoice, Manifest
@@ -53,7 +52,7 @@ R = TypeVar("R")
 
 def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
-         subscriber: Subscriber | None = None, on_event: EventSink | None = None,
+         subscriber: Subscriber | None = None,
          max_memory: int | str | None = None, start: WorkUnit | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
@@ -83,8 +82,6 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     on_failure with Failure, on_stopping, on_notice, on_restarted; for sync(dry_run=True) on_dry_run
     per key). report_objects=True adds on_copied (and on_deleted for a move or sync --delete) per
     object, as `--json -v` prints them: a message per object from each worker, so off by default.
-    on_event(kind, payload): the older callback form of the same events ("progress", "failure",
-    "stopping", "notice", "dryrun", ...); give one or the other.
     report: a file (.csv or .jsonl) that gets one row per object as the run goes (`--report`:
     outcome, source, destination, size, ETag, error); resume=True continues the same file, so it
     names every object of the job with its final outcome.
@@ -104,7 +101,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
 
     options = _guarded(options, dry_run=dry_run, no_clobber=no_clobber, update=update,
                        max_transfer=max_transfer, max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
-    events = _subscriber(subscriber, on_event)
+    events = _subscriber(subscriber)
     if dry_run:  # the would-be actions as lines on stdout, as sync's; the subscriber sees them too
         events = LinePrinter(sys.stdout, then=events)
     job = Job("mv" if move else "copy", src, dst, options=options or TransferOptions(), src_s3=src_s3,
@@ -118,7 +115,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
 def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, compare: str = "default",
          hash_cache: str | None = None, options: TransferOptions | None = None,
          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
-         subscriber: Subscriber | None = None, on_event: EventSink | None = None,
+         subscriber: Subscriber | None = None,
          max_memory: int | str | None = None, journal: str | None = None, resume: bool = False,
          include: Sequence[str] = (), exclude: Sequence[str] = (), filters: FilterRules | None = None,
          cluster: object = None, report_objects: bool = False, report: str | None = None,
@@ -154,7 +151,7 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     if resume and dry_run:
         raise UsageError("resume needs the journal, which a dry run does not keep")
     rules = _filters(include, exclude, filters)
-    events = _subscriber(subscriber, on_event)
+    events = _subscriber(subscriber)
     sync_options = SyncOptions(delete=delete, dry_run=dry_run, compare=checked, hash_cache=hash_cache,
                                **_delete_guards(delete, delete_during, allow_empty_source, max_delete,
                                                 max_delete_size, backup_dir, suffix))
@@ -216,7 +213,7 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
           hash_cache: str | None = None, queue: str | None = None, interval: float = 60.0,
           reconcile_every: float = 6 * 3600.0, options: TransferOptions | None = None,
           src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
-          subscriber: Subscriber | None = None, on_event: EventSink | None = None,
+          subscriber: Subscriber | None = None,
           max_memory: int | str | None = None, journal: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), filters: FilterRules | None = None,
           report_objects: bool = True, delete_during: bool = False, allow_empty_source: bool = False,
@@ -242,7 +239,7 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
     job = Job("sync", src, dst, options=options or TransferOptions(), sync=sync_options, src_s3=src_s3,
               dst_s3=dst_s3, filters=_filters(include, exclude, filters), journal=JournalChoice(path=journal),
               max_memory=max_memory, report_objects=report_objects)
-    return _watched(job, _subscriber(subscriber, on_event), stop, queue=queue, interval=interval,
+    return _watched(job, _subscriber(subscriber), stop, queue=queue, interval=interval,
                     reconcile_every=reconcile_every)
 
 
@@ -259,7 +256,7 @@ def _watched(job: Job, events: Subscriber | None, stop: StopHandle, *, queue: st
 
 def move(src: str, dst: str, *, options: TransferOptions | None = None,
          src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
-         subscriber: Subscriber | None = None, on_event: EventSink | None = None,
+         subscriber: Subscriber | None = None,
          max_memory: int | str | None = None, start: WorkUnit | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
@@ -272,7 +269,7 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
     update), never deletes its source. backup_dir and suffix: what DST holds under a key is first
     copied there before it is overwritten; a failed backup overwrites nothing and deletes no source."""
     return copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber,
-                on_event=on_event, max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
+                max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
                 resume=resume, files_from=files_from, files_from_format=files_from_format, include=include,
                 exclude=exclude, filters=filters, cluster=cluster, move=True, report_objects=report_objects,
                 report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
@@ -314,7 +311,7 @@ def _guarded(options: TransferOptions | None, *, dry_run: bool = False, no_clobb
 def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, json_lines: bool = False,
           hash_cache: str | None = None, options: TransferOptions | None = None,
           src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
-          subscriber: Subscriber | None = None, on_event: EventSink | None = None, include: Sequence[str] = (),
+          subscriber: Subscriber | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), filters: FilterRules | None = None, report: str | None = None) -> CheckResult:
     """`s3bulk check`: compare SRC with DST as `sync` would, changing nothing (a sync dry run that
     names each difference). By size, or with checksum=True by content too; one_way=True leaves out
@@ -333,7 +330,7 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, 
     printer = JsonLinePrinter if json_lines else LinePrinter
     job = Job("check", src, dst, options=options or TransferOptions(), sync=opts, src_s3=src_s3, dst_s3=dst_s3,
               filters=rules, report=report)
-    return CheckResult(run_job(job, printer(sys.stdout, then=_subscriber(subscriber, on_event))))
+    return CheckResult(run_job(job, printer(sys.stdout, then=_subscriber(subscriber))))
 
 
 def check_report(report: str, dst: str, *, s3: S3Options | None = None, concurrency: int = 64,
@@ -347,7 +344,7 @@ def check_report(report: str, dst: str, *, s3: S3Options | None = None, concurre
     names objects outside DST."""
     from .engine.actions.receipt import check_receipt
 
-    to = _subscriber(subscriber, None)
+    to = _subscriber(subscriber)
     return check_receipt(report, dst, s3, concurrency=concurrency, subscriber=to)
 
 
@@ -651,13 +648,11 @@ download_stream_async = _in_thread(download_stream)
 
 # --- helpers -------------------------------------------------------------------------------------------
 
-def _subscriber(subscriber: Subscriber | None, on_event: EventSink | None) -> Subscriber | None:
-    """The run's one subscriber: `subscriber`, or the older `on_event` callable wrapped as one."""
-    if subscriber is not None and on_event is not None:
-        raise UsageError("give subscriber or on_event, not both")
+def _subscriber(subscriber: Subscriber | None) -> Subscriber | None:
+    """The run's subscriber, refused in one line when it is not a Subscriber (a plain function, say)."""
     if subscriber is not None and not isinstance(subscriber, Subscriber):
-        raise UsageError("subscriber must be an s3bulk.Subscriber (on_event takes a function)")
-    return as_subscriber(on_event) if on_event is not None else subscriber
+        raise UsageError("subscriber must be an s3bulk.Subscriber (a subclass with on_* methods)")
+    return subscriber
 
 
 def _filters(include: Sequence[str], exclude: Sequence[str], rules: FilterRules | None) -> Filters:

@@ -25,6 +25,16 @@ def two_buckets():
         memory.drop(n)
 
 
+class DryRuns(s3bulk.Subscriber):
+    """The dry run's planned actions, as ("dryrun", DryRunAction) pairs."""
+
+    def __init__(self, into: list) -> None:
+        self.into = into
+
+    def on_dry_run(self, event: s3bulk.DryRunAction) -> None:
+        self.into.append(("dryrun", event))
+
+
 def test_sync_with_filters_delete_and_dry_run(two_buckets, capfd):
     s, sb, d, db = two_buckets
     for k in ("a.txt", "b.txt", "c.tmp", "sub/d.txt"):
@@ -33,7 +43,7 @@ def test_sync_with_filters_delete_and_dry_run(two_buckets, capfd):
     db.put("dst/keep.tmp", b"excluded from the sync, so not deleted")
     seen: list = []
     dry = s3bulk.sync(f"memory://{s}/src/", f"memory://{d}/dst/", delete=True, dry_run=True, exclude=["*.tmp"],
-                      options=ONE, on_event=lambda kind, payload: seen.append((kind, payload)))
+                      options=ONE, subscriber=DryRuns(seen))
     assert dry.ok and dry.dry_run
     # what it would do, as typed events for the caller and as lines on stdout
     planned = {(e.action, e.dst) for kind, e in seen if kind == "dryrun"}

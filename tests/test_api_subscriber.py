@@ -1,6 +1,5 @@
 """A run's events reach a Subscriber as typed, frozen dataclasses, one method per kind, through
-real runs on the in-memory store (the engine's workers, coordinator and journal as ever); the older
-on_event(kind, payload) callback keeps its payloads."""
+real runs on the in-memory store (the engine's workers, coordinator and journal as ever)."""
 
 from __future__ import annotations
 
@@ -135,23 +134,16 @@ def test_dry_run_check_move_and_rm_events(two, capfd):
     assert {e.side for e in rec.of("on_deleted")} == {"dst"} and db.contents("moved/") == {}
 
 
-def test_the_older_callback_keeps_its_payloads(two, tmp_path):
+def test_a_plain_function_is_refused_as_subscriber(two, tmp_path):
+    """The older on_event(kind, payload) callback is gone (issue 34): a function given as the
+    subscriber is refused in one line, before anything runs."""
     s, sb, _, _ = two
     sb.put("k", b"abc")
-    sb.inject("get", key="k", error=SourceChanged, times=1)
-    seen: list = []
-    s3bulk.copy(f"memory://{s}/", str(tmp_path), options=ONE, report_objects=True,
-                on_event=lambda kind, payload: seen.append((kind, payload)))
-    kinds = {kind for kind, _ in seen}
-    assert kinds == {"progress", "copied", "restarted"}, kinds
-    assert ("copied", {"src": f"memory://{s}/k", "dst": str(tmp_path / "k"), "size": 3}) in seen
-    assert ("restarted", {"src": f"memory://{s}/k", "dst": str(tmp_path / "k"),
-                          "reason": "source changed during the copy"}) in seen
-    assert all(isinstance(p, s3bulk.Progress) for kind, p in seen if kind == "progress")
-    with pytest.raises(UsageError):
-        s3bulk.copy(f"memory://{s}/", str(tmp_path), subscriber=Recorder(), on_event=print)
-    with pytest.raises(UsageError):
+    with pytest.raises(UsageError, match="s3bulk.Subscriber"):
         s3bulk.copy(f"memory://{s}/", str(tmp_path), subscriber=print)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        s3bulk.copy(f"memory://{s}/", str(tmp_path), on_event=print)  # type: ignore[call-arg]
+    assert not list(tmp_path.iterdir())
 
 
 def test_every_event_type_has_its_method_and_the_base_ignores_them():

@@ -50,9 +50,19 @@ def big(n: int = 2 * PART + 1234) -> bytes:
     return hashlib.sha256(b"seed").digest() * (n // 32) + b"x" * (n % 32)
 
 
-def run_sync(src: str, dst: str, options: TransferOptions = OPTS, on_event: Any = None, **sync: Any):
+class DryRuns(s3bulk.Subscriber):
+    """The dry run's planned actions, as ("dryrun", DryRunAction) pairs."""
+
+    def __init__(self, into: list) -> None:
+        self.into = into
+
+    def on_dry_run(self, event: DryRunAction) -> None:
+        self.into.append(("dryrun", event))
+
+
+def run_sync(src: str, dst: str, options: TransferOptions = OPTS, subscriber: Any = None, **sync: Any):
     plan = asyncio.run(build_plan(Job("sync", src, dst, options=options, sync=SyncOptions(**sync))))
-    return run_plan(plan, on_event)
+    return run_plan(plan, subscriber)
 
 
 def test_copy_between_buckets_streams_small_objects_and_multiparts_big_ones(buckets):
@@ -170,7 +180,7 @@ def test_sync_dry_run_changes_nothing(buckets, capfd):
     before = dict(db.objects)
     events: list[tuple[str, Any]] = []
     summary = run_sync(f"memory://{s}/", f"memory://{d}/", delete=True, dry_run=True,
-                       on_event=lambda kind, payload: events.append((kind, payload)))
+                       subscriber=DryRuns(events))
     assert summary.ok and db.objects == before
     planned = sorted((e.action, e.src, e.dst) for kind, e in events if kind == "dryrun")
     assert ("copy", f"memory://{s}/missing", f"memory://{d}/missing") in planned

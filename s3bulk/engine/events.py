@@ -26,10 +26,6 @@ DryRunAction "delete", per key; Failure "delete"; Notice; Progress four times a 
 `sync --watch-queue`'s feed (Notice). An upload `rm --incomplete-uploads` aborted is an
 UploadAborted, a kind of Deleted (on_deleted); one its dry run found an UploadFound, a kind of
 DryRunAction (on_dry_run): a kind reaches its base's method, so the methods above are all there is.
-
-The older callback form, `on_event(kind, payload)` with `kind` the event's `event` name, still
-works through `Callback` (payloads as they always were: plain dicts for copied / deleted /
-restarted, None for stopping, a str for a notice).
 """
 
 from __future__ import annotations
@@ -39,9 +35,9 @@ from typing import Any, Callable, ClassVar, Literal, TextIO, Union
 
 from ..model import Counters, Failure
 
-__all__ = ["Callback", "Copied", "Deleted", "Difference", "DryRunAction", "Event", "EventSink", "Failure",
+__all__ = ["Copied", "Deleted", "Difference", "DryRunAction", "Event", "Failure",
            "JsonLinePrinter", "LinePrinter", "Notice", "PlannedEvent", "Progress", "Relay", "Restarted",
-           "Skipped", "Stopping", "Subscriber", "UploadAborted", "UploadFound", "WatchStatus", "as_subscriber",
+           "Skipped", "Stopping", "Subscriber", "UploadAborted", "UploadFound", "WatchStatus",
            "deletion"]
 
 
@@ -233,7 +229,6 @@ def deletion(url: str, why: str | None, dry_run: bool) -> "Deleted | DryRunActio
 PlannedEvent = DryRunAction | Difference
 Event = Union[Progress, Failure, Stopping, Notice, Copied, Skipped, Deleted, Restarted, DryRunAction, Difference,
               WatchStatus]
-EventSink = Callable[[str, Any], None]  # the older form: on_event(kind, payload)
 
 
 class Subscriber:
@@ -290,57 +285,6 @@ _METHODS: dict[type, str] = {
 }
 # the kinds of an event that its method receives as well (a test checks each has its base's method)
 _METHODS.update({UploadAborted: _METHODS[Deleted], UploadFound: _METHODS[DryRunAction]})
-
-
-class Callback(Subscriber):
-    """The older callback form as a subscriber: `on_event(kind, payload)` gets each event with the
-    payload it always had, so code written for it keeps working."""
-
-    def __init__(self, on_event: EventSink) -> None:
-        self.on_event = on_event
-
-    def on_progress(self, event: Progress) -> None:
-        self.on_event(event.event, event)
-
-    def on_failure(self, event: Failure) -> None:
-        self.on_event("failure", event)
-
-    def on_stopping(self, event: Stopping) -> None:
-        self.on_event(event.event, None)
-
-    def on_notice(self, event: Notice) -> None:
-        self.on_event(event.event, event.message)
-
-    def on_copied(self, event: Copied) -> None:
-        self.on_event(event.event, {"src": event.src, "dst": event.dst, "size": event.size})
-
-    def on_skipped(self, event: Skipped) -> None:
-        self.on_event(event.event, event)
-
-    def on_deleted(self, event: Deleted) -> None:
-        self.on_event(event.event, {event.side: event.url})
-
-    def on_restarted(self, event: Restarted) -> None:
-        self.on_event(event.event, {"src": event.src, "dst": event.dst, "reason": event.reason})
-
-    def on_dry_run(self, event: DryRunAction) -> None:
-        self.on_event(event.event, event)
-
-    def on_difference(self, event: Difference) -> None:
-        self.on_event(event.event, event)
-
-    def on_watch_status(self, event: WatchStatus) -> None:
-        self.on_event(event.event, event)
-
-
-def as_subscriber(events: Subscriber | EventSink | None) -> Subscriber:
-    """A Subscriber for whatever a caller passed: one as is, an `on_event(kind, payload)` callable
-    wrapped (`Callback`), None as one that ignores everything."""
-    if events is None:
-        return Subscriber()
-    if isinstance(events, Subscriber):
-        return events
-    return Callback(events)
 
 
 class Relay(Subscriber):

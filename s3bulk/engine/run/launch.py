@@ -19,18 +19,17 @@ from typing import Any, Callable, Iterator
 from ...errors import S3BulkError
 from ...model import Summary, WorkUnit
 from .coordinator import DRAIN_SECONDS, MAX_FAILURES_KEPT, Coordinator, Crew, Signals, quietly
-from ..events import EventSink, Progress, Subscriber, as_subscriber
+from ..events import Progress, Subscriber
 from ..plan import Plan
 from .handles import Runner
 
-__all__ = ["DRAIN_SECONDS", "MAX_FAILURES_KEPT", "EventSink", "Progress", "run_plan"]
+__all__ = ["DRAIN_SECONDS", "MAX_FAILURES_KEPT", "Progress", "run_plan"]
 
 
-def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_process: bool | None = None,
+def run_plan(plan: Plan, subscriber: Subscriber | None = None, *, in_process: bool | None = None,
              start: WorkUnit | None = None, should_stop: Callable[[], bool] | None = None,
              journal: Any = None, runner: Runner | None = None) -> Summary:
-    """Run a plan to the end and return its summary. `on_event`, a Subscriber (or an older
-    `on_event(kind, payload)` callable), receives the run's events (engine/events.py): Progress about four
+    """Run a plan to the end and return its summary. `subscriber` receives the run's events (engine/events.py): Progress about four
     times a second, each Failure as it comes, Stopping when a first Ctrl-C or SIGTERM begins a
     graceful stop, and in a dry run a DryRunAction or, for `check`, a Difference per key.
 
@@ -43,7 +42,7 @@ def run_plan(plan: Plan, on_event: Subscriber | EventSink | None = None, *, in_p
 
     `runner` (handles.py; a Dask cluster's, s3bulk/cluster) runs the units as tasks there instead of
     in worker processes; everything else is the same."""
-    emit = as_subscriber(on_event).notify
+    emit = (subscriber or Subscriber()).notify
     if runner is not None:
         try:
             plan = runner.prepare(plan)  # e.g. workers = the cluster's task slots
