@@ -92,6 +92,12 @@ class Location:
         return self.kind == "s3"
 
     @property
+    def is_bucket(self) -> bool:
+        """A bucket of keys (S3, or the in-memory store's): what keeps versions and multipart
+        uploads, unlike a directory or a list/get server."""
+        return self.kind in ("s3", "memory")
+
+    @property
     def is_local(self) -> bool:
         """A directory (or a file) on this machine."""
         return self.kind == "local"

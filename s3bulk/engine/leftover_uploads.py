@@ -115,7 +115,7 @@ async def abort_incomplete(url: str, *, s3: Any = None, dry_run: bool = False, a
     from ..config.urls import parse_location
 
     loc = parse_location(url, s3)
-    if loc.kind not in ("s3", "memory"):
+    if not loc.is_bucket:
         raise UsageError(f"{url}: incomplete multipart uploads are an S3 bucket's (give s3://BUCKET/PREFIX)")
     if not loc.prefix and not all_objects:
         raise UsageError(f"{url} is a whole bucket: add --all to abort every incomplete upload in it")

@@ -370,7 +370,7 @@ def at(history: list[ObjectVersion], when: float) -> list[ObjectVersion]:
 
 def _one_destination(dst: Location, dst_text: str, name: str) -> tuple[Location, str]:
     """(destination location, exact key) for one key's versions, as copy reads DST for one object."""
-    if dst.kind == "s3":
+    if dst.is_s3:
         if not dst.prefix or dst.prefix.endswith("/"):
             return dst.with_prefix(""), dst.prefix + name
         return dst.with_prefix(""), dst.prefix
@@ -392,7 +392,7 @@ async def rm_versions(url: str, *, s3: S3Options | None = None, filters: Filters
     from ...stores import open_store
 
     loc = parse_location(url, s3)
-    if loc.kind != "s3" and loc.kind != "memory":
+    if not loc.is_bucket:
         raise UsageError(f"{url}: versions need a store that keeps them (an S3 bucket)")
     if not loc.prefix and not all_objects:
         raise UsageError(f"{url} is a whole bucket: add --all to delete every version in it")
