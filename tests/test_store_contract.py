@@ -200,6 +200,20 @@ def test_wrapper_retries_injected_faults_and_forwards_declarations():
     asyncio.run(go())
 
 
+def test_a_wrapper_claims_no_more_than_it_forwards():
+    """A wrapper's features are its inner store's masked by the protocols it forwards (rclone's
+    Mask): one that forwards nothing claims no capability, one that forwards all is the inner's."""
+    from dataclasses import replace
+
+    from s3bulk.stores.features import CAPABILITIES, features_of, mask
+
+    name = f"contract-{uuid.uuid4().hex[:12]}"
+    inner = memory.MemoryStore(Location("memory", name, "", f"memory://{name}/"))
+    assert inner.features == features_of(inner, inner.traits)
+    assert mask(inner.features, object()) == replace(inner.features, **{c: False for c, _ in CAPABILITIES})
+    assert mask(inner.features, wrap(inner, ResilienceOptions())) is inner.features
+
+
 # ------------------------------------------------------------------------------------ a store from outside
 # Written as a store author outside the project would: against the protocols of s3bulk.stores and
 # the public s3bulk.testing, nothing private. Objects live in a dict per place.

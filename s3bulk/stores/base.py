@@ -1,15 +1,21 @@
-"""The store contract: one small protocol per capability, declared by every store (as rclone's
-Features / Precision() / Hashes() and obspec do it).
+"""The store contract: one small protocol per capability (as rclone's Features / Precision() /
+Hashes() and obspec do it).
 
-Every store lists, heads and reads (`Store`) and says in `features` what else it can do:
-read into a caller's buffer (`IntoReader`), write whole objects and in parts and delete
-(`Writer`), keep multipart uploads open across processes so a later run can list their
-parts, resume or abort them by upload id (`ResumableUploads`), copy inside itself
-(`ServerSideCopier`); and how precise the modification times it reports are and which
-content hashes its listings carry. The engine asks `features`, never the concrete type, so
-a wrapper (resilient.py) that forwards every method still answers truthfully, and a new
-backend implements only what it declares. A method of a capability a store does not
-declare raises `Unsupported` (or is absent); the contract cases (s3bulk.testing) check both ways.
+Every store lists, heads and reads (`Store`); what else it can do is a protocol of its own:
+read into a caller's buffer (`IntoReader`) or hand a range to a sink (`SinkReader`), write whole
+objects and in parts and delete (`Writer`), keep multipart uploads open across processes so a later
+run can list their parts, resume or abort them by upload id (`ResumableUploads`), copy inside itself
+(`ServerSideCopier`), give a local file's range as a streamed body (`FileBodyReader`) or send one
+(`StreamedPutter`), and the few HEAD-like readers (part sizes, checksums, versions, properties).
+A store subclasses the protocols it implements, so mypy checks its methods against them.
+
+`features` is derived from that (stores/features.py `features_of`: a capability is the protocol
+implemented), with the few facts no method shows declared by hand in `traits`: listing order,
+mtime precision, content hashes, conditional reads and writes, kept mtimes, object properties.
+The engine asks `features`, never the concrete type, so a wrapper (resilient.py) answers with its
+inner store's features, masked by what it forwards (rclone's Features.Mask). A method of a
+capability a store lacks raises `Unsupported` (or is absent); the contract cases (s3bulk.testing)
+check flags and protocols agree both ways.
 
 Stores know nothing of concurrency or retries of their own; the engine bounds how many
 calls are in flight and the wrapper retries. Every method raises only
@@ -38,7 +44,9 @@ class Unsupported(StoreError):
 
 @dataclass(frozen=True, slots=True)
 class Features:
-    """What a store can do beyond listing, heading and reading; wrappers report their inner store's.
+    """What a store can do beyond listing, heading and reading: the capability flags derived from
+    the protocols it implements (stores/features.py), and its `Traits`; wrappers report their inner
+    store's, masked.
 
     mtime_precision: resolution in seconds of the modification times the store reports (and,
     with keeps_mtime, keeps from put/multipart), None when it reports none. hashes: the kinds
@@ -47,6 +55,7 @@ class Features:
     """
 
     ordered: bool = True             # list_page in UTF-8 byte order, honouring unit.after/until
+    # the capabilities: each the protocol of its name implemented (features.CAPABILITIES)
     read_into: bool = False          # IntoReader
     read_to: bool = False            # SinkReader
     write: bool = False              # Writer: prepare, put, start_multipart, delete_many
@@ -59,14 +68,28 @@ class Features:
     props: str | None = None
     checksums: bool = False          # ChecksumReader: the object's additional checksum (CRC64NVME, SHA256...)
     versions: bool = False           # VersionedStore: list, read and delete every version of a key
-    file_bodies: bool = False        # read_body(key, start, end): a FileBody streamed from a local file
-    streamed_puts: bool = False      # put_body(key, body, mtime): a FileBody sent chunk by chunk
+    file_bodies: bool = False        # FileBodyReader: read_body(key, start, end), a body streamed from a local file
+    streamed_puts: bool = False      # StreamedPutter: put_body(key, body, mtime), a body sent chunk by chunk
     # ranged reads and copy_from honour stores/conditions.IF_MATCH (an ETag): another version of
     # the object raises SourceChanged instead of giving its bytes
     conditional_reads: bool = False
     # put, put_body, a multipart completion and copy_from honour stores/conditions.NO_CLOBBER: an
     # existing key raises DestinationExists and is left as it is (race-free --no-clobber); a store
     # without it is asked with a HEAD before each write (engine/transfer/one_object.py)
+    conditional_writes: bool = False
+    mtime_precision: float | None = None
+    hashes: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Traits:
+    """What a store says of itself that no method shows (so it cannot be derived): the fields of
+    the same names in `Features`, declared by hand once per store class (`traits`)."""
+
+    ordered: bool = True
+    keeps_mtime: bool = False
+    props: str | None = None
+    conditional_reads: bool = False
     conditional_writes: bool = False
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
@@ -233,6 +256,33 @@ class SinkReader(Protocol):
     async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
         """Every attempt starts the sink over (sink.begin()) before its first byte."""
         ...
+
+
+class StreamedBody(Protocol):
+    """A request body that is not in memory (stores/local/bodies.FileBody): its length, and its
+    bytes read whole where a data path cannot stream it."""
+
+    def __len__(self) -> int: ...
+
+    async def read_all(self) -> bytes: ...
+
+
+@runtime_checkable
+class FileBodyReader(Protocol):
+    """features.file_bodies: a range of an object as a body an upload streams from it (a local
+    file read chunk by chunk as the socket takes it), so a PUT holds a few chunks, not the object."""
+
+    def read_body(self, key: str, start: int, end: int) -> StreamedBody:
+        """Bytes [start, end) of `key`, read when the body is sent (every pass of one version)."""
+        ...
+
+
+@runtime_checkable
+class StreamedPutter(Protocol):
+    """features.streamed_puts: put() of a StreamedBody, sent as it is read; a retry reads it again."""
+
+    async def put_body(self, key: str, body: StreamedBody, mtime: float | None = None, *,
+                       props: ObjectProps | None = None) -> None: ...
 
 
 class Multipart(Protocol):

@@ -17,7 +17,8 @@ from ..errors import Corrupt, NotFound, StoreError, Throttled, Transient, from_t
 from ..http.client import HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo, Page, WorkUnit
 from ..config.urls import Location
-from .base import Features
+from .base import Features, Store, Traits
+from .features import features_of
 from .requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
 
 
@@ -25,12 +26,13 @@ class MalformedListing(StoreError):
     """The server's /list answer is not the contract's JSON: retrying will not help."""
 
 
-class ListGetStore:
+class ListGetStore(Store):
     ordered = False
-    features = Features(ordered=False)  # read-only, token-paged, no mtimes, no hashes
+    traits = Traits(ordered=False)  # read-only, token-paged, no mtimes, no hashes
 
     def __init__(self, location: Location, *, max_connections: int = 64, timeout: float = 60.0) -> None:
         self.location = location
+        self.features: Features = features_of(self, self.traits)
         parts = urlsplit(location.root)
         if parts.scheme != "http":
             from ..errors import UsageError

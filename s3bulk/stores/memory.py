@@ -31,7 +31,9 @@ from ..errors import NotFound, StoreError, Transient, UnsafeKey
 from ..model import ObjectInfo, Page, WorkUnit
 from .conditions import NO_CLOBBER, DestinationExists
 from ..config.urls import Location
-from .base import Features, OpenUpload, PartInfo
+from .base import (Features, IntoReader, OpenUpload, PartInfo, ResumableUploads, ServerSideCopier, Store, Traits,
+                   Writer)
+from .features import features_of
 
 
 @dataclass(slots=True)
@@ -135,16 +137,16 @@ def _s3_etag(digests: Sequence[bytes]) -> str:
     return hashlib.md5(b"".join(digests)).hexdigest() + f"-{len(digests)}"
 
 
-class MemoryStore:
+class MemoryStore(Store, IntoReader, Writer, ResumableUploads, ServerSideCopier):
     """One bucket of the registry, through the store contract."""
 
     ordered = True
-    features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
-                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-9,
-                        hashes=frozenset({"s3-etag"}), conditional_reads=True, conditional_writes=True)
+    traits = Traits(ordered=True, keeps_mtime=True, mtime_precision=1e-9, hashes=frozenset({"s3-etag"}),
+                    conditional_reads=True, conditional_writes=True)
 
     def __init__(self, location: Location) -> None:
         self.location = location
+        self.features: Features = features_of(self, self.traits)
         self.name = location.root
 
     def _bucket(self, op: str, key: str = "") -> MemoryBucket:
@@ -286,12 +288,12 @@ class MemoryStore:
 
     # ---------------------------------------------------------------- server-side copy
 
-    def can_copy_from(self, src: object) -> bool:
+    def can_copy_from(self, src: Store) -> bool:
         """The same bucket (`src` as unwrapped by any wrapper); between two buckets the bytes go
         through the engine, so engine tests reach the read/put and multipart paths."""
         return isinstance(src, MemoryStore) and src.name == self.name
 
-    async def copy_from(self, src: object, src_key: str, dst_key: str, size: int,
+    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
                         mtime: float | None = None, *, props: object = None, replace: bool = False) -> None:
         assert isinstance(src, MemoryStore)
         self._valid("copy", dst_key)

@@ -12,11 +12,12 @@ import hashlib
 import os
 import time
 import uuid
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, cast
 
 from ..errors import NotFound
 from ..model import WorkUnit
-from ..stores.base import Features, IntoReader, ResumableUploads, ServerSideCopier, Store, Writer, unwrap
+from ..stores.base import Features, PropsReader, Store, Writer, unwrap
+from ..stores.features import CAPABILITIES
 from ..config.urls import Location
 from .harness import (KEYS, CapabilityAbsent, Case, Harness, MiB, body, expect_raises, list_all, noise, require,
                       utf8_sorted)
@@ -68,25 +69,29 @@ async def declares_its_features(h: Harness, store: Any) -> None:
     The engine asks `features`, never the concrete type, to decide how to list (by key range or
     by token), write (whole, in parts, resumable), copy (server-side or through us) and compare
     (mtime precision, hash kinds); each declared capability must come with its protocol's
-    methods. A wrapped store answers with its inner store's features, location and `unwrap()`.
+    methods, and each protocol implemented with its flag (stores/features.py derives them so). A
+    wrapped store answers with its inner store's features, location and `unwrap()`.
     """
     f = store.features
     assert isinstance(f, Features) and isinstance(store, Store)
     assert store.ordered == f.ordered
     assert isinstance(store, Writer) == f.write
-    if f.read_into:
-        assert isinstance(store, IntoReader)
-    if f.resumable_uploads:
-        assert f.write and isinstance(store, ResumableUploads)
-    if f.server_side_copy:
-        assert f.write and isinstance(store, ServerSideCopier)
+    core = unwrap(store)  # a wrapper forwards every protocol: what it may claim is its inner store's
+    for capability, protocol in CAPABILITIES:  # a flag is its protocol implemented, both ways
+        if getattr(f, capability):
+            assert isinstance(store, protocol), f"declares {capability} but is no {protocol.__name__}"
+        assert getattr(f, capability) == isinstance(core, protocol), \
+            f"{capability} declared {getattr(f, capability)} but {protocol.__name__} implemented {not getattr(f, capability)}"
+    assert bool(f.props) == isinstance(core, PropsReader), "props declared exactly by the PropsReaders"
+    if f.resumable_uploads or f.server_side_copy or f.streamed_puts:
+        assert f.write, "uploads, copies and streamed puts are writes"
     assert f.mtime_precision is None or f.mtime_precision > 0
     assert f.hashes <= {"s3-etag"}, "the engine compares only the hash kinds it knows"
     assert isinstance(store.location, Location) and store.location.kind
     if h.location_kind is not None:
         assert store.location.kind == h.location_kind
     if h.wrapped:
-        inner: Any = store.unwrap()  # a wrapper's way to its inner store (isinstance above narrowed `store`)
+        inner: Any = cast(Any, store).unwrap()  # a wrapper's way to its inner store (isinstance above narrowed `store`)
         assert inner.features == f and inner.location == store.location
         assert unwrap(store) is inner
 
@@ -228,6 +233,150 @@ async def read_into_a_buffer(h: Harness, store: Any) -> None:
     assert bytes(got) == data[2999:]
     with expect_raises(NotFound, "read_into of a missing key"):
         await store.read_into("missing", 0, 10, buf)
+
+
+@_case(lambda: {"obj": noise("obj", 3000)})
+async def read_to_a_sink(h: Harness, store: Any) -> None:
+    """With read_to (SinkReader), bytes [start, end) are handed to the sink as they arrive, each
+    attempt starting it over: the file behind it holds exactly those bytes at those offsets; a
+    missing key is NotFound.
+
+    A ranged download into a local file writes each part where it belongs without a part buffer
+    (stores/local/filesink.py); a byte off by one there corrupts the file the download leaves.
+    """
+    import tempfile
+
+    from ..stores.local.filesink import RangeSink
+
+    await require(store, "read_to")
+    data = noise("obj", 3000)
+    with tempfile.TemporaryFile() as f:
+        await store.read_to("obj", 100, 2100, RangeSink(f.fileno(), 100, 2100))
+        assert os.pread(f.fileno(), 2000, 100) == data[100:2100]
+        with expect_raises(NotFound, "read_to of a missing key"):
+            await store.read_to("missing", 0, 10, RangeSink(f.fileno(), 0, 10))
+
+
+@_case(lambda: {"obj": noise("obj", 3000)})
+async def file_bodies_stream_a_range(h: Harness, store: Any) -> None:
+    """With file_bodies (FileBodyReader), read_body gives a range as a body of that length whose
+    bytes are the range's, read again whole on every pass (a retried PUT reads it again).
+
+    An upload streams such a body instead of holding the object in memory; a body whose length
+    is not its bytes' sends a PUT the server refuses, or stores short.
+    """
+    await require(store, "file_bodies")
+    data = noise("obj", 3000)
+    part = store.read_body("obj", 10, 2010)
+    assert len(part) == 2000
+    assert await part.read_all() == data[10:2010]
+    assert await part.read_all() == data[10:2010], "a second pass reads the same bytes"
+
+
+@_case()
+async def streamed_puts_write_a_body(h: Harness, store: Any) -> None:
+    """With streamed_puts (StreamedPutter), put_body writes a body read from a local file as it
+    is sent: the object reads back byte for byte, with the given mtime where the store keeps one.
+
+    An upload of a local file up to the multipart threshold goes so, a few chunks in memory.
+    """
+    import tempfile
+
+    from ..stores.local.bodies import FileBody
+
+    await require(store, "streamed_puts")
+    data = noise("streamed", 3 * MiB + 5)
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(data)
+        f.flush()
+        await store.put_body("streamed", FileBody(f.name, 0, len(data), url=f.name, key="streamed"), OLD)
+    assert await store.read("streamed") == data
+    info = await store.head("streamed")
+    assert info.size == len(data)
+    if store.features.keeps_mtime:
+        assert abs(info.mtime - OLD) <= store.features.mtime_precision
+
+
+@_case(lambda: {"obj": noise("obj", 300)})
+async def props_read_with_the_object(h: Harness, store: Any) -> None:
+    """A store that keeps object properties (props, PropsReader) gives them from one HEAD
+    (read_props), with the body from one GET (read_with_props: the bytes are the object's), and
+    the tags as x-amz-tagging takes them ("" for none); a missing key is NotFound.
+
+    A copy carries the source's properties through these; a store that gives other bytes with
+    them writes another object.
+    """
+    from ..model import ObjectProps
+
+    if not store.features.props:
+        assert not isinstance(unwrap(store), PropsReader), "declares no props but is a PropsReader"
+        raise CapabilityAbsent("declares no props")
+    assert isinstance(await store.read_props("obj"), ObjectProps)
+    data, props = await store.read_with_props("obj")
+    assert data == noise("obj", 300) and isinstance(props, ObjectProps)
+    assert isinstance(await store.read_tagging("obj"), str)
+    with expect_raises(NotFound, "read_props of a missing key"):
+        await store.read_props("missing")
+
+
+@_case(lambda: {"obj": noise("obj", 300)})
+async def checksums_of_an_object(h: Harness, store: Any) -> None:
+    """With checksums (ChecksumReader), object_checksum gives None or the object's (algorithm,
+    base64 value, FULL_OBJECT or COMPOSITE), object_parts None or the parts; a missing key is
+    NotFound.
+
+    sync --checksum and a download's check compare these; an algorithm the engine does not know
+    would be compared as if it were one it knows.
+    """
+    from ..stores.base import ObjectChecksum
+    from ..stores.checksums import ALGORITHMS
+
+    await require(store, "checksums")
+    found = await store.object_checksum("obj")
+    assert found is None or (isinstance(found, ObjectChecksum) and found.algorithm in ALGORITHMS
+                             and found.kind in ("FULL_OBJECT", "COMPOSITE"))
+    parts = await store.object_parts("obj")
+    assert parts is None or isinstance(parts, list)
+    with expect_raises(NotFound, "object_checksum of a missing key"):
+        await store.object_checksum("missing")
+
+
+@_case()
+async def part_sizes_of_a_multipart_object(h: Harness, store: Any) -> None:
+    """With part_sizes (PartSizeReader), first_part_size gives the size of part 1 of an object
+    uploaded in parts, and None for one put whole.
+
+    sync --checksum compares a multipart ETag with a local file's only at the part size the
+    uploader really used.
+    """
+    await require(store, "part_sizes")
+    data = _big()
+    upload = await store.start_multipart("parts", len(data), PART)
+    for number, offset, part in _parts(data):
+        await upload.put_part(number, offset, part)
+    await upload.complete()
+    await store.put("whole", b"whole")
+    assert await store.first_part_size("parts") == PART
+    assert await store.first_part_size("whole") is None
+
+
+@_case(lambda: {"obj": noise("obj", 300)})
+async def versions_list_head_and_read(h: Harness, store: Any) -> None:
+    """With versions (VersionedStore), a key's version is listed (its id, size, latest), heads
+    and reads by that id to the object's bytes, and is deleted by it for good.
+
+    `copy --all-versions` replays a history through these, and `rm --all-versions` deletes it.
+    """
+    await require(store, "versions")
+    page = await store.list_versions_page("obj", None, None, 1000)
+    (version,) = [v for v in page.entries if v.key == "obj"]
+    assert version.latest and version.size == 300 and not version.delete_marker
+    assert (await store.head_version("obj", version.version_id)).size == 300
+    assert await store.read_version("obj", version.version_id) == noise("obj", 300)
+    assert await store.read_version("obj", version.version_id, 10, 20) == noise("obj", 300)[10:20]
+    assert await store.delete_versions([("obj", version.version_id)]) == []
+    with expect_raises(NotFound, "head of a deleted version's key"):
+        await store.head("obj")
 
 
 @_case(lambda: {"there": b"x", "dir/inside": b"y"})

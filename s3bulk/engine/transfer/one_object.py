@@ -38,7 +38,8 @@ from ...stores.checksums import CompositeParts, note_once
 from ...errors import Corrupt, StoreError
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
-from ...stores.base import ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range
+from ...stores.base import (ChecksumReader, FileBodyReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier,
+                            StreamedPutter, read_range)
 from ...stores.conditions import IF_MATCH, NO_CLOBBER, SOURCE_FILE, FileVersion, SourceChanged
 from ...stores.local.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from ...stores import file_times
@@ -355,9 +356,9 @@ class Transfer:
         held = min(size, 2 * CHUNK)
         await self.budget.acquire(held)
         try:
-            body = self.src.read_body(src_key, 0, size)  # type: ignore[attr-defined]  # features.file_bodies
+            body = cast(FileBodyReader, self.src).read_body(src_key, 0, size)  # features.file_bodies
             mtime = self._dst_mtime(mtime)
-            await self.dst.put_body(dst_key, body, mtime, props=props)  # type: ignore[attr-defined]  # features.streamed_puts
+            await cast(StreamedPutter, self.dst).put_body(dst_key, body, mtime, props=props)  # features.streamed_puts
         finally:
             self.budget.release(held)
 

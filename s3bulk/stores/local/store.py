@@ -32,7 +32,8 @@ from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from . import xattrs
 from .. import file_times  # the mark a download leaves, asked once per file
-from ..base import Features
+from ..base import FileBodyReader, Features, IntoReader, PropsReader, ServerSideCopier, Store, Traits, Writer
+from ..features import features_of
 from .bodies import FileBody
 from ..conditions import NO_CLOBBER, DestinationExists, source_file
 from . import partfile
@@ -151,18 +152,18 @@ def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError
     return WriteFailed(exc.strerror or str(exc), op=op, url=path, key=key)
 
 
-class LocalStore:
+class LocalStore(Store, IntoReader, Writer, ServerSideCopier, PropsReader, FileBodyReader):
     """Files under `location.root` (an absolute directory)."""
 
     ordered = True
-    # a temporary file dies with its run, so uploads are not resumable; mtimes are float seconds
-    # (a microsecond is what a float keeps of today's nanosecond stat times); no hashes in listings
-    features = Features(ordered=True, read_into=True, write=True, resumable_uploads=False,
-                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs",
-                        file_bodies=True, conditional_writes=True)
+    # a temporary file dies with its run, so uploads are not resumable (no ResumableUploads); mtimes
+    # are float seconds (a microsecond is what a float keeps of today's nanosecond stat times); no
+    # hashes in listings
+    traits = Traits(ordered=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs", conditional_writes=True)
 
     def __init__(self, location: Location, *, dir_cache_entries: int = 20_000, flush_writes: bool = False) -> None:
         self.location = location
+        self.features: Features = features_of(self, self.traits)
         self.flush_writes = flush_writes
         self.root = location.root
         self._real_root: str | None = None
@@ -639,14 +640,15 @@ class LocalStore:
 
     # ---------------------------------------------------------------- server-side copy
 
-    def can_copy_from(self, src: object) -> bool:
+    def can_copy_from(self, src: Store) -> bool:
         """Any other directory on this machine (`src` as unwrapped by any wrapper)."""
         return isinstance(src, LocalStore)
 
-    async def copy_from(self, src: "LocalStore", src_key: str, dst_key: str, size: int,
+    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
                         mtime: float | None = None, *, props: ObjectProps | None = None,
                         replace: bool = False) -> None:
         """Copy the bytes (a local copy keeps no properties: `props` is not used)."""
+        assert isinstance(src, LocalStore)  # can_copy_from said so
         await _write_in_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
 
     def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:

@@ -23,8 +23,11 @@ from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Dest
                        S3BulkError, StoreError, Throttled, Transient, UsageError)
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
-from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
-                    abort_confirmed, part_request, part_size_for, upload_in_parts)
+from ..base import (ChecksumReader, Features, IntoReader, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
+                    PartSizeReader, PropsReader, ResumableUploads, ServerSideCopier, SinkReader, Store, StreamedBody,
+                    StreamedPutter, Traits, VersionedStore, VersionPage, Writer, abort_confirmed, part_request,
+                    part_size_for, upload_in_parts)
+from ..features import features_of
 from ..local.bodies import FileBody
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
 from .. import checksums, file_times, written  # file_times, checksums: a download's hot path imports nothing
@@ -51,15 +54,14 @@ def content_type_for(key: str) -> str | None:
     return kind if kind and not encoding else ("application/gzip" if encoding == "gzip" else kind)
 
 
-class S3Store:
+class S3Store(Store, IntoReader, SinkReader, Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
+              ChecksumReader, VersionedStore, PropsReader, StreamedPutter):
     """One bucket on one endpoint, with one aiobotocore client per event loop."""
 
     ordered = True
     # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
-    features = Features(ordered=True, read_into=True, read_to=True, write=True, resumable_uploads=True,
-                        server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
-                        hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3", checksums=True,
-                        versions=True, streamed_puts=True, conditional_reads=True, conditional_writes=True)
+    traits = Traits(ordered=True, keeps_mtime=False, mtime_precision=1.0, hashes=frozenset({"s3-etag"}), props="s3",
+                    conditional_reads=True, conditional_writes=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
@@ -99,7 +101,8 @@ class S3Store:
         if self._read_key is not None:
             from dataclasses import replace
 
-            self.features = replace(S3Store.features, hashes=frozenset())
+            self.traits = replace(S3Store.traits, hashes=frozenset())
+        self.features: Features = features_of(self, self.traits)
 
     async def open(self) -> "S3Store":
         """Ready the store. On the lean path nothing of aiobotocore is built here when the bucket's
@@ -759,14 +762,14 @@ class S3Store:
         if self.written_versions is not None and version_id:
             self.written_versions[key] = version_id
 
-    async def put_body(self, key: str, body: FileBody, mtime: float | None = None, *,
+    async def put_body(self, key: str, body: StreamedBody, mtime: float | None = None, *,
                        props: ObjectProps | None = None) -> None:
         """put() of a body streamed from a local file (features.streamed_puts): the lean path sends
         it chunk by chunk with its CRC32 and the object's properties; botocore, or another
         --checksum-algorithm, gets it read whole (rare: a proxy over TLS...)."""
         from . import props as s3props
 
-        if self.checksum_algorithm in (None, "CRC32"):
+        if self.checksum_algorithm in (None, "CRC32") and isinstance(body, FileBody):
             kind = content_type_for(key) if props is None else None
             headers = s3props.with_mtime(s3props.headers(props), mtime)
 
