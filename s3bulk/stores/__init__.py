@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 
 from ..errors import UsageError
 from ..config.urls import Location
-from .base import (Features, IntoReader, Multipart, PartInfo, ResumableUploads, ServerSideCopier, Store, Traits,
-                   Unsupported, Writer, part_size_for, unwrap)
+from .base import (WHOLE, Features, GetOptions, GetResult, Multipart, PartInfo, ResumableUploads, ServerSideCopier,
+                   Store, Traits, Unsupported, Writer, part_size_for, unwrap)
 from .features import features_of
 from .resilient import ResilienceOptions
 
 __all__ = ["STORE_MODULES", "StoreOptions", "ResilienceOptions", "open_store", "Store", "Writer", "Multipart", "ServerSideCopier",
-           "IntoReader", "ResumableUploads", "Features", "Traits", "features_of", "PartInfo", "Unsupported", "unwrap",
+           "GetOptions", "GetResult", "WHOLE", "ResumableUploads", "Features", "Traits", "features_of", "PartInfo", "Unsupported", "unwrap",
            "part_size_for"]
 
 

@@ -4,7 +4,9 @@ Why: a capability flag set by hand beside the method it stands for can say one t
 method says another (a flag without its method is a crash in the engine; a method without its
 flag a capability never used), and nothing checked the two agreed. Here a capability is the
 protocol implemented: `features_of` asks isinstance of each protocol in CAPABILITIES, and takes
-only what no method shows from the store's hand-declared `Traits`. A store computes it once,
+only what no method shows from the store's hand-declared `Traits` (read_into and read_to among
+them: every store's `get` takes a buffer or a sink; whether its data path fills them in place, as
+the bytes arrive, is a trait of that path, not a method). A store computes it once,
 when it is made (never per object).
 
 A wrapper forwards every method of the contract, so isinstance would credit it with every
@@ -17,13 +19,11 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Any
 
-from .base import (ChecksumReader, FileBodyReader, Features, IntoReader, PartSizeReader, ResumableUploads,
-                   ServerSideCopier, SinkReader, StreamedPutter, Traits, VersionedStore, Writer)
+from .base import (ChecksumReader, FileBodyReader, Features, PartSizeReader, ResumableUploads, ServerSideCopier,
+                   StreamedPutter, Traits, VersionedStore, Writer)
 
 # each capability flag of Features and the protocol that is it
 CAPABILITIES: tuple[tuple[str, type], ...] = (
-    ("read_into", IntoReader),
-    ("read_to", SinkReader),
     ("write", Writer),
     ("resumable_uploads", ResumableUploads),
     ("server_side_copy", ServerSideCopier),

@@ -47,9 +47,9 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 from ..errors import NotFound, StoreError, Throttled, Transient
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
-from .base import (ChecksumReader, FileBodyReader, Features, IntoReader, Multipart, ObjectChecksum, ObjectVersion,
-                   OpenUpload, PartInfo, PartSizeReader, PartsHalted, PropsReader, ResumableUploads, ServerSideCopier,
-                   SinkReader, Store, StreamedBody, StreamedPutter, Unsupported, VersionedStore, VersionPage, Writer,
+from .base import (WHOLE, ChecksumReader, FileBodyReader, Features, GetOptions, GetResult, Multipart, ObjectChecksum,
+                   ObjectVersion, OpenUpload, PartInfo, PartSizeReader, PartsHalted, PropsReader, ResumableUploads,
+                   ServerSideCopier, Store, StreamedBody, StreamedPutter, Unsupported, VersionedStore, VersionPage, Writer,
                    abort_confirmed, part_request, unwrap)
 from .features import mask
 
@@ -280,7 +280,7 @@ class Limiter:
         self.shared.close()
 
 
-class ResilientStore(Store, IntoReader, SinkReader, PartSizeReader, ChecksumReader, VersionedStore, PropsReader,
+class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, PropsReader,
                      FileBodyReader):
     """Read side of a wrapped store: every call goes through the limiter and the retry loop.
 
@@ -411,40 +411,24 @@ class ResilientStore(Store, IntoReader, SinkReader, PartSizeReader, ChecksumRead
     async def head_version(self, key: str, version_id: str) -> ObjectVersion:
         return await self._call(lambda: self.inner.head_version(key, version_id))
 
-    async def read_version(self, key: str, version_id: str, start: int | None = None, end: int | None = None) -> bytes:
-        if start is not None and end is not None:
-            await self.limiter.pace_bytes(end - start)
-        return await self._call(lambda: self.inner.read_version(key, version_id, start, end))
-
     async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
         return await self._call(lambda: self.inner.delete_versions(pairs))
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
-        if start is not None and end is not None:
-            await self.limiter.pace_bytes(end - start)
-        data = await self._call(lambda: self.inner.read(key, start, end), op="get", key=key)
-        if start is None:
-            await self.limiter.pace_bytes(len(data))
-        return data
-
-    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
-        if not self.features.read_into:
-            raise Unsupported("this store cannot read into a buffer", op="get",
-                              url=self.location.url_for(key), key=key)
-        await self.limiter.pace_bytes(end - start)
-        return await self._call(lambda: self.inner.read_into(key, start, end, buf), op="get", key=key)
-
-    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
-        if not self.features.read_to:
-            raise Unsupported("this store cannot hand a range to a sink", op="get",
-                              url=self.location.url_for(key), key=key)
-        await self.limiter.pace_bytes(end - start)
-        await self._call(lambda: self.inner.read_to(key, start, end, sink), op="get", key=key)
-
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
-        data, size = await self._call(lambda: self.inner.read_first(key, limit), op="get", key=key)
-        await self.limiter.pace_bytes(len(data))
-        return data, size
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        """The inner store's get, retried; --max-bandwidth paced before a range (its size is
+        known), after a whole object or a first read (by what came)."""
+        rng = opts.range
+        if rng is not None:
+            await self.limiter.pace_bytes(rng[1] - rng[0])
+        if opts.with_props or opts.version_id is not None:
+            if opts.with_props and not self.features.props:
+                raise self._no_props(key)
+            got = await self._call(lambda: self.inner.get(key, opts))  # named by the store's own errors
+        else:
+            got = await self._call(lambda: self.inner.get(key, opts), op="get", key=key)
+        if rng is None and opts.version_id is None:
+            await self.limiter.pace_bytes(len(got.data))
+        return got
 
     def _no_props(self, key: str) -> Unsupported:
         return Unsupported("this store keeps no object properties", op="head",
@@ -454,19 +438,6 @@ class ResilientStore(Store, IntoReader, SinkReader, PartSizeReader, ChecksumRead
         if not self.features.props:
             raise self._no_props(key)
         return await self._call(lambda: self.inner.read_props(key))
-
-    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
-        if not self.features.props:
-            raise self._no_props(key)
-        data, props = await self._call(lambda: self.inner.read_with_props(key))
-        await self.limiter.pace_bytes(len(data))
-        return data, props
-
-    async def read_with_mtime(self, key: str) -> tuple[bytes, float | None]:
-        """The object and the file time it carries (S3 stores: stores/s3/store.py)."""
-        data, mtime = await self._call(lambda: self.inner.read_with_mtime(key), op="get", key=key)
-        await self.limiter.pace_bytes(len(data))
-        return data, mtime
 
     async def restore_status(self, key: str) -> str | None:
         """An archived object's x-amz-restore (S3 stores: stores/s3/store.py)."""

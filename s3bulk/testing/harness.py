@@ -218,8 +218,6 @@ async def require(store: Any, capability: str) -> None:
         assert not isinstance(unwrap(store), protocol), f"declares no {capability} but is a {protocol.__name__}"
     if capability == "write":
         assert not isinstance(store, Writer), "declares no write but is a Writer"
-    elif capability == "read_into":
-        await _lacks(store, "read_into", "k", 0, 1, memoryview(bytearray(1)))
     elif capability == "resumable_uploads":
         await _lacks(store, "list_parts", "k", "id")
         await _lacks(store, "resume_multipart", "k", "id", [])

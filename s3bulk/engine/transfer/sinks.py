@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ...stores.local.filesink import RangeSink
+from ...stores.reading import read_to
 
 
 def sinks(src: Any, upload: Any) -> bool:
@@ -49,7 +50,7 @@ async def fill(src: Any, key: str, number: int, sink: RangeSink, check: Any, rea
     not match is read again, `reads` times in all, then `mismatch()` is raised. Returns the CRC
     given to `check` (0 without one)."""
     for _ in range(max(1, reads)):
-        await src.read_to(key, sink.start, sink.end, sink)
+        await read_to(src, key, sink.start, sink.end, sink)
         if check is None:
             return 0
         crc = sink.crc()

@@ -283,7 +283,7 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
     from ...stores.local.filesink import RangeSink
     from .part_buffers import part_buffer
     from .sinks import enabled, fill
-    from ...stores.base import read_range
+    from ...stores.reading import read_range
 
     IF_MATCH.set(if_match)  # this helper's loop reads this one object only
     src = await open_store(location, store_options)

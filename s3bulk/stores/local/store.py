@@ -32,7 +32,8 @@ from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from . import xattrs
 from .. import file_times  # the mark a download leaves, asked once per file
-from ..base import FileBodyReader, Features, IntoReader, PropsReader, ServerSideCopier, Store, Traits, Writer
+from ..base import (WHOLE, FileBodyReader, Features, GetOptions, GetResult, PropsReader, ServerSideCopier, Store, Traits,
+                    Unsupported, Writer)
 from ..features import features_of
 from .bodies import FileBody
 from ..conditions import NO_CLOBBER, DestinationExists, source_file
@@ -152,14 +153,14 @@ def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError
     return WriteFailed(exc.strerror or str(exc), op=op, url=path, key=key)
 
 
-class LocalStore(Store, IntoReader, Writer, ServerSideCopier, PropsReader, FileBodyReader):
+class LocalStore(Store, Writer, ServerSideCopier, PropsReader, FileBodyReader):
     """Files under `location.root` (an absolute directory)."""
 
     ordered = True
     # a temporary file dies with its run, so uploads are not resumable (no ResumableUploads); mtimes
     # are float seconds (a microsecond is what a float keeps of today's nanosecond stat times); no
     # hashes in listings
-    traits = Traits(ordered=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs", conditional_writes=True)
+    traits = Traits(ordered=True, read_into=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs", conditional_writes=True)
 
     def __init__(self, location: Location, *, dir_cache_entries: int = 20_000, flush_writes: bool = False) -> None:
         self.location = location
@@ -366,7 +367,31 @@ class LocalStore(Store, IntoReader, Writer, ServerSideCopier, PropsReader, FileB
         finally:
             os.close(fd)
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        """A file has no ETag (if_match is not asked of it: features.conditional_reads is off) and
+        no versions; its version is the one the listing saw (stores/conditions.FileVersion)."""
+        if opts.version_id is not None:
+            raise Unsupported("a file has no versions", op="get", url=self._src_path(key), key=key)
+        if opts.first is not None:
+            data, size = await self._read_first(key, opts.first)
+            return GetResult(data, size)
+        rng = opts.range
+        if rng is None:
+            data = await self._read(key)
+            if opts.with_props:
+                return GetResult(data, len(data), await self.read_props(key))
+            return GetResult(data, len(data))
+        start, end = rng
+        if opts.into is not None:
+            return GetResult(await self._read_into(key, start, end, opts.into))
+        data = await self._read(key, start, end)
+        if opts.sink is not None:
+            opts.sink.begin()
+            opts.sink.write(memoryview(data))
+            return GetResult(b"")
+        return GetResult(data)
+
+    async def _read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         path = self._src_path(key)
         if start is not None and end is not None and end - start > _BIG:
             return await asyncio.to_thread(self._read_sync, path, key, start, end)
@@ -394,7 +419,7 @@ class LocalStore(Store, IntoReader, Writer, ServerSideCopier, PropsReader, FileB
         finally:
             os.close(fd)
 
-    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+    async def _read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
         """Bytes [start, end) read into buf: parts of big files reuse the engine's buffers."""
         path = self._src_path(key)
         if end - start > _BIG:
@@ -409,9 +434,6 @@ class LocalStore(Store, IntoReader, Writer, ServerSideCopier, PropsReader, FileB
         except OSError as exc:
             raise _translate_os(exc, "read", path, key) from exc
 
-    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
-        return await self.read(key), await self.read_props(key)
-
     async def read_tagging(self, key: str) -> str:
         return ""  # a file has no tags
     def read_body(self, key: str, start: int, end: int) -> FileBody:
@@ -419,10 +441,10 @@ class LocalStore(Store, IntoReader, Writer, ServerSideCopier, PropsReader, FileB
         path = self._src_path(key)
         return FileBody(path, start, end, url=path, key=key, version=source_file())
 
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+    async def _read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         info = await self.head(key)
         size = info.size or 0
-        return await self.read(key, 0, min(size, limit)), size
+        return await self._read(key, 0, min(size, limit)), size
 
     # ---------------------------------------------------------------- writing
 
