@@ -40,7 +40,7 @@ from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
 from ...stores.base import (ChecksumReader, FileBodyReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier,
                             StreamedPutter)
-from ...stores.reading import read_all, read_first, read_range, read_with_mtime, read_with_props
+from ...stores.reading import read_first, read_range, read_with_mtime, read_with_props
 from ...stores.conditions import IF_MATCH, NO_CLOBBER, SOURCE_FILE, FileVersion, SourceChanged
 from ...stores.local.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from ...stores import file_times
@@ -425,7 +425,7 @@ class Transfer:
         local file: stores/file_times.py; else None), from the one GET."""
         if not self.wants_src_props:
             if not self.restore_mtime:
-                return await read_all(self.src, src_key), self._dst_props(dst_key, None), None
+                return (await self.src.get(src_key)).data, self._dst_props(dst_key, None), None  # the hot path: no helper
             data, stored = await read_with_mtime(self.src, src_key)  # features.props == "s3"
             return data, self._dst_props(dst_key, None), stored
         data, read = await read_with_props(self.src, src_key)

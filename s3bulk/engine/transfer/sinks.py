@@ -17,13 +17,13 @@ from ...stores.reading import read_to
 
 def sinks(src: Any, upload: Any) -> bool:
     """Whether the parts of `upload` (a destination's Multipart) are written through sinks."""
-    return bool(getattr(src.features, "read_to", False) and getattr(upload, "takes_sinks", False) and enabled())
+    return bool(src.features.read_to and getattr(upload, "takes_sinks", False) and enabled())
 
 
 def range_sinks(options: Any, src: Any, dst: Any) -> bool:
     """Whether a download's parts will be written into the file as they arrive: an S3 source into a
     local file, --flush-writes off (link.py then lets its ranges be larger than a buffered part)."""
-    return (not options.flush_writes and dst.location.kind == "local" and bool(getattr(src.features, "read_to", False))
+    return (not options.flush_writes and dst.location.kind == "local" and bool(src.features.read_to)
             and enabled())
 
 

@@ -289,7 +289,7 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
     src = await open_store(location, store_options)
     fd = os.open(path, os.O_WRONLY)
     buffers: list[memoryview] = []
-    sinks = getattr(src.features, "read_to", False) and enabled()
+    sinks = src.features.read_to and enabled()
     try:
         async def one(number: int, start: int, end: int) -> None:
             if sinks:  # written into the file as received, checksum on the way (sinks.py)

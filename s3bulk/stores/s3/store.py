@@ -1290,7 +1290,7 @@ def _refuse_redirects(client: Any) -> None:
             kw["allow_redirects"] = False
             return request(method, url, **kw)
 
-        no_redirects._s3bulk_no_redirects = True  # type: ignore[attr-defined]
+        setattr(no_redirects, "_s3bulk_no_redirects", True)  # a mark on a function: mypy knows no such attribute
         import warnings
 
         with warnings.catch_warnings():
