@@ -207,7 +207,7 @@ class PropsReader(Protocol):
         ...
 
 
-class GetOptions:
+class GetOptions(NamedTuple):
     """What one GET asks (object_store's GetOptions): which bytes, which version, what else.
 
     range: bytes [start, end) (None: the whole object); first: up to this many first bytes, and
@@ -218,27 +218,23 @@ class GetOptions:
     object's properties from the same answer (features.props); with_mtime: only the file time its
     metadata carries (stores/file_times.py); into: the range received into this buffer, the result
     a view of it, where features.read_into (a store without may give bytes of its own); sink: the
-    range handed to
-    this sink (stores/local/filesink.RangeSink: begin(), write()) as it arrives where
-    features.read_to, else in one go; nothing is kept in the result.
+    range handed to this sink (stores/local/filesink.RangeSink: begin(), write()) as it arrives
+    where features.read_to, else in one go; nothing is kept in the result.
 
-    Immutable and shared: WHOLE (the default) is the one instance a plain read passes, so the hot
-    path allocates no options."""
+    A NamedTuple, so immutable and shared: WHOLE (the default) is the one instance a plain read
+    passes, so the hot path allocates no options."""
 
-    __slots__ = ("range", "first", "if_match", "version_id", "with_props", "with_mtime", "into", "sink")
-
-    def __init__(self, range: tuple[int, int] | None = None, *, first: int | None = None,
-                 if_match: str | None = None, version_id: str | None = None, with_props: bool = False,
-                 with_mtime: bool = False, into: memoryview | None = None, sink: Any = None) -> None:
-        self.range, self.first, self.if_match, self.version_id = range, first, if_match, version_id
-        self.with_props, self.with_mtime, self.into, self.sink = with_props, with_mtime, into, sink
-
-    def __repr__(self) -> str:
-        asked = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__ if getattr(self, n) not in (None, False))
-        return f"GetOptions({asked})"
+    range: tuple[int, int] | None = None
+    first: int | None = None
+    if_match: str | None = None
+    version_id: str | None = None
+    with_props: bool = False
+    with_mtime: bool = False
+    into: memoryview | None = None
+    sink: Any = None
 
 
-WHOLE = GetOptions()  # the whole object, nothing else: what a plain read passes (never mutated)
+WHOLE = GetOptions()  # the whole object, nothing else: what a plain read passes
 
 
 class GetResult:
