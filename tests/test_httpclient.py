@@ -18,6 +18,7 @@ import pytest
 from s3bulk.http.client import (ConnectError, ConnectTimeout, ConnectionDropped, DroppedBeforeAnswer,
                                 DroppedMidAnswer, HttpClient, HttpError, ProtocolError, ReadTimeout, TLSError,
                                 WriteTimeout, retry_after)
+from s3bulk.stores.reading import read_all
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 DEADLINE = 30.0  # generous: only a broken client takes this long
@@ -407,7 +408,7 @@ def test_retry_after_of_a_503_is_waited_for_before_the_retry():
             store = wrap(ListGetStore(parse_location(f"http://127.0.0.1:{port}/")),
                          ResilienceOptions(backoff_base=0.001, adaptive=False))
             try:
-                assert await asyncio.wait_for(store.read("a"), DEADLINE) == b"data"
+                assert await asyncio.wait_for(read_all(store, "a"), DEADLINE) == b"data"
             finally:
                 await store.close()
             assert store.stats.retries == 1 and store.stats.throttled == 1
@@ -578,7 +579,7 @@ def test_a_request_deadline_cuts_off_a_trickle_that_never_ends():
             store = _listget(port, retries=1, request_deadline=0.3, retry_max_time=0)
             try:
                 with pytest.raises(errors.Transient, match="--request-deadline") as info:
-                    await asyncio.wait_for(store.read("k"), DEADLINE)
+                    await asyncio.wait_for(read_all(store, "k"), DEADLINE)
             finally:
                 await store.close()
             assert info.value.op == "get" and info.value.key == "k"
@@ -606,7 +607,7 @@ def test_retry_max_time_ends_a_request_retried_without_end():
             store = _listget(port, retries=10_000, retry_max_time=0.5)
             try:
                 with pytest.raises(errors.Transient, match="gave up after .* --retry-max-time 0.5 s") as info:
-                    await asyncio.wait_for(store.read("k"), DEADLINE)
+                    await asyncio.wait_for(read_all(store, "k"), DEADLINE)
             finally:
                 await store.close()
             assert "500" in str(info.value) and info.value.key == "k"

@@ -19,6 +19,7 @@ from s3bulk.model import WorkUnit
 from s3bulk.stores import ResilienceOptions, StoreOptions, open_store, unwrap
 from s3bulk.stores.resilient import RetriedUpload
 from s3bulk.stores.s3.store import S3Multipart
+from s3bulk.stores.reading import read_all, read_range, read_with_props
 from s3bulk.config.urls import S3Options, parse_location
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,8 +54,8 @@ def test_multipart_upload_to_a_server_without_it_fails_once_with_one_line(tmp_pa
 # store under it, for a multipart upload's own requests (an upload the server never opened).
 _KEY = "obj-0000001"
 _OPS = {
-    "GET": [("get", lambda s, i: s.read(_KEY)), ("ranged get", lambda s, i: s.read(_KEY, 0, 10)),
-            ("get with properties", lambda s, i: s.read_with_props(_KEY)),
+    "GET": [("get", lambda s, i: read_all(s, _KEY)), ("ranged get", lambda s, i: read_range(s, _KEY, 0, 10)),
+            ("get with properties", lambda s, i: read_with_props(s, _KEY)),
             ("list", lambda s, i: s.list_page("", WorkUnit(), 10)),
             ("list versions", lambda s, i: s.list_versions_page("", None, None, 10)),
             ("list parts", lambda s, i: s.list_parts(_KEY, "u1")),

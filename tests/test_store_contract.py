@@ -25,9 +25,10 @@ import pytest
 from conftest import write_tree
 from s3bulk.errors import NotFound
 from s3bulk.model import ObjectInfo, Page, WorkUnit
-from s3bulk.stores import Features
+from s3bulk.stores import WHOLE, Features, GetOptions, GetResult
 from s3bulk.stores import memory
 from s3bulk.stores.resilient import ResilienceOptions, wrap
+from s3bulk.stores.reading import read_all
 from s3bulk.testing import CASES, Case, CapabilityAbsent, Harness, run_case
 from s3bulk.config.urls import Location, S3Options, parse_location
 
@@ -183,14 +184,14 @@ def test_wrapper_retries_injected_faults_and_forwards_declarations():
         store = wrap(inner, ResilienceOptions(retries=3, backoff_base=0.001))
         try:
             b.inject("get", "k", times=2)
-            assert await store.read("k") == b"data"
+            assert await read_all(store, "k") == b"data"
             assert store.stats.retries == 2 and b.calls["get"] == 3
             with pytest.raises(NotFound):
-                await store.read("missing")
+                await read_all(store, "missing")
             assert b.calls["get"] == 4  # a missing key is final: one call
             b.inject("get", "k", times=-1)
             with pytest.raises(Exception) as err:
-                await store.read("k")
+                await read_all(store, "k")
             assert "injected" in str(err.value) and b.calls["get"] == 4 + 4
             assert store.unwrap() is inner and store.features is inner.features and store.ordered
         finally:
@@ -198,6 +199,20 @@ def test_wrapper_retries_injected_faults_and_forwards_declarations():
             memory.drop(name)
 
     asyncio.run(go())
+
+
+def test_a_wrapper_claims_no_more_than_it_forwards():
+    """A wrapper's features are its inner store's masked by the protocols it forwards (rclone's
+    Mask): one that forwards nothing claims no capability, one that forwards all is the inner's."""
+    from dataclasses import replace
+
+    from s3bulk.stores.features import CAPABILITIES, features_of, mask
+
+    name = f"contract-{uuid.uuid4().hex[:12]}"
+    inner = memory.MemoryStore(Location("memory", name, "", f"memory://{name}/"))
+    assert inner.features == features_of(inner, inner.traits)
+    assert mask(inner.features, object()) == replace(inner.features, **{c: False for c, _ in CAPABILITIES})
+    assert mask(inner.features, wrap(inner, ResilienceOptions())) is inner.features
 
 
 # ------------------------------------------------------------------------------------ a store from outside
@@ -245,13 +260,18 @@ class DictStore:
         data, mtime = self._one("head", key)
         return ObjectInfo(key, len(data), mtime)
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
         data = self._one("get", key)[0]
-        return data if start is None else data[start:end]
-
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
-        data = self._one("get", key)[0]
-        return data[:limit], len(data)
+        if opts.first is not None:
+            return GetResult(data[:opts.first], len(data))
+        if opts.range is None:
+            return GetResult(data, len(data))
+        part = data[opts.range[0]:opts.range[1]]
+        if opts.sink is not None:  # handed over in one go (no read_to declared)
+            opts.sink.begin()
+            opts.sink.write(memoryview(part))
+            return GetResult(b"")
+        return GetResult(part)  # bytes of its own: no read_into declared
 
     async def close(self) -> None:
         pass

@@ -34,6 +34,7 @@ from toxiproxy import started
 from s3bulk.errors import SourceFileChanged
 from s3bulk.stores.conditions import SOURCE_FILE, FileVersion
 from s3bulk.stores.local.store import LocalStore
+from s3bulk.stores.reading import read_range
 from s3bulk.config.urls import parse_location
 
 MiB = 1024 * 1024
@@ -305,10 +306,10 @@ def test_reads_of_one_local_object_come_from_one_version_of_the_file(tmp_path):
         pin = SOURCE_FILE.set(FileVersion(info.size, info.mtime))
         try:
             buf = memoryview(bytearray(MiB))
-            await src.read_into("f", 0, MiB, buf)  # pins the file as it is now
+            await read_range(src, "f", 0, MiB, buf)  # pins the file as it is now
             _append(src_dir / "f")
             with pytest.raises(SourceFileChanged):
-                await src.read_into("f", MiB, 2 * MiB, buf)
+                await read_range(src, "f", MiB, 2 * MiB, buf)
         finally:
             SOURCE_FILE.reset(pin)
 

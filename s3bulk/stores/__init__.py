@@ -8,13 +8,15 @@ from dataclasses import dataclass, field
 
 from ..errors import UsageError
 from ..config.urls import Location
-from .base import (Features, IntoReader, Multipart, PartInfo, ResumableUploads, ServerSideCopier, Store,
-                   Unsupported, Writer, part_size_for, unwrap)
+from .base import (WHOLE, Features, GetOptions, GetResult, Multipart, PartInfo, ResumableUploads, ServerSideCopier,
+                   Store, Traits, Unsupported, Writer, part_size_for, unwrap)
+from .features import features_of
 from .queues import EventQueue
 from .resilient import ResilienceOptions
 
-__all__ = ["STORE_MODULES", "StoreOptions", "ResilienceOptions", "open_store", "settle_location", "open_event_queue", "Store", "Writer", "Multipart", "ServerSideCopier",
-           "IntoReader", "ResumableUploads", "Features", "PartInfo", "Unsupported", "unwrap", "part_size_for"]
+__all__ = ["STORE_MODULES", "StoreOptions", "ResilienceOptions", "open_store", "settle_location", "open_event_queue",
+           "Store", "Writer", "Multipart", "ServerSideCopier", "GetOptions", "GetResult", "WHOLE", "ResumableUploads",
+           "Features", "Traits", "features_of", "PartInfo", "Unsupported", "unwrap", "part_size_for"]
 
 
 # the module of each kind of store (a Location's kind): what open_store imports, and what a run

@@ -1,15 +1,23 @@
-"""The store contract: one small protocol per capability, declared by every store (as rclone's
-Features / Precision() / Hashes() and obspec do it).
+"""The store contract: one small protocol per capability (as rclone's Features / Precision() /
+Hashes() and obspec do it).
 
-Every store lists, heads and reads (`Store`) and says in `features` what else it can do:
-read into a caller's buffer (`IntoReader`), write whole objects and in parts and delete
-(`Writer`), keep multipart uploads open across processes so a later run can list their
-parts, resume or abort them by upload id (`ResumableUploads`), copy inside itself
-(`ServerSideCopier`); and how precise the modification times it reports are and which
-content hashes its listings carry. The engine asks `features`, never the concrete type, so
-a wrapper (resilient.py) that forwards every method still answers truthfully, and a new
-backend implements only what it declares. A method of a capability a store does not
-declare raises `Unsupported` (or is absent); the contract cases (s3bulk.testing) check both ways.
+Every store lists, heads and reads (`Store`: one `get` with GetOptions for every read of an
+object's bytes, whole, ranged, into a caller's buffer, to a sink, of a version, with its
+properties); what else it can do is a protocol of its own: write whole objects and in parts and
+delete (`Writer`), keep multipart uploads open across processes so a later
+run can list their parts, resume or abort them by upload id (`ResumableUploads`), copy inside itself
+(`ServerSideCopier`), give a local file's range as a streamed body (`FileBodyReader`) or send one
+(`StreamedPutter`), and the few HEAD-like readers (part sizes, checksums, versions, properties).
+A store subclasses the protocols it implements, so mypy checks its methods against them.
+
+`features` is derived from that (stores/features.py `features_of`: a capability is the protocol
+implemented), with the few facts no method shows declared by hand in `traits`: listing order,
+whether get fills a buffer in place or a sink as bytes arrive, mtime precision, content hashes,
+conditional reads and writes, kept mtimes, object properties.
+The engine asks `features`, never the concrete type, so a wrapper (resilient.py) answers with its
+inner store's features, masked by what it forwards (rclone's Features.Mask). A method of a
+capability a store lacks raises `Unsupported` (or is absent); the contract cases (s3bulk.testing)
+check flags and protocols agree both ways.
 
 Stores know nothing of concurrency or retries of their own; the engine bounds how many
 calls are in flight and the wrapper retries. Every method raises only
@@ -35,7 +43,9 @@ from ..config.urls import Location
 
 @dataclass(frozen=True, slots=True)
 class Features:
-    """What a store can do beyond listing, heading and reading; wrappers report their inner store's.
+    """What a store can do beyond listing, heading and reading: the capability flags derived from
+    the protocols it implements (stores/features.py), and its `Traits`; wrappers report their inner
+    store's, masked.
 
     mtime_precision: resolution in seconds of the modification times the store reports (and,
     with keeps_mtime, keeps from put/multipart), None when it reports none. hashes: the kinds
@@ -44,8 +54,12 @@ class Features:
     """
 
     ordered: bool = True             # list_page in UTF-8 byte order, honouring unit.after/until
-    read_into: bool = False          # IntoReader
-    read_to: bool = False            # SinkReader
+    # get(into=) receives the bytes in the caller's buffer, no copy (multipart copies reuse a few
+    # part buffers); get(sink=) hands them to the sink as they arrive (a ranged download holds no
+    # part buffer): traits of the data path, every store honours both (copying once otherwise)
+    read_into: bool = False
+    read_to: bool = False
+    # the capabilities: each the protocol of its name implemented (features.CAPABILITIES)
     write: bool = False              # Writer: prepare, put, start_multipart, delete_many
     resumable_uploads: bool = False  # ResumableUploads: uploads outlive the process, by upload id
     server_side_copy: bool = False   # ServerSideCopier (still ask can_copy_from for a given source)
@@ -56,14 +70,30 @@ class Features:
     props: str | None = None
     checksums: bool = False          # ChecksumReader: the object's additional checksum (CRC64NVME, SHA256...)
     versions: bool = False           # VersionedStore: list, read and delete every version of a key
-    file_bodies: bool = False        # read_body(key, start, end): a FileBody streamed from a local file
-    streamed_puts: bool = False      # put_body(key, body, mtime): a FileBody sent chunk by chunk
-    # ranged reads and copy_from honour stores/conditions.IF_MATCH (an ETag): another version of
-    # the object raises SourceChanged instead of giving its bytes
+    file_bodies: bool = False        # FileBodyReader: read_body(key, start, end), a body streamed from a local file
+    streamed_puts: bool = False      # StreamedPutter: put_body(key, body, mtime), a body sent chunk by chunk
+    # get(if_match=) and copy_from inside stores/conditions.IF_MATCH hold to that ETag: another
+    # version of the object raises SourceChanged instead of giving its bytes
     conditional_reads: bool = False
     # put, put_body, a multipart completion and copy_from honour stores/conditions.NO_CLOBBER: an
     # existing key raises DestinationExists and is left as it is (race-free --no-clobber); a store
     # without it is asked with a HEAD before each write (engine/transfer/one_object.py)
+    conditional_writes: bool = False
+    mtime_precision: float | None = None
+    hashes: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Traits:
+    """What a store says of itself that no method shows (so it cannot be derived): the fields of
+    the same names in `Features`, declared by hand once per store class (`traits`)."""
+
+    ordered: bool = True
+    read_into: bool = False
+    read_to: bool = False
+    keeps_mtime: bool = False
+    props: str | None = None
+    conditional_reads: bool = False
     conditional_writes: bool = False
     mtime_precision: float | None = None
     hashes: frozenset[str] = frozenset()
@@ -126,7 +156,8 @@ class VersionPage(NamedTuple):
 
 @runtime_checkable
 class VersionedStore(Protocol):
-    """features.versions: a store that keeps every version of a key (a versioned S3 bucket)."""
+    """features.versions: a store that keeps every version of a key (a versioned S3 bucket); a
+    version's bytes are a `get` with GetOptions(version_id=...)."""
 
     async def list_versions_page(self, prefix: str, key_marker: str | None, version_marker: str | None,
                                  limit: int) -> VersionPage: ...
@@ -134,9 +165,6 @@ class VersionedStore(Protocol):
     async def head_version(self, key: str, version_id: str) -> ObjectVersion:
         """NotFound when there is no such version (a delete marker's id is one: it has no body)."""
         ...
-
-    async def read_version(self, key: str, version_id: str, start: int | None = None,
-                           end: int | None = None) -> bytes: ...
 
     async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
         """Delete (key, version id) pairs, versions and delete markers alike, for good; returns
@@ -165,23 +193,65 @@ class OpenUpload(NamedTuple):
 @runtime_checkable
 class PropsReader(Protocol):
     """features.props: an object's properties (ObjectProps), so a copy can carry them. A streamed
-    copy asks them with the GET it makes anyway (read_with_props); a multipart or server-side one
-    asks with one HEAD (read_props); tags only when the answer says there are some."""
+    copy asks them with the GET it makes anyway (get with_props); a multipart or server-side one
+    asks with one HEAD (read_props); tags only when the answer says there are some. These two read
+    no body, so they are not `get`: a HEAD and GetObjectTagging are requests of their own."""
 
     async def read_props(self, key: str) -> ObjectProps: ...
-
-    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
-        """The whole object and its properties, in one request."""
-        ...
 
     async def read_tagging(self, key: str) -> str:
         """The object's tags, URL-encoded as x-amz-tagging takes them ("" when none)."""
         ...
 
 
+class GetOptions(NamedTuple):
+    """What one GET asks (object_store's GetOptions): which bytes, which version, what else.
+
+    range: bytes [start, end) (None: the whole object); first: up to this many first bytes, and
+    the object's size in the result (how the engine reads an object the listing gave no size:
+    small ones whole, large ones then in parts); if_match: the ETag the object must still have
+    (another version raises SourceChanged instead of giving its bytes, where
+    features.conditional_reads); version_id: that version (features.versions); with_props: the
+    object's properties from the same answer (features.props); with_mtime: only the file time its
+    metadata carries (stores/file_times.py); into: the range received into this buffer, the result
+    a view of it, where features.read_into (a store without may give bytes of its own); sink: the
+    range handed to this sink (stores/files/filesink.RangeSink: begin(), write()) as it arrives
+    where features.read_to, else in one go; nothing is kept in the result.
+
+    A NamedTuple, so immutable and shared: WHOLE (the default) is the one instance a plain read
+    passes, so the hot path allocates no options."""
+
+    range: tuple[int, int] | None = None
+    first: int | None = None
+    if_match: str | None = None
+    version_id: str | None = None
+    with_props: bool = False
+    with_mtime: bool = False
+    into: memoryview | None = None
+    sink: Any = None
+
+
+WHOLE = GetOptions()  # the whole object, nothing else: what a plain read passes
+
+
+class GetResult:
+    """What one GET gave (object_store's GetResult): the bytes (a view of `into` when one was given;
+    empty when they went to a sink), the object's size where the answer told it (always with
+    `first`), its properties (with_props) and the file time its metadata carries (with_mtime,
+    with_props; None without one)."""
+
+    __slots__ = ("data", "size", "props", "mtime")
+
+    data: bytes  # bytes, bytearray or a memoryview (of `into`) alike: mypy's bytes (strict_bytes off)
+
+    def __init__(self, data: bytes, size: int | None = None,
+                 props: ObjectProps | None = None, mtime: float | None = None) -> None:
+        self.data, self.size, self.props, self.mtime = data, size, props, mtime
+
+
 @runtime_checkable
 class Store(Protocol):
-    """What every store can do: list a page, head, read (whole, a range, the first bytes)."""
+    """What every store can do: list a page, head, and get (the one read of an object's bytes)."""
 
     location: Location
     features: Features
@@ -200,36 +270,43 @@ class Store(Protocol):
         """Size (and what else the store knows) of one key; NotFound if absent."""
         ...
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
-        """The object's bytes, or bytes [start, end) of it; Corrupt if fewer arrive, NotFound if absent."""
-        ...
-
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
-        """Up to `limit` first bytes and the total size, in one request: how the engine copies
-        objects whose size the listing did not give (small ones whole, large ones in parts)."""
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        """The object's bytes as `opts` asks (GetOptions): the whole object, bytes [start, end) of
+        it (Corrupt if fewer arrive), or its first bytes and size; NotFound if absent. The one
+        read of a body: whole, ranged, into a buffer, to a sink, of a version, with properties,
+        in one method, so a store implements the ways a GET can go once and a wrapper retries
+        one call. What reads no body (read_props, a HEAD; read_tagging) stays a method of its own.
+        Conveniences over it (the whole body, a range into a buffer) are in stores/reading.py."""
         ...
 
     async def close(self) -> None: ...
 
 
-@runtime_checkable
-class IntoReader(Protocol):
-    """features.read_into: bytes [start, end) received straight into the caller's buffer, so
-    multipart copies reuse a few part buffers instead of allocating one per part."""
+class StreamedBody(Protocol):
+    """A request body that is not in memory (stores/files/bodies.FileBody): its length, and its
+    bytes read whole where a data path cannot stream it."""
 
-    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
-        """The bytes, as a view of `buf` (its first end-start bytes)."""
+    def __len__(self) -> int: ...
+
+    async def read_all(self) -> bytes: ...
+
+
+@runtime_checkable
+class FileBodyReader(Protocol):
+    """features.file_bodies: a range of an object as a body an upload streams from it (a local
+    file read chunk by chunk as the socket takes it), so a PUT holds a few chunks, not the object."""
+
+    def read_body(self, key: str, start: int, end: int) -> StreamedBody:
+        """Bytes [start, end) of `key`, read when the body is sent (every pass of one version)."""
         ...
 
 
 @runtime_checkable
-class SinkReader(Protocol):
-    """features.read_to: bytes [start, end) handed to a sink as they arrive (stores/local/filesink.py
-    writes them into the destination file), so a ranged download holds no part buffer."""
+class StreamedPutter(Protocol):
+    """features.streamed_puts: put() of a StreamedBody, sent as it is read; a retry reads it again."""
 
-    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
-        """Every attempt starts the sink over (sink.begin()) before its first byte."""
-        ...
+    async def put_body(self, key: str, body: StreamedBody, mtime: float | None = None, *,
+                       props: ObjectProps | None = None) -> None: ...
 
 
 class Multipart(Protocol):
@@ -556,10 +633,3 @@ async def why_still_open(store: Any, key: str, upload_id: str, *, tries: int = A
             continue
         why = f"still listed after {attempt + 1} abort{'s' if attempt else ''}"
     return why
-
-
-async def read_range(store: Store, key: str, start: int, end: int, buf: memoryview) -> memoryview | bytes:
-    """Bytes [start, end) of key, into `buf` where the store declares it can read into a buffer."""
-    if store.features.read_into:
-        return await cast(IntoReader, store).read_into(key, start, end, buf)
-    return await store.read(key, start, end)

@@ -12,9 +12,10 @@ version. engine/transfer/one_object.py then throws away what the attempt wrote (
 the temporary file, discards a kept partial file) and starts the object over once from its new
 version; a second change fails it with one line.
 
-The condition travels as a context variable, set by the transfer around one object's
-multi-request reads only (and by a spread helper for its parts), so the store API stays as it
-is. Stores that honour it declare `features.conditional_reads` (S3, the in-memory store); the
+A read names the condition in its GetOptions (`if_match`, stores/base.py); the transfer's
+multi-request reads that do not name it yet (a spread helper's parts, a server-side copy) are
+held by the context variable IF_MATCH set around them, which a read naming none falls back to
+(`held_to`). Stores that honour it declare `features.conditional_reads` (S3, the in-memory store); the
 others (local files, list/get servers) ignore it. A single GET of a whole object is one version
 by itself, but it is held to the listed ETag all the same (engine/transfer/one_object.py
 `_read_whole`): its answer must name that ETag (`check_answer`), or it is another request's answer
@@ -43,7 +44,7 @@ class FileVersion:
     Why: a file rewritten in place while it is uploaded in parts (a database, a log) would give an
     object whose first parts are of the old file and the rest of the new one, completed with exit
     0. The transfer sets one FileVersion around each object (SOURCE_FILE) from what its listing
-    saw (size, mtime); the local store's reads (stores/local/store.py, stores/local/bodies.py) call `opened`
+    saw (size, mtime); the local store's reads (stores/local/store.py, stores/files/bodies.py) call `opened`
     with the fstat of the fd they open and `read` with the fstat of the same fd once their bytes
     are read. The first open pins the file's identity (device, inode, size, mtime and ctime in
     ns) after comparing it with the listing; every read must end with the identity it opened with,
@@ -96,20 +97,26 @@ def source_file() -> FileVersion:
     return SOURCE_FILE.get() or FileVersion()
 
 
-def if_match_header() -> dict[str, str]:
-    """{"if-match": '"<etag>"'} inside a conditional read, else {}."""
-    etag = IF_MATCH.get()
+def held_to(if_match: str | None) -> str | None:
+    """The ETag a read is held to: the one its GetOptions name, else the conditional read it is
+    inside (IF_MATCH, set by the transfer around an object's multi-request reads), else None."""
+    return if_match if if_match is not None else IF_MATCH.get()
+
+
+def if_match_header(if_match: str | None = None) -> dict[str, str]:
+    """{"if-match": '"<etag>"'} for a read held to a version (held_to), else {}."""
+    etag = held_to(if_match)
     return {"if-match": f'"{etag}"'} if etag else {}
 
 
-def check_answer(etag: str | None, op: str, url: str, key: str) -> None:
+def check_answer(etag: str | None, op: str, url: str, key: str, if_match: str | None = None) -> None:
     """Inside a conditional read: the GET's answer must name the ETag asked for. An answer of
     another object (a server that sent bytes after an earlier body, which aiohttp then reads as
     the next answer on that kept-alive connection: answers drift one request behind) could
     otherwise hand over another object's bytes of the same length. Transient: the read is asked
     again; an object that really changed answers that with 412 (SourceChanged). One string
     comparison per GET, none outside a conditional read."""
-    want = IF_MATCH.get()
+    want = held_to(if_match)
     if want and (etag or "").strip().strip('"') != want:
         raise Transient(f"a GET answer naming ETag {etag or 'none'}, not {want} asked for: not this "
                         "request's answer", op=op, url=url, key=key)
@@ -122,9 +129,10 @@ def copy_source_if_match_header() -> dict[str, str]:
     return {"x-amz-copy-source-if-match": f'"{etag}"'} if etag else {}
 
 
-def quoted() -> str | None:
-    """The ETag of a conditional read, quoted as botocore's IfMatch/CopySourceIfMatch take it; None outside."""
-    etag = IF_MATCH.get()
+def quoted(if_match: str | None = None) -> str | None:
+    """The ETag a read is held to (held_to), quoted as botocore's IfMatch/CopySourceIfMatch take
+    it; None outside a conditional read."""
+    etag = held_to(if_match)
     return f'"{etag}"' if etag else None
 
 

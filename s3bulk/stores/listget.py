@@ -18,16 +18,18 @@ from ..errors import MalformedListing
 from ..http.client import HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo, Page, WorkUnit
 from ..config.urls import Location
-from .base import Features
+from .base import WHOLE, Features, GetOptions, GetResult, Store, Traits, Unsupported
+from .features import features_of
 from .requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
 
 
-class ListGetStore:
+class ListGetStore(Store):
     ordered = False
-    features = Features(ordered=False)  # read-only, token-paged, no mtimes, no hashes
+    traits = Traits(ordered=False)  # read-only, token-paged, no mtimes, no hashes
 
     def __init__(self, location: Location, *, max_connections: int = 64, timeout: float = 60.0) -> None:
         self.location = location
+        self.features: Features = features_of(self, self.traits)
         parts = urlsplit(location.root)
         if parts.scheme != "http":
             from ..errors import UsageError
@@ -104,7 +106,31 @@ class ListGetStore:
             raise Corrupt("HEAD answer has no Content-Length", op="head",
                           url=self.location.url_for(key), key=key) from None
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        """No ETags, versions or properties here: a plain GET, or a Range; a buffer or a sink is
+        filled from the answer's body, copied once."""
+        if opts.first is not None:
+            data, size = await self._read_first(key, opts.first)
+            return GetResult(data, size)
+        if opts.version_id is not None or opts.with_props:
+            raise Unsupported("a list/get server keeps no versions or properties", op="get",
+                              url=self.location.url_for(key), key=key)
+        rng = opts.range
+        if rng is None:
+            data = await self._read(key)
+            return GetResult(data, len(data))
+        data = await self._read(key, rng[0], rng[1])
+        if opts.sink is not None:
+            opts.sink.begin()
+            opts.sink.write(memoryview(data))
+            return GetResult(b"")
+        if opts.into is not None:
+            buf = opts.into
+            buf[:len(data)] = data
+            return GetResult(buf[:len(data)])
+        return GetResult(data)
+
+    async def _read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         headers = None
         if start is not None:
             assert end is not None  # a range has both ends
@@ -123,7 +149,7 @@ class ListGetStore:
                               op="get", url=self.location.url_for(key), key=key)
         return body
 
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+    async def _read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         """Up to `limit` first bytes and the object's total size, in one request."""
         resp = await self._request("GET", self._target(key), "get", key, {"Range": f"bytes=0-{max(limit, 1) - 1}"})
         if resp.status == 416:  # empty object: no byte range is satisfiable

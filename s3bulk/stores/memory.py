@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 from ..errors import NotFound, StoreError, Transient, UnsafeKey
-from ..model import ObjectInfo, Page, WorkUnit
-from .conditions import NO_CLOBBER, DestinationExists
+from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
+from .conditions import IF_MATCH, NO_CLOBBER, DestinationExists
 from ..config.urls import Location
-from .base import Features, OpenUpload, PartInfo
+from .base import (WHOLE, Features, GetOptions, GetResult, OpenUpload, PartInfo, ResumableUploads, ServerSideCopier,
+                   Store, Traits, Unsupported, Writer)
+from .features import features_of
 
 
 @dataclass(slots=True)
@@ -135,16 +137,16 @@ def _s3_etag(digests: Sequence[bytes]) -> str:
     return hashlib.md5(b"".join(digests)).hexdigest() + f"-{len(digests)}"
 
 
-class MemoryStore:
+class MemoryStore(Store, Writer, ResumableUploads, ServerSideCopier):
     """One bucket of the registry, through the store contract."""
 
     ordered = True
-    features = Features(ordered=True, read_into=True, write=True, resumable_uploads=True,
-                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-9,
-                        hashes=frozenset({"s3-etag"}), conditional_reads=True, conditional_writes=True)
+    traits = Traits(ordered=True, read_into=True, keeps_mtime=True, mtime_precision=1e-9, hashes=frozenset({"s3-etag"}),
+                    conditional_reads=True, conditional_writes=True)
 
     def __init__(self, location: Location) -> None:
         self.location = location
+        self.features: Features = features_of(self, self.traits)
         self.name = location.root
 
     def _bucket(self, op: str, key: str = "") -> MemoryBucket:
@@ -183,35 +185,44 @@ class MemoryStore:
         o = self._object("head", key)
         return ObjectInfo(key, len(o.data), o.mtime, o.etag)
 
-    def _version(self, op: str, key: str, o: MemoryObject) -> None:
-        """SourceChanged when a conditional read (stores/conditions.IF_MATCH) asks for another
-        version than the one stored: S3's 412 to If-Match."""
-        from .conditions import IF_MATCH, SourceChanged
-
-        want = IF_MATCH.get()
+    def _version(self, op: str, key: str, o: MemoryObject, want: str | None) -> None:
+        """SourceChanged when a conditional read asks for another version (`want`, an ETag) than
+        the one stored: S3's 412 to If-Match."""
         if want is not None and want != o.etag:
+            from .conditions import SourceChanged
+
             raise SourceChanged("the source object changed while it was read (412 to If-Match)",
                                 op=op, url=self.location.url_for(key), key=key)
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        """Held to opts.if_match, or (inside a conditional read) to stores/conditions.IF_MATCH for a
+        range, as S3 holds a GET that names the version."""
         o = self._object("get", key)
-        if start is None:
-            return o.data
-        self._version("get", key, o)
-        assert end is not None
+        if opts is WHOLE:
+            return GetResult(o.data, len(o.data))
+        if opts.first is not None:
+            return GetResult(o.data[:opts.first], len(o.data))
+        if opts.version_id is not None:
+            raise Unsupported("this store keeps no versions", op="get", url=self.location.url_for(key), key=key)
+        rng = opts.range
+        if rng is None:
+            self._version("get", key, o, opts.if_match)
+            return GetResult(o.data, len(o.data), ObjectProps() if opts.with_props else None)
+        start, end = rng
+        self._version("get", key, o, opts.if_match if opts.if_match is not None else IF_MATCH.get())
         if end > len(o.data) or start > end:
             raise StoreError(f"range {start}-{end} is outside the object ({len(o.data)} bytes)",
                              op="get", url=self.location.url_for(key), key=key)
-        return o.data[start:end]
-
-    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
-        data = await self.read(key, start, end)
-        buf[:len(data)] = data
-        return buf[:len(data)]
-
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
-        o = self._object("get", key)
-        return o.data[:limit], len(o.data)
+        data = o.data[start:end]
+        if opts.sink is not None:
+            opts.sink.begin()
+            opts.sink.write(memoryview(data))
+            return GetResult(b"")
+        if opts.into is not None:
+            buf = opts.into
+            buf[:len(data)] = data
+            return GetResult(buf[:len(data)])
+        return GetResult(data)
 
     # ---------------------------------------------------------------- writing
 
@@ -286,17 +297,17 @@ class MemoryStore:
 
     # ---------------------------------------------------------------- server-side copy
 
-    def can_copy_from(self, src: object) -> bool:
+    def can_copy_from(self, src: Store) -> bool:
         """The same bucket (`src` as unwrapped by any wrapper); between two buckets the bytes go
         through the engine, so engine tests reach the read/put and multipart paths."""
         return isinstance(src, MemoryStore) and src.name == self.name
 
-    async def copy_from(self, src: object, src_key: str, dst_key: str, size: int,
+    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
                         mtime: float | None = None, *, props: object = None, replace: bool = False) -> None:
         assert isinstance(src, MemoryStore)
         self._valid("copy", dst_key)
         o = src._object("get", src_key)
-        src._version("copy", src_key, o)
+        src._version("copy", src_key, o, IF_MATCH.get())
         b = self._bucket("copy", dst_key)
         self._absent(b, "copy", dst_key)
         b.put(dst_key, o.data, mtime)

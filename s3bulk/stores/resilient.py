@@ -42,13 +42,16 @@ import random
 import struct
 import time
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Sequence, TypeVar, cast
 
 from ..errors import NotFound, StoreError, Throttled, Transient
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
-from .base import (Features, Multipart, OpenUpload, PartInfo, PartsHalted, Unsupported, abort_confirmed,
-                   part_request, unwrap)
+from .base import (WHOLE, ChecksumReader, FileBodyReader, Features, GetOptions, GetResult, Multipart, ObjectChecksum,
+                   ObjectVersion, OpenUpload, PartInfo, PartSizeReader, PartsHalted, PropsReader, ResumableUploads,
+                   ServerSideCopier, Store, StreamedBody, StreamedPutter, Unsupported, VersionedStore, VersionPage, Writer,
+                   abort_confirmed, part_request, unwrap)
+from .features import mask
 
 T = TypeVar("T")
 
@@ -277,12 +280,14 @@ class Limiter:
         self.shared.close()
 
 
-class ResilientStore:
+class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, PropsReader,
+                     FileBodyReader):
     """Read side of a wrapped store: every call goes through the limiter and the retry loop.
 
     Everything is forwarded explicitly (no __getattr__): what the engine may use of a store is
     the contract in base.py, and `unwrap()` gives the store underneath where another store
-    must recognise it (server-side copy)."""
+    must recognise it (server-side copy). Its features are the inner store's, masked by the
+    protocols this class forwards (stores/features.py): the same value wherever it forwards all."""
 
     def __init__(self, inner: Any, opts: ResilienceOptions) -> None:
         self.inner = inner
@@ -290,7 +295,7 @@ class ResilientStore:
         self.stats = Stats()
         self.limiter = Limiter(opts, self.stats)
         self.location: Location = inner.location
-        self.features: Features = inner.features
+        self.features: Features = mask(inner.features, self)
 
     @property
     def ordered(self) -> bool:
@@ -337,7 +342,7 @@ class ResilientStore:
                 if throttle:
                     limiter.throttled(sent_at)
                 if isinstance(exc, NotFound) and on_retry_missing and retried_transient:
-                    return None  # type: ignore[return-value]  # an earlier attempt did it; its answer was lost
+                    return cast(T, None)  # an earlier attempt did it; its answer was lost
                 if (not exc.retryable or opts.retries <= 0 or (halted is not None and halted())
                         or (throttled >= _throttle_retries(opts) if throttle else attempt >= opts.retries)):
                     raise
@@ -390,56 +395,44 @@ class ResilientStore:
             raise self._unsupported("part sizes", key)
         return await self._call(lambda: self.inner.first_part_size(key))
 
-    async def object_checksum(self, key: str) -> Any:
+    async def object_checksum(self, key: str) -> ObjectChecksum | None:
         """features.checksums (forwarded, retried like head)."""
         return await self._call(lambda: self.inner.object_checksum(key))
 
-    async def object_parts(self, key: str) -> Any:
+    async def object_parts(self, key: str) -> list[tuple[int, int, str]] | None:
         """features.checksums (forwarded, retried like head)."""
         return await self._call(lambda: self.inner.object_parts(key))
 
     async def list_versions_page(self, prefix: str, key_marker: str | None, version_marker: str | None,
-                                 limit: int) -> Any:
+                                 limit: int) -> VersionPage:
         """features.versions (forwarded, retried)."""
         return await self._call(lambda: self.inner.list_versions_page(prefix, key_marker, version_marker, limit))
 
-    async def head_version(self, key: str, version_id: str) -> Any:
+    async def head_version(self, key: str, version_id: str) -> ObjectVersion:
         return await self._call(lambda: self.inner.head_version(key, version_id))
 
-    async def read_version(self, key: str, version_id: str, start: int | None = None, end: int | None = None) -> bytes:
-        if start is not None and end is not None:
-            await self.limiter.pace_bytes(end - start)
-        return await self._call(lambda: self.inner.read_version(key, version_id, start, end))
-
-    async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> Any:
+    async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
         return await self._call(lambda: self.inner.delete_versions(pairs))
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
-        if start is not None and end is not None:
-            await self.limiter.pace_bytes(end - start)
-        data = await self._call(lambda: self.inner.read(key, start, end), op="get", key=key)
-        if start is None:
-            await self.limiter.pace_bytes(len(data))
-        return data
-
-    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
-        if not self.features.read_into:
-            raise Unsupported("this store cannot read into a buffer", op="get",
-                              url=self.location.url_for(key), key=key)
-        await self.limiter.pace_bytes(end - start)
-        return await self._call(lambda: self.inner.read_into(key, start, end, buf), op="get", key=key)
-
-    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
-        if not self.features.read_to:
-            raise Unsupported("this store cannot hand a range to a sink", op="get",
-                              url=self.location.url_for(key), key=key)
-        await self.limiter.pace_bytes(end - start)
-        await self._call(lambda: self.inner.read_to(key, start, end, sink), op="get", key=key)
-
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
-        data, size = await self._call(lambda: self.inner.read_first(key, limit), op="get", key=key)
-        await self.limiter.pace_bytes(len(data))
-        return data, size
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        """The inner store's get, retried; --max-bandwidth paced before a range (its size is
+        known), after a whole object or a first read (by what came)."""
+        if opts is WHOLE:  # the plain whole read: the hot path, asked nothing else
+            got = await self._call(lambda: self.inner.get(key), op="get", key=key)
+            await self.limiter.pace_bytes(len(got.data))
+            return got
+        rng = opts.range
+        if rng is not None:
+            await self.limiter.pace_bytes(rng[1] - rng[0])
+        if opts.with_props or opts.version_id is not None:
+            if opts.with_props and not self.features.props:
+                raise self._no_props(key)
+            got = await self._call(lambda: self.inner.get(key, opts))  # named by the store's own errors
+        else:
+            got = await self._call(lambda: self.inner.get(key, opts), op="get", key=key)
+        if rng is None and opts.version_id is None:
+            await self.limiter.pace_bytes(len(got.data))
+        return got
 
     def _no_props(self, key: str) -> Unsupported:
         return Unsupported("this store keeps no object properties", op="head",
@@ -450,19 +443,6 @@ class ResilientStore:
             raise self._no_props(key)
         return await self._call(lambda: self.inner.read_props(key))
 
-    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
-        if not self.features.props:
-            raise self._no_props(key)
-        data, props = await self._call(lambda: self.inner.read_with_props(key))
-        await self.limiter.pace_bytes(len(data))
-        return data, props
-
-    async def read_with_mtime(self, key: str) -> tuple[bytes, float | None]:
-        """The object and the file time it carries (S3 stores: stores/s3/store.py)."""
-        data, mtime = await self._call(lambda: self.inner.read_with_mtime(key), op="get", key=key)
-        await self.limiter.pace_bytes(len(data))
-        return data, mtime
-
     async def restore_status(self, key: str) -> str | None:
         """An archived object's x-amz-restore (S3 stores: stores/s3/store.py)."""
         return await self._call(lambda: self.inner.restore_status(key))
@@ -472,6 +452,14 @@ class ResilientStore:
             raise self._no_props(key)
         return await self._call(lambda: self.inner.read_tagging(key))
 
+    def read_body(self, key: str, start: int, end: int) -> StreamedBody:
+        """features.file_bodies: the inner store's body, as it is (no request is made here; the
+        PUT that sends it is retried by the destination's wrapper, reading it again)."""
+        if not self.features.file_bodies:
+            raise self._unsupported("read a body", key)
+        body: StreamedBody = self.inner.read_body(key, start, end)
+        return body
+
     async def close(self) -> None:
         self.limiter.close()
         await self.inner.close()
@@ -480,7 +468,7 @@ class ResilientStore:
         return Unsupported(f"this store cannot {what}", op=what, url=self.location.url_for(key), key=key)
 
 
-class ResilientWriter(ResilientStore):
+class ResilientWriter(ResilientStore, Writer, ResumableUploads, ServerSideCopier, StreamedPutter):
     """A wrapped store that can also be written to (and maybe resume uploads, copy server-side)."""
 
     async def prepare(self) -> None:
@@ -491,10 +479,12 @@ class ResilientWriter(ResilientStore):
         await self.limiter.pace_bytes(len(data))
         await self._call(lambda: self.inner.put(key, data, mtime, props=props), op="put", key=key)
 
-    async def put_body(self, key: str, body: Any, mtime: float | None = None, *,
+    async def put_body(self, key: str, body: StreamedBody, mtime: float | None = None, *,
                        props: ObjectProps | None = None) -> None:
         """put() of a FileBody (features.streamed_puts): the file is read as it is sent, retries
         read it again."""
+        if not self.features.streamed_puts:
+            raise self._unsupported("put a streamed body", key)
         await self.limiter.pace_bytes(len(body))
         await self._call(lambda: self.inner.put_body(key, body, mtime, props=props), op="put", key=key)
 
@@ -530,10 +520,10 @@ class ResilientWriter(ResilientStore):
             raise self._unsupported("list multipart uploads", prefix)
         return await self._call(lambda: self.inner.list_uploads(prefix, key_marker, upload_marker))
 
-    def can_copy_from(self, src: Any) -> bool:
+    def can_copy_from(self, src: Store) -> bool:
         return self.features.server_side_copy and bool(self.inner.can_copy_from(unwrap(src)))
 
-    async def copy_from(self, src: Any, src_key: str, dst_key: str, size: int, mtime: float | None = None, *,
+    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int, mtime: float | None = None, *,
                         props: ObjectProps | None = None, replace: bool = False) -> None:
         if not self.features.server_side_copy:
             raise self._unsupported("copy", dst_key)

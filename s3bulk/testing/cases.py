@@ -12,11 +12,13 @@ import hashlib
 import os
 import time
 import uuid
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, cast
 
 from ..errors import NotFound
 from ..model import WorkUnit
-from ..stores.base import Features, IntoReader, ResumableUploads, ServerSideCopier, Store, Writer, unwrap
+from ..stores.base import Features, GetOptions, PropsReader, Store, Writer, unwrap
+from ..stores.reading import read_all, read_first, read_range, read_version, read_with_props
+from ..stores.features import CAPABILITIES
 from ..config.urls import Location
 from .harness import (KEYS, CapabilityAbsent, Case, Harness, MiB, body, expect_raises, list_all, noise, require,
                       utf8_sorted)
@@ -68,25 +70,35 @@ async def declares_its_features(h: Harness, store: Any) -> None:
     The engine asks `features`, never the concrete type, to decide how to list (by key range or
     by token), write (whole, in parts, resumable), copy (server-side or through us) and compare
     (mtime precision, hash kinds); each declared capability must come with its protocol's
-    methods. A wrapped store answers with its inner store's features, location and `unwrap()`.
+    methods, and each protocol implemented with its flag (stores/features.py derives them so). A
+    wrapped store answers with its inner store's features, location and `unwrap()`.
     """
     f = store.features
     assert isinstance(f, Features) and isinstance(store, Store)
     assert store.ordered == f.ordered
+    if f.read_into:  # a trait of get's data path: a range asked into a buffer is received there
+        h.seed({"in-place": b"0123456789"})
+        buf = memoryview(bytearray(8))
+        got = (await store.get("in-place", GetOptions((2, 6), into=buf))).data
+        assert isinstance(got, memoryview) and got.obj is buf.obj and bytes(got) == b"2345", \
+            "declares read_into but a get into a buffer returned a copy"
     assert isinstance(store, Writer) == f.write
-    if f.read_into:
-        assert isinstance(store, IntoReader)
-    if f.resumable_uploads:
-        assert f.write and isinstance(store, ResumableUploads)
-    if f.server_side_copy:
-        assert f.write and isinstance(store, ServerSideCopier)
+    core = unwrap(store)  # a wrapper forwards every protocol: what it may claim is its inner store's
+    for capability, protocol in CAPABILITIES:  # a flag is its protocol implemented, both ways
+        if getattr(f, capability):
+            assert isinstance(store, protocol), f"declares {capability} but is no {protocol.__name__}"
+        assert getattr(f, capability) == isinstance(core, protocol), \
+            f"{capability} declared {getattr(f, capability)} but {protocol.__name__} implemented {not getattr(f, capability)}"
+    assert bool(f.props) == isinstance(core, PropsReader), "props declared exactly by the PropsReaders"
+    if f.resumable_uploads or f.server_side_copy or f.streamed_puts:
+        assert f.write, "uploads, copies and streamed puts are writes"
     assert f.mtime_precision is None or f.mtime_precision > 0
     assert f.hashes <= {"s3-etag"}, "the engine compares only the hash kinds it knows"
     assert isinstance(store.location, Location) and store.location.kind
     if h.location_kind is not None:
         assert store.location.kind == h.location_kind
     if h.wrapped:
-        inner: Any = store.unwrap()  # a wrapper's way to its inner store (isinstance above narrowed `store`)
+        inner: Any = cast(Any, store).unwrap()  # a wrapper's way to its inner store (isinstance above narrowed `store`)
         assert inner.features == f and inner.location == store.location
         assert unwrap(store) is inner
 
@@ -175,11 +187,11 @@ def _ranged_objects() -> dict[str, bytes]:
 @_case(_ranged_objects)
 async def head_and_ranged_reads(h: Harness, store: Any) -> None:
     """`head` gives the size (and an mtime exactly when the store declares an mtime precision);
-    `read` gives the whole body or bytes [start, end), an empty range included; `read_first`
-    gives at most `limit` first bytes and the total size in one request.
+    `get` gives the whole body or bytes [start, end), an empty range included; with `first` at most
+    that many first bytes and the total size in one request.
 
     Large objects are copied as ranges read in parallel, and objects whose size the listing did
-    not give are read with read_first (small ones whole, large ones then in parts): an off-by-one
+    not give are read with `first` (small ones whole, large ones then in parts): an off-by-one
     at either end of a range corrupts every large copy. Keys with spaces, "+" and non-ASCII must
     reach the same object (URL encoding).
     """
@@ -187,12 +199,12 @@ async def head_and_ranged_reads(h: Harness, store: Any) -> None:
     info = await store.head("d/obj")
     assert info.key == "d/obj" and info.size == 1000
     assert (info.mtime is None) == (store.features.mtime_precision is None)
-    assert await store.read("d/obj") == data
+    assert await read_all(store, "d/obj") == data
     for start, end in ((0, 1), (10, 20), (999, 1000), (0, 1000), (5, 5)):
-        assert await store.read("d/obj", start, end) == data[start:end], (start, end)
-    assert await store.read_first("d/obj", 10) == (data[:10], 1000)
-    assert await store.read_first("d/obj", 5000) == (data, 1000)
-    assert await store.read("d/odd key ü+😀") == b"odd"
+        assert await read_range(store, "d/obj", start, end) == data[start:end], (start, end)
+    assert await read_first(store, "d/obj", 10) == (data[:10], 1000)
+    assert await read_first(store, "d/obj", 5000) == (data, 1000)
+    assert await read_all(store, "d/odd key ü+😀") == b"odd"
     assert (await store.head("d/odd key ü+😀")).size == 3
 
 
@@ -204,35 +216,178 @@ async def zero_byte_object(h: Harness, store: Any) -> None:
     them missing, or a range request that fails on them, drops them from every copy.
     """
     assert (await store.head("empty")).size == 0
-    assert await store.read("empty") == b""
-    assert await store.read_first("empty", 1024) == (b"", 0)
+    assert await read_all(store, "empty") == b""
+    assert await read_first(store, "empty", 1024) == (b"", 0)
     listed = {e.key: e.size for e in await list_all(store)}
     assert listed.keys() == {"empty", "full"} and listed["empty"] in (0, None)
 
 
 @_case(lambda: {"obj": noise("obj", 3000)})
 async def read_into_a_buffer(h: Harness, store: Any) -> None:
-    """With read_into, bytes [start, end) land in the caller's buffer and come back as a view of
-    it (not a copy); a missing key is NotFound.
+    """get with `into`: bytes [start, end) land in the caller's buffer and come back as a view of
+    it, received there (not a copy) where the store declares read_into; a missing key is NotFound.
 
     The engine reuses a few part buffers for every multipart copy so memory stays bounded; a
-    store that returns fresh bytes instead silently doubles the memory a copy takes.
+    store that declares read_into but returns fresh bytes silently doubles the memory a copy takes.
     """
-    await require(store, "read_into")
     data = noise("obj", 3000)
     buf = memoryview(bytearray(4096))
-    got = await store.read_into("obj", 100, 2100, buf)
+    got = (await store.get("obj", GetOptions((100, 2100), into=buf))).data
     assert bytes(got) == data[100:2100]
-    assert got.obj is buf.obj, "read_into returned a copy, not the caller's memory"
-    got = await store.read_into("obj", 2999, 3000, buf)
+    if store.features.read_into:
+        assert isinstance(got, memoryview) and got.obj is buf.obj, "read_into returned a copy, not the caller's memory"
+    got = (await store.get("obj", GetOptions((2999, 3000), into=buf))).data
     assert bytes(got) == data[2999:]
-    with expect_raises(NotFound, "read_into of a missing key"):
-        await store.read_into("missing", 0, 10, buf)
+    with expect_raises(NotFound, "a get into a buffer of a missing key"):
+        await store.get("missing", GetOptions((0, 10), into=buf))
+
+
+@_case(lambda: {"obj": noise("obj", 3000)})
+async def read_to_a_sink(h: Harness, store: Any) -> None:
+    """get with `sink`: bytes [start, end) are handed to the sink (as they arrive where the store
+    declares read_to), each attempt starting it over: the file behind it holds exactly those
+    bytes at those offsets, and the result holds none; a missing key is NotFound.
+
+    A ranged download into a local file writes each part where it belongs without a part buffer
+    (stores/files/filesink.py); a byte off by one there corrupts the file the download leaves.
+    """
+    import tempfile
+
+    from ..stores.files.filesink import RangeSink
+
+    data = noise("obj", 3000)
+    with tempfile.TemporaryFile() as f:
+        got = await store.get("obj", GetOptions((100, 2100), sink=RangeSink(f.fileno(), 100, 2100)))
+        assert os.pread(f.fileno(), 2000, 100) == data[100:2100] and not got.data
+        with expect_raises(NotFound, "a get to a sink of a missing key"):
+            await store.get("missing", GetOptions((0, 10), sink=RangeSink(f.fileno(), 0, 10)))
+
+
+@_case(lambda: {"obj": noise("obj", 3000)})
+async def file_bodies_stream_a_range(h: Harness, store: Any) -> None:
+    """With file_bodies (FileBodyReader), read_body gives a range as a body of that length whose
+    bytes are the range's, read again whole on every pass (a retried PUT reads it again).
+
+    An upload streams such a body instead of holding the object in memory; a body whose length
+    is not its bytes' sends a PUT the server refuses, or stores short.
+    """
+    await require(store, "file_bodies")
+    data = noise("obj", 3000)
+    part = store.read_body("obj", 10, 2010)
+    assert len(part) == 2000
+    assert await part.read_all() == data[10:2010]
+    assert await part.read_all() == data[10:2010], "a second pass reads the same bytes"
+
+
+@_case()
+async def streamed_puts_write_a_body(h: Harness, store: Any) -> None:
+    """With streamed_puts (StreamedPutter), put_body writes a body read from a local file as it
+    is sent: the object reads back byte for byte, with the given mtime where the store keeps one.
+
+    An upload of a local file up to the multipart threshold goes so, a few chunks in memory.
+    """
+    import tempfile
+
+    from ..stores.files.bodies import FileBody
+
+    await require(store, "streamed_puts")
+    data = noise("streamed", 3 * MiB + 5)
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(data)
+        f.flush()
+        await store.put_body("streamed", FileBody(f.name, 0, len(data), url=f.name, key="streamed"), OLD)
+    assert await read_all(store, "streamed") == data
+    info = await store.head("streamed")
+    assert info.size == len(data)
+    if store.features.keeps_mtime:
+        assert abs(info.mtime - OLD) <= store.features.mtime_precision
+
+
+@_case(lambda: {"obj": noise("obj", 300)})
+async def props_read_with_the_object(h: Harness, store: Any) -> None:
+    """A store that keeps object properties (props, PropsReader) gives them from one HEAD
+    (read_props), with the body from one GET (read_with_props: the bytes are the object's), and
+    the tags as x-amz-tagging takes them ("" for none); a missing key is NotFound.
+
+    A copy carries the source's properties through these; a store that gives other bytes with
+    them writes another object.
+    """
+    from ..model import ObjectProps
+
+    if not store.features.props:
+        assert not isinstance(unwrap(store), PropsReader), "declares no props but is a PropsReader"
+        raise CapabilityAbsent("declares no props")
+    assert isinstance(await store.read_props("obj"), ObjectProps)
+    data, props = await read_with_props(store, "obj")
+    assert data == noise("obj", 300) and isinstance(props, ObjectProps)
+    assert isinstance(await store.read_tagging("obj"), str)
+    with expect_raises(NotFound, "read_props of a missing key"):
+        await store.read_props("missing")
+
+
+@_case(lambda: {"obj": noise("obj", 300)})
+async def checksums_of_an_object(h: Harness, store: Any) -> None:
+    """With checksums (ChecksumReader), object_checksum gives None or the object's (algorithm,
+    base64 value, FULL_OBJECT or COMPOSITE), object_parts None or the parts; a missing key is
+    NotFound.
+
+    sync --checksum and a download's check compare these; an algorithm the engine does not know
+    would be compared as if it were one it knows.
+    """
+    from ..stores.base import ObjectChecksum
+    from ..stores.checksums import ALGORITHMS
+
+    await require(store, "checksums")
+    found = await store.object_checksum("obj")
+    assert found is None or (isinstance(found, ObjectChecksum) and found.algorithm in ALGORITHMS
+                             and found.kind in ("FULL_OBJECT", "COMPOSITE"))
+    parts = await store.object_parts("obj")
+    assert parts is None or isinstance(parts, list)
+    with expect_raises(NotFound, "object_checksum of a missing key"):
+        await store.object_checksum("missing")
+
+
+@_case()
+async def part_sizes_of_a_multipart_object(h: Harness, store: Any) -> None:
+    """With part_sizes (PartSizeReader), first_part_size gives the size of part 1 of an object
+    uploaded in parts, and None for one put whole.
+
+    sync --checksum compares a multipart ETag with a local file's only at the part size the
+    uploader really used.
+    """
+    await require(store, "part_sizes")
+    data = _big()
+    upload = await store.start_multipart("parts", len(data), PART)
+    for number, offset, part in _parts(data):
+        await upload.put_part(number, offset, part)
+    await upload.complete()
+    await store.put("whole", b"whole")
+    assert await store.first_part_size("parts") == PART
+    assert await store.first_part_size("whole") is None
+
+
+@_case(lambda: {"obj": noise("obj", 300)})
+async def versions_list_head_and_read(h: Harness, store: Any) -> None:
+    """With versions (VersionedStore), a key's version is listed (its id, size, latest), heads
+    and reads by that id to the object's bytes, and is deleted by it for good.
+
+    `copy --all-versions` replays a history through these, and `rm --all-versions` deletes it.
+    """
+    await require(store, "versions")
+    page = await store.list_versions_page("obj", None, None, 1000)
+    (version,) = [v for v in page.entries if v.key == "obj"]
+    assert version.latest and version.size == 300 and not version.delete_marker
+    assert (await store.head_version("obj", version.version_id)).size == 300
+    assert await read_version(store, "obj", version.version_id) == noise("obj", 300)
+    assert await read_version(store, "obj", version.version_id, 10, 20) == noise("obj", 300)[10:20]
+    assert await store.delete_versions([("obj", version.version_id)]) == []
+    with expect_raises(NotFound, "head of a deleted version's key"):
+        await store.head("obj")
 
 
 @_case(lambda: {"there": b"x", "dir/inside": b"y"})
 async def missing_key_is_not_found(h: Harness, store: Any) -> None:
-    """A key that does not exist is NotFound from head, read, a ranged read and read_first,
+    """A key that does not exist is NotFound from head, get (whole, a range, the first bytes),
     including a prefix of an existing key, a key under an existing key, and a missing key in an
     existing "directory".
 
@@ -244,11 +399,11 @@ async def missing_key_is_not_found(h: Harness, store: Any) -> None:
         with expect_raises(NotFound, f"head({key!r})"):
             await store.head(key)
         with expect_raises(NotFound, f"read({key!r})"):
-            await store.read(key)
+            await read_all(store, key)
         with expect_raises(NotFound, f"read({key!r}, 0, 1)"):
-            await store.read(key, 0, 1)
+            await read_range(store, key, 0, 1)
         with expect_raises(NotFound, f"read_first({key!r})"):
-            await store.read_first(key, 10)
+            await read_first(store, key, 10)
 
 
 @_case()
@@ -289,7 +444,7 @@ async def put_read_back_and_replace(h: Harness, store: Any) -> None:
     assert sorted(listed) == sorted(KEYS + ["zero"])
     for key in KEYS + ["zero"]:
         want = body(key, 100) if key != "zero" else b""
-        assert await store.read(key) == want
+        assert await read_all(store, key) == want
         info = await store.head(key)
         assert info.size == len(want) == listed[key].size
         f = store.features
@@ -300,7 +455,7 @@ async def put_read_back_and_replace(h: Harness, store: Any) -> None:
         if "s3-etag" in f.hashes:
             assert info.etag == listed[key].etag == hashlib.md5(want).hexdigest()
     await store.put("a-b", b"replaced")
-    assert await store.read("a-b") == b"replaced"
+    assert await read_all(store, "a-b") == b"replaced"
     assert (await store.head("a-b")).size == 8
 
 
@@ -327,7 +482,7 @@ async def multipart_upload_in_any_order(h: Harness, store: Any) -> None:
     with expect_raises(NotFound, "head before the upload completed"):
         await store.head("big/obj")
     await upload.complete()
-    assert await store.read("big/obj") == data
+    assert await read_all(store, "big/obj") == data
     info = await store.head("big/obj")
     assert info.size == len(data)
     if "s3-etag" in store.features.hashes:
@@ -380,7 +535,7 @@ async def multipart_resume_by_upload_id_from_another_store(h: Harness, store: An
     assert resumed.upload_id == upload_id
     await resumed.put_part(n2, o2, p2)
     await resumed.complete()
-    assert await later.read("resumed") == data
+    assert await read_all(later, "resumed") == data
     if "s3-etag" in store.features.hashes:
         assert (await later.head("resumed")).etag == _multipart_etag(data)
     with expect_raises(NotFound, "list_parts of a completed upload"):
@@ -463,7 +618,7 @@ async def server_side_copy_within_the_store(h: Harness, store: Any) -> None:
     other = await h.open()
     assert store.can_copy_from(other) and other.can_copy_from(store)
     await store.copy_from(other, "src/obj", "dst/ü obj", len(data), OLD)
-    assert await store.read("dst/ü obj") == data
+    assert await read_all(store, "dst/ü obj") == data
     info = await store.head("dst/ü obj")
     assert info.size == len(data)
     if store.features.keeps_mtime:
@@ -476,8 +631,9 @@ async def server_side_copy_within_the_store(h: Harness, store: Any) -> None:
 
 @_case(lambda: {"obj": noise("obj-old", 3000)})
 async def reads_held_to_one_version_refuse_another(h: Harness, store: Any) -> None:
-    """A store that declares conditional_reads holds a ranged read (read, read_into, read_to) and
-    a server-side copy inside a condition on an ETag (stores/conditions.IF_MATCH) to that version:
+    """A store that declares conditional_reads holds a get naming an ETag (if_match: whole, a range,
+    into a buffer, to a sink), and a server-side copy inside a condition on one
+    (stores/conditions.IF_MATCH), to that version:
     its bytes while the object is unchanged, SourceChanged once it was overwritten (same size,
     other bytes), and a copy that raised left nothing under the destination key. A store that
     does not declare it ignores the condition.
@@ -502,31 +658,34 @@ async def reads_held_to_one_version_refuse_another(h: Harness, store: Any) -> No
 
     etag = (await store.head("obj")).etag
     if not store.features.conditional_reads:
-        assert await held("not-its-etag", lambda: store.read("obj", 10, 20)) == old[10:20], \
+        assert await read_range(store, "obj", 10, 20, if_match="not-its-etag") == old[10:20], \
             "declares no conditional reads but refuses a read under a condition"
         raise CapabilityAbsent("declares no conditional_reads")
     assert etag, "declares conditional reads but heads no ETag to hold reads to"
-    assert await held(etag, lambda: store.read("obj", 10, 20)) == old[10:20]
+    assert await read_range(store, "obj", 10, 20, if_match=etag) == old[10:20]
+    assert await read_all(store, "obj", if_match=etag) == old
     h.seed({"obj": new})
     with expect_raises(SourceChanged, "a ranged read of another version"):
-        await held(etag, lambda: store.read("obj", 10, 20))
-    if store.features.read_into:
-        with expect_raises(SourceChanged, "read_into of another version"):
-            await held(etag, lambda: store.read_into("obj", 0, 100, memoryview(bytearray(100))))
-    if store.features.read_to:
-        with tempfile.TemporaryFile() as f:
-            with expect_raises(SourceChanged, "read_to of another version"):
-                await held(etag, lambda: store.read_to("obj", 0, 100, RangeSink(f.fileno(), 0, 100)))
+        await read_range(store, "obj", 10, 20, if_match=etag)
+    with expect_raises(SourceChanged, "a ranged read inside a condition, of another version"):
+        await held(etag, lambda: read_range(store, "obj", 10, 20))
+    with expect_raises(SourceChanged, "a whole read of another version"):
+        await read_all(store, "obj", if_match=etag)
+    with expect_raises(SourceChanged, "a get into a buffer of another version"):
+        await store.get("obj", GetOptions((0, 100), if_match=etag, into=memoryview(bytearray(100))))
+    with tempfile.TemporaryFile() as f:
+        with expect_raises(SourceChanged, "a get to a sink of another version"):
+            await store.get("obj", GetOptions((0, 100), if_match=etag, sink=RangeSink(f.fileno(), 0, 100)))
     if store.features.server_side_copy:
         with expect_raises(SourceChanged, "a server-side copy of another version"):
             await held(etag, lambda: store.copy_from(store, "obj", "copied", len(new)))
         with expect_raises(NotFound, "the object a refused copy was to write"):
             await store.head("copied")
     now = (await store.head("obj")).etag
-    assert await held(now, lambda: store.read("obj", 10, 20)) == new[10:20]
+    assert await read_range(store, "obj", 10, 20, if_match=now) == new[10:20]
     if store.features.server_side_copy:
         await held(now, lambda: store.copy_from(store, "obj", "copied", len(new)))
-        assert await store.read("copied") == new
+        assert await read_all(store, "copied") == new
 
 
 @_case(lambda: {"obj": noise("theirs", 1000)})
@@ -560,9 +719,9 @@ async def writes_that_must_not_replace_refuse_an_existing_key(h: Harness, store:
             other = await h.open()
             with expect_raises(DestinationExists, "a server-side copy onto an existing key"):
                 await store.copy_from(other, "other", "obj", 10)
-        assert await store.read("obj") == theirs
+        assert await read_all(store, "obj") == theirs
         await store.put("new", noise("ours", 10))  # a new key is written as ever
-        assert await store.read("new") == noise("ours", 10)
+        assert await read_all(store, "new") == noise("ours", 10)
     finally:
         NO_CLOBBER.reset(token)
     assert sorted(e.key for e in await list_all(store, "", 1000)) == sorted(

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterator
 
 from ..model import ObjectInfo, WorkUnit
-from ..stores.base import ServerSideCopier, Store, Unsupported, Writer
+from ..stores.base import ServerSideCopier, Store, Unsupported, Writer, unwrap
+from ..stores.features import CAPABILITIES
 from ..stores.resilient import ResilienceOptions, wrap
 from ..errors import CapabilityAbsent
 
@@ -207,10 +208,11 @@ async def require(store: Any, capability: str) -> None:
     a declaration that undersells is as wrong as one that oversells) and raise CapabilityAbsent."""
     if getattr(store.features, capability):
         return
+    protocol = dict(CAPABILITIES).get(capability)
+    if protocol is not None:  # a capability is its protocol: the store inside must not implement it
+        assert not isinstance(unwrap(store), protocol), f"declares no {capability} but is a {protocol.__name__}"
     if capability == "write":
         assert not isinstance(store, Writer), "declares no write but is a Writer"
-    elif capability == "read_into":
-        await _lacks(store, "read_into", "k", 0, 1, memoryview(bytearray(1)))
     elif capability == "resumable_uploads":
         await _lacks(store, "list_parts", "k", "id")
         await _lacks(store, "resume_multipart", "k", "id", [])

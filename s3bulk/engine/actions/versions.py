@@ -26,7 +26,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, cast
 from ...errors import StoreError, UsageError
 from ...config.filters import Filters
 from ...model import ObjectInfo
-from ...stores.base import ObjectVersion, Store, VersionedStore, unwrap
+from ...stores.base import WHOLE, GetOptions, GetResult, ObjectVersion, Store, VersionedStore, unwrap
 from ...config.urls import Location, S3Options, parse_location
 from ..events import Copied, Failure, Subscriber, deletion
 
@@ -95,13 +95,13 @@ class _VersionSource:
     def ordered(self) -> bool:
         return True
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
-        return await self.store.read_version(key, self.version_id, start, end)
-
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
-        info = await self.store.head_version(key, self.version_id)
-        size = info.size or 0
-        return await self.read(key, 0, min(size, limit)), size
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        """`opts` of this version (a first read: its size from one HEAD of the version)."""
+        if opts.first is not None:
+            size = (await self.store.head_version(key, self.version_id)).size or 0
+            got = await cast(Store, self.store).get(key, GetOptions((0, min(size, opts.first)), version_id=self.version_id))
+            return GetResult(got.data, size)
+        return await cast(Store, self.store).get(key, GetOptions(opts.range, version_id=self.version_id))
 
 
 @dataclass(slots=True)

@@ -164,6 +164,7 @@ async def spool_s3(url: str, s3: Any = None, directory: str | None = None) -> st
     bucket, as a `bucket,key` spool file (the caller removes it)."""
     from ...errors import NotFound
     from ...stores import open_store
+    from ...stores.reading import read_all, read_range
     from ...config.urls import parse_location
 
     loc = parse_location(url, s3)
@@ -171,7 +172,7 @@ async def spool_s3(url: str, s3: Any = None, directory: str | None = None) -> st
     fd, path = tempfile.mkstemp(prefix="s3bulk-inventory-", suffix=".csv", dir=directory)
     try:
         try:
-            text = await store.read(loc.prefix)
+            text = await read_all(store, loc.prefix)
         except NotFound:
             raise UsageError(f"no inventory manifest at {url}") from None
         schema, files = parse_manifest(text, url)
@@ -182,7 +183,7 @@ async def spool_s3(url: str, s3: Any = None, directory: str | None = None) -> st
                     size = (await store.head(key)).size or 0
                 rows = RowWriter(keep, out, key, md5)
                 for start in range(0, size, PIECE):  # one piece in memory at a time
-                    rows.feed(await store.read(key, start, min(start + PIECE, size)))
+                    rows.feed(await read_range(store, key, start, min(start + PIECE, size)))
                 rows.finish()
     except BaseException:
         os.unlink(path)

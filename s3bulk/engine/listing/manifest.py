@@ -27,6 +27,7 @@ from urllib.parse import quote, unquote, unquote_plus
 
 from ...errors import NotFound, S3BulkError, UsageError
 from ...model import ObjectInfo, Page, WorkUnit
+from ...stores.base import WHOLE
 
 HEADS_AT_ONCE = 32
 FORMATS = ("auto", "lines", "csv", "inventory")
@@ -155,26 +156,11 @@ class ManifestSource:
     async def head(self, key: str) -> ObjectInfo:
         return await self.inner.head(key)
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
-        return await self.inner.read(key, start, end)
-
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
-        return await self.inner.read_first(key, limit)
-
-    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
-        return await self.inner.read_into(key, start, end, buf)
-
-    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
-        await self.inner.read_to(key, start, end, sink)
+    async def get(self, key: str, opts: Any = WHOLE) -> Any:
+        return await self.inner.get(key, opts)  # stores/base.py GetOptions, as the inner store's
 
     async def read_props(self, key: str) -> Any:
         return await self.inner.read_props(key)  # features.props, as the inner store's
-
-    async def read_with_props(self, key: str) -> Any:
-        return await self.inner.read_with_props(key)
-
-    async def read_with_mtime(self, key: str) -> Any:
-        return await self.inner.read_with_mtime(key)
 
     async def restore_status(self, key: str) -> str | None:
         return await self.inner.restore_status(key)

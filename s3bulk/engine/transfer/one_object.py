@@ -39,7 +39,9 @@ from ...errors import Corrupt, StoreError
 from ...errors import ChecksumMismatch, Stopped
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
-from ...stores.base import ChecksumReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier, read_range
+from ...stores.base import (ChecksumReader, FileBodyReader, Multipart, PropsReader, ResumableUploads, ServerSideCopier,
+                            StreamedPutter)
+from ...stores.reading import read_first, read_range, read_with_mtime, read_with_props
 from ...stores.conditions import IF_MATCH, NO_CLOBBER, SOURCE_FILE, FileVersion, SourceChanged
 from ...stores.files.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from ...stores import file_times
@@ -323,13 +325,13 @@ class Transfer:
         probe = min(self.options.multipart_threshold, UNSIZED_PROBE)
         await self.budget.acquire(probe)
         try:
-            data, size = await self.src.read_first(src_key, probe)
+            data, size = await read_first(self.src, src_key, probe)
             if size <= self.options.multipart_threshold:
                 extra = size - len(data)
                 if extra > 0:  # bigger than the probe, small enough for one put
                     await self.budget.acquire(extra)
                     try:
-                        data += await self.src.read(src_key, len(data), size)
+                        data += await read_range(self.src, src_key, len(data), size)
                         await self._put_checked(src_key, dst_key, data, size,
                                                 props=await self._props_for(src_key, dst_key))
                     finally:
@@ -352,9 +354,9 @@ class Transfer:
         held = min(size, 2 * CHUNK)
         await self.budget.acquire(held)
         try:
-            body = self.src.read_body(src_key, 0, size)  # type: ignore[attr-defined]  # features.file_bodies
+            body = cast(FileBodyReader, self.src).read_body(src_key, 0, size)  # features.file_bodies
             mtime = self._dst_mtime(mtime)
-            await self.dst.put_body(dst_key, body, mtime, props=props)  # type: ignore[attr-defined]  # features.streamed_puts
+            await cast(StreamedPutter, self.dst).put_body(dst_key, body, mtime, props=props)  # features.streamed_puts
         finally:
             self.budget.release(held)
 
@@ -420,10 +422,10 @@ class Transfer:
         local file: stores/file_times.py; else None), from the one GET."""
         if not self.wants_src_props:
             if not self.restore_mtime:
-                return await self.src.read(src_key), self._dst_props(dst_key, None), None
-            data, stored = await cast(Any, self.src).read_with_mtime(src_key)  # features.props == "s3"
+                return (await self.src.get(src_key)).data, self._dst_props(dst_key, None), None  # the hot path: no helper
+            data, stored = await read_with_mtime(self.src, src_key)  # features.props == "s3"
             return data, self._dst_props(dst_key, None), stored
-        data, read = await cast(PropsReader, self.src).read_with_props(src_key)
+        data, read = await read_with_props(self.src, src_key)
         stored = file_times.stored_mtime(read.metadata) if self.restore_mtime else None
         return data, self._dst_props(dst_key, await self._source_props(src_key, read)), stored
 

@@ -29,7 +29,8 @@ from typing import Any, Awaitable, Callable, Coroutine, TypeVar, cast
 from ...errors import BucketMissing, NotFound, S3BulkError, UsageError
 from ...errors import Interrupted, StreamFailed, StreamTooLong
 from ...model import WorkUnit
-from ...stores.base import (MAX_PARTS, IntoReader, PartTasks, Store, Writer, complete_or_abort,
+from ...stores.reading import read_range
+from ...stores.base import (MAX_PARTS, PartTasks, Store, Writer, complete_or_abort,
                             part_size_for)
 from ...config.urls import Location, S3Options, pipe_target
 from ..plan import TransferOptions
@@ -242,7 +243,7 @@ async def download_stream(store: Store, key: str, write: WriteAll, *, part_size:
     url = url or key
     size = (await store.head(key)).size or 0
     if size <= part_size:
-        data = await store.read(key, 0, size) if size else b""
+        data = await read_range(store, key, 0, size) if size else b""
         await _stream_io(write, memoryview(data), "cannot write the output")
         return PipeResult(url, size, 0)
     into = store.features.read_into
@@ -257,10 +258,10 @@ async def download_stream(store: Store, key: str, write: WriteAll, *, part_size:
         end = min(size, start + part_size)
         if into:
             buf = spare.pop() if spare else memoryview(bytearray(part_size))
-            coro: Awaitable[Any] = cast(IntoReader, store).read_into(key, start, end, buf)
+            coro: Awaitable[Any] = read_range(store, key, start, end, buf)
         else:
             buf = None
-            coro = store.read(key, start, end)
+            coro = read_range(store, key, start, end)
         pending.append((asyncio.ensure_future(coro), buf))
         return True
 

@@ -12,17 +12,18 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ...stores.files.filesink import RangeSink
+from ...stores.reading import read_to
 
 
 def sinks(src: Any, upload: Any) -> bool:
     """Whether the parts of `upload` (a destination's Multipart) are written through sinks."""
-    return bool(getattr(src.features, "read_to", False) and getattr(upload, "takes_sinks", False) and enabled())
+    return bool(src.features.read_to and getattr(upload, "takes_sinks", False) and enabled())
 
 
 def range_sinks(options: Any, src: Any, dst: Any) -> bool:
     """Whether a download's parts will be written into the file as they arrive: an S3 source into a
     local file, --flush-writes off (link.py then lets its ranges be larger than a buffered part)."""
-    return (not options.flush_writes and dst.location.kind == "local" and bool(getattr(src.features, "read_to", False))
+    return (not options.flush_writes and dst.location.kind == "local" and bool(src.features.read_to)
             and enabled())
 
 
@@ -49,7 +50,7 @@ async def fill(src: Any, key: str, number: int, sink: RangeSink, check: Any, rea
     not match is read again, `reads` times in all, then `mismatch()` is raised. Returns the CRC
     given to `check` (0 without one)."""
     for _ in range(max(1, reads)):
-        await src.read_to(key, sink.start, sink.end, sink)
+        await read_to(src, key, sink.start, sink.end, sink)
         if check is None:
             return 0
         crc = sink.crc()

@@ -283,13 +283,13 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
     from ...stores.files.filesink import RangeSink
     from .part_buffers import part_buffer
     from .sinks import enabled, fill
-    from ...stores.base import read_range
+    from ...stores.reading import read_range
 
     IF_MATCH.set(if_match)  # this helper's loop reads this one object only
     src = await open_store(location, store_options)
     fd = os.open(path, os.O_WRONLY)
     buffers: list[memoryview] = []
-    sinks = getattr(src.features, "read_to", False) and enabled()
+    sinks = src.features.read_to and enabled()
     try:
         async def one(number: int, start: int, end: int) -> None:
             if sinks:  # written into the file as received, checksum on the way (sinks.py)

@@ -32,11 +32,13 @@ from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from . import xattrs
 from .. import file_times  # the mark a download leaves, asked once per file
-from ..base import Features
+from ..base import (WHOLE, FileBodyReader, Features, GetOptions, GetResult, PropsReader, ServerSideCopier, Store, Traits,
+                    Unsupported, Writer)
+from ..features import features_of
 from ..files.bodies import FileBody
 from ..conditions import DestinationExists, source_file
 from ..files import partfile
-from ..files.filesink import size_for_parts, write_part
+from ..files.filesink import allocate_range, size_for_parts, write_part
 from ..files.landing import (KEPT_TEMPS, OPEN_TEMPS, TEMP_INODES, land, unlink_quietly,
                              write_in_thread)
 
@@ -99,18 +101,18 @@ def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError
     return WriteFailed(exc.strerror or str(exc), op=op, url=path, key=key)
 
 
-class LocalStore:
+class LocalStore(Store, Writer, ServerSideCopier, PropsReader, FileBodyReader):
     """Files under `location.root` (an absolute directory)."""
 
     ordered = True
-    # a temporary file dies with its run, so uploads are not resumable; mtimes are float seconds
-    # (a microsecond is what a float keeps of today's nanosecond stat times); no hashes in listings
-    features = Features(ordered=True, read_into=True, write=True, resumable_uploads=False,
-                        server_side_copy=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs",
-                        file_bodies=True, conditional_writes=True)
+    # a temporary file dies with its run, so uploads are not resumable (no ResumableUploads); mtimes
+    # are float seconds (a microsecond is what a float keeps of today's nanosecond stat times); no
+    # hashes in listings
+    traits = Traits(ordered=True, read_into=True, keeps_mtime=True, mtime_precision=1e-6, props="xattrs", conditional_writes=True)
 
     def __init__(self, location: Location, *, dir_cache_entries: int = 20_000, flush_writes: bool = False) -> None:
         self.location = location
+        self.features: Features = features_of(self, self.traits)
         self.flush_writes = flush_writes
         self.root = location.root
         self._real_root: str | None = None
@@ -313,7 +315,31 @@ class LocalStore:
         finally:
             os.close(fd)
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        """A file has no ETag (if_match is not asked of it: features.conditional_reads is off) and
+        no versions; its version is the one the listing saw (stores/conditions.FileVersion)."""
+        if opts.version_id is not None:
+            raise Unsupported("a file has no versions", op="get", url=self._src_path(key), key=key)
+        if opts.first is not None:
+            data, size = await self._read_first(key, opts.first)
+            return GetResult(data, size)
+        rng = opts.range
+        if rng is None:
+            data = await self._read(key)
+            if opts.with_props:
+                return GetResult(data, len(data), await self.read_props(key))
+            return GetResult(data, len(data))
+        start, end = rng
+        if opts.into is not None:
+            return GetResult(await self._read_into(key, start, end, opts.into))
+        data = await self._read(key, start, end)
+        if opts.sink is not None:
+            opts.sink.begin()
+            opts.sink.write(memoryview(data))
+            return GetResult(b"")
+        return GetResult(data)
+
+    async def _read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         path = self._src_path(key)
         if start is not None and end is not None and end - start > _BIG:
             return await asyncio.to_thread(self._read_sync, path, key, start, end)
@@ -341,7 +367,7 @@ class LocalStore:
         finally:
             os.close(fd)
 
-    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+    async def _read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
         """Bytes [start, end) read into buf: parts of big files reuse the engine's buffers."""
         path = self._src_path(key)
         if end - start > _BIG:
@@ -356,9 +382,6 @@ class LocalStore:
         except OSError as exc:
             raise _translate_os(exc, "read", path, key) from exc
 
-    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
-        return await self.read(key), await self.read_props(key)
-
     async def read_tagging(self, key: str) -> str:
         return ""  # a file has no tags
     def read_body(self, key: str, start: int, end: int) -> FileBody:
@@ -366,10 +389,10 @@ class LocalStore:
         path = self._src_path(key)
         return FileBody(path, start, end, url=path, key=key, version=source_file())
 
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+    async def _read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         info = await self.head(key)
         size = info.size or 0
-        return await self.read(key, 0, min(size, limit)), size
+        return await self._read(key, 0, min(size, limit)), size
 
     # ---------------------------------------------------------------- writing
 
@@ -587,14 +610,15 @@ class LocalStore:
 
     # ---------------------------------------------------------------- server-side copy
 
-    def can_copy_from(self, src: object) -> bool:
+    def can_copy_from(self, src: Store) -> bool:
         """Any other directory on this machine (`src` as unwrapped by any wrapper)."""
         return isinstance(src, LocalStore)
 
-    async def copy_from(self, src: "LocalStore", src_key: str, dst_key: str, size: int,
+    async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
                         mtime: float | None = None, *, props: ObjectProps | None = None,
                         replace: bool = False) -> None:
         """Copy the bytes (a local copy keeps no properties: `props` is not used)."""
+        assert isinstance(src, LocalStore)  # can_copy_from said so
         await write_in_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
 
     def _copy_sync(self, src_path: str, src_key: str, dst_key: str, size: int, mtime: float | None) -> None:

@@ -23,8 +23,11 @@ from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Dest
                        S3BulkError, StoreError, Throttled, Transient, UsageError)
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
-from ..base import (Features, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo, Store, VersionPage,
-                    abort_confirmed, part_request, part_size_for, upload_in_parts)
+from ..base import (WHOLE, ChecksumReader, Features, GetOptions, GetResult, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
+                    PartSizeReader, PropsReader, ResumableUploads, ServerSideCopier, Store, StreamedBody,
+                    StreamedPutter, Traits, VersionedStore, VersionPage, Writer, abort_confirmed, part_request,
+                    part_size_for, upload_in_parts)
+from ..features import features_of
 from ..files.bodies import FileBody
 from ..content_types import content_type_for
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
@@ -43,15 +46,14 @@ _CHECKSUM_FIELDS = ("ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME", "Che
 _CHECKSUM_HEADERS = {"ChecksumAlgorithm": "x-amz-checksum-algorithm", "ChecksumType": "x-amz-checksum-type"}
 
 
-class S3Store:
+class S3Store(Store, Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
+              ChecksumReader, VersionedStore, PropsReader, StreamedPutter):
     """One bucket on one endpoint, with one aiobotocore client per event loop."""
 
     ordered = True
     # LastModified has whole seconds and is the upload time (no mtime is kept); ETags are S3's
-    features = Features(ordered=True, read_into=True, read_to=True, write=True, resumable_uploads=True,
-                        server_side_copy=True, keeps_mtime=False, mtime_precision=1.0,
-                        hashes=frozenset({"s3-etag"}), part_sizes=True, props="s3", checksums=True,
-                        versions=True, streamed_puts=True, conditional_reads=True, conditional_writes=True)
+    traits = Traits(ordered=True, read_into=True, read_to=True, keeps_mtime=False, mtime_precision=1.0, hashes=frozenset({"s3-etag"}), props="s3",
+                    conditional_reads=True, conditional_writes=True)
 
     def __init__(self, location: Location, *, max_connections: int = 64,
                  copy_threshold: int = COPY_OBJECT_LIMIT, copy_part_size: int = 512 * 1024**2,
@@ -91,7 +93,8 @@ class S3Store:
         if self._read_key is not None:
             from dataclasses import replace
 
-            self.features = replace(S3Store.features, hashes=frozenset())
+            self.traits = replace(S3Store.traits, hashes=frozenset())
+        self.features: Features = features_of(self, self.traits)
 
     async def open(self) -> "S3Store":
         """Ready the store. On the lean path nothing of aiobotocore is built here when the bucket's
@@ -407,15 +410,46 @@ class S3Store:
             raise translate(exc, "head", self._url(key), key) from exc
         return s3props.from_botocore(resp)
 
-    async def read_with_mtime(self, key: str) -> tuple[bytes, float | None]:
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        """One GET as `opts` asks, on the lean path where it serves, else through botocore: a
+        whole plain read (WHOLE) goes straight to _read, the lean path's GET."""
+        if opts is WHOLE:
+            data = await self._read(key)
+            return GetResult(data, len(data))
+        if_match = opts.if_match
+        if opts.first is not None:
+            data, size = await self._read_first(key, opts.first)
+            return GetResult(data, size)
+        if opts.version_id is not None:
+            start, end = opts.range if opts.range is not None else (None, None)
+            return GetResult(await self._read_version(key, opts.version_id, start, end, if_match))
+        rng = opts.range
+        if rng is None:
+            if opts.with_props:
+                data, props = await self._read_with_props(key, if_match)
+                return GetResult(data, len(data), props, file_times.stored_mtime(props.metadata))
+            if opts.with_mtime:
+                data, mtime = await self._read_with_mtime(key, if_match)
+                return GetResult(data, len(data), None, mtime)
+            data = await self._read(key, None, None, if_match)
+            return GetResult(data, len(data))
+        start, end = rng
+        if opts.sink is not None:
+            await self._read_to(key, start, end, opts.sink, if_match)
+            return GetResult(b"")
+        if opts.into is not None:
+            return GetResult(await self._read_into(key, start, end, opts.into, if_match))
+        return GetResult(await self._read(key, start, end, if_match))
+
+    async def _read_with_mtime(self, key: str, if_match: str | None = None) -> tuple[bytes, float | None]:
         """The whole object and the file time its metadata carries (x-amz-meta-mtime, rclone's or
         mc's: stores/file_times.py; None without one), from the one GET: a download to a local
         file gives the file that time. Only those two headers are read, not the whole properties."""
-        got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key)))
+        got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key), if_match))
         if got is not _NO_WIRE:
             await self.check_composite_body(key, got[0], checksums.from_headers(got[1]))
             return got[0], file_times.from_headers(got[1])
-        data, props = await self.read_with_props(key)
+        data, props = await self._read_with_props(key, if_match)
         return data, file_times.stored_mtime(props.metadata)
 
     async def restore_status(self, key: str) -> str | None:
@@ -432,21 +466,21 @@ class S3Store:
         restore = resp.get("Restore")
         return None if restore is None else str(restore)
 
-    async def read_with_props(self, key: str) -> tuple[bytes, ObjectProps]:
+    async def _read_with_props(self, key: str, if_match: str | None = None) -> tuple[bytes, ObjectProps]:
         """The whole object and its properties from the one GET (a GET names a tag count when
         there are tags, so none named is none)."""
         from . import props as s3props
 
         from ..checksums import from_fields, from_headers
 
-        got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key)))
+        got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key), if_match))
         if got is not _NO_WIRE:
             await self.check_composite_body(key, got[0], from_headers(got[1]))
             return got[0], s3props.from_headers(got[1], tag_count_known=True)
         try:
             from ..conditions import quoted
 
-            etag = quoted()  # a whole object the listing named: that version only (check_answer below)
+            etag = quoted(if_match)  # a whole object the listing named: that version only (check_answer below)
             resp = await (await self._control()).get_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED",
                                                              **self._read_params(), **({"IfMatch": etag} if etag else {}))
             async with resp["Body"] as body:
@@ -461,7 +495,7 @@ class S3Store:
                             url=self._url(key), key=key)
         from ..conditions import check_answer
 
-        check_answer(resp.get("ETag"), "get", self._url(key), key)
+        check_answer(resp.get("ETag"), "get", self._url(key), key, if_match)
         await self.check_composite_body(key, data, from_fields(resp))
         return data, s3props.from_botocore(resp, tag_count_known=True)
 
@@ -604,27 +638,30 @@ class S3Store:
             raise Corrupt(f"{algorithm} of the body's parts does not match the object's composite checksum",
                           op="get", url=self._url(key), key=key)
 
-    async def read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
+    async def _read(self, key: str, start: int | None = None, end: int | None = None,
+                    if_match: str | None = None) -> bytes:
         params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         if start is not None:
             assert end is not None  # a range has both ends
             if end <= start:
                 return b""
         composite: list[tuple[str, str]] = []
-        data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key), composite=composite))
+        data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key), composite=composite,
+                                                         if_match=if_match))
         if data is not _NO_WIRE:
             if composite:
                 await self.check_composite_body(key, data, (*composite[0], "COMPOSITE"))
             return data
-        return await self._get_object(params, key, start, end)
+        return await self._get_object(params, key, start, end, if_match)
 
-    async def _get_object(self, params: dict[str, Any], key: str, start: int | None, end: int | None) -> bytes:
+    async def _get_object(self, params: dict[str, Any], key: str, start: int | None, end: int | None,
+                          if_match: str | None = None) -> bytes:
         """GetObject through botocore (the whole object with its checksum checked, or bytes
         [start, end)), its length checked against the answer and the range asked."""
         params.update(self._read_params())
         from ..conditions import check_answer, quoted
 
-        etag = quoted()
+        etag = quoted(if_match)
         if etag:  # a range of an object read in several, or a whole one the listing named: that version only
             params["IfMatch"] = etag
         if start is not None and end is not None:
@@ -640,7 +677,7 @@ class S3Store:
         want = resp.get("ContentLength")
         if want is not None and len(data) != want:
             raise Corrupt(f"got {len(data)} bytes, expected {want}", op="get", url=self._url(key), key=key)
-        check_answer(resp.get("ETag"), "get", self._url(key), key)  # not another request's answer
+        check_answer(resp.get("ETag"), "get", self._url(key), key, if_match)  # not another request's answer
         if start is None and "VersionId" not in params:
             from ..checksums import from_fields
 
@@ -650,29 +687,31 @@ class S3Store:
                           op="get", url=self._url(key), key=key)
         return data
 
-    async def read_into(self, key: str, start: int, end: int, buf: memoryview) -> memoryview:
+    async def _read_into(self, key: str, start: int, end: int, buf: memoryview,
+                         if_match: str | None = None) -> memoryview:
         """Bytes [start, end) received into buf (the lean path writes them there as they arrive)."""
-        data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key), buf))
+        data = await self._on_wire(lambda wire: wire.get(key, start, end, self._url(key), buf, if_match=if_match))
         if data is _NO_WIRE:
-            data = await self.read(key, start, end)
+            data = await self._read(key, start, end, if_match)
         elif isinstance(data, memoryview) and data.obj is buf.obj:
             return data  # received in place
         buf[:len(data)] = data
         return buf[:len(data)]
 
-    async def read_to(self, key: str, start: int, end: int, sink: Any) -> None:
+    async def _read_to(self, key: str, start: int, end: int, sink: Any, if_match: str | None = None) -> None:
         """Bytes [start, end) handed to `sink` (stores/filesink.RangeSink) as they arrive on the lean
         path; through botocore, read whole and handed over in one go."""
-        if await self._on_wire(lambda wire: wire.get_to(key, start, end, self._url(key), sink)) is not _NO_WIRE:
+        if await self._on_wire(lambda wire: wire.get_to(key, start, end, self._url(key), sink,
+                                                        if_match)) is not _NO_WIRE:
             return
-        data = await self.read(key, start, end)
+        data = await self._read(key, start, end, if_match)
         sink.begin()
         sink.write(memoryview(data))
 
-    async def read_first(self, key: str, limit: int) -> tuple[bytes, int]:
+    async def _read_first(self, key: str, limit: int) -> tuple[bytes, int]:
         info = await self.head(key)
         size = info.size or 0
-        return await self.read(key, 0, min(size, limit)), size
+        return await self._read(key, 0, min(size, limit)), size
 
     # ---------------------------------------------------------------- writing
 
@@ -751,14 +790,14 @@ class S3Store:
         if self.written_versions is not None and version_id:
             self.written_versions[key] = version_id
 
-    async def put_body(self, key: str, body: FileBody, mtime: float | None = None, *,
+    async def put_body(self, key: str, body: StreamedBody, mtime: float | None = None, *,
                        props: ObjectProps | None = None) -> None:
         """put() of a body streamed from a local file (features.streamed_puts): the lean path sends
         it chunk by chunk with its CRC32 and the object's properties; botocore, or another
         --checksum-algorithm, gets it read whole (rare: a proxy over TLS...)."""
         from . import props as s3props
 
-        if self.checksum_algorithm in (None, "CRC32"):
+        if self.checksum_algorithm in (None, "CRC32") and isinstance(body, FileBody):
             kind = content_type_for(key) if props is None else None
             headers = s3props.with_mtime(s3props.headers(props), mtime)
 
@@ -1066,11 +1105,12 @@ class S3Store:
         return ObjectVersion(key, version_id, int(resp["ContentLength"]), resp["LastModified"].timestamp(),
                              etag.strip('"') if etag else None, False)
 
-    async def read_version(self, key: str, version_id: str, start: int | None = None,
-                           end: int | None = None) -> bytes:
+    async def _read_version(self, key: str, version_id: str, start: int | None = None,
+                            end: int | None = None, if_match: str | None = None) -> bytes:
         if start is not None and (end is None or end <= start):
             return b""
-        return await self._get_object({"Bucket": self.bucket, "Key": key, "VersionId": version_id}, key, start, end)
+        return await self._get_object({"Bucket": self.bucket, "Key": key, "VersionId": version_id}, key, start, end,
+                                      if_match)
 
     async def delete_versions(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
         failed: list[tuple[str, str, str]] = []
@@ -1242,7 +1282,7 @@ def _refuse_redirects(client: Any) -> None:
             kw["allow_redirects"] = False
             return request(method, url, **kw)
 
-        no_redirects._s3bulk_no_redirects = True  # type: ignore[attr-defined]
+        setattr(no_redirects, "_s3bulk_no_redirects", True)  # a mark on a function: mypy knows no such attribute
         import warnings
 
         with warnings.catch_warnings():

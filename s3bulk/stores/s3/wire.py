@@ -490,29 +490,29 @@ class S3Wire:
         return checksums.from_headers(resp.headers)
 
     async def get(self, key: str, start: int | None, end: int | None, url: str,
-                  into: memoryview | None = None, composite: list[tuple[str, str]] | None = None
-                  ) -> bytes | bytearray | memoryview:
+                  into: memoryview | None = None, composite: list[tuple[str, str]] | None = None,
+                  if_match: str | None = None) -> bytes | bytearray | memoryview:
         """The object or bytes [start, end) of it; a range is received straight into `into` when given.
         A whole object's COMPOSITE checksum, which needs its parts to check, is put in `composite`."""
         headers: dict[str, str] = dict(self.read_headers)
         # inside a conditional read (a range of several, or a whole object the listing named):
         # only the version the copy reads, and an answer naming it (check_answer)
-        headers.update(if_match_header())
-        if start is not None:
-            headers["range"] = f"bytes={start}-{end - 1}"  # type: ignore[operator]
+        headers.update(if_match_header(if_match))
+        if start is not None and end is not None:  # a range has both ends
+            headers["range"] = f"bytes={start}-{end - 1}"
         else:
             headers["x-amz-checksum-mode"] = "ENABLED"
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key,
                                 into if start is not None else None)
         if resp.status not in (200, 206):
             raise self._error(resp, "get", url, key)
-        check_answer(resp.headers.get("etag"), "get", url, key)
+        check_answer(resp.headers.get("etag"), "get", url, key, if_match)
         data = resp.body
-        if start is not None:
+        if start is not None and end is not None:
             if resp.status == 200:
                 data = data[start:end]  # a server that ignores Range sends it all
-            if len(data) != end - start:  # type: ignore[operator]
-                raise Corrupt(f"range returned {len(data)} bytes, expected {end - start}",  # type: ignore[operator]
+            if len(data) != end - start:
+                raise Corrupt(f"range returned {len(data)} bytes, expected {end - start}",
                               op="get", url=url, key=key)
             return data
         found = verify_body(data, resp.headers, url, key)
@@ -520,18 +520,18 @@ class S3Wire:
             composite.append(found)
         return data
 
-    async def get_to(self, key: str, start: int, end: int, url: str, sink: Any) -> None:
+    async def get_to(self, key: str, start: int, end: int, url: str, sink: Any, if_match: str | None = None) -> None:
         """Bytes [start, end) of the object handed to `sink` (a stores/filesink.RangeSink) as they
         arrive; the sink is started over first (a retried read rewrites the range from its start).
         A server that ignores Range (200, the whole object) is cut here and written in one go."""
         headers: dict[str, str] = dict(self.read_headers)
         headers["range"] = f"bytes={start}-{end - 1}"
-        headers.update(if_match_header())  # one range of several: only the version the copy reads
+        headers.update(if_match_header(if_match))  # one range of several: only the version the copy reads
         sink.begin()
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key, sink=sink)
         if resp.status not in (200, 206):
             raise self._error(resp, "get", url, key)
-        check_answer(resp.headers.get("etag"), "get", url, key)
+        check_answer(resp.headers.get("etag"), "get", url, key, if_match)
         if resp.status == 206 and sink.written == end - start and not resp.body:
             return  # the body went to the sink, byte-counted by the client against its Content-Length
         data = resp.body if resp.status == 206 else memoryview(resp.body)[start:end]
@@ -675,14 +675,15 @@ class S3Wire:
             raise self._error(resp, "head", url, key)
         return dict(resp.headers)
 
-    async def get_with_headers(self, key: str, url: str) -> tuple[bytes | bytearray | memoryview, dict[str, str]]:
+    async def get_with_headers(self, key: str, url: str, if_match: str | None = None
+                               ) -> tuple[bytes | bytearray | memoryview, dict[str, str]]:
         """The whole object and its answer's headers, in the one GET a streamed copy makes anyway."""
         resp = await self._send("GET", self._object_path(key), None,
-                                {"x-amz-checksum-mode": "ENABLED", **self.read_headers, **if_match_header()},
+                                {"x-amz-checksum-mode": "ENABLED", **self.read_headers, **if_match_header(if_match)},
                                 None, "get", url, key)
         if resp.status != 200:
             raise self._error(resp, "get", url, key)
-        check_answer(resp.headers.get("etag"), "get", url, key)  # inside a conditional read
+        check_answer(resp.headers.get("etag"), "get", url, key, if_match)  # a read held to a version
         verify_body(resp.body, resp.headers, url, key)  # a composite one: checked by the store, from the headers
         return resp.body, dict(resp.headers)
 
