@@ -72,13 +72,16 @@ def stored_mtime(metadata: tuple[tuple[str, str], ...] | None) -> float | None:
     return mc
 
 
+_MTIME_HEADER, _MC_ATTRS_HEADER = "x-amz-meta-" + MTIME_KEY, "x-amz-meta-" + MC_ATTRS_KEY
+
+
 def from_headers(h: Mapping[str, str]) -> float | None:
     """The file time an answer's headers (lower-case names) carry: what stored_mtime reads from
     the metadata, without parsing the rest of the object's properties (a download's hot path)."""
-    value = h.get("x-amz-meta-" + MTIME_KEY)
+    value = h.get(_MTIME_HEADER)
     if value is not None:
         found = parse_mtime(value)
         if found is not None:
             return found
-    mc = h.get("x-amz-meta-" + MC_ATTRS_KEY)
+    mc = h.get(_MC_ATTRS_HEADER)
     return None if mc is None else stored_mtime(((MC_ATTRS_KEY, mc),))

@@ -447,8 +447,10 @@ class S3Store(Store, Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         file gives the file that time. Only those two headers are read, not the whole properties."""
         got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key), if_match))
         if got is not _NO_WIRE:
-            await self.check_composite_body(key, got[0], checksums.from_headers(got[1]))
-            return got[0], file_times.from_headers(got[1])
+            data, headers, composite = got
+            if composite is not None:
+                await self.check_composite_body(key, data, (*composite, "COMPOSITE"))
+            return data, file_times.from_headers(headers)
         data, props = await self._read_with_props(key, if_match)
         return data, file_times.stored_mtime(props.metadata)
 
@@ -475,8 +477,10 @@ class S3Store(Store, Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
 
         got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key), if_match))
         if got is not _NO_WIRE:
-            await self.check_composite_body(key, got[0], from_headers(got[1]))
-            return got[0], s3props.from_headers(got[1], tag_count_known=True)
+            data, headers, composite = got
+            if composite is not None:
+                await self.check_composite_body(key, data, (*composite, "COMPOSITE"))
+            return data, s3props.from_headers(headers, tag_count_known=True)
         try:
             from ..conditions import quoted
 

@@ -35,7 +35,7 @@ from ...errors import ChecksumRefused
 from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
 from ..files.bodies import FileBody
-from ..conditions import check_answer, copy_source_if_match_header, if_match_header
+from ..conditions import check_answer, copy_source_if_match_header, held_to, if_match_header
 from .. import written
 from . import multipart_xml, xml_plain, xml_reference
 from ..requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
@@ -676,16 +676,21 @@ class S3Wire:
         return dict(resp.headers)
 
     async def get_with_headers(self, key: str, url: str, if_match: str | None = None
-                               ) -> tuple[bytes | bytearray | memoryview, dict[str, str]]:
-        """The whole object and its answer's headers, in the one GET a streamed copy makes anyway."""
-        resp = await self._send("GET", self._object_path(key), None,
-                                {"x-amz-checksum-mode": "ENABLED", **self.read_headers, **if_match_header(if_match)},
-                                None, "get", url, key)
+                               ) -> tuple[bytes | bytearray | memoryview, dict[str, str], tuple[str, str] | None]:
+        """The whole object, its answer's headers (the client's dict, not a copy: read, never kept)
+        and the composite checksum the answer names, for the store to check against the parts
+        (verify_body), in the one GET a download makes anyway. A download's hot path: the ETag
+        the read is held to is looked up once, for the header and for the answer's check."""
+        held = held_to(if_match)
+        headers = {"x-amz-checksum-mode": "ENABLED", **self.read_headers}
+        if held:
+            headers["if-match"] = f'"{held}"'
+        resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key)
         if resp.status != 200:
             raise self._error(resp, "get", url, key)
-        check_answer(resp.headers.get("etag"), "get", url, key, if_match)  # a read held to a version
-        verify_body(resp.body, resp.headers, url, key)  # a composite one: checked by the store, from the headers
-        return resp.body, dict(resp.headers)
+        if held:
+            check_answer(resp.headers.get("etag"), "get", url, key, held)  # a read held to a version
+        return resp.body, resp.headers, verify_body(resp.body, resp.headers, url, key)
 
     async def get_tagging(self, key: str, url: str) -> list[tuple[str, str]]:
         """GetObjectTagging's (key, value) pairs: asked only of objects whose answer counted tags,
