@@ -40,7 +40,8 @@ from .deletes import KeySpool, delete_batch
 from ..loop import install_loop_policy, new_loop
 from .inflight import TICK, InFlight
 from ..plan import Plan
-from ..transfer.one_object import ByteBudget, Stopped, Transfer
+from ..transfer.notes import TransferListener, UploadBegun, UploadNote
+from ..transfer.one_object import ByteBudget, ResumeTerms, Stopped, Transfer
 from ..listing.units import split_unit
 
 FLUSH_SECONDS = 0.25
@@ -92,6 +93,35 @@ class ResumeInfo:
         self.log_dir = log_dir
         self.done_keys = done_keys or {}
         self.journaled, self.resumed, self.keep_uploads = journaled, resumed, keep_uploads
+
+    def terms(self) -> ResumeTerms:
+        """What a Transfer may keep for --resume, and continue (engine/transfer/one_object.py)."""
+        return ResumeTerms(self.uploads, keep_partial=self.journaled, resume_partial=self.resumed,
+                           keep_uploads=self.keep_uploads, uploads_logged=self.keep_uploads and self.log_dir is not None)
+
+
+class _Listener(TransferListener):
+    """What the worker's Transfer tells it (engine/transfer/notes.py), handed to the worker."""
+
+    __slots__ = ("worker",)
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def stopping(self) -> bool:
+        return self.worker.stopping
+
+    def on_upload(self, note: UploadNote) -> None:
+        self.worker._upload_event(note)
+
+    def on_part_bytes(self, n: int) -> None:
+        self.worker.counters.part_bytes += n
+
+    def on_restarted(self, key: str, why: str) -> None:
+        self.worker._restarted(key, why)
+
+    def on_left_open(self, key: str, upload_id: str) -> None:
+        self.worker._left_open(key, upload_id)
 
 
 class Worker:
@@ -223,18 +253,15 @@ class Worker:
                 return
             await asyncio.sleep(0.01)  # a CreateMultipartUpload in flight: its answer names the upload
 
-    def _part_bytes(self, n: int) -> None:
-        self.counters.part_bytes += n
-
-    def _upload_event(self, note: tuple) -> None:
-        """An upload about to be asked for, begun, or ended (engine/transfer/one_object.py): on disk first, when a
+    def _upload_event(self, note: UploadNote) -> None:
+        """An upload about to be asked for, begun, or ended (engine/transfer/in_parts.py): on disk first, when a
         journal is kept (before any part is sent, so no stop can leave it open unrecorded), then to
         the coordinator, whose journal commits it."""
-        kind, key, upload_id = note[0], note[1], note[2]
-        if kind == "upload":
+        key, upload_id = note.key, note.upload_id
+        if isinstance(note, UploadBegun):
             self._uploads[key] = upload_id
             if upload_id is None:
-                self._asked[key] = (time.time(), note[4] != 0)
+                self._asked[key] = (time.time(), note.part_size != 0)
         elif key in self._uploads and self._uploads[key] == upload_id:
             del self._uploads[key]
             self._asked.pop(key, None)
@@ -304,13 +331,8 @@ class Worker:
             self._stores = (src, dst)
             if not isinstance(dst, Writer):
                 raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
-            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.bodies,
-                                     stopping=lambda: self.stopping, on_upload=self._upload_event,
-                                     resumable=self.resume.uploads, on_part_bytes=self._part_bytes,
-                                     keep_partial=self.resume.journaled, resume_partial=self.resume.resumed,
-                                     on_restart=self._restarted, on_left_open=self._left_open,
-                                     keep_uploads=self.resume.keep_uploads,
-                                     uploads_logged=self.resume.keep_uploads and self.resume.log_dir is not None)
+            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.bodies, listener=_Listener(self),
+                                     resume=self.resume.terms())
             # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
             self.transfer.update_by_head = opts.update and self.plan.sync is None
             self.filters = self.plan.filters.compiled() if self.plan.filters else None
