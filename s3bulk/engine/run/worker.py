@@ -22,16 +22,15 @@ import resource
 import signal
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ...errors import RUN_STOPPERS, BucketMissing, ConnectFailed, S3BulkError, StoreError
 from ...config.filters import CompiledFilters
 from .peak_rss import peak_rss_bytes
 from ...model import Counters, Failure, ObjectInfo, WorkUnit
-from ...stores import Writer, open_store
+from ...stores import Store, Writer, open_store
 from ...stores.requests import take as take_requests
 from ...stores.conditions import DestinationExists
-from ...stores.local.store import LandingRefused, allow_landing, stop_landing, writes_in_threads
 from ..journal.units import ObjectLog, UploadLog, page_skipped
 from ..events import Difference, DryRunAction, Notice, PlannedEvent
 from ..messages import (Abandoned, Deletes, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned,
@@ -40,6 +39,7 @@ from .deletes import KeySpool, delete_batch
 from ..loop import install_loop_policy, new_loop
 from .inflight import TICK, InFlight
 from ..plan import Plan
+from ..transfer.local_files import LandingRefused, allow_landing, remove_open_temps, stop_landing, writes_in_threads
 from ..transfer.notes import TransferListener, UploadBegun, UploadNote
 from ..transfer.one_object import ByteBudget, ResumeTerms, Stopped, Transfer
 from ..listing.units import split_unit
@@ -72,6 +72,26 @@ class _UnitState:
     def drop(self, n: int = 1) -> None:
         self.incomplete = True
         self.finished(n)
+
+
+class _Page:
+    """One listed page of a unit on its way through the worker's stages (Worker._unit): what the
+    listing gave, what is left to copy, and what the unit's report will say."""
+
+    __slots__ = ("unit", "rest", "pieces", "entries", "problems", "gone", "listed", "copied_before", "objects",
+                 "nbytes", "deletes", "not_copied")
+
+    def __init__(self, unit: WorkUnit, rest: WorkUnit | None, pieces: list[WorkUnit], entries: list[ObjectInfo],
+                 problems: tuple[tuple[str, str], ...], gone: tuple[str, ...]) -> None:
+        self.unit, self.rest, self.pieces = unit, rest, pieces  # the rest of the unit, cut for the coordinator
+        self.entries = entries  # the objects still to go: narrowed stage by stage
+        self.problems, self.gone = problems, gone  # keys the listing could not give; keys SRC no longer has
+        self.listed: list[ObjectInfo] = entries  # the filtered page as sync compares it
+        self.copied_before: list[str] = []  # keys an interrupted run copied (resume)
+        self.objects = 0  # objects of the page (filtered), as UnitDone counts them
+        self.nbytes = 0  # their bytes, without the ones copied before
+        self.deletes: KeySpool | None = None  # sync --delete: DST-only keys, spooled
+        self.not_copied = 0  # failed before any copy: listing problems, path conflicts, failed backups
 
 
 class ResumeInfo:
@@ -152,7 +172,8 @@ class Worker:
         self.transfer: Transfer
         self.filters: CompiledFilters | None = None
         self.comparator: Any = None
-        self._stores: tuple[Any, ...] = ()
+        self._stores: tuple[Any, ...] = ()  # both stores, as wrapped (their stats and limiter, when they have them)
+        self._dst: Store  # DST as a store (self.transfer.dst is it as a Writer)
         self._reported_concurrency = 0
         self._active = 0  # transfers running now (--metrics' gauge)
         self._reported = (0, 0, 0)  # transfers in flight, body bytes held, their budget: as last reported
@@ -308,50 +329,15 @@ class Worker:
             self.objects = []
 
     async def run(self) -> None:
-        opts = self.plan.options
-        src = dst = None
+        """The worker's life: its stores opened, its Transfer made, units taken until the
+        coordinator's None, and whatever happens, its last counts sent and its stores closed."""
+        src: Store | None = None
+        dst: Store | None = None
         allow_landing()
-        if self.parent_pid is not None:  # a worker process: wake the loop at once on SIGUSR1
-            try:
-                loop = asyncio.get_running_loop()
-                loop.add_signal_handler(signal.SIGUSR1, self.request_stop)
-                # SIGTERM (the coordinator's forced stop) on the loop too: between two steps of the
-                # transfers, so each file that landed is counted before the worker exits
-                loop.add_signal_handler(signal.SIGTERM, self.terminate,
-                                        functools.partial(_exit_terminated, self.wid, self.events_q))
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+        self._on_signals()
         try:
-            src = await self._open_store("src", self.plan.src, opts.store_options())
-            if self.plan.manifest is not None:
-                from ..listing.manifest import ManifestSource
-
-                src = ManifestSource(src, self.plan.manifest, self.plan.manifest_format, self.plan.src.prefix)
-            dst = await self._open_store("dst", self.plan.dst, opts.store_options())
-            self._stores = (src, dst)
-            if not isinstance(dst, Writer):
-                raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
-            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.bodies, listener=_Listener(self),
-                                     resume=self.resume.terms())
-            # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
-            self.transfer.update_by_head = opts.update and self.plan.sync is None
-            self.filters = self.plan.filters.compiled() if self.plan.filters else None
-            if self.plan.backup is not None and self.plan.sync is not None and not self.plan.sync.dry_run:
-                from ..transfer.backup import open_backup
-
-                self.backup = await open_backup(dst, self.plan.dst, self.plan.backup, self.plan.sync.suffix, opts)
-            elif self.plan.backup is not None and self.plan.sync is None and not opts.dry_run and not opts.no_clobber:
-                from ..transfer.backup import open_backup, replaced_side
-
-                # copy / mv --backup-dir: what each copy would overwrite (--no-clobber overwrites nothing)
-                self.backup = await open_backup(dst, replaced_side(self.plan), self.plan.backup,
-                                                opts.backup_suffix, opts)
-                self.transfer.backup = self.backup
-            if self.plan.sync is not None:
-                from ..sync.march import Comparator
-
-                self.comparator = Comparator(self.plan.sync.compare, src, dst, self.plan.sync.hash_cache)
-                self.comparator.record = self.plan.report_objects
+            src, dst = await self._open_stores()
+            await self._prepare(src, dst)
             await self._loop(src)
         except S3BulkError as exc:
             self._send(Fatal(self.wid, self._why_not_reached(exc) or str(exc), exc.exit_code))
@@ -368,12 +354,66 @@ class Worker:
             if self.backup is not None:
                 await self.backup.close()
 
+    def _on_signals(self) -> None:
+        """A worker process wakes its loop at once on SIGUSR1 (a graceful stop), and takes SIGTERM
+        (the coordinator's forced stop) on the loop too: between two steps of the transfers, so
+        each file that landed is counted before the worker exits."""
+        if self.parent_pid is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGUSR1, self.request_stop)
+            loop.add_signal_handler(signal.SIGTERM, self.terminate,
+                                    functools.partial(_exit_terminated, self.wid, self.events_q))
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+
+    async def _open_stores(self) -> tuple[Store, Store]:
+        """SRC (read through its manifest when there is one) and DST, which must take writes."""
+        opts = self.plan.options
+        src: Store = await self._open_store("src", self.plan.src, opts.store_options())
+        if self.plan.manifest is not None:
+            from ..listing.manifest import ManifestSource
+
+            src = ManifestSource(src, self.plan.manifest, self.plan.manifest_format, self.plan.src.prefix)
+        dst: Store = await self._open_store("dst", self.plan.dst, opts.store_options())
+        self._stores = (src, dst)
+        self._dst = dst
+        if not isinstance(dst, Writer):
+            raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
+        return src, dst
+
+    async def _prepare(self, src: Store, dst: Store) -> None:
+        """The Transfer, the filters, --backup-dir's backup and sync's comparator."""
+        plan, opts = self.plan, self.plan.options
+        assert isinstance(dst, Writer)
+        self.transfer = Transfer(src, dst, plan.keymap, opts, self.bodies, listener=_Listener(self),
+                                 resume=self.resume.terms())
+        # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
+        self.transfer.update_by_head = opts.update and plan.sync is None
+        self.filters = plan.filters.compiled() if plan.filters else None
+        if plan.backup is not None and plan.sync is not None and not plan.sync.dry_run:
+            from ..transfer.backup import open_backup
+
+            self.backup = await open_backup(dst, plan.dst, plan.backup, plan.sync.suffix, opts)
+        elif plan.backup is not None and plan.sync is None and not opts.dry_run and not opts.no_clobber:
+            from ..transfer.backup import open_backup, replaced_side
+
+            # copy / mv --backup-dir: what each copy would overwrite (--no-clobber overwrites nothing)
+            self.backup = await open_backup(dst, replaced_side(plan), plan.backup, opts.backup_suffix, opts)
+            self.transfer.backup = self.backup
+        if plan.sync is not None:
+            from ..sync.march import Comparator
+
+            self.comparator = Comparator(plan.sync.compare, src, dst, plan.sync.hash_cache)
+            self.comparator.record = plan.report_objects
+
     async def _open_store(self, role: str, location: Any, options: Any) -> Any:
         if self.store_keeper is not None:
             return await self.store_keeper.open(role, location, options)
         return await open_store(location, options)
 
-    async def _close_store(self, store: Any) -> None:
+    async def _close_store(self, store: Store) -> None:
         """Close a store this worker opened; one its keeper keeps open (unwrapped from a manifest
         source too) stays open for the keeper's next use."""
         if self.store_keeper is not None:
@@ -386,7 +426,7 @@ class Worker:
         except Exception:
             pass
 
-    async def _loop(self, src: Any) -> None:
+    async def _loop(self, src: Store) -> None:
         opts = self.plan.options
         loop = asyncio.get_running_loop()
         objects: asyncio.Queue[Any] = asyncio.Queue(maxsize=opts.concurrency * 2)
@@ -445,125 +485,168 @@ class Worker:
             if self.parent_pid is not None and os.getppid() != self.parent_pid:
                 _stop_now(signal.SIGTERM)  # the coordinator is gone: nobody will collect our work
 
-    async def _unit(self, src: Any, unit: WorkUnit, objects: asyncio.Queue, slots: asyncio.Semaphore) -> None:
-        plan = self.plan
+    async def _unit(self, src: Store, unit: WorkUnit, objects: asyncio.Queue, slots: asyncio.Semaphore) -> None:
+        """One unit through the worker's stages: one page listed (the rest handed on at once), the
+        keys an earlier run finished skipped, the rest filtered and decided (conflicts, a dry run,
+        sync's comparison, archived objects), queued for the transfers, then the unit's moves,
+        deletes and report once they are done."""
         try:
-            prefix = plan.single_key if plan.single_key is not None else plan.src.prefix
-            if self.stopping:
-                self._send(Abandoned(self.wid, unit, False))
+            page = await self._list_page(src, unit)
+            if page is None or self._done_before(src, page):
                 return
-            try:
-                page = await src.list_page(prefix, unit, plan.options.page_size)
-            except S3BulkError as exc:
-                self._die(self._why_not_reached(exc) or f"listing failed: {exc}", exc.exit_code)
+            await self._admit(page)
+            if not await self._decide(src, page):
                 return
-            entries = page.entries
-            rest = unit.rest(page)
-            if plan.single_key is not None:
-                entries = [e for e in entries if e.key == plan.single_key]
-                rest = None
-            if rest is None:
-                pieces: list[WorkUnit] = []
-            elif src.ordered and plan.options.split_listing:
-                pieces = split_unit(rest, prefix, [e.key for e in entries])  # listed in parallel
-            else:
-                pieces = [rest]
-            if page_skipped(self.resume.skip_pages, unit.seq) and not src.ordered:
-                self._send(Listed(self.wid, unit, pieces))
-                self._send(UnitDone(self.wid, unit, rest, 0, 0, 0, None))  # done by an earlier run
-                return
-            for name, why in page.problems:
-                self.counters.failed += 1
-                self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
-            sync = plan.sync
-            deletes = KeySpool() if sync is not None and sync.delete and not sync.dry_run else None
-            if page.gone and deletes is not None:
-                await self._delete_gone(page.gone, deletes)
-            if self.filters is not None:
-                cut = len(plan.src.prefix)
-                entries = [e for e in entries if self.filters.allows(e.key[cut:])]
-            c = self.counters
-            unit_bytes = 0
-            for e in entries:
-                unit_bytes += e.size or 0
-            unit_objects = len(entries)
-            done_keys = self.resume.done_keys
-            copied_before: list[str] = []
-            listed = entries  # sync compares the whole page: a key done before is still in SRC
-            if done_keys:  # finished by an interrupted run, inside a page it did not finish
-                kept = [e for e in entries if e.key not in done_keys]
-                if len(kept) != len(entries):
-                    for e in entries:
-                        if e.key in done_keys:
-                            c.resumed += 1
-                            c.resumed_bytes += e.size if e.size is not None else done_keys[e.key]
-                            copied_before.append(e.key)  # `mv`: its source may not be deleted yet
-                    entries = kept
-                    unit_bytes = sum(e.size or 0 for e in entries)
-            c.listed += len(entries)
-            c.listed_bytes += unit_bytes
-            # the page's counts go before the word that it is listed (one queue, in order): a
-            # progress event never says the listing is done while its counts are still on the way
-            self._send(ProgressReport(self.wid, c.take(), self.failures))
-            self.failures = []
-            self._send(Listed(self.wid, unit, pieces))
-            entries, conflicting = await self._drop_conflicts(src, entries)
-            if plan.sync is None and plan.options.dry_run:  # copy / mv --dry-run: told and estimated, not done
-                entries = self._dry_copy(entries)
-            unsaved = 0  # --backup-dir: objects not overwritten because their backup failed
-            if plan.sync is not None:
-                done = frozenset(copied_before)
-                if done:  # the page as the march must see it: what is copied now, and what was before
-                    keep = done.union(e.key for e in entries)
-                    listed = [e for e in listed if e.key in keep]
-                else:
-                    listed = entries
-                try:
-                    entries, unsaved = await self._compare(src, unit, rest, listed, deletes, done)
-                except S3BulkError as exc:
-                    self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}",
-                              exc.exit_code)
-                    return
-            if entries and self._skips_archived:
-                entries = await self._skip_archived(src, entries)
-            state = _UnitState(len(entries), self._object_log())
-            state.failed = len(page.problems) + conflicting + unsaved
-            if plan.move:
-                state.moved.extend(copied_before)
-            for i, e in enumerate(entries):
-                if self.stopping:
-                    state.drop(len(entries) - i)
-                    break
-                await objects.put((e, state))
-            await state.done.wait()
-            if state.moved:
-                state.failed += await self._delete_moved(src, state.moved, state.landed)
-            # the unit's keys reach the coordinator (Deletes, naming the unit) before its UnitDone
-            if deletes is not None:
-                await self._settle_deletes(deletes, state, unit)
-            elif self.backup is not None and self.backup.saved > self._backups_reported:  # overwrites backed up
-                self._send(Deletes(self.wid, [], backed_up=self._backups_since()))
-            log = state.log
-            if log is not None:
-                log.close()
-            if state.incomplete:
-                # back to the coordinator as the range this page covered (the rest was handed on)
-                if src.ordered:
-                    unit = WorkUnit(after=unit.after, until=rest.after if rest is not None else unit.until,
-                                    seq=unit.seq)
-                self._send(Abandoned(self.wid, unit, True))
-            else:
-                if self.objects:  # a report's rows of this unit reach the coordinator before its UnitDone
-                    self._send(ObjectsReported(self.wid, self.objects))
-                    self.objects = []
-                self._send(UnitDone(self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
-                                    state.failed, log.path if log is not None and log.used else None))
+            state = await self._queue(page, objects)
+            await self._settle_unit(src, page, state)
         except Exception as exc:  # a bug: a unit task's exception would go unseen and the run wait forever
             self._die(f"internal error in worker: {type(exc).__name__}: {exc}", 3)
         finally:
             slots.release()
 
-    async def _drop_conflicts(self, src: Any, entries: list[ObjectInfo]) -> tuple[list[ObjectInfo], int]:
+    async def _list_page(self, src: Store, unit: WorkUnit) -> _Page | None:
+        """The unit's first page, and what it did not cover cut into pieces for the coordinator
+        (listed in parallel where the source is ordered); None when a stop or a failure ended it."""
+        plan = self.plan
+        prefix = plan.single_key if plan.single_key is not None else plan.src.prefix
+        if self.stopping:
+            self._send(Abandoned(self.wid, unit, False))
+            return None
+        try:
+            page = await src.list_page(prefix, unit, plan.options.page_size)
+        except S3BulkError as exc:
+            self._die(self._why_not_reached(exc) or f"listing failed: {exc}", exc.exit_code)
+            return None
+        entries = page.entries
+        rest = unit.rest(page)
+        if plan.single_key is not None:
+            entries = [e for e in entries if e.key == plan.single_key]
+            rest = None
+        if rest is None:
+            pieces: list[WorkUnit] = []
+        elif src.ordered and plan.options.split_listing:
+            pieces = split_unit(rest, prefix, [e.key for e in entries])  # listed in parallel
+        else:
+            pieces = [rest]
+        return _Page(unit, rest, pieces, entries, page.problems, page.gone)
+
+    def _done_before(self, src: Store, page: _Page) -> bool:
+        """A token-paged page an interrupted run finished: listed and done at once."""
+        if not (page_skipped(self.resume.skip_pages, page.unit.seq) and not src.ordered):
+            return False
+        self._send(Listed(self.wid, page.unit, page.pieces))
+        self._send(UnitDone(self.wid, page.unit, page.rest, 0, 0, 0, None))  # done by an earlier run
+        return True
+
+    async def _admit(self, page: _Page) -> None:
+        """The page's listing failures counted, keys SRC no longer has (a narrowed sync) spooled for
+        deletion, the filters applied, the keys an interrupted run finished set aside; then its
+        counts, and the word that it is listed, go to the coordinator."""
+        plan, c = self.plan, self.counters
+        for name, why in page.problems:
+            c.failed += 1
+            self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
+        sync = plan.sync
+        page.deletes = KeySpool() if sync is not None and sync.delete and not sync.dry_run else None
+        if page.gone and page.deletes is not None:
+            await self._delete_gone(page.gone, page.deletes)
+        entries = page.entries
+        if self.filters is not None:
+            cut = len(plan.src.prefix)
+            entries = [e for e in entries if self.filters.allows(e.key[cut:])]
+        page.nbytes = 0
+        for e in entries:
+            page.nbytes += e.size or 0
+        page.objects = len(entries)
+        page.listed = entries  # sync compares the whole page: a key done before is still in SRC
+        done_keys = self.resume.done_keys
+        if done_keys:  # finished by an interrupted run, inside a page it did not finish
+            kept = [e for e in entries if e.key not in done_keys]
+            if len(kept) != len(entries):
+                for e in entries:
+                    if e.key in done_keys:
+                        c.resumed += 1
+                        c.resumed_bytes += e.size if e.size is not None else done_keys[e.key]
+                        page.copied_before.append(e.key)  # `mv`: its source may not be deleted yet
+                entries = kept
+                page.nbytes = sum(e.size or 0 for e in entries)
+        page.entries = entries
+        c.listed += len(entries)
+        c.listed_bytes += page.nbytes
+        # the page's counts go before the word that it is listed (one queue, in order): a
+        # progress event never says the listing is done while its counts are still on the way
+        self._send(ProgressReport(self.wid, c.take(), self.failures))
+        self.failures = []
+        self._send(Listed(self.wid, page.unit, page.pieces))
+
+    async def _decide(self, src: Store, page: _Page) -> bool:
+        """What of the page is copied: path conflicts dropped, a dry run told (not done), sync's
+        comparison with DST, archived objects skipped. False when the run died meanwhile."""
+        plan = self.plan
+        entries, conflicting = await self._drop_conflicts(src, page.entries)
+        if plan.sync is None and plan.options.dry_run:  # copy / mv --dry-run: told and estimated, not done
+            entries = self._dry_copy(entries)
+        unsaved = 0  # --backup-dir: objects not overwritten because their backup failed
+        if plan.sync is not None:
+            done = frozenset(page.copied_before)
+            if done:  # the page as the march must see it: what is copied now, and what was before
+                keep = done.union(e.key for e in entries)
+                listed = [e for e in page.listed if e.key in keep]
+            else:
+                listed = entries
+            try:
+                entries, unsaved = await self._compare(src, page.unit, page.rest, listed, page.deletes, done)
+            except S3BulkError as exc:
+                self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}", exc.exit_code)
+                return False
+        if entries and self._skips_archived:
+            entries = await self._skip_archived(src, entries)
+        page.entries = entries
+        page.not_copied = len(page.problems) + conflicting + unsaved
+        return True
+
+    async def _queue(self, page: _Page, objects: asyncio.Queue) -> _UnitState:
+        """The page's objects handed to the transfers (_consume), until they are all done or dropped."""
+        entries = page.entries
+        state = _UnitState(len(entries), self._object_log())
+        state.failed = page.not_copied
+        if self.plan.move:
+            state.moved.extend(page.copied_before)
+        for i, e in enumerate(entries):
+            if self.stopping:
+                state.drop(len(entries) - i)
+                break
+            await objects.put((e, state))
+        await state.done.wait()
+        return state
+
+    async def _settle_unit(self, src: Store, page: _Page, state: _UnitState) -> None:
+        """After the copies: mv's sources deleted, sync's deletes settled, then the unit reported
+        done, or handed back when a stop dropped some of its objects."""
+        if state.moved:
+            state.failed += await self._delete_moved(src, state.moved, state.landed)
+        # the unit's keys reach the coordinator (Deletes, naming the unit) before its UnitDone
+        if page.deletes is not None:
+            await self._settle_deletes(page.deletes, state, page.unit)
+        elif self.backup is not None and self.backup.saved > self._backups_reported:  # overwrites backed up
+            self._send(Deletes(self.wid, [], backed_up=self._backups_since()))
+        log = state.log
+        if log is not None:
+            log.close()
+        unit, rest = page.unit, page.rest
+        if state.incomplete:
+            # back to the coordinator as the range this page covered (the rest was handed on)
+            if src.ordered:
+                unit = WorkUnit(after=unit.after, until=rest.after if rest is not None else unit.until, seq=unit.seq)
+            self._send(Abandoned(self.wid, unit, True))
+            return
+        if self.objects:  # a report's rows of this unit reach the coordinator before its UnitDone
+            self._send(ObjectsReported(self.wid, self.objects))
+            self.objects = []
+        self._send(UnitDone(self.wid, unit, rest, page.objects, page.nbytes or state.copied_bytes,
+                            state.failed, log.path if log is not None and log.used else None))
+
+    async def _drop_conflicts(self, src: Store, entries: list[ObjectInfo]) -> tuple[list[ObjectInfo], int]:
         """Keys that are also a directory's name at a local DST (`a` beside `a/b`): reported, not
         copied, whatever order the writes would come in (engine/transfer/path_conflicts.py); returns
         the rest and the count."""
@@ -645,7 +728,7 @@ class Worker:
         self._backups_reported = self.backup.saved
         return new
 
-    async def _compare(self, src: Any, unit: WorkUnit, rest: WorkUnit | None, entries: list[ObjectInfo],
+    async def _compare(self, src: Store, unit: WorkUnit, rest: WorkUnit | None, entries: list[ObjectInfo],
                        deletes: KeySpool | None, done: frozenset[str] = frozenset()) -> tuple[list[ObjectInfo], int]:
         """Sync: what of this page must be copied, and how many objects were not because their
         --backup-dir copy failed; counts the equal ones, spools the keys only DST has into `deletes`
@@ -655,7 +738,7 @@ class Worker:
 
         plan, opts = self.plan, self.plan.sync
         assert opts is not None
-        dst = self.transfer.dst
+        dst = self._dst
         dst_key = plan.keymap  # sync plans are never single-object: this maps a source key to its DST key
         to_copy: list[ObjectInfo] = []
         absent: set[str] = set()  # source keys DST lacks (the rest of to_copy differs)
@@ -699,7 +782,7 @@ class Worker:
             deletes.seen += seen
         return self._dry(await self._dry_archived(src, to_copy), doomed, absent), unsaved[0]
 
-    async def _dry_archived(self, src: Any, to_copy: list[ObjectInfo]) -> list[ObjectInfo]:
+    async def _dry_archived(self, src: Store, to_copy: list[ObjectInfo]) -> list[ObjectInfo]:
         """A sync dry run skips (and counts) the archived objects the real run would skip; `check`
         reports every difference, archived or not."""
         opts = self.plan.sync
@@ -707,7 +790,7 @@ class Worker:
             return to_copy
         return await self._skip_archived(src, to_copy)
 
-    async def _skip_archived(self, src: Any, entries: list[ObjectInfo]) -> list[ObjectInfo]:
+    async def _skip_archived(self, src: Store, entries: list[ObjectInfo]) -> list[ObjectInfo]:
         """The entries without the archived objects not restored (engine/transfer/archived.py),
         counted as skipped (archived). Where the restore check itself fails, they are kept and
         tried: their own failure then says why."""
@@ -731,7 +814,7 @@ class Worker:
         from ..sync.march import dst_range
 
         plan = self.plan
-        dst = self.transfer.dst
+        dst = self._dst
         src_cut, dst_cut = len(plan.src.prefix), len(plan.dst.prefix)
         allows = self.filters.allows if self.filters is not None else (lambda rel: True)
         for key in gone:
@@ -802,7 +885,7 @@ class Worker:
                                  info.size, info.etag, why))
 
     @staticmethod
-    async def _head_or_none(store: Any, key: str) -> ObjectInfo | None:
+    async def _head_or_none(store: Store, key: str) -> ObjectInfo | None:
         from ...errors import NotFound
 
         try:
@@ -810,14 +893,14 @@ class Worker:
         except NotFound:
             return None
 
-    async def _delete_moved(self, src: Any, keys: list[str], landed: dict[str, tuple[int, str | None]]) -> int:
+    async def _delete_moved(self, src: Store, keys: list[str], landed: dict[str, tuple[int, str | None]]) -> int:
         """`mv`: delete the source keys whose copy landed (each was written whole and checked by the
         destination: CRC32 on S3 PUTs and parts, the byte count before a local rename); returns how
         many could not be deleted (reported as failures, so the unit is redone on resume)."""
         failed = 0
         for i in range(0, len(keys), 1000):
             try:
-                refused = await src.delete_many(keys[i:i + 1000])
+                refused = await cast(Writer, src).delete_many(keys[i:i + 1000])  # mv: SRC takes writes (planner)
             except S3BulkError as exc:
                 refused = [(k, str(exc)) for k in keys[i:i + 1000]]
             self.counters.deleted += len(keys[i:i + 1000]) - len(refused)
@@ -905,8 +988,8 @@ class Worker:
         return []
 
     async def _consume(self, objects: asyncio.Queue) -> None:
+        """One transfer task: objects from the queue, one at a time, until the stop mark."""
         transfer = self.transfer
-        c = self.counters
         clock = time.monotonic  # not uvloop's loop.time(): whole milliseconds, and a nearby server answers in less
         while True:
             item = await objects.get()
@@ -923,25 +1006,7 @@ class Worker:
                     size, server_side = await transfer.copy(info)
                 finally:
                     self._active -= 1
-                took = clock() - began
-                self._took += took
-                if 0 < took < self._shortest or not self._shortest:
-                    self._shortest = took
-                c.done += 1
-                c.done_bytes += size
-                if server_side and self._server_copies:
-                    c.server_side += 1
-                state.copied_bytes += size
-                self._finished += 1
-                if self.plan.report_objects:
-                    self._report_copied(info, size)
-                if state.log is not None:
-                    state.log.add(info.key, size)
-                if self.plan.move:
-                    state.moved.append(info.key)
-                    if self.plan.report_objects:
-                        state.landed[info.key] = (size, info.etag)
-                state.finished()
+                self._copied(info, state, size, server_side, clock() - began)
             except asyncio.CancelledError:
                 raise
             except (Stopped, LandingRefused):
@@ -953,22 +1018,48 @@ class Worker:
                 self._finished += 1
                 state.finished()
             except Exception as exc:
-                if self._terminating:  # cut short by the forced stop: not copied, not a failure
-                    state.drop()
-                    continue
-                unreached = self._why_not_reached(exc)
-                if isinstance(exc, RUN_STOPPERS) or unreached:
-                    # reported once, as the reason the run stops (not as a failure per object); this
-                    # object and the rest count as not attempted and are left for --resume
-                    state.drop()
-                    if self.fatal is None:
-                        self.stopping = True  # take no more objects: each would fail the same way
-                        self._die(unreached or _stop_message(exc), 3)
-                    continue
-                self._record_failure(info, exc)
-                self._finished += 1
-                state.failed += 1
-                state.finished()
+                self._not_copied(info, state, exc)
+
+    def _copied(self, info: ObjectInfo, state: _UnitState, size: int, server_side: bool, took: float) -> None:
+        """An object landed: counted, timed (inflight.py), logged for --resume, reported."""
+        c = self.counters
+        self._took += took
+        if 0 < took < self._shortest or not self._shortest:
+            self._shortest = took
+        c.done += 1
+        c.done_bytes += size
+        if server_side and self._server_copies:
+            c.server_side += 1
+        state.copied_bytes += size
+        self._finished += 1
+        if self.plan.report_objects:
+            self._report_copied(info, size)
+        if state.log is not None:
+            state.log.add(info.key, size)
+        if self.plan.move:
+            state.moved.append(info.key)
+            if self.plan.report_objects:
+                state.landed[info.key] = (size, info.etag)
+        state.finished()
+
+    def _not_copied(self, info: ObjectInfo, state: _UnitState, exc: Exception) -> None:
+        """An object that failed: a failure of its own, or the reason the whole run stops."""
+        if self._terminating:  # cut short by the forced stop: not copied, not a failure
+            state.drop()
+            return
+        unreached = self._why_not_reached(exc)
+        if isinstance(exc, RUN_STOPPERS) or unreached:
+            # reported once, as the reason the run stops (not as a failure per object); this
+            # object and the rest count as not attempted and are left for --resume
+            state.drop()
+            if self.fatal is None:
+                self.stopping = True  # take no more objects: each would fail the same way
+                self._die(unreached or _stop_message(exc), 3)
+            return
+        self._record_failure(info, exc)
+        self._finished += 1
+        state.failed += 1
+        state.finished()
 
     def _restarted(self, key: str, why: str) -> None:
         """An object started over because its source changed while it was read: always told
@@ -1009,7 +1100,7 @@ class Worker:
 LEFT_OPEN = "UploadLeftOpen"  # the kind of a Failure naming an upload still listed after its aborts
 
 
-def _take_requests(store: Any, into: dict) -> None:
+def _take_requests(store: object, into: dict) -> None:
     """Add the requests `store` counted since the last time to `into` (stores/requests.py)."""
     counted, inner = None, store
     while counted is None and inner is not None:  # through a wrapper that does not forward it
@@ -1034,8 +1125,6 @@ def _usage() -> tuple[int, float]:
 def _exit_terminated(wid: int, events_q: Any) -> None:
     """The end of a forced stop in a worker process, once its last counts are queued: temporary
     files go, the coordinator gets the exit note, the process ends as SIGTERM would end it."""
-    from ...stores.local.store import remove_open_temps
-
     threading.Timer(5.0, os._exit, (128 + signal.SIGTERM,)).start()  # if the queue cannot be flushed
     remove_open_temps()
     rss, cpu = _usage()
@@ -1048,8 +1137,6 @@ def _exit_terminated(wid: int, events_q: Any) -> None:
 def _stop_now(signum: int, frame: Any = None) -> None:
     """Stop at once, removing our unfinished temporary files (S3 uploads left open are aborted
     by the store's lifecycle rules or a later resume)."""
-    from ...stores.local.store import remove_open_temps
-
     remove_open_temps()
     os._exit(128 + signum)
 
