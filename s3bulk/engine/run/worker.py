@@ -22,13 +22,14 @@ import resource
 import signal
 import threading
 import time
-from typing import Any, Callable, cast
+from typing import Any, Callable, Protocol, cast
 
 from ...errors import RUN_STOPPERS, BucketMissing, ConnectFailed, S3BulkError, StoreError
 from ...config.filters import CompiledFilters
 from .peak_rss import peak_rss_bytes
 from ...model import Counters, Failure, ObjectInfo, WorkUnit
-from ...stores import Store, Writer, open_store
+from ...config.urls import Location
+from ...stores import Store, StoreOptions, Writer, open_store
 from ...stores.requests import take as take_requests
 from ...stores.conditions import DestinationExists
 from ..journal.units import ObjectLog, UploadLog, page_skipped
@@ -41,7 +42,7 @@ from .inflight import TICK, InFlight
 from ..plan import Plan
 from ..transfer.local_files import LandingRefused, allow_landing, remove_open_temps, stop_landing, writes_in_threads
 from ..transfer.notes import TransferListener, UploadBegun, UploadNote
-from ..transfer.one_object import ByteBudget, ResumeTerms, Stopped, Transfer
+from ..transfer.one_object import ByteBudget, ResumeTerms, Stopped, Transfer, holds_files
 from ..listing.units import split_unit
 
 FLUSH_SECONDS = 0.25
@@ -72,6 +73,15 @@ class _UnitState:
     def drop(self, n: int = 1) -> None:
         self.incomplete = True
         self.finished(n)
+
+
+class StoreKeeper(Protocol):
+    """Where a worker's stores come from when its caller keeps them open across runs (a Dask
+    task's thread: cluster/driver.py _TaskThread)."""
+
+    async def open(self, role: str, location: Location, options: StoreOptions) -> Any: ...
+
+    def keeps(self, store: Store) -> bool: ...
 
 
 class _Page:
@@ -146,7 +156,7 @@ class _Listener(TransferListener):
 
 class Worker:
     def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
-                 parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: Any = None,
+                 parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: StoreKeeper | None = None,
                  unreachable: Callable[[StoreError], str] | None = None) -> None:
         self.plan = plan
         # a Dask task's (cluster/driver.py run_units): a request that could not connect to its endpoint (after
@@ -179,11 +189,8 @@ class Worker:
         self._reported = (0, 0, 0)  # transfers in flight, body bytes held, their budget: as last reported
         self._transfers = plan.options.concurrency  # consumer tasks running (engine/run/inflight.py may add some)
         self._finished = 0  # objects this worker finished (copied or failed): what inflight.py measures
-        # a copy "server-side" only where a server did it: between two local paths it is the kernel
-        # (the summary's server_side_copies would tell of a server there is none of)
-        self._server_copies = plan.dst.kind != "local"
-        # GLACIER / DEEP_ARCHIVE objects not restored are skipped unless --force-archived (S3 sources)
-        self._skips_archived = plan.src.kind == "s3" and not plan.options.force_archived
+        # what the two stores are, asked of their features once they are open (_sides)
+        self._server_copies = self._skips_archived = self._src_files = self._src_s3 = self._dst_s3 = False
         self._took = 0.0  # seconds the objects copied took in all (inflight.py: mean against the shortest)
         self._shortest = 0.0  # the least one took (0: none yet)
         self._logs = 0  # per-page object logs opened by this worker (for their names)
@@ -389,6 +396,7 @@ class Worker:
         assert isinstance(dst, Writer)
         self.transfer = Transfer(src, dst, plan.keymap, opts, self.bodies, listener=_Listener(self),
                                  resume=self.resume.terms())
+        self._sides(src, dst)
         # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
         self.transfer.update_by_head = opts.update and plan.sync is None
         self.filters = plan.filters.compiled() if plan.filters else None
@@ -407,6 +415,17 @@ class Worker:
 
             self.comparator = Comparator(plan.sync.compare, src, dst, plan.sync.hash_cache)
             self.comparator.record = plan.report_objects
+
+    def _sides(self, src: Store, dst: Store) -> None:
+        """What the worker decides by the kind of each store, from their features: S3's (its
+        properties are S3's headers) and a local tree's (a store of files: holds_files)."""
+        self._src_s3, self._dst_s3 = src.features.props == "s3", dst.features.props == "s3"
+        self._src_files = holds_files(src)
+        # a copy "server-side" only where a server did it: between two local paths it is the kernel
+        # (the summary's server_side_copies would tell of a server there is none of)
+        self._server_copies = not holds_files(dst)
+        # GLACIER / DEEP_ARCHIVE objects not restored are skipped unless --force-archived (S3 sources)
+        self._skips_archived = self._src_s3 and not self.plan.options.force_archived
 
     async def _open_store(self, role: str, location: Any, options: Any) -> Any:
         if self.store_keeper is not None:
@@ -824,7 +843,7 @@ class Worker:
                 there = await self._head_or_none(dst, target)
                 if there is not None:
                     deletes.add(target, there.size or 0)
-            if plan.src.kind == "local" and not os.path.isdir(os.path.join(plan.src.root, key)):
+            if self._src_files and not os.path.isdir(os.path.join(plan.src.root, key)):
                 async for d in dst_range(dst, target + "/", None, None, plan.options.page_size):
                     if allows(d.key[dst_cut:]):
                         deletes.add(d.key, d.size or 0)
@@ -938,7 +957,7 @@ class Worker:
             c.done += 1
             c.done_bytes += e.size or 0
         if plan.move:
-            plan_deletes(len(entries), c.planned, plan.src.kind == "s3")
+            plan_deletes(len(entries), c.planned, self._src_s3)
             c.deleted += len(entries)
         if events:
             self._send(Planned(self.wid, events))
@@ -949,7 +968,7 @@ class Worker:
         cannot copy server-side: one line saying the bytes will stream through this machine,
         egress the source's provider charges for."""
         plan = self.plan
-        if not to_copy or self.transfer.server_side or plan.src.kind != "s3" or plan.dst.kind != "s3":
+        if not to_copy or self.transfer.server_side or not (self._src_s3 and self._dst_s3):
             return []
         return [Notice(f"{plan.src.display} and {plan.dst.display} are on different S3 endpoints or "
                        "credentials: the bytes will be downloaded and uploaded again through this machine "
@@ -968,7 +987,7 @@ class Worker:
 
             for e in to_copy:
                 plan_copy(self.transfer, e, self.counters.planned)
-            plan_deletes(len(doomed), self.counters.planned, plan.dst.kind == "s3")
+            plan_deletes(len(doomed), self.counters.planned, self._dst_s3)
         for e in to_copy:
             src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
             if opts.check:

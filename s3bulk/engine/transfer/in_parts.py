@@ -27,7 +27,7 @@ from ...stores.checksums import CompositeParts
 from ...stores.conditions import IF_MATCH, SourceChanged
 from ...stores import file_times
 from . import guards
-from .link import Lanes, part_size as link_part_size, upload_in_lanes
+from .link import part_size as link_part_size, upload_in_lanes
 from .local_files import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
 from .notes import UploadBegun, UploadEnd
 from .part_buffers import part_buffer
@@ -55,11 +55,14 @@ class PartsJob:
                  "upload_id", "if_match", "stopped", "moved", "helper_moved", "buffers", "url")
 
     def __init__(self, t: Transfer, src_key: str, dst_key: str, size: int, part: int, upload: Multipart,
-                 have: set[int], check: Any, partial: bool, resumed: bool, if_match: str | None) -> None:
+                 check: Any) -> None:
         self.t, self.src_key, self.dst_key, self.size, self.part = t, src_key, dst_key, size, part
-        self.upload, self.have, self.check, self.partial, self.resumed = upload, have, check, partial, resumed
+        self.upload, self.check = upload, check
         self.upload_id = upload.upload_id  # None where the upload dies with us (a local temporary file is redone)
-        self.if_match = if_match  # the ETag every range must come from (stores/conditions.py)
+        self.have: set[int] = set()  # parts there already: in the upload a stopped run left, or in its part file
+        self.partial = False  # a local file kept for a resume (stores/local/partfile.py)
+        self.resumed = False  # an upload a stopped run left open, continued
+        self.if_match: str | None = None  # the ETag every range must come from (stores/conditions.py)
         self.stopped = False  # a stop was asked: parts in flight finish, no new ones start
         self.moved = 0  # bytes of the parts this process moved (taken back from progress at the end)
         self.helper_moved = 0  # bytes of the parts helper processes moved
@@ -198,8 +201,8 @@ class InParts:
                 have = _kept_parts(kept, part, size, check)
             else:
                 upload = await self._start(dst_key, size, part, mtime, props, info)
-        job = PartsJob(t, src_key, dst_key, size, part, upload, have, check, partial, resumed,
-                       t.version_of(info))
+        job = PartsJob(t, src_key, dst_key, size, part, upload, check)
+        job.have, job.partial, job.resumed, job.if_match = have, partial, resumed, t.version_of(info)
         if job.upload_id is not None:
             t.listener.on_upload(UploadBegun.of(dst_key, job.upload_id, size, part, info))
         return job
