@@ -155,6 +155,12 @@ class _Listener(TransferListener):
 
 
 class Worker:
+    """One worker's loop (module docstring). A unit goes through named stages (_unit): listed a
+    page at a time (_list_page), skipped when an earlier run finished it (_done_before), admitted
+    (_admit: listing failures, gone keys, filters, keys a stopped run copied), decided (_decide:
+    path conflicts, dry run, sync's comparison, archived objects), queued for the transfer tasks
+    (_queue, _consume), then settled (_settle_unit: mv's deletes, sync's deletes, the report)."""
+
     def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
                  parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: StoreKeeper | None = None,
                  unreachable: Callable[[StoreError], str] | None = None) -> None:
