@@ -32,16 +32,17 @@ from ...config.urls import Location
 from ...stores import Store, StoreOptions, Writer, open_store
 from ...stores.requests import take as take_requests
 from ...stores.conditions import DestinationExists
-from ..journal.units import ObjectLog, UploadLog, page_skipped
+from ..journal.units import ObjectLog, page_skipped
 from ..events import Difference, DryRunAction, Notice, PlannedEvent
 from ..messages import (Abandoned, Deletes, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned,
-                        ProgressReport, UnitDone, WorkerMessage, upload_message)
+                        ProgressReport, UnitDone, WorkerMessage)
 from .deletes import KeySpool, delete_batch
 from ..loop import install_loop_policy, new_loop
 from .inflight import TICK, InFlight
+from .open_uploads import OpenUploads
 from ..plan import Plan
 from ..transfer.local_files import LandingRefused, allow_landing, remove_open_temps, stop_landing, writes_in_threads
-from ..transfer.notes import TransferListener, UploadBegun, UploadNote
+from ..transfer.notes import TransferListener, UploadNote
 from ..transfer.one_object import ByteBudget, ResumeTerms, Stopped, Transfer, holds_files
 from ..listing.units import split_unit
 
@@ -142,7 +143,7 @@ class _Listener(TransferListener):
         return self.worker.stopping
 
     def on_upload(self, note: UploadNote) -> None:
-        self.worker._upload_event(note)
+        self.worker.uploads.note(note)
 
     def on_part_bytes(self, n: int) -> None:
         self.worker.counters.part_bytes += n
@@ -201,13 +202,9 @@ class Worker:
         self._shortest = 0.0  # the least one took (0: none yet)
         self._logs = 0  # per-page object logs opened by this worker (for their names)
         self._terminating = False  # a forced stop: see terminate()
-        # S3 multipart uploads of this worker's transfers: destination key -> upload id, None while
-        # CreateMultipartUpload is in flight (what a forced stop must not leave open unrecorded)
-        self._uploads: dict[str, str | None] = {}
-        # when each upload still unnamed was asked for (time.time()), and whether its id will come (no:
-        # a copy in parts the store runs itself, noted with part size 0)
-        self._asked: dict[str, tuple[float, bool]] = {}
-        self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
+        # the multipart uploads of this worker's transfers: logged, told to the coordinator, and
+        # aborted by a forced stop that no journal records them for
+        self.uploads = OpenUploads(wid, self._send, self.resume.log_dir, self.resume.keep_uploads)
         self._keeps = plan.options.no_clobber or plan.options.update  # sync: DST's copy may be kept (_kept_at_dst)
         self.backup: Any = None  # --backup-dir (engine/transfer/backup.py): overwrites, and --delete-during's deletes
         # (copy and mv: the overwrites their Transfer backs up)
@@ -237,73 +234,10 @@ class Worker:
         until = loop.time() + 5.0
         while writes_in_threads() and loop.time() < until:
             await asyncio.sleep(0.01)
-        if self._uploads and self._upload_log is None:
-            await self._abort_uploads(until)
+        if self.uploads.unrecorded():
+            await self.uploads.abort_all(self.transfer.dst, until)
         self._flush()
         then()
-
-    async def _abort_uploads(self, until: float) -> None:
-        """A forced stop with no journal to record the S3 uploads in flight: nothing would ever find
-        them again, so they are aborted here (bounded by `until`, the loop's time). One whose
-        CreateMultipartUpload is in flight is waited for, then aborted; one still unnamed after
-        that (its answer late, or a copy in parts the store runs itself) is looked for among the
-        key's open uploads. What cannot be done in time is left to the bucket's lifecycle rule or
-        `s3bulk rm --incomplete-uploads`."""
-        from ..leftover_uploads import resolve_intent
-
-        loop = asyncio.get_running_loop()
-        dst: Any = self.transfer.dst
-        aborted: set[str] = set()
-
-        async def abort(key: str, upload_id: str) -> None:
-            from ...stores.base import abort_confirmed
-
-            await abort_confirmed(dst, key, upload_id)  # again until ListParts says it is gone
-
-        async def find(key: str, asked: float | None) -> None:
-            try:
-                await resolve_intent(dst, key, asked, frozenset(aborted))
-            except S3BulkError:
-                pass
-
-        while loop.time() < until:
-            todo = [(k, u) for k, u in self._uploads.items() if u is not None and u not in aborted]
-            if todo:
-                aborted.update(u for _, u in todo)
-                try:
-                    await asyncio.wait_for(asyncio.gather(*(abort(k, u) for k, u in todo)), until - loop.time())
-                except asyncio.TimeoutError:
-                    return
-                continue
-            unnamed = [k for k, u in self._uploads.items() if u is None]
-            if not unnamed:
-                return
-            if loop.time() >= until - 1.5 or not any(self._asked.get(k, (0.0, False))[1] for k in unnamed):
-                try:
-                    await asyncio.wait_for(asyncio.gather(*(find(k, self._asked.get(k, (None,))[0])
-                                                            for k in unnamed)), until - loop.time())
-                except asyncio.TimeoutError:
-                    pass
-                return
-            await asyncio.sleep(0.01)  # a CreateMultipartUpload in flight: its answer names the upload
-
-    def _upload_event(self, note: UploadNote) -> None:
-        """An upload about to be asked for, begun, or ended (engine/transfer/in_parts.py): on disk first, when a
-        journal is kept (before any part is sent, so no stop can leave it open unrecorded), then to
-        the coordinator, whose journal commits it."""
-        key, upload_id = note.key, note.upload_id
-        if isinstance(note, UploadBegun):
-            self._uploads[key] = upload_id
-            if upload_id is None:
-                self._asked[key] = (time.time(), note.part_size != 0)
-        elif key in self._uploads and self._uploads[key] == upload_id:
-            del self._uploads[key]
-            self._asked.pop(key, None)
-        if self._upload_log is None and self.resume.log_dir is not None and self.resume.keep_uploads:
-            self._upload_log = UploadLog(os.path.join(self.resume.log_dir, f"{os.getpid()}-{self.wid}.uploads"))
-        if self._upload_log is not None:
-            self._upload_log.add(note)
-        self._send(upload_message(self.wid, note))
 
     def _collect_store_stats(self) -> None:
         """Retries and throttling seen by the wrapped stores, and this worker's request concurrency
@@ -358,9 +292,7 @@ class Worker:
             self._send(Fatal(self.wid, f"internal error in worker: {type(exc).__name__}: {exc}", 3))
         finally:
             self._flush()
-            if self._upload_log is not None:
-                self._upload_log.close()
-                self._upload_log = None
+            self.uploads.close()
             for store in (src, dst):
                 if store is not None:
                     await self._close_store(store)
