@@ -19,7 +19,8 @@ from s3bulk.engine.run.launch import run_plan
 from s3bulk.engine.events import DryRunAction
 from s3bulk.engine.plan import SyncOptions
 from s3bulk.engine.leftover_uploads import abort_uploads
-from s3bulk.engine.transfer.one_object import ByteBudget, Transfer
+from s3bulk.engine.transfer.notes import TransferListener
+from s3bulk.engine.transfer.one_object import ByteBudget, ResumeTerms, Transfer
 from s3bulk.errors import AccessDenied, NotFound
 from s3bulk.config.filters import Filters
 from s3bulk.model import ObjectInfo
@@ -190,12 +191,20 @@ def test_sync_dry_run_changes_nothing(buckets, capfd):
     assert capfd.readouterr().out == ""
 
 
+class _UploadNotes(TransferListener):
+    def __init__(self, events: list) -> None:
+        self.events = events
+
+    def on_upload(self, note: Any) -> None:
+        self.events.append(note)
+
+
 async def _transfer(src_url: str, dst_url: str, resumable: dict[str, dict[str, Any]], events: list):
     src = await open_store(parse_location(src_url), OPTS.store_options())
     dst = await open_store(parse_location(dst_url), OPTS.store_options())
     try:
-        t = Transfer(src, dst, KeyMap("", ""), OPTS, ByteBudget(64 * MiB), on_upload=events.append,
-                     resumable=resumable)
+        t = Transfer(src, dst, KeyMap("", ""), OPTS, ByteBudget(64 * MiB), listener=_UploadNotes(events),
+                     resume=ResumeTerms(resumable))
         info = await src.head("big")
         return await t.copy(info), info
     finally:

@@ -69,8 +69,7 @@ def run_pipe(command: str, text: str, s3: S3Options, options: TransferOptions, *
     try:
         with meter or contextlib.nullcontext():
             if upload:  # counted when the server has taken a part, not when stdin was read
-                result = engine_run_pipe(text, s3, options, read=fd_reader(sys.stdin.fileno()),
-                                         on_sent=meter.add if meter else None)
+                result = engine_run_pipe(text, s3, options, read=fd_reader(sys.stdin.fileno()), meter=meter)
             else:
                 write = fd_writer(sys.stdout.fileno())
                 result = engine_run_pipe(text, s3, options, write=meter.writer(write) if meter else write)

@@ -31,7 +31,7 @@ DryRunAction (on_dry_run): a kind reaches its base's method, so the methods abov
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Literal, TextIO, Union
+from typing import Any, ClassVar, Literal, TextIO, Union
 
 from ..model import Counters, Failure
 

@@ -32,8 +32,7 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 
-from ..errors import StoreError, Transient
-from ..errors import DestinationExists, SourceChanged, SourceFileChanged
+from ..errors import SourceFileChanged, Transient
 
 IF_MATCH: ContextVar[str | None] = ContextVar("s3bulk_if_match", default=None)
 

@@ -29,7 +29,8 @@ from typing import Iterator, Sequence
 
 from ..errors import NotFound, StoreError, Transient, UnsafeKey
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
-from .conditions import IF_MATCH, NO_CLOBBER, DestinationExists
+from ..errors import DestinationExists
+from .conditions import IF_MATCH, NO_CLOBBER
 from ..config.urls import Location
 from .base import (WHOLE, Features, GetOptions, GetResult, OpenUpload, PartInfo, ResumableUploads, ServerSideCopier,
                    Store, Traits, Unsupported, Writer)
@@ -189,7 +190,7 @@ class MemoryStore(Store, Writer, ResumableUploads, ServerSideCopier):
         """SourceChanged when a conditional read asks for another version (`want`, an ETag) than
         the one stored: S3's 412 to If-Match."""
         if want is not None and want != o.etag:
-            from .conditions import SourceChanged
+            from ..errors import SourceChanged
 
             raise SourceChanged("the source object changed while it was read (412 to If-Match)",
                                 op=op, url=self.location.url_for(key), key=key)

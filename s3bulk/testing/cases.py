@@ -644,7 +644,8 @@ async def reads_held_to_one_version_refuse_another(h: Harness, store: Any) -> No
     """
     import tempfile
 
-    from ..stores.conditions import IF_MATCH, SourceChanged
+    from ..errors import SourceChanged
+    from ..stores.conditions import IF_MATCH
     from ..stores.files.filesink import RangeSink
 
     old, new = noise("obj-old", 3000), noise("obj-new", 3000)
@@ -699,7 +700,8 @@ async def writes_that_must_not_replace_refuse_an_existing_key(h: Harness, store:
     If-None-Match: *, a local no-replace rename), so an object written by someone else after the
     run looked is kept. A store that does not declare it is asked with a HEAD before each write.
     """
-    from ..stores.conditions import NO_CLOBBER, DestinationExists
+    from ..errors import DestinationExists
+    from ..stores.conditions import NO_CLOBBER
 
     await require(store, "write")
     theirs = noise("theirs", 1000)

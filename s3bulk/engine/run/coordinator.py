@@ -524,7 +524,7 @@ def _restart_reason(plan: Plan) -> str:
     """Why an object of this run starts over: its source is a local file (held to one identity while
     it is read) or an object read with If-Match; the restart's reason is the one line its second
     change would fail with (stores/conditions.py)."""
-    from ...stores.conditions import SourceChanged, SourceFileChanged
+    from ...errors import SourceChanged, SourceFileChanged
 
     return (SourceFileChanged if plan.src.is_local else SourceChanged).final_message
 

@@ -22,25 +22,29 @@ import resource
 import signal
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, cast
 
 from ...errors import RUN_STOPPERS, BucketMissing, ConnectFailed, S3BulkError, StoreError
 from ...config.filters import CompiledFilters
 from .peak_rss import peak_rss_bytes
 from ...model import Counters, Failure, ObjectInfo, WorkUnit
-from ...stores import Writer, open_store
+from ...config.urls import Location
+from ...stores import Store, StoreOptions, Writer, open_store
 from ...stores.requests import take as take_requests
-from ...stores.conditions import DestinationExists
-from ...stores.files.landing import LandingRefused, allow_landing, stop_landing, writes_in_threads
-from ..journal.units import ObjectLog, UploadLog, page_skipped
+from ...errors import DestinationExists
+from ..journal.units import ObjectLog, page_skipped
 from ..events import Difference, DryRunAction, Notice, PlannedEvent
 from ..messages import (Abandoned, Deletes, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned,
-                        ProgressReport, UnitDone, WorkerMessage, upload_message)
+                        ProgressReport, UnitDone, WorkerMessage)
 from .deletes import KeySpool, delete_batch
 from ..loop import install_loop_policy, new_loop
 from .inflight import TICK, InFlight
+from .open_uploads import OpenUploads
 from ..plan import Plan
-from ..transfer.one_object import ByteBudget, Stopped, Transfer
+from ...errors import LandingRefused
+from ...stores.files.landing import allow_landing, remove_open_temps, stop_landing, writes_in_threads
+from ..transfer.notes import TransferListener, UploadNote
+from ..transfer.one_object import ByteBudget, ResumeTerms, Stopped, Transfer, holds_files
 from ..listing.units import split_unit
 
 FLUSH_SECONDS = 0.25
@@ -73,6 +77,35 @@ class _UnitState:
         self.finished(n)
 
 
+class StoreKeeper(Protocol):
+    """Where a worker's stores come from when its caller keeps them open across runs (a Dask
+    task's thread: cluster/driver.py _TaskThread)."""
+
+    async def open(self, role: str, location: Location, options: StoreOptions) -> Any: ...
+
+    def keeps(self, store: Store) -> bool: ...
+
+
+class _Page:
+    """One listed page of a unit on its way through the worker's stages (Worker._unit): what the
+    listing gave, what is left to copy, and what the unit's report will say."""
+
+    __slots__ = ("unit", "rest", "pieces", "entries", "problems", "gone", "listed", "copied_before", "objects",
+                 "nbytes", "deletes", "not_copied")
+
+    def __init__(self, unit: WorkUnit, rest: WorkUnit | None, pieces: list[WorkUnit], entries: list[ObjectInfo],
+                 problems: tuple[tuple[str, str], ...], gone: tuple[str, ...]) -> None:
+        self.unit, self.rest, self.pieces = unit, rest, pieces  # the rest of the unit, cut for the coordinator
+        self.entries = entries  # the objects still to go: narrowed stage by stage
+        self.problems, self.gone = problems, gone  # keys the listing could not give; keys SRC no longer has
+        self.listed: list[ObjectInfo] = entries  # the filtered page as sync compares it
+        self.copied_before: list[str] = []  # keys an interrupted run copied (resume)
+        self.objects = 0  # objects of the page (filtered), as UnitDone counts them
+        self.nbytes = 0  # their bytes, without the ones copied before
+        self.deletes: KeySpool | None = None  # sync --delete: DST-only keys, spooled
+        self.not_copied = 0  # failed before any copy: listing problems, path conflicts, failed backups
+
+
 class ResumeInfo:
     """What workers need from the journal: where to log finished objects and open uploads
     (`log_dir`), and for a resumed run the pages already done (token-paged sources, as sorted
@@ -93,10 +126,45 @@ class ResumeInfo:
         self.done_keys = done_keys or {}
         self.journaled, self.resumed, self.keep_uploads = journaled, resumed, keep_uploads
 
+    def terms(self) -> ResumeTerms:
+        """What a Transfer may keep for --resume, and continue (engine/transfer/one_object.py)."""
+        return ResumeTerms(self.uploads, keep_partial=self.journaled, resume_partial=self.resumed,
+                           keep_uploads=self.keep_uploads, uploads_logged=self.keep_uploads and self.log_dir is not None)
+
+
+class _Listener(TransferListener):
+    """What the worker's Transfer tells it (engine/transfer/notes.py), handed to the worker."""
+
+    __slots__ = ("worker",)
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def stopping(self) -> bool:
+        return self.worker.stopping
+
+    def on_upload(self, note: UploadNote) -> None:
+        self.worker.uploads.note(note)
+
+    def on_part_bytes(self, n: int) -> None:
+        self.worker.counters.part_bytes += n
+
+    def on_restarted(self, key: str, why: str) -> None:
+        self.worker._restarted(key, why)
+
+    def on_left_open(self, key: str, upload_id: str) -> None:
+        self.worker._left_open(key, upload_id)
+
 
 class Worker:
+    """One worker's loop (module docstring). A unit goes through named stages (_unit): listed a
+    page at a time (_list_page), skipped when an earlier run finished it (_done_before), admitted
+    (_admit: listing failures, gone keys, filters, keys a stopped run copied), decided (_decide:
+    path conflicts, dry run, sync's comparison, archived objects), queued for the transfer tasks
+    (_queue, _consume), then settled (_settle_unit: mv's deletes, sync's deletes, the report)."""
+
     def __init__(self, plan: Plan, wid: int, units_q: Any, events_q: Any, body_bytes: int,
-                 parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: Any = None,
+                 parent_pid: int | None = None, resume: ResumeInfo | None = None, stores: StoreKeeper | None = None,
                  unreachable: Callable[[StoreError], str] | None = None) -> None:
         self.plan = plan
         # a Dask task's (cluster/driver.py run_units): a request that could not connect to its endpoint (after
@@ -122,28 +190,22 @@ class Worker:
         self.transfer: Transfer
         self.filters: CompiledFilters | None = None
         self.comparator: Any = None
-        self._stores: tuple[Any, ...] = ()
+        self._stores: tuple[Any, ...] = ()  # both stores, as wrapped (their stats and limiter, when they have them)
+        self._dst: Store  # DST as a store (self.transfer.dst is it as a Writer)
         self._reported_concurrency = 0
         self._active = 0  # transfers running now (--metrics' gauge)
         self._reported = (0, 0, 0)  # transfers in flight, body bytes held, their budget: as last reported
         self._transfers = plan.options.concurrency  # consumer tasks running (engine/run/inflight.py may add some)
         self._finished = 0  # objects this worker finished (copied or failed): what inflight.py measures
-        # a copy "server-side" only where a server did it: between two local paths it is the kernel
-        # (the summary's server_side_copies would tell of a server there is none of)
-        self._server_copies = plan.dst.kind != "local"
-        # GLACIER / DEEP_ARCHIVE objects not restored are skipped unless --force-archived (S3 sources)
-        self._skips_archived = plan.src.kind == "s3" and not plan.options.force_archived
+        # what the two stores are, asked of their features once they are open (_sides)
+        self._server_copies = self._skips_archived = self._src_files = self._src_s3 = self._dst_s3 = False
         self._took = 0.0  # seconds the objects copied took in all (inflight.py: mean against the shortest)
         self._shortest = 0.0  # the least one took (0: none yet)
         self._logs = 0  # per-page object logs opened by this worker (for their names)
         self._terminating = False  # a forced stop: see terminate()
-        # S3 multipart uploads of this worker's transfers: destination key -> upload id, None while
-        # CreateMultipartUpload is in flight (what a forced stop must not leave open unrecorded)
-        self._uploads: dict[str, str | None] = {}
-        # when each upload still unnamed was asked for (time.time()), and whether its id will come (no:
-        # a copy in parts the store runs itself, noted with part size 0)
-        self._asked: dict[str, tuple[float, bool]] = {}
-        self._upload_log: UploadLog | None = None  # where they are recorded before any part is sent
+        # the multipart uploads of this worker's transfers: logged, told to the coordinator, and
+        # aborted by a forced stop that no journal records them for
+        self.uploads = OpenUploads(wid, self._send, self.resume.log_dir, self.resume.keep_uploads)
         self._keeps = plan.options.no_clobber or plan.options.update  # sync: DST's copy may be kept (_kept_at_dst)
         self.backup: Any = None  # --backup-dir (engine/transfer/backup.py): overwrites, and --delete-during's deletes
         # (copy and mv: the overwrites their Transfer backs up)
@@ -173,76 +235,10 @@ class Worker:
         until = loop.time() + 5.0
         while writes_in_threads() and loop.time() < until:
             await asyncio.sleep(0.01)
-        if self._uploads and self._upload_log is None:
-            await self._abort_uploads(until)
+        if self.uploads.unrecorded():
+            await self.uploads.abort_all(self.transfer.dst, until)
         self._flush()
         then()
-
-    async def _abort_uploads(self, until: float) -> None:
-        """A forced stop with no journal to record the S3 uploads in flight: nothing would ever find
-        them again, so they are aborted here (bounded by `until`, the loop's time). One whose
-        CreateMultipartUpload is in flight is waited for, then aborted; one still unnamed after
-        that (its answer late, or a copy in parts the store runs itself) is looked for among the
-        key's open uploads. What cannot be done in time is left to the bucket's lifecycle rule or
-        `s3bulk rm --incomplete-uploads`."""
-        from ..leftover_uploads import resolve_intent
-
-        loop = asyncio.get_running_loop()
-        dst: Any = self.transfer.dst
-        aborted: set[str] = set()
-
-        async def abort(key: str, upload_id: str) -> None:
-            from ...stores.base import abort_confirmed
-
-            await abort_confirmed(dst, key, upload_id)  # again until ListParts says it is gone
-
-        async def find(key: str, asked: float | None) -> None:
-            try:
-                await resolve_intent(dst, key, asked, frozenset(aborted))
-            except S3BulkError:
-                pass
-
-        while loop.time() < until:
-            todo = [(k, u) for k, u in self._uploads.items() if u is not None and u not in aborted]
-            if todo:
-                aborted.update(u for _, u in todo)
-                try:
-                    await asyncio.wait_for(asyncio.gather(*(abort(k, u) for k, u in todo)), until - loop.time())
-                except asyncio.TimeoutError:
-                    return
-                continue
-            unnamed = [k for k, u in self._uploads.items() if u is None]
-            if not unnamed:
-                return
-            if loop.time() >= until - 1.5 or not any(self._asked.get(k, (0.0, False))[1] for k in unnamed):
-                try:
-                    await asyncio.wait_for(asyncio.gather(*(find(k, self._asked.get(k, (None,))[0])
-                                                            for k in unnamed)), until - loop.time())
-                except asyncio.TimeoutError:
-                    pass
-                return
-            await asyncio.sleep(0.01)  # a CreateMultipartUpload in flight: its answer names the upload
-
-    def _part_bytes(self, n: int) -> None:
-        self.counters.part_bytes += n
-
-    def _upload_event(self, note: tuple) -> None:
-        """An upload about to be asked for, begun, or ended (engine/transfer/one_object.py): on disk first, when a
-        journal is kept (before any part is sent, so no stop can leave it open unrecorded), then to
-        the coordinator, whose journal commits it."""
-        kind, key, upload_id = note[0], note[1], note[2]
-        if kind == "upload":
-            self._uploads[key] = upload_id
-            if upload_id is None:
-                self._asked[key] = (time.time(), note[4] != 0)
-        elif key in self._uploads and self._uploads[key] == upload_id:
-            del self._uploads[key]
-            self._asked.pop(key, None)
-        if self._upload_log is None and self.resume.log_dir is not None and self.resume.keep_uploads:
-            self._upload_log = UploadLog(os.path.join(self.resume.log_dir, f"{os.getpid()}-{self.wid}.uploads"))
-        if self._upload_log is not None:
-            self._upload_log.add(note)
-        self._send(upload_message(self.wid, note))
 
     def _collect_store_stats(self) -> None:
         """Retries and throttling seen by the wrapped stores, and this worker's request concurrency
@@ -281,55 +277,15 @@ class Worker:
             self.objects = []
 
     async def run(self) -> None:
-        opts = self.plan.options
-        src = dst = None
+        """The worker's life: its stores opened, its Transfer made, units taken until the
+        coordinator's None, and whatever happens, its last counts sent and its stores closed."""
+        src: Store | None = None
+        dst: Store | None = None
         allow_landing()
-        if self.parent_pid is not None:  # a worker process: wake the loop at once on SIGUSR1
-            try:
-                loop = asyncio.get_running_loop()
-                loop.add_signal_handler(signal.SIGUSR1, self.request_stop)
-                # SIGTERM (the coordinator's forced stop) on the loop too: between two steps of the
-                # transfers, so each file that landed is counted before the worker exits
-                loop.add_signal_handler(signal.SIGTERM, self.terminate,
-                                        functools.partial(_exit_terminated, self.wid, self.events_q))
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+        self._on_signals()
         try:
-            src = await self._open_store("src", self.plan.src, opts.store_options())
-            if self.plan.manifest is not None:
-                from ..listing.manifest import ManifestSource
-
-                src = ManifestSource(src, self.plan.manifest, self.plan.manifest_format, self.plan.src.prefix)
-            dst = await self._open_store("dst", self.plan.dst, opts.store_options())
-            self._stores = (src, dst)
-            if not isinstance(dst, Writer):
-                raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
-            self.transfer = Transfer(src, dst, self.plan.keymap, opts, self.bodies,
-                                     stopping=lambda: self.stopping, on_upload=self._upload_event,
-                                     resumable=self.resume.uploads, on_part_bytes=self._part_bytes,
-                                     keep_partial=self.resume.journaled, resume_partial=self.resume.resumed,
-                                     on_restart=self._restarted, on_left_open=self._left_open,
-                                     keep_uploads=self.resume.keep_uploads,
-                                     uploads_logged=self.resume.keep_uploads and self.resume.log_dir is not None)
-            # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
-            self.transfer.update_by_head = opts.update and self.plan.sync is None
-            self.filters = self.plan.filters.compiled() if self.plan.filters else None
-            if self.plan.backup is not None and self.plan.sync is not None and not self.plan.sync.dry_run:
-                from ..transfer.backup import open_backup
-
-                self.backup = await open_backup(dst, self.plan.dst, self.plan.backup, self.plan.sync.suffix, opts)
-            elif self.plan.backup is not None and self.plan.sync is None and not opts.dry_run and not opts.no_clobber:
-                from ..transfer.backup import open_backup, replaced_side
-
-                # copy / mv --backup-dir: what each copy would overwrite (--no-clobber overwrites nothing)
-                self.backup = await open_backup(dst, replaced_side(self.plan), self.plan.backup,
-                                                opts.backup_suffix, opts)
-                self.transfer.backup = self.backup
-            if self.plan.sync is not None:
-                from ..sync.march import Comparator
-
-                self.comparator = Comparator(self.plan.sync.compare, src, dst, self.plan.sync.hash_cache)
-                self.comparator.record = self.plan.report_objects
+            src, dst = await self._open_stores()
+            await self._prepare(src, dst)
             await self._loop(src)
         except S3BulkError as exc:
             self._send(Fatal(self.wid, self._why_not_reached(exc) or str(exc), exc.exit_code))
@@ -337,21 +293,85 @@ class Worker:
             self._send(Fatal(self.wid, f"internal error in worker: {type(exc).__name__}: {exc}", 3))
         finally:
             self._flush()
-            if self._upload_log is not None:
-                self._upload_log.close()
-                self._upload_log = None
+            self.uploads.close()
             for store in (src, dst):
                 if store is not None:
                     await self._close_store(store)
             if self.backup is not None:
                 await self.backup.close()
 
+    def _on_signals(self) -> None:
+        """A worker process wakes its loop at once on SIGUSR1 (a graceful stop), and takes SIGTERM
+        (the coordinator's forced stop) on the loop too: between two steps of the transfers, so
+        each file that landed is counted before the worker exits."""
+        if self.parent_pid is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGUSR1, self.request_stop)
+            loop.add_signal_handler(signal.SIGTERM, self.terminate,
+                                    functools.partial(_exit_terminated, self.wid, self.events_q))
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+
+    async def _open_stores(self) -> tuple[Store, Store]:
+        """SRC (read through its manifest when there is one) and DST, which must take writes."""
+        opts = self.plan.options
+        src: Store = await self._open_store("src", self.plan.src, opts.store_options())
+        if self.plan.manifest is not None:
+            from ..listing.manifest import ManifestSource
+
+            src = ManifestSource(src, self.plan.manifest, self.plan.manifest_format, self.plan.src.prefix)
+        dst: Store = await self._open_store("dst", self.plan.dst, opts.store_options())
+        self._stores = (src, dst)
+        self._dst = dst
+        if not isinstance(dst, Writer):
+            raise S3BulkError(f"{self.plan.dst.display} cannot be written to")
+        return src, dst
+
+    async def _prepare(self, src: Store, dst: Store) -> None:
+        """The Transfer, the filters, --backup-dir's backup and sync's comparator."""
+        plan, opts = self.plan, self.plan.options
+        assert isinstance(dst, Writer)
+        self.transfer = Transfer(src, dst, plan.keymap, opts, self.bodies, listener=_Listener(self),
+                                 resume=self.resume.terms())
+        self._sides(src, dst)
+        # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
+        self.transfer.update_by_head = opts.update and plan.sync is None
+        self.filters = plan.filters.compiled() if plan.filters else None
+        if plan.backup is not None and plan.sync is not None and not plan.sync.dry_run:
+            from ..transfer.backup import open_backup
+
+            self.backup = await open_backup(dst, plan.dst, plan.backup, plan.sync.suffix, opts)
+        elif plan.backup is not None and plan.sync is None and not opts.dry_run and not opts.no_clobber:
+            from ..transfer.backup import open_backup, replaced_side
+
+            # copy / mv --backup-dir: what each copy would overwrite (--no-clobber overwrites nothing)
+            self.backup = await open_backup(dst, replaced_side(plan), plan.backup, opts.backup_suffix, opts)
+            self.transfer.backup = self.backup
+        if plan.sync is not None:
+            from ..sync.march import Comparator
+
+            self.comparator = Comparator(plan.sync.compare, src, dst, plan.sync.hash_cache)
+            self.comparator.record = plan.report_objects
+
+    def _sides(self, src: Store, dst: Store) -> None:
+        """What the worker decides by the kind of each store, from their features: S3's (its
+        properties are S3's headers) and a local tree's (a store of files: holds_files)."""
+        self._src_s3, self._dst_s3 = src.features.props == "s3", dst.features.props == "s3"
+        self._src_files = holds_files(src)
+        # a copy "server-side" only where a server did it: between two local paths it is the kernel
+        # (the summary's server_side_copies would tell of a server there is none of)
+        self._server_copies = not holds_files(dst)
+        # GLACIER / DEEP_ARCHIVE objects not restored are skipped unless --force-archived (S3 sources)
+        self._skips_archived = self._src_s3 and not self.plan.options.force_archived
+
     async def _open_store(self, role: str, location: Any, options: Any) -> Any:
         if self.store_keeper is not None:
             return await self.store_keeper.open(role, location, options)
         return await open_store(location, options)
 
-    async def _close_store(self, store: Any) -> None:
+    async def _close_store(self, store: Store) -> None:
         """Close a store this worker opened; one its keeper keeps open (unwrapped from a manifest
         source too) stays open for the keeper's next use."""
         if self.store_keeper is not None:
@@ -364,7 +384,7 @@ class Worker:
         except Exception:
             pass
 
-    async def _loop(self, src: Any) -> None:
+    async def _loop(self, src: Store) -> None:
         opts = self.plan.options
         loop = asyncio.get_running_loop()
         objects: asyncio.Queue[Any] = asyncio.Queue(maxsize=opts.concurrency * 2)
@@ -423,125 +443,168 @@ class Worker:
             if self.parent_pid is not None and os.getppid() != self.parent_pid:
                 _stop_now(signal.SIGTERM)  # the coordinator is gone: nobody will collect our work
 
-    async def _unit(self, src: Any, unit: WorkUnit, objects: asyncio.Queue, slots: asyncio.Semaphore) -> None:
-        plan = self.plan
+    async def _unit(self, src: Store, unit: WorkUnit, objects: asyncio.Queue, slots: asyncio.Semaphore) -> None:
+        """One unit through the worker's stages: one page listed (the rest handed on at once), the
+        keys an earlier run finished skipped, the rest filtered and decided (conflicts, a dry run,
+        sync's comparison, archived objects), queued for the transfers, then the unit's moves,
+        deletes and report once they are done."""
         try:
-            prefix = plan.single_key if plan.single_key is not None else plan.src.prefix
-            if self.stopping:
-                self._send(Abandoned(self.wid, unit, False))
+            page = await self._list_page(src, unit)
+            if page is None or self._done_before(src, page):
                 return
-            try:
-                page = await src.list_page(prefix, unit, plan.options.page_size)
-            except S3BulkError as exc:
-                self._die(self._why_not_reached(exc) or f"listing failed: {exc}", exc.exit_code)
+            await self._admit(page)
+            if not await self._decide(src, page):
                 return
-            entries = page.entries
-            rest = unit.rest(page)
-            if plan.single_key is not None:
-                entries = [e for e in entries if e.key == plan.single_key]
-                rest = None
-            if rest is None:
-                pieces: list[WorkUnit] = []
-            elif src.ordered and plan.options.split_listing:
-                pieces = split_unit(rest, prefix, [e.key for e in entries])  # listed in parallel
-            else:
-                pieces = [rest]
-            if page_skipped(self.resume.skip_pages, unit.seq) and not src.ordered:
-                self._send(Listed(self.wid, unit, pieces))
-                self._send(UnitDone(self.wid, unit, rest, 0, 0, 0, None))  # done by an earlier run
-                return
-            for name, why in page.problems:
-                self.counters.failed += 1
-                self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
-            sync = plan.sync
-            deletes = KeySpool() if sync is not None and sync.delete and not sync.dry_run else None
-            if page.gone and deletes is not None:
-                await self._delete_gone(page.gone, deletes)
-            if self.filters is not None:
-                cut = len(plan.src.prefix)
-                entries = [e for e in entries if self.filters.allows(e.key[cut:])]
-            c = self.counters
-            unit_bytes = 0
-            for e in entries:
-                unit_bytes += e.size or 0
-            unit_objects = len(entries)
-            done_keys = self.resume.done_keys
-            copied_before: list[str] = []
-            listed = entries  # sync compares the whole page: a key done before is still in SRC
-            if done_keys:  # finished by an interrupted run, inside a page it did not finish
-                kept = [e for e in entries if e.key not in done_keys]
-                if len(kept) != len(entries):
-                    for e in entries:
-                        if e.key in done_keys:
-                            c.resumed += 1
-                            c.resumed_bytes += e.size if e.size is not None else done_keys[e.key]
-                            copied_before.append(e.key)  # `mv`: its source may not be deleted yet
-                    entries = kept
-                    unit_bytes = sum(e.size or 0 for e in entries)
-            c.listed += len(entries)
-            c.listed_bytes += unit_bytes
-            # the page's counts go before the word that it is listed (one queue, in order): a
-            # progress event never says the listing is done while its counts are still on the way
-            self._send(ProgressReport(self.wid, c.take(), self.failures))
-            self.failures = []
-            self._send(Listed(self.wid, unit, pieces))
-            entries, conflicting = await self._drop_conflicts(src, entries)
-            if plan.sync is None and plan.options.dry_run:  # copy / mv --dry-run: told and estimated, not done
-                entries = self._dry_copy(entries)
-            unsaved = 0  # --backup-dir: objects not overwritten because their backup failed
-            if plan.sync is not None:
-                done = frozenset(copied_before)
-                if done:  # the page as the march must see it: what is copied now, and what was before
-                    keep = done.union(e.key for e in entries)
-                    listed = [e for e in listed if e.key in keep]
-                else:
-                    listed = entries
-                try:
-                    entries, unsaved = await self._compare(src, unit, rest, listed, deletes, done)
-                except S3BulkError as exc:
-                    self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}",
-                              exc.exit_code)
-                    return
-            if entries and self._skips_archived:
-                entries = await self._skip_archived(src, entries)
-            state = _UnitState(len(entries), self._object_log())
-            state.failed = len(page.problems) + conflicting + unsaved
-            if plan.move:
-                state.moved.extend(copied_before)
-            for i, e in enumerate(entries):
-                if self.stopping:
-                    state.drop(len(entries) - i)
-                    break
-                await objects.put((e, state))
-            await state.done.wait()
-            if state.moved:
-                state.failed += await self._delete_moved(src, state.moved, state.landed)
-            # the unit's keys reach the coordinator (Deletes, naming the unit) before its UnitDone
-            if deletes is not None:
-                await self._settle_deletes(deletes, state, unit)
-            elif self.backup is not None and self.backup.saved > self._backups_reported:  # overwrites backed up
-                self._send(Deletes(self.wid, [], backed_up=self._backups_since()))
-            log = state.log
-            if log is not None:
-                log.close()
-            if state.incomplete:
-                # back to the coordinator as the range this page covered (the rest was handed on)
-                if src.ordered:
-                    unit = WorkUnit(after=unit.after, until=rest.after if rest is not None else unit.until,
-                                    seq=unit.seq)
-                self._send(Abandoned(self.wid, unit, True))
-            else:
-                if self.objects:  # a report's rows of this unit reach the coordinator before its UnitDone
-                    self._send(ObjectsReported(self.wid, self.objects))
-                    self.objects = []
-                self._send(UnitDone(self.wid, unit, rest, unit_objects, unit_bytes or state.copied_bytes,
-                                    state.failed, log.path if log is not None and log.used else None))
+            state = await self._queue(page, objects)
+            await self._settle_unit(src, page, state)
         except Exception as exc:  # a bug: a unit task's exception would go unseen and the run wait forever
             self._die(f"internal error in worker: {type(exc).__name__}: {exc}", 3)
         finally:
             slots.release()
 
-    async def _drop_conflicts(self, src: Any, entries: list[ObjectInfo]) -> tuple[list[ObjectInfo], int]:
+    async def _list_page(self, src: Store, unit: WorkUnit) -> _Page | None:
+        """The unit's first page, and what it did not cover cut into pieces for the coordinator
+        (listed in parallel where the source is ordered); None when a stop or a failure ended it."""
+        plan = self.plan
+        prefix = plan.single_key if plan.single_key is not None else plan.src.prefix
+        if self.stopping:
+            self._send(Abandoned(self.wid, unit, False))
+            return None
+        try:
+            page = await src.list_page(prefix, unit, plan.options.page_size)
+        except S3BulkError as exc:
+            self._die(self._why_not_reached(exc) or f"listing failed: {exc}", exc.exit_code)
+            return None
+        entries = page.entries
+        rest = unit.rest(page)
+        if plan.single_key is not None:
+            entries = [e for e in entries if e.key == plan.single_key]
+            rest = None
+        if rest is None:
+            pieces: list[WorkUnit] = []
+        elif src.ordered and plan.options.split_listing:
+            pieces = split_unit(rest, prefix, [e.key for e in entries])  # listed in parallel
+        else:
+            pieces = [rest]
+        return _Page(unit, rest, pieces, entries, page.problems, page.gone)
+
+    def _done_before(self, src: Store, page: _Page) -> bool:
+        """A token-paged page an interrupted run finished: listed and done at once."""
+        if not (page_skipped(self.resume.skip_pages, page.unit.seq) and not src.ordered):
+            return False
+        self._send(Listed(self.wid, page.unit, page.pieces))
+        self._send(UnitDone(self.wid, page.unit, page.rest, 0, 0, 0, None))  # done by an earlier run
+        return True
+
+    async def _admit(self, page: _Page) -> None:
+        """The page's listing failures counted, keys SRC no longer has (a narrowed sync) spooled for
+        deletion, the filters applied, the keys an interrupted run finished set aside; then its
+        counts, and the word that it is listed, go to the coordinator."""
+        plan, c = self.plan, self.counters
+        for name, why in page.problems:
+            c.failed += 1
+            self.failures.append(Failure("list", plan.src.url_for(name), "", why, "ListError"))
+        sync = plan.sync
+        page.deletes = KeySpool() if sync is not None and sync.delete and not sync.dry_run else None
+        if page.gone and page.deletes is not None:
+            await self._delete_gone(page.gone, page.deletes)
+        entries = page.entries
+        if self.filters is not None:
+            cut = len(plan.src.prefix)
+            entries = [e for e in entries if self.filters.allows(e.key[cut:])]
+        page.nbytes = 0
+        for e in entries:
+            page.nbytes += e.size or 0
+        page.objects = len(entries)
+        page.listed = entries  # sync compares the whole page: a key done before is still in SRC
+        done_keys = self.resume.done_keys
+        if done_keys:  # finished by an interrupted run, inside a page it did not finish
+            kept = [e for e in entries if e.key not in done_keys]
+            if len(kept) != len(entries):
+                for e in entries:
+                    if e.key in done_keys:
+                        c.resumed += 1
+                        c.resumed_bytes += e.size if e.size is not None else done_keys[e.key]
+                        page.copied_before.append(e.key)  # `mv`: its source may not be deleted yet
+                entries = kept
+                page.nbytes = sum(e.size or 0 for e in entries)
+        page.entries = entries
+        c.listed += len(entries)
+        c.listed_bytes += page.nbytes
+        # the page's counts go before the word that it is listed (one queue, in order): a
+        # progress event never says the listing is done while its counts are still on the way
+        self._send(ProgressReport(self.wid, c.take(), self.failures))
+        self.failures = []
+        self._send(Listed(self.wid, page.unit, page.pieces))
+
+    async def _decide(self, src: Store, page: _Page) -> bool:
+        """What of the page is copied: path conflicts dropped, a dry run told (not done), sync's
+        comparison with DST, archived objects skipped. False when the run died meanwhile."""
+        plan = self.plan
+        entries, conflicting = await self._drop_conflicts(src, page.entries)
+        if plan.sync is None and plan.options.dry_run:  # copy / mv --dry-run: told and estimated, not done
+            entries = self._dry_copy(entries)
+        unsaved = 0  # --backup-dir: objects not overwritten because their backup failed
+        if plan.sync is not None:
+            done = frozenset(page.copied_before)
+            if done:  # the page as the march must see it: what is copied now, and what was before
+                keep = done.union(e.key for e in entries)
+                listed = [e for e in page.listed if e.key in keep]
+            else:
+                listed = entries
+            try:
+                entries, unsaved = await self._compare(src, page.unit, page.rest, listed, page.deletes, done)
+            except S3BulkError as exc:
+                self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}", exc.exit_code)
+                return False
+        if entries and self._skips_archived:
+            entries = await self._skip_archived(src, entries)
+        page.entries = entries
+        page.not_copied = len(page.problems) + conflicting + unsaved
+        return True
+
+    async def _queue(self, page: _Page, objects: asyncio.Queue) -> _UnitState:
+        """The page's objects handed to the transfers (_consume), until they are all done or dropped."""
+        entries = page.entries
+        state = _UnitState(len(entries), self._object_log())
+        state.failed = page.not_copied
+        if self.plan.move:
+            state.moved.extend(page.copied_before)
+        for i, e in enumerate(entries):
+            if self.stopping:
+                state.drop(len(entries) - i)
+                break
+            await objects.put((e, state))
+        await state.done.wait()
+        return state
+
+    async def _settle_unit(self, src: Store, page: _Page, state: _UnitState) -> None:
+        """After the copies: mv's sources deleted, sync's deletes settled, then the unit reported
+        done, or handed back when a stop dropped some of its objects."""
+        if state.moved:
+            state.failed += await self._delete_moved(src, state.moved, state.landed)
+        # the unit's keys reach the coordinator (Deletes, naming the unit) before its UnitDone
+        if page.deletes is not None:
+            await self._settle_deletes(page.deletes, state, page.unit)
+        elif self.backup is not None and self.backup.saved > self._backups_reported:  # overwrites backed up
+            self._send(Deletes(self.wid, [], backed_up=self._backups_since()))
+        log = state.log
+        if log is not None:
+            log.close()
+        unit, rest = page.unit, page.rest
+        if state.incomplete:
+            # back to the coordinator as the range this page covered (the rest was handed on)
+            if src.ordered:
+                unit = WorkUnit(after=unit.after, until=rest.after if rest is not None else unit.until, seq=unit.seq)
+            self._send(Abandoned(self.wid, unit, True))
+            return
+        if self.objects:  # a report's rows of this unit reach the coordinator before its UnitDone
+            self._send(ObjectsReported(self.wid, self.objects))
+            self.objects = []
+        self._send(UnitDone(self.wid, unit, rest, page.objects, page.nbytes or state.copied_bytes,
+                            state.failed, log.path if log is not None and log.used else None))
+
+    async def _drop_conflicts(self, src: Store, entries: list[ObjectInfo]) -> tuple[list[ObjectInfo], int]:
         """Keys that are also a directory's name at a local DST (`a` beside `a/b`): reported, not
         copied, whatever order the writes would come in (engine/transfer/path_conflicts.py); returns
         the rest and the count."""
@@ -623,7 +686,7 @@ class Worker:
         self._backups_reported = self.backup.saved
         return new
 
-    async def _compare(self, src: Any, unit: WorkUnit, rest: WorkUnit | None, entries: list[ObjectInfo],
+    async def _compare(self, src: Store, unit: WorkUnit, rest: WorkUnit | None, entries: list[ObjectInfo],
                        deletes: KeySpool | None, done: frozenset[str] = frozenset()) -> tuple[list[ObjectInfo], int]:
         """Sync: what of this page must be copied, and how many objects were not because their
         --backup-dir copy failed; counts the equal ones, spools the keys only DST has into `deletes`
@@ -633,7 +696,7 @@ class Worker:
 
         plan, opts = self.plan, self.plan.sync
         assert opts is not None
-        dst = self.transfer.dst
+        dst = self._dst
         dst_key = plan.keymap  # sync plans are never single-object: this maps a source key to its DST key
         to_copy: list[ObjectInfo] = []
         absent: set[str] = set()  # source keys DST lacks (the rest of to_copy differs)
@@ -677,7 +740,7 @@ class Worker:
             deletes.seen += seen
         return self._dry(await self._dry_archived(src, to_copy), doomed, absent), unsaved[0]
 
-    async def _dry_archived(self, src: Any, to_copy: list[ObjectInfo]) -> list[ObjectInfo]:
+    async def _dry_archived(self, src: Store, to_copy: list[ObjectInfo]) -> list[ObjectInfo]:
         """A sync dry run skips (and counts) the archived objects the real run would skip; `check`
         reports every difference, archived or not."""
         opts = self.plan.sync
@@ -685,14 +748,14 @@ class Worker:
             return to_copy
         return await self._skip_archived(src, to_copy)
 
-    async def _skip_archived(self, src: Any, entries: list[ObjectInfo]) -> list[ObjectInfo]:
+    async def _skip_archived(self, src: Store, entries: list[ObjectInfo]) -> list[ObjectInfo]:
         """The entries without the archived objects not restored (engine/transfer/archived.py),
         counted as skipped (archived). Where the restore check itself fails, they are kept and
         tried: their own failure then says why."""
-        from ..transfer.archived import split_archived
+        from ..transfer.archived import RestoreStatus, split_archived
 
         try:
-            kept, skipped = await split_archived(src, entries)
+            kept, skipped = await split_archived(cast(RestoreStatus, src), entries)  # _skips_archived: an S3 store
         except S3BulkError:
             return entries
         c = self.counters
@@ -709,7 +772,7 @@ class Worker:
         from ..sync.march import dst_range
 
         plan = self.plan
-        dst = self.transfer.dst
+        dst = self._dst
         src_cut, dst_cut = len(plan.src.prefix), len(plan.dst.prefix)
         allows = self.filters.allows if self.filters is not None else (lambda rel: True)
         for key in gone:
@@ -719,7 +782,7 @@ class Worker:
                 there = await self._head_or_none(dst, target)
                 if there is not None:
                     deletes.add(target, there.size or 0)
-            if plan.src.kind == "local" and not os.path.isdir(os.path.join(plan.src.root, key)):
+            if self._src_files and not os.path.isdir(os.path.join(plan.src.root, key)):
                 async for d in dst_range(dst, target + "/", None, None, plan.options.page_size):
                     if allows(d.key[dst_cut:]):
                         deletes.add(d.key, d.size or 0)
@@ -780,7 +843,7 @@ class Worker:
                                  info.size, info.etag, why))
 
     @staticmethod
-    async def _head_or_none(store: Any, key: str) -> ObjectInfo | None:
+    async def _head_or_none(store: Store, key: str) -> ObjectInfo | None:
         from ...errors import NotFound
 
         try:
@@ -788,14 +851,14 @@ class Worker:
         except NotFound:
             return None
 
-    async def _delete_moved(self, src: Any, keys: list[str], landed: dict[str, tuple[int, str | None]]) -> int:
+    async def _delete_moved(self, src: Store, keys: list[str], landed: dict[str, tuple[int, str | None]]) -> int:
         """`mv`: delete the source keys whose copy landed (each was written whole and checked by the
         destination: CRC32 on S3 PUTs and parts, the byte count before a local rename); returns how
         many could not be deleted (reported as failures, so the unit is redone on resume)."""
         failed = 0
         for i in range(0, len(keys), 1000):
             try:
-                refused = await src.delete_many(keys[i:i + 1000])
+                refused = await cast(Writer, src).delete_many(keys[i:i + 1000])  # mv: SRC takes writes (planner)
             except S3BulkError as exc:
                 refused = [(k, str(exc)) for k in keys[i:i + 1000]]
             self.counters.deleted += len(keys[i:i + 1000]) - len(refused)
@@ -833,7 +896,7 @@ class Worker:
             c.done += 1
             c.done_bytes += e.size or 0
         if plan.move:
-            plan_deletes(len(entries), c.planned, plan.src.kind == "s3")
+            plan_deletes(len(entries), c.planned, self._src_s3)
             c.deleted += len(entries)
         if events:
             self._send(Planned(self.wid, events))
@@ -844,7 +907,7 @@ class Worker:
         cannot copy server-side: one line saying the bytes will stream through this machine,
         egress the source's provider charges for."""
         plan = self.plan
-        if not to_copy or self.transfer.server_side or plan.src.kind != "s3" or plan.dst.kind != "s3":
+        if not to_copy or self.transfer.server_side or not (self._src_s3 and self._dst_s3):
             return []
         return [Notice(f"{plan.src.display} and {plan.dst.display} are on different S3 endpoints or "
                        "credentials: the bytes will be downloaded and uploaded again through this machine "
@@ -863,7 +926,7 @@ class Worker:
 
             for e in to_copy:
                 plan_copy(self.transfer, e, self.counters.planned)
-            plan_deletes(len(doomed), self.counters.planned, plan.dst.kind == "s3")
+            plan_deletes(len(doomed), self.counters.planned, self._dst_s3)
         for e in to_copy:
             src_url, dst_url = plan.src.url_for(e.key), plan.dst.url_for(plan.keymap(e.key))
             if opts.check:
@@ -883,8 +946,8 @@ class Worker:
         return []
 
     async def _consume(self, objects: asyncio.Queue) -> None:
+        """One transfer task: objects from the queue, one at a time, until the stop mark."""
         transfer = self.transfer
-        c = self.counters
         clock = time.monotonic  # not uvloop's loop.time(): whole milliseconds, and a nearby server answers in less
         while True:
             item = await objects.get()
@@ -901,25 +964,7 @@ class Worker:
                     size, server_side = await transfer.copy(info)
                 finally:
                     self._active -= 1
-                took = clock() - began
-                self._took += took
-                if 0 < took < self._shortest or not self._shortest:
-                    self._shortest = took
-                c.done += 1
-                c.done_bytes += size
-                if server_side and self._server_copies:
-                    c.server_side += 1
-                state.copied_bytes += size
-                self._finished += 1
-                if self.plan.report_objects:
-                    self._report_copied(info, size)
-                if state.log is not None:
-                    state.log.add(info.key, size)
-                if self.plan.move:
-                    state.moved.append(info.key)
-                    if self.plan.report_objects:
-                        state.landed[info.key] = (size, info.etag)
-                state.finished()
+                self._copied(info, state, size, server_side, clock() - began)
             except asyncio.CancelledError:
                 raise
             except (Stopped, LandingRefused):
@@ -931,22 +976,48 @@ class Worker:
                 self._finished += 1
                 state.finished()
             except Exception as exc:
-                if self._terminating:  # cut short by the forced stop: not copied, not a failure
-                    state.drop()
-                    continue
-                unreached = self._why_not_reached(exc)
-                if isinstance(exc, RUN_STOPPERS) or unreached:
-                    # reported once, as the reason the run stops (not as a failure per object); this
-                    # object and the rest count as not attempted and are left for --resume
-                    state.drop()
-                    if self.fatal is None:
-                        self.stopping = True  # take no more objects: each would fail the same way
-                        self._die(unreached or _stop_message(exc), 3)
-                    continue
-                self._record_failure(info, exc)
-                self._finished += 1
-                state.failed += 1
-                state.finished()
+                self._not_copied(info, state, exc)
+
+    def _copied(self, info: ObjectInfo, state: _UnitState, size: int, server_side: bool, took: float) -> None:
+        """An object landed: counted, timed (inflight.py), logged for --resume, reported."""
+        c = self.counters
+        self._took += took
+        if 0 < took < self._shortest or not self._shortest:
+            self._shortest = took
+        c.done += 1
+        c.done_bytes += size
+        if server_side and self._server_copies:
+            c.server_side += 1
+        state.copied_bytes += size
+        self._finished += 1
+        if self.plan.report_objects:
+            self._report_copied(info, size)
+        if state.log is not None:
+            state.log.add(info.key, size)
+        if self.plan.move:
+            state.moved.append(info.key)
+            if self.plan.report_objects:
+                state.landed[info.key] = (size, info.etag)
+        state.finished()
+
+    def _not_copied(self, info: ObjectInfo, state: _UnitState, exc: Exception) -> None:
+        """An object that failed: a failure of its own, or the reason the whole run stops."""
+        if self._terminating:  # cut short by the forced stop: not copied, not a failure
+            state.drop()
+            return
+        unreached = self._why_not_reached(exc)
+        if isinstance(exc, RUN_STOPPERS) or unreached:
+            # reported once, as the reason the run stops (not as a failure per object); this
+            # object and the rest count as not attempted and are left for --resume
+            state.drop()
+            if self.fatal is None:
+                self.stopping = True  # take no more objects: each would fail the same way
+                self._die(unreached or _stop_message(exc), 3)
+            return
+        self._record_failure(info, exc)
+        self._finished += 1
+        state.failed += 1
+        state.finished()
 
     def _restarted(self, key: str, why: str) -> None:
         """An object started over because its source changed while it was read: always told
@@ -987,7 +1058,7 @@ class Worker:
 LEFT_OPEN = "UploadLeftOpen"  # the kind of a Failure naming an upload still listed after its aborts
 
 
-def _take_requests(store: Any, into: dict) -> None:
+def _take_requests(store: object, into: dict) -> None:
     """Add the requests `store` counted since the last time to `into` (stores/requests.py)."""
     counted, inner = None, store
     while counted is None and inner is not None:  # through a wrapper that does not forward it
@@ -1012,8 +1083,6 @@ def _usage() -> tuple[int, float]:
 def _exit_terminated(wid: int, events_q: Any) -> None:
     """The end of a forced stop in a worker process, once its last counts are queued: temporary
     files go, the coordinator gets the exit note, the process ends as SIGTERM would end it."""
-    from ...stores.files.landing import remove_open_temps
-
     threading.Timer(5.0, os._exit, (128 + signal.SIGTERM,)).start()  # if the queue cannot be flushed
     remove_open_temps()
     rss, cpu = _usage()
@@ -1026,8 +1095,6 @@ def _exit_terminated(wid: int, events_q: Any) -> None:
 def _stop_now(signum: int, frame: Any = None) -> None:
     """Stop at once, removing our unfinished temporary files (S3 uploads left open are aborted
     by the store's lifecycle rules or a later resume)."""
-    from ...stores.files.landing import remove_open_temps
-
     remove_open_temps()
     os._exit(128 + signum)
 

@@ -18,7 +18,7 @@ import asyncio
 from typing import Any, Protocol
 
 from ...config.urls import Location
-from ...errors import BackupFailed, NotFound, S3BulkError, StoreError, UsageError
+from ...errors import BackupFailed, NotFound, S3BulkError, UsageError
 from ...model import ObjectInfo
 from ...stores import Store, Writer
 from ..plan import KeyMap, Plan, TransferOptions

@@ -21,7 +21,7 @@ from typing import Any
 
 from ...errors import NotFound
 from ...model import ObjectInfo
-from ...stores.conditions import DestinationExists
+from ...errors import DestinationExists
 
 
 class DestinationNewer(DestinationExists):

@@ -24,13 +24,13 @@ import signal
 import threading
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Any, Awaitable, Callable, Coroutine, TypeVar, cast
+from typing import Any, Awaitable, Callable, Coroutine, Protocol, TypeVar, cast
 
 from ...errors import BucketMissing, NotFound, S3BulkError, UsageError
 from ...errors import Interrupted, StreamFailed, StreamTooLong
 from ...model import WorkUnit
 from ...stores.reading import read_range
-from ...stores.base import (MAX_PARTS, PartTasks, Store, Writer, complete_or_abort,
+from ...stores.base import (MAX_PARTS, Multipart, PartTasks, Store, Writer, complete_or_abort,
                             part_size_for)
 from ...config.urls import Location, S3Options, pipe_target
 from ..plan import TransferOptions
@@ -143,93 +143,112 @@ def _fill(read: ReadInto, view: memoryview) -> int:
 # ------------------------------------------------------------------ upload: stream -> one object
 
 
+class SentMeter(Protocol):
+    """Hears the bytes of each part (or the single PUT) the server has taken: a meter's truth
+    (cli/meter.py's ByteMeter)."""
+
+    def add(self, n: int) -> None: ...
+
+
+class _Unmetered:
+    def add(self, n: int) -> None:
+        pass
+
+
 async def upload_stream(store: Writer, key: str, read: ReadInto, *, part_size: int, concurrency: int,
-                        url: str = "", on_sent: Callable[[int], None] | None = None) -> PipeResult:
+                        url: str = "", meter: SentMeter | None = None) -> PipeResult:
     """Write the stream to `key`: one PUT when it ends within the first part, else a multipart
     upload of `part_size` parts, `concurrency` in flight. Any failure, cancellation or Ctrl-C
-    aborts the upload, so nothing appears under `key` unless the whole stream did. `on_sent(n)`
-    is told the bytes of each part (or the single PUT) the server has taken: a meter's truth."""
+    aborts the upload, so nothing appears under `key` unless the whole stream did. `meter` is
+    told the bytes of each part (or the single PUT) the server has taken."""
     url = url or key
-    sent = on_sent or (lambda n: None)
     await store.prepare()
-    slots = asyncio.Semaphore(concurrency + 1)  # part buffers: `concurrency` going up, one filling
-    spare: list[memoryview] = []
-
-    async def take() -> memoryview:
-        await slots.acquire()
-        return spare.pop() if spare else memoryview(bytearray(part_size))
-
-    def give(buf: memoryview) -> None:
-        spare.append(buf)
-        slots.release()
-
-    async def fill(buf: memoryview) -> int:
-        return await _stream_io(lambda view: _fill(read, view), buf, "cannot read the input")
-
-    first = await take()
-    n_first = await fill(first)
-    second = await take() if n_first == part_size else None
-    n_second = await fill(second) if second is not None else 0
+    up = _StreamUpload(read, part_size, concurrency, meter or _Unmetered())
+    first = await up.take()
+    n_first = await up.fill(first)
+    second = await up.take() if n_first == part_size else None
+    n_second = await up.fill(second) if second is not None else 0
     if n_second == 0:  # the whole stream fits one part: a single PUT
         await store.put(key, bytes(first[:n_first]))
-        sent(n_first)
+        up.meter.add(n_first)
         return PipeResult(url, n_first, 0)
+    up.upload = await store.start_multipart(key, 0, part_size)
+    await complete_or_abort(up.upload, lambda: up.parts([(cast(memoryview, second), n_second)], first, n_first))
+    return PipeResult(url, up.total, up.number)
 
-    upload = await store.start_multipart(key, 0, part_size)
-    total = number = 0
 
-    async def send(number: int, offset: int, buf: memoryview, n: int) -> None:
-        await upload.put_part(number, offset, buf[:n])
-        sent(n)
+class _StreamUpload:
+    """The state of one stream's multipart upload: its part buffers (`concurrency` going up, one
+    filling), the parts started and the bytes they hold."""
 
-    def start(tasks: PartTasks, number: int, offset: int, buf: memoryview, n: int) -> None:
+    def __init__(self, read: ReadInto, part_size: int, concurrency: int, meter: SentMeter) -> None:
+        self.read, self.part_size, self.meter = read, part_size, meter
+        self.slots = asyncio.Semaphore(concurrency + 1)  # part buffers: `concurrency` going up, one filling
+        self.spare: list[memoryview] = []
+        self.upload: Multipart | None = None
+        self.total = self.number = 0
+
+    async def take(self) -> memoryview:
+        await self.slots.acquire()
+        return self.spare.pop() if self.spare else memoryview(bytearray(self.part_size))
+
+    def give(self, buf: memoryview) -> None:
+        self.spare.append(buf)
+        self.slots.release()
+
+    async def fill(self, buf: memoryview) -> int:
+        read = self.read
+        return await _stream_io(lambda view: _fill(read, view), buf, "cannot read the input")
+
+    async def _send(self, number: int, offset: int, buf: memoryview, n: int) -> None:
+        assert self.upload is not None
+        await self.upload.put_part(number, offset, buf[:n])
+        self.meter.add(n)
+
+    def _start(self, tasks: PartTasks, buf: memoryview, n: int) -> None:
         # the buffer goes back once the part's task has ended, however it ended (even cancelled
         # before it ran, when its own `finally` never would): never while its request may read it
-        tasks.start(send(number, offset, buf, n)).add_done_callback(lambda _: give(buf))
+        tasks.start(self._send(self.number, self.total, buf, n)).add_done_callback(lambda _: self.give(buf))
 
-    async def feed(tasks: PartTasks) -> None:
+    async def parts(self, queued: list[tuple[memoryview, int]], cur: memoryview, n: int) -> None:
+        # PartTasks, not a TaskGroup: at a failure the parts inside their requests end before the
+        # abort (complete_or_abort), so none lands after it and brings the upload back
+        assert self.upload is not None
+        async with PartTasks(self.upload) as tasks:
+            try:
+                await self._feed(tasks, queued, cur, n)
+            except Exception as exc:  # the stream's own failure: the parts already sent end first too
+                tasks.fail(exc)
+
+    async def _feed(self, tasks: PartTasks, queued: list[tuple[memoryview, int]], cur: memoryview, n: int) -> None:
         """Start a part per buffer the stream fills, until it ends or a part failed; a wait for a
         buffer or for the stream ends at a part's failure (a silent stdin must not hold the abort)."""
-        nonlocal total, number
-        cur, n = first, n_first
-        queued = [(cast(memoryview, second), n_second)]
+        part_size = self.part_size
         while True:
-            number += 1
-            if number > MAX_PARTS:
+            self.number += 1
+            if self.number > MAX_PARTS:
                 raise StreamTooLong(f"the stream is longer than {MAX_PARTS:,} parts of {part_size:,} bytes; "
                                     "give --expected-size (or a larger --part-size)")
-            start(tasks, number, total, cur, n)
-            total += n
+            self._start(tasks, cur, n)
+            self.total += n
             if queued:
                 cur, n = queued.pop()
                 continue
             if n < part_size:
                 return  # the stream ended inside this part
-            buf = await tasks.until_failed(take())
+            buf = await tasks.until_failed(self.take())
             if buf is None:
                 return
             if tasks.failed:
-                give(buf)
+                self.give(buf)
                 return
-            got = await tasks.until_failed(fill(buf))
+            got = await tasks.until_failed(self.fill(buf))
             if got is None:
                 return  # a part failed during the read: its thread may still fill `buf`, never taken again
             if got == 0 or tasks.failed:
-                give(buf)
+                self.give(buf)
                 return
             cur, n = buf, got
-
-    async def parts() -> None:
-        # PartTasks, not a TaskGroup: at a failure the parts inside their requests end before the
-        # abort (complete_or_abort), so none lands after it and brings the upload back
-        async with PartTasks(upload) as tasks:
-            try:
-                await feed(tasks)
-            except Exception as exc:  # the stream's own failure: the parts already sent end first too
-                tasks.fail(exc)
-
-    await complete_or_abort(upload, parts)
-    return PipeResult(url, total, number)
 
 
 # ------------------------------------------------------------------ download: one object -> stream
@@ -376,7 +395,7 @@ def pipe_options(options: TransferOptions, *, max_memory: int | None, expected_s
 
 
 def run_pipe(url: str, s3: S3Options | None, options: TransferOptions, *, read: ReadInto | None = None,
-             write: WriteAll | None = None, on_sent: Callable[[int], None] | None = None) -> PipeResult:
+             write: WriteAll | None = None, meter: SentMeter | None = None) -> PipeResult:
     """Upload from `read` to the object `url` names, or download it to `write` (exactly one of
     them), in a new event loop; Ctrl-C or SIGTERM raise Interrupted after an upload is aborted."""
     from ...stores import open_store
@@ -392,7 +411,7 @@ def run_pipe(url: str, s3: S3Options | None, options: TransferOptions, *, read: 
                 if not store.features.write:
                     raise UsageError(f"{url} cannot be written to")
                 return await upload_stream(store, key, read, part_size=options.part_size,
-                                           concurrency=options.part_concurrency, url=shown, on_sent=on_sent)
+                                           concurrency=options.part_concurrency, url=shown, meter=meter)
             assert write is not None
             try:
                 return await download_stream(store, key, write, part_size=options.part_size,

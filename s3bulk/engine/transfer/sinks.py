@@ -1,6 +1,6 @@
 """Parts of a multipart download written into the destination file as their bytes arrive.
 
-Used by engine/transfer/one_object.py (the parts this process moves) and engine/transfer/spread.py (a helper
+Used by engine/transfer/in_parts.py (the parts this process moves) and engine/transfer/spread.py (a helper
 process's parts) where the source hands ranges to a sink (features.read_to: the S3 store) and the
 destination is a local file written at offsets (stores/local/store.py LocalMultipart.range_sink): no
 part buffer, no second pass over the part's bytes for the pwrite or the checksum
@@ -9,31 +9,43 @@ part buffer, no second pass over the part's bytes for the pwrite or the checksum
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, cast, runtime_checkable
 
+from ...stores import Store, Writer
+from ...stores.base import Multipart
+from ...stores.checksums import CompositeParts
 from ...stores.files.filesink import RangeSink
 from ...stores.reading import read_to
+from ..plan import TransferOptions
 
 
-def sinks(src: Any, upload: Any) -> bool:
+@runtime_checkable
+class SinkUpload(Protocol):
+    """A destination's upload that can hand out a sink for a range of its file (a local file's)."""
+
+    takes_sinks: bool
+
+    def range_sink(self, start: int, end: int, algorithm: str | None = None) -> RangeSink | None: ...
+
+
+def sinks(src: Store, upload: Multipart) -> bool:
     """Whether the parts of `upload` (a destination's Multipart) are written through sinks."""
-    return bool(src.features.read_to and getattr(upload, "takes_sinks", False) and enabled())
+    return src.features.read_to and isinstance(upload, SinkUpload) and upload.takes_sinks and enabled()
 
 
-def range_sinks(options: Any, src: Any, dst: Any) -> bool:
+def range_sinks(options: TransferOptions, src: Store, dst: Writer) -> bool:
     """Whether a download's parts will be written into the file as they arrive: an S3 source into a
-    local file, --flush-writes off (link.py then lets its ranges be larger than a buffered part)."""
-    return (not options.flush_writes and dst.location.kind == "local" and bool(src.features.read_to)
-            and enabled())
+    local file (a store of files: its features hand out file bodies), --flush-writes off (link.py
+    then lets its ranges be larger than a buffered part)."""
+    return not options.flush_writes and dst.features.file_bodies and src.features.read_to and enabled()
 
 
-def sink_for(src: Any, upload: Any, start: int, end: int, check: Any) -> RangeSink | None:
+def sink_for(src: Store, upload: Multipart, start: int, end: int, check: Any) -> RangeSink | None:
     """A sink for bytes [start, end) of `upload`'s file, taking the checksum `check` wants; None
     when this source or destination cannot do it (or S3BULK_RANGE_SINK=0 turns it off)."""
     if not sinks(src, upload):
         return None
-    make: Callable[..., RangeSink | None] = getattr(upload, "range_sink")
-    return make(start, end, check.algorithm if check is not None else None)
+    return cast(SinkUpload, upload).range_sink(start, end, check.algorithm if check is not None else None)
 
 
 def enabled() -> bool:
@@ -43,7 +55,7 @@ def enabled() -> bool:
     return os.environ.get("S3BULK_RANGE_SINK", "1") != "0"
 
 
-async def fill(src: Any, key: str, number: int, sink: RangeSink, check: Any, reads: int,
+async def fill(src: Store, key: str, number: int, sink: RangeSink, check: Any, reads: int,
                mismatch: Callable[[], BaseException]) -> int:
     """Read the sink's range into it (the store retries failed reads, each from the range's first
     byte) and hand its checksum to `check`; a part of a COMPOSITE object whose own checksum does
@@ -55,7 +67,7 @@ async def fill(src: Any, key: str, number: int, sink: RangeSink, check: Any, rea
             return 0
         crc = sink.crc()
         check.add_crc(number, crc, sink.length)
-        got = getattr(check, "got", None)  # checksums.CompositeParts: each part checked alone
+        got = check.got if isinstance(check, CompositeParts) else None  # each part checked alone
         if got is None or got.get(number):
             return crc
     raise mismatch()

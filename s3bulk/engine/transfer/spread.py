@@ -29,10 +29,13 @@ import pickle
 import signal
 import struct
 import sys
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from ...errors import StoreError
 from ...config.sizes import parse_size
+from ...config.urls import Location
+from ...stores import StoreOptions
 
 SPREAD_ABOVE = 128 * 1024 * 1024
 MAX_PROCESSES = 8
@@ -47,6 +50,13 @@ class SharedFile(Protocol):
     """An upload whose data is one preallocated file that any process may write at offsets."""
 
     shared_path: str
+
+
+class HelperParts(Protocol):
+    """Hears of each part a helper process wrote: its number, its CRC (when the object's checksum
+    is being checked, else 0) and its size (in_parts.PartsJob.helper_part)."""
+
+    def helper_part(self, number: int, crc: int, n: int) -> None: ...
 
 
 def spread_above() -> int:
@@ -114,6 +124,23 @@ async def run_parts(parts: list[tuple[int, int, int]], concurrency: int,
         raise group.exceptions[0] from None
 
 
+@dataclass(frozen=True)
+class HelperTask:
+    """What every helper of one object is given (in the fork's copy of memory, never sent): the
+    source to open again, the object, the destination file to write at offsets, the parts each
+    keeps in flight. `check` (a checksums.PartCrcs or None): helpers send each part's CRC back for
+    it. `if_match`: the ETag every read of theirs names (stores/conditions.py): the object's parts
+    all come from the one version the run saw, or the helper fails with SourceChanged."""
+
+    location: Location
+    store_options: StoreOptions
+    key: str
+    path: str
+    concurrency: int
+    check: Any = None
+    if_match: str | None = None
+
+
 class Helpers:
     """Forked helper processes, each moving its share of the parts; see the module docstring."""
 
@@ -121,11 +148,8 @@ class Helpers:
         self.pids: list[int] = []
         self.fds: list[int] = []
 
-    def start(self, shares: list[list[tuple[int, int, int]]], location: Any, store_options: Any, key: str,
-              path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
-        """`check` (a checksums.PartCrcs or None): helpers send each part's CRC back for it.
-        `if_match`: the ETag every read of theirs names (stores/conditions.py): the object's parts
-        all come from the one version the run saw, or the helper fails with SourceChanged."""
+    def start(self, shares: list[list[tuple[int, int, int]]], task: HelperTask) -> None:
+        """A helper forked for each share of the parts, each given `task`."""
         parent = os.getpid()
         for share in shares:
             r, w = os.pipe()
@@ -133,17 +157,15 @@ class Helpers:
             if pid == 0:  # the helper: never returns
                 os.close(r)
                 _die_with(parent)
-                _helper_main(w, share, location, store_options, key, path, concurrency, check, if_match)
+                _helper_main(w, share, task)
             os.close(w)
             self.pids.append(pid)
             self.fds.append(r)
 
-    async def wait(self, on_bytes: Callable[[int], None],
-                   on_part: Callable[[int, int, int], None] | None = None,
-                   requests: dict[tuple[str, str], int] | None = None) -> None:
-        """Until every helper has ended; progress goes to on_bytes (in this loop), the requests the
-        helpers sent are added into `requests` (the source store's count). Raises the first
-        helper's error (or a StoreError naming how it died)."""
+    async def wait(self, parts: HelperParts, requests: dict[tuple[str, str], int] | None = None) -> None:
+        """Until every helper has ended; each part they wrote goes to `parts` (in this loop), the
+        requests the helpers sent are added into `requests` (the source store's count). Raises the
+        first helper's error (or a StoreError naming how it died)."""
         loop = asyncio.get_running_loop()
 
         def collect(fd: int) -> tuple[BaseException | None, dict[tuple[str, str], int]]:
@@ -156,9 +178,7 @@ class Helpers:
                         break
                     n, number, crc = _PROGRESS.unpack(head)
                     if n >= 0:
-                        loop.call_soon_threadsafe(on_bytes, n)
-                        if on_part is not None:
-                            loop.call_soon_threadsafe(on_part, number, crc, n)
+                        loop.call_soon_threadsafe(parts.helper_part, number, crc, n)
                         continue
                     blob = _read_exact(pipe, -n)
                     if number == -1:
@@ -245,8 +265,7 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store_options: Any, key: str,
-                 path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
+def _helper_main(w: int, parts: list[tuple[int, int, int]], task: HelperTask) -> None:
     """Body of a helper process: its own event loop and source store; exits, never returns."""
     code = 1
     try:
@@ -259,8 +278,7 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
 
         loop = new_loop()
         asyncio.set_event_loop(loop)
-        loop.run_until_complete(_helper_parts(w, parts, location, store_options, key, path, concurrency, check,
-                                              if_match))
+        loop.run_until_complete(_helper_parts(w, parts, task))
         code = 0
     except BaseException as exc:  # reported to the parent, which raises it
         try:
@@ -276,8 +294,7 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], location: Any, store
         os._exit(code)
 
 
-async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any, store_options: Any,
-                        key: str, path: str, concurrency: int, check: Any = None, if_match: str | None = None) -> None:
+async def _helper_parts(w: int, parts: list[tuple[int, int, int]], task: HelperTask) -> None:
     from ...stores import open_store
     from ...stores.conditions import IF_MATCH
     from ...stores.files.filesink import RangeSink
@@ -285,9 +302,10 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
     from .sinks import enabled, fill
     from ...stores.reading import read_range
 
-    IF_MATCH.set(if_match)  # this helper's loop reads this one object only
-    src = await open_store(location, store_options)
-    fd = os.open(path, os.O_WRONLY)
+    key, check = task.key, task.check
+    IF_MATCH.set(task.if_match)  # this helper's loop reads this one object only
+    src = await open_store(task.location, task.store_options)
+    fd = os.open(task.path, os.O_WRONLY)
     buffers: list[memoryview] = []
     sinks = src.features.read_to and enabled()
     try:
@@ -309,7 +327,7 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], location: Any
                 buffers.append(buf)
             os.write(w, _PROGRESS.pack(end - start, number, crc))
 
-        await run_parts(parts, concurrency, one)
+        await run_parts(parts, task.concurrency, one)
     finally:
         os.close(fd)
         await src.close()

@@ -25,8 +25,7 @@ from typing import Any
 
 from typing import cast
 
-from ...errors import AccessDenied, NotFound, StoreError
-from ...errors import NotStored
+from ...errors import AccessDenied, NotFound
 from ...model import ObjectInfo
 from ...stores.base import ChecksumReader
 from ...stores.written import WriteAnswer

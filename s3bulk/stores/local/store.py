@@ -27,7 +27,6 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Generator, Sequence
 
 from ...errors import NotFound, StoreError, UnsafeKey, WriteFailed, AccessDenied, Corrupt, DestinationUnusable
-from ...errors import LandingRefused
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from . import xattrs
@@ -36,9 +35,10 @@ from ..base import (WHOLE, FileBodyReader, Features, GetOptions, GetResult, Prop
                     Unsupported, Writer)
 from ..features import features_of
 from ..files.bodies import FileBody
-from ..conditions import DestinationExists, source_file
+from ...errors import DestinationExists
+from ..conditions import source_file
 from ..files import partfile
-from ..files.filesink import allocate_range, size_for_parts, write_part
+from ..files.filesink import size_for_parts, write_part
 from ..files.landing import (KEPT_TEMPS, OPEN_TEMPS, TEMP_INODES, land, unlink_quietly,
                              write_in_thread)
 

@@ -53,7 +53,7 @@ def error_for(status: int | None, code: str, msg: str, op: str, url: str, key: s
                           "follow redirects to another host: check --endpoint-url and --region",
                           op=op, url=url, key=key)
     if status == 412 or code == "PreconditionFailed":  # only our If-Match asks (stores/conditions.py)
-        from ..conditions import SourceChanged
+        from ...errors import SourceChanged
 
         return SourceChanged("the source object changed while it was read (412 to If-Match: its ETag is not "
                              "the one this copy reads)", op=op, url=url, key=key)

@@ -26,7 +26,6 @@ answer) and stops the run with one line.
 
 from __future__ import annotations
 
-from ...errors import StoreError
 from ...errors import ListingBroken
 from ...model import ObjectInfo, Page
 

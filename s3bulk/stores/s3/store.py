@@ -473,7 +473,7 @@ class S3Store(Store, Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         there are tags, so none named is none)."""
         from . import props as s3props
 
-        from ..checksums import from_fields, from_headers
+        from ..checksums import from_fields
 
         got = await self._on_wire(lambda wire: wire.get_with_headers(key, self._url(key), if_match))
         if got is not _NO_WIRE:
@@ -874,7 +874,7 @@ class S3Store(Store, Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         that refuses the header (501, or a 400 naming it) gets a HEAD before each write instead, for
         the rest of the run: not race-free, said once."""
         from ..checksums import note_once
-        from ..conditions import DestinationExists, SourceChanged
+        from ...errors import DestinationExists, SourceChanged
 
         if not NO_CLOBBER.get():
             return await write()
@@ -1147,7 +1147,7 @@ class S3Store(Store, Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         Inside a conditional read (stores/conditions.py) every request names the version it
         copies (x-amz-copy-source-if-match): a source overwritten meanwhile answers 412, the
         upload in parts is aborted and SourceChanged (naming the source) is raised."""
-        from ..conditions import SourceChanged
+        from ...errors import SourceChanged
 
         assert isinstance(src, S3Store)
         try:

@@ -1,0 +1,81 @@
+"""What a transfer tells the worker that runs it, typed: upload notes and a listener.
+
+A Transfer (one_object.py) moves objects for one worker, which keeps the journal's record of the
+multipart uploads in flight, the progress of big objects part by part, the objects started over and
+the uploads an abort could not end. The transfer tells it through one `TransferListener` (each
+method a no-op until overridden, as engine/events.py's Subscriber), not through loose callbacks.
+
+An upload note is a NamedTuple: read by name here and in the worker, and still the very tuple the
+journal's upload log writes as one JSON line and engine/messages.py's upload_message reads, so the
+files a stopped run left behind read the same.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from ...model import ObjectInfo
+
+
+class UploadBegun(NamedTuple):
+    """A multipart upload about to be asked for (no `upload_id` yet: an intent,
+    engine/leftover_uploads.py), or begun. `part_size` 0: a copy in parts the store runs itself,
+    whose id never comes. The source's size, mtime and ETag say whether a resume may continue it."""
+
+    kind: Literal["upload"]
+    key: str
+    upload_id: str | None
+    size: int
+    part_size: int
+    src_size: int | None
+    src_mtime: float | None
+    src_etag: str | None
+
+    @classmethod
+    def of(cls, key: str, upload_id: str | None, size: int, part_size: int,
+           info: ObjectInfo | None) -> UploadBegun:
+        if info is None:
+            return cls("upload", key, upload_id, size, part_size, None, None, None)
+        return cls("upload", key, upload_id, size, part_size, info.size, info.mtime, info.etag)
+
+
+class UploadEnd(NamedTuple):
+    """A multipart upload completed or aborted, or an intent that made no upload (`upload_id` None)."""
+
+    kind: Literal["upload_end"]
+    key: str
+    upload_id: str | None
+
+    @classmethod
+    def of(cls, key: str, upload_id: str | None) -> UploadEnd:
+        return cls("upload_end", key, upload_id)
+
+
+UploadNote = UploadBegun | UploadEnd
+
+
+class TransferListener:
+    """Hears what a Transfer does beside moving bytes; the worker's journal and counters subclass
+    it. The methods run on the worker's loop, inside the transfer: they must not block."""
+
+    def stopping(self) -> bool:
+        """Whether a graceful stop was asked: the parts of an object in flight finish, no new ones
+        start (asked before each part, never per small object)."""
+        return False
+
+    def on_upload(self, note: UploadNote) -> None:
+        """An upload about to be asked for, begun or ended: on disk before any part is sent."""
+
+    def on_part_bytes(self, n: int) -> None:
+        """Bytes of parts as they land (+n), taken back when their object ends (-sum): progress moves
+        during a big object, and the object's size still counts once, when it is done."""
+
+    def on_restarted(self, key: str, why: str) -> None:
+        """An object (source key) started over because its source changed while it was read."""
+
+    def on_left_open(self, key: str, upload_id: str) -> None:
+        """An upload aborted but still listed after every try (stores/base.py why_still_open): it
+        stays in the journal."""
+
+
+QUIET = TransferListener()  # a transfer nobody listens to (a backup, a test)

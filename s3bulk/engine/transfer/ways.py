@@ -1,0 +1,204 @@
+"""The ways one object moves, each a small class chosen by one test (one_object.py's Transfer).
+
+As s3transfer's download output managers are each asked `is_compatible` and the first that is
+takes the download, a Transfer asks its ways in order whether each `applies(src, dst, info)`, and
+the first that does moves the object:
+
+1. `Unsized`: the listing gave no size (a list/get server): one GET of the first bytes tells it,
+   and is the whole object when small; a big one goes on in parts;
+2. `ServerSide`: the destination copies from the source itself (same S3 endpoint and
+   credentials, or two local paths): no bytes pass through us;
+3. `Streamed`: a local file above 1 MiB to a store that streams PUTs: one PUT whose body is read
+   from the file as the socket takes it (stores/local/bodies.py);
+4. `Whole`: up to the multipart threshold, one read and one write, the body held once;
+5. `InParts` (in_parts.py): above it, ranges read in parallel and written as parts, an upload a
+   stopped run left open continued, a part file kept for --resume continued, or the parts spread
+   over helper processes (spread.py).
+
+A way holds what its test needs from the two stores, decided once when the Transfer is made, so
+choosing costs a few attribute reads per object; what one object's move needs while it runs (the
+parts of an upload) lives in a state object of that object (in_parts.PartsJob), never in closures.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from ...model import ObjectInfo, ObjectProps
+from ...stores import Store, Writer
+from ...stores.base import WHOLE, FileBodyReader, GetOptions, ServerSideCopier, StreamedPutter
+from ...stores.conditions import IF_MATCH
+from ...stores.reading import read_first, read_range
+from . import guards
+from ...stores.files.bodies import CHUNK as BODY_CHUNK
+from .notes import UploadBegun, UploadEnd
+
+if TYPE_CHECKING:
+    from .one_object import Transfer
+
+UNSIZED_PROBE = 1024 * 1024  # first GET of an object of unknown size asks for this much
+STREAM_ABOVE = 1024 * 1024   # single PUTs from a local file bigger than this are streamed, not read whole
+
+Moved = tuple[int, bool]  # (bytes, whether it was copied server-side)
+
+
+class Unsized:
+    """No size from the listing (a list/get server; a source whose reads can be held to one version
+    was asked with one HEAD instead, Transfer.known_version): one GET of the first bytes tells it,
+    and is the whole object when small (no extra HEAD per object)."""
+
+    possible = True
+
+    def __init__(self, transfer: Transfer) -> None:
+        self.t = transfer
+
+    def applies(self, src: Store, dst: Writer, info: ObjectInfo) -> bool:
+        return info.size is None
+
+    async def move(self, info: ObjectInfo, dst_key: str) -> Moved:
+        t, src_key = self.t, info.key
+        probe = min(t.options.multipart_threshold, UNSIZED_PROBE)
+        await t.budget.acquire(probe)
+        try:
+            data, size = await read_first(t.src, src_key, probe)
+            if size <= t.options.multipart_threshold:
+                extra = size - len(data)
+                if extra > 0:  # bigger than the probe, small enough for one put
+                    await t.budget.acquire(extra)
+                    try:
+                        data += await read_range(t.src, src_key, len(data), size)
+                        await t.put_checked(src_key, dst_key, data, size, props=await t.props_for(src_key, dst_key))
+                    finally:
+                        t.budget.release(extra)
+                else:
+                    await t.put_checked(src_key, dst_key, data, size, props=await t.props_for(src_key, dst_key))
+                return size, False
+        finally:
+            t.budget.release(probe)
+        await t.in_parts.parts(src_key, dst_key, size)
+        return size, False
+
+
+class ServerSide:
+    """The destination copies from the source (CopyObject, or UploadPartCopy in parts above the
+    copy threshold through an upload of the store's own, whose id the engine never sees: an intent,
+    no id and part size 0, stands for it in the journal until it ends)."""
+
+    def __init__(self, transfer: Transfer, dst: Writer, src: Store) -> None:
+        self.t = transfer
+        self.copier = cast(ServerSideCopier, dst)  # when `possible`: its features said it is one
+        self.possible = dst.features.server_side_copy and self.copier.can_copy_from(src)
+
+    def applies(self, src: Store, dst: Writer, info: ObjectInfo) -> bool:
+        return self.possible and info.size is not None
+
+    async def move(self, info: ObjectInfo, dst_key: str) -> Moved:
+        t = self.t
+        size = cast(int, info.size)
+        props, replace = await self._props(info.key, dst_key)
+        in_parts = size > t.options.copy_threshold and t.dst.features.resumable_uploads
+        if in_parts and t.no_clobber:
+            await guards.skip_if_exists(t.dst, dst_key)  # no part copied in vain
+        if in_parts:
+            await t.in_parts.continue_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
+            t.listener.on_upload(UploadBegun.of(dst_key, None, size, 0, info))
+        # the copy (in parts: every UploadPartCopy) is of the version listed, or SourceChanged
+        condition = IF_MATCH.set(t.version_of(info))
+        try:
+            await self.copier.copy_from(t.src, info.key, dst_key, size, info.mtime, props=props, replace=replace)
+        finally:
+            IF_MATCH.reset(condition)
+        if in_parts:
+            t.listener.on_upload(UploadEnd.of(dst_key, None))
+        return size, True
+
+    async def _props(self, src_key: str, dst_key: str) -> tuple[ObjectProps | None, bool]:
+        """(props, replace) for copy_from: a plain copy keeps what the source has by itself (only
+        ACL, encryption and storage class are sent); anything else asks the source once and
+        replaces metadata and tags with what engine/transfer/object_props.py decides."""
+        t = self.t
+        if t.dst_kind != "s3":
+            return None, False
+        if t.write_props.plain_copy:
+            return t.write_props.set, False
+        return t.dst_props(dst_key, await t.source_props(src_key)), True
+
+
+class Streamed:
+    """One PUT whose body is read from the local file as it is sent: a few chunks in memory, not
+    the object (held against the budget as such)."""
+
+    def __init__(self, transfer: Transfer, src: Store, dst: Writer) -> None:
+        self.t = transfer
+        self.possible = src.features.file_bodies and dst.features.streamed_puts
+        self.above, self.most = STREAM_ABOVE, transfer.options.multipart_threshold
+
+    def applies(self, src: Store, dst: Writer, info: ObjectInfo) -> bool:
+        size = info.size
+        return self.possible and size is not None and self.above < size <= self.most
+
+    async def move(self, info: ObjectInfo, dst_key: str) -> Moved:
+        t = self.t
+        size = cast(int, info.size)
+        props = await t.props_for(info.key, dst_key)
+        held = min(size, 2 * BODY_CHUNK)
+        await t.budget.acquire(held)
+        try:
+            body = cast(FileBodyReader, t.src).read_body(info.key, 0, size)  # features.file_bodies
+            await cast(StreamedPutter, t.dst).put_body(dst_key, body, t.dst_mtime(info.mtime),
+                                                       props=props)  # features.streamed_puts
+        finally:
+            t.budget.release(held)
+        return size, False
+
+
+class Whole:
+    """Up to the multipart threshold: one read, one write, the body held once against the budget."""
+
+    possible = True
+
+    def __init__(self, transfer: Transfer) -> None:
+        self.t = transfer
+        self.most = transfer.options.multipart_threshold
+
+    def applies(self, src: Store, dst: Writer, info: ObjectInfo) -> bool:
+        size = info.size
+        return size is not None and size <= self.most
+
+    async def move(self, info: ObjectInfo, dst_key: str) -> Moved:
+        t = self.t
+        size = cast(int, info.size)
+        await t.budget.acquire(size)
+        try:
+            data, props, stored = await self._read_whole(info.key, dst_key, size, t.version_of(info))
+            await t.put_checked(info.key, dst_key, data, size, info.mtime if stored is None else stored, props)
+        finally:
+            t.budget.release(size)
+        t.mark_copy_of(dst_key, info, stored)
+        return size, False
+
+    async def _read_whole(self, src_key: str, dst_key: str, size: int, etag: str | None = None
+                          ) -> tuple[bytes, ObjectProps | None, float | None]:
+        """The object's one GET, asked again (up to --retries times) while it brings another length
+        than listed: an answer that is not this request's (a server that sent bytes after an
+        earlier body, which aiohttp reads as the next answer on that connection) or a short one
+        the store could not tell. The last read is returned as it is; put_checked refuses it.
+
+        With the listing's `etag` the GET is a conditional read (stores/conditions.py): it asks
+        for that version (If-Match: an object changed since answers 412, SourceChanged) and its
+        answer must name it, or it is asked again. A drifted answer of another object of the same
+        length would otherwise be written under this name."""
+        t = self.t
+        with_props = t.wants_src_props
+        with_mtime = t.restore_mtime and not with_props
+        # the hot path (no ETag to hold it to, nothing but the bytes) passes the shared WHOLE
+        opts = GetOptions(if_match=etag, with_props=with_props, with_mtime=with_mtime) \
+            if etag or with_props or with_mtime else WHOLE
+        for attempt in range(t.options.retries + 1):
+            got = await t.src.get(src_key, opts)
+            if len(got.data) == size:
+                break
+        stored = got.mtime if t.restore_mtime else None
+        if got.props is None:
+            return got.data, t.dst_props(dst_key, None), stored
+        return got.data, t.dst_props(dst_key, await t.source_props(src_key, got.props)), stored
