@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from os.path import commonprefix
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, cast
 
 
 class ObjectInfo(NamedTuple):
@@ -321,7 +321,7 @@ class ObjectProps:
     def with_(self, **changes: object) -> "ObjectProps":
         from dataclasses import replace
 
-        return replace(self, **changes)  # type: ignore[arg-type]
+        return replace(self, **cast(dict[str, Any], changes))
 
 
 COPY_PROPS = ("none", "metadata-directive", "default")

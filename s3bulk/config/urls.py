@@ -40,7 +40,8 @@ class S3Settings:
 
     @property
     def addressing_style(self) -> str | None:
-        return dict(self.s3).get("addressing_style")  # type: ignore[return-value]
+        style = dict(self.s3).get("addressing_style")
+        return None if style is None else str(style)
 
     def describe_endpoint(self) -> str:
         """The endpoint for messages: its URL, or AWS's for the region."""

@@ -48,7 +48,7 @@ async def open_uploads(store: Store, prefix: str) -> AsyncIterator[OpenUpload]:
         key_marker, upload_marker = after
 
 
-async def resolve_intent(store: Any, key: str, started: float | None, known: frozenset[str] = frozenset()) -> int:
+async def resolve_intent(store: Store, key: str, started: float | None, known: frozenset[str] = frozenset()) -> int:
     """Abort the uploads of exactly `key` that an intent recorded at `started` (our clock) may have
     made: those begun no earlier than SKEW before it, except the ids in `known` (recorded, so
     someone continues them). Returns how many were aborted. StoreError when the store cannot say."""

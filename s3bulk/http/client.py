@@ -60,7 +60,7 @@ import sys
 import threading
 from collections import deque
 from email.utils import parsedate_to_datetime
-from typing import AsyncIterator, NamedTuple, Protocol, Union, cast
+from typing import AsyncGenerator, AsyncIterator, NamedTuple, Protocol, Union, cast
 from urllib.parse import unquote, urlsplit
 
 import httptools
@@ -339,7 +339,7 @@ class _Conn(asyncio.BufferedProtocol):
         self.parser: httptools.HttpResponseParser | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = cast(asyncio.Transport, transport)  # a stream connection's: create_connection made it
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
@@ -689,7 +689,8 @@ class HttpClient:
             conn.waiter, conn.head_only = None, False
         if not 200 <= resp.status < 300 or conn.buf:
             conn.transport.close()
-            raise ProxyError(f"the proxy {self.proxy[0]}:{self.proxy[1]} refused CONNECT {authority} "  # type: ignore[index]
+            proxy = cast(tuple[str, int], self.proxy)  # a CONNECT is made only through one
+            raise ProxyError(f"the proxy {proxy[0]}:{proxy[1]} refused CONNECT {authority} "
                              f"({resp.status})", status=resp.status)
         plain = conn.transport
         assert plain is not None  # connected above
@@ -837,7 +838,7 @@ async def _send_body(conn: _Conn, transport: asyncio.Transport, body: Body,
             await conn.writable(answer)
         return True
     left = len(body)
-    chunks = body.chunks()
+    chunks = cast(AsyncGenerator[bytes | bytearray | memoryview, None], body.chunks())  # aclose(): an async generator's
     try:
         async for chunk in chunks:
             view = memoryview(chunk)
@@ -851,7 +852,7 @@ async def _send_body(conn: _Conn, transport: asyncio.Transport, body: Body,
                 if left <= 0:
                     return True
     finally:
-        await chunks.aclose()  # type: ignore[attr-defined]
+        await chunks.aclose()
     if left > 0 and not answer.done():
         raise HttpError(f"the request body ended {left} bytes short of its Content-Length")
     return left <= 0

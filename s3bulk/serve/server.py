@@ -26,7 +26,7 @@ import socket
 import stat
 import sys
 from collections import deque
-from typing import Callable
+from typing import Callable, cast
 from urllib.parse import parse_qs, unquote_to_bytes
 
 from ..model import WorkUnit
@@ -258,7 +258,7 @@ class _Handler(asyncio.Protocol):
         self.linger: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = cast(asyncio.Transport, transport)  # a stream server's connection: a Transport
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._drop_stream()

@@ -330,10 +330,9 @@ class Multipart(Protocol):
 
 
 @runtime_checkable
-class Writer(Protocol):
-    """features.write: whole objects, multipart objects, deletes."""
-
-    features: Features  # a Writer is a Store too
+class Writer(Store, Protocol):
+    """features.write: whole objects, multipart objects, deletes; a Writer is a Store too (it lists,
+    HEADs and reads what it wrote), so the engine needs no second type for its destination."""
 
     async def prepare(self) -> None:
         """Check (and where it makes sense create) the destination before any object is written."""

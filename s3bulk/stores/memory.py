@@ -138,7 +138,7 @@ def _s3_etag(digests: Sequence[bytes]) -> str:
     return hashlib.md5(b"".join(digests)).hexdigest() + f"-{len(digests)}"
 
 
-class MemoryStore(Store, Writer, ResumableUploads, ServerSideCopier):
+class MemoryStore(Writer, ResumableUploads, ServerSideCopier):
     """One bucket of the registry, through the store contract."""
 
     ordered = True

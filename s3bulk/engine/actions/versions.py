@@ -300,7 +300,8 @@ class _VersionsRun:
             else:
                 assert self.vsrc is not None
                 source = _VersionSource(self.vsrc, self.src_loc, v.version_id)
-                transfer = Transfer(source, self.dst, KeyMap("", "", target), self.options,  # type: ignore[arg-type]
+                # a Store of one version: the contract's get/head, all a Transfer asks of a source
+                transfer = Transfer(cast(Store, source), self.dst, KeyMap("", "", target), self.options,
                                     self.budget)
                 size, _ = await transfer.copy(ObjectInfo(v.key, v.size, v.mtime, v.etag))
                 self.result.versions += 1

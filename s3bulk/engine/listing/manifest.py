@@ -22,12 +22,12 @@ import asyncio
 import csv
 import dataclasses
 import os
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote, unquote, unquote_plus
 
 from ...errors import NotFound, S3BulkError, UsageError
-from ...model import ObjectInfo, Page, WorkUnit
-from ...stores.base import WHOLE
+from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
+from ...stores.base import WHOLE, FileBodyReader, GetOptions, GetResult, PropsReader, Store, StreamedBody
 
 HEADS_AT_ONCE = 32
 FORMATS = ("auto", "lines", "csv", "inventory")
@@ -96,7 +96,7 @@ def parse_line(line: bytes, fmt: str, bucket: str) -> tuple[str | None, str | No
 class ManifestSource:
     """The source store, listed through a manifest: pages of its lines, each key looked up."""
 
-    def __init__(self, inner: Any, path: str, fmt: str, location_prefix: str) -> None:
+    def __init__(self, inner: Store, path: str, fmt: str, location_prefix: str) -> None:
         self.inner = inner
         self.path = path
         self.fmt = fmt
@@ -156,20 +156,22 @@ class ManifestSource:
     async def head(self, key: str) -> ObjectInfo:
         return await self.inner.head(key)
 
-    async def get(self, key: str, opts: Any = WHOLE) -> Any:
-        return await self.inner.get(key, opts)  # stores/base.py GetOptions, as the inner store's
+    async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
+        return await self.inner.get(key, opts)
 
-    async def read_props(self, key: str) -> Any:
-        return await self.inner.read_props(key)  # features.props, as the inner store's
+    # the capabilities below are the inner store's, asked only where its features say it has them
+
+    async def read_props(self, key: str) -> ObjectProps:
+        return await cast(PropsReader, self.inner).read_props(key)
 
     async def restore_status(self, key: str) -> str | None:
-        return await self.inner.restore_status(key)
+        return await cast(Any, self.inner).restore_status(key)  # an S3 store's (transfer/archived.py)
 
     async def read_tagging(self, key: str) -> str:
-        return await self.inner.read_tagging(key)
+        return await cast(PropsReader, self.inner).read_tagging(key)
 
-    def read_body(self, key: str, start: int, end: int) -> Any:
-        return self.inner.read_body(key, start, end)  # features.file_bodies, as the inner store's
+    def read_body(self, key: str, start: int, end: int) -> StreamedBody:
+        return cast(FileBodyReader, self.inner).read_body(key, start, end)
 
     async def close(self) -> None:
         await self.inner.close()

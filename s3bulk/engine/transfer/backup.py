@@ -15,26 +15,22 @@ found (`keep`), raising BackupFailed when that did not land (engine/transfer/one
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol
+from typing import Any
 
 from ...config.urls import Location
 from ...errors import BackupFailed, NotFound, S3BulkError, UsageError
 from ...model import ObjectInfo
-from ...stores import Store, Writer
+from ...stores import Writer
 from ..plan import KeyMap, Plan, TransferOptions
 from .one_object import ByteBudget, Transfer
 
 CONCURRENCY = 16  # backups of one batch in flight
 
 
-class _Target(Store, Writer, Protocol):
-    """The backup location's store: written to, and closed with the run."""
-
-
 class Backup:
     """Copies objects of `side` (an open store listing under `prefix`) to the backup location."""
 
-    def __init__(self, side: Any, prefix: str, target: _Target, target_prefix: str, suffix: str,
+    def __init__(self, side: Any, prefix: str, target: Writer, target_prefix: str, suffix: str,
                  options: TransferOptions) -> None:
         self.side, self.target, self.suffix = side, target, suffix
         self.keymap = KeyMap(prefix, target_prefix)

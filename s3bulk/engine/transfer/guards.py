@@ -17,11 +17,9 @@ skipped, with the reason, never as failed.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...errors import NotFound
+from ...errors import DestinationExists, NotFound
 from ...model import ObjectInfo
-from ...errors import DestinationExists
+from ...stores.base import Store
 
 
 class DestinationNewer(DestinationExists):
@@ -36,19 +34,19 @@ def reason(exc: DestinationExists) -> str:
     return REASONS.get(type(exc), REASONS[DestinationExists])
 
 
-async def head_or_none(dst: Any, key: str) -> ObjectInfo | None:
+async def head_or_none(dst: Store, key: str) -> ObjectInfo | None:
     """DST's object under `key`, or None (one HEAD)."""
     return await _head(dst, key)
 
 
-async def _head(dst: Any, key: str) -> ObjectInfo | None:
+async def _head(dst: Store, key: str) -> ObjectInfo | None:
     try:
         return await dst.head(key)
     except NotFound:
         return None
 
 
-async def skip_if_exists(dst: Any, key: str) -> None:
+async def skip_if_exists(dst: Store, key: str) -> None:
     """DestinationExists when DST has `key` (one HEAD)."""
     if await _head(dst, key) is not None:
         raise DestinationExists("already at the destination (--no-clobber): not replaced", op="head",
@@ -60,7 +58,7 @@ def newer(src: ObjectInfo, dst: ObjectInfo) -> bool:
     return src.mtime is not None and dst.mtime is not None and dst.mtime > src.mtime
 
 
-async def skip_if_newer(dst: Any, key: str, src: ObjectInfo) -> None:
+async def skip_if_newer(dst: Store, key: str, src: ObjectInfo) -> None:
     """DestinationNewer when DST's `key` is newer than `src` (one HEAD; a source without a time
     is copied)."""
     if src.mtime is None:
@@ -68,7 +66,7 @@ async def skip_if_newer(dst: Any, key: str, src: ObjectInfo) -> None:
     refuse_newer(dst, key, src, await _head(dst, key))
 
 
-def refuse_newer(dst: Any, key: str, src: ObjectInfo, found: ObjectInfo | None) -> None:
+def refuse_newer(dst: Store, key: str, src: ObjectInfo, found: ObjectInfo | None) -> None:
     """DestinationNewer when `found` (DST's `key`, as a HEAD found it) is newer than `src`."""
     if found is not None and newer(src, found):
         raise DestinationNewer("newer at the destination (--update): not replaced", op="head",

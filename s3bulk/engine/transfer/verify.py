@@ -21,17 +21,16 @@ it fails (`NotStored`), one line naming what the HEAD found: exit 1.
 
 from __future__ import annotations
 
-from typing import Any
 
 from typing import cast
 
 from ...errors import AccessDenied, NotFound
 from ...model import ObjectInfo
-from ...stores.base import ChecksumReader
+from ...stores.base import ChecksumReader, Store
 from ...stores.written import WriteAnswer
 
 
-async def why_not_stored(dst: Any, dst_key: str, size: int, *, asked: bool,
+async def why_not_stored(dst: Store, dst_key: str, size: int, *, asked: bool,
                          answer: WriteAnswer | None = None) -> str | None:
     """None when DST holds `size` bytes under `dst_key`, with the ETag (and, under `--verify`, the
     checksum) the write's `answer` named; else what the HEAD found instead, in a few words.

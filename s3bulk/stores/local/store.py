@@ -101,7 +101,7 @@ def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError
     return WriteFailed(exc.strerror or str(exc), op=op, url=path, key=key)
 
 
-class LocalStore(Store, Writer, ServerSideCopier, PropsReader, FileBodyReader):
+class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader):
     """Files under `location.root` (an absolute directory)."""
 
     ordered = True

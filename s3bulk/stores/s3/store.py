@@ -46,7 +46,7 @@ _CHECKSUM_FIELDS = ("ChecksumCRC32", "ChecksumCRC32C", "ChecksumCRC64NVME", "Che
 _CHECKSUM_HEADERS = {"ChecksumAlgorithm": "x-amz-checksum-algorithm", "ChecksumType": "x-amz-checksum-type"}
 
 
-class S3Store(Store, Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
+class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
               ChecksumReader, VersionedStore, PropsReader, StreamedPutter):
     """One bucket on one endpoint, with one aiobotocore client per event loop."""
 
