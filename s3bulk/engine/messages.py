@@ -145,12 +145,3 @@ class Exited:
 
 WorkerMessage = (Listed | UnitDone | Deletes | Abandoned | UploadStarted | UploadEnded | ProgressReport | Planned
                  | ObjectsReported | Fatal | Exited)
-
-
-def upload_message(wid: int, note: tuple) -> UploadStarted | UploadEnded:
-    """The upload note of Transfer (engine/transfer/one_object.py): ("upload", dst_key, upload_id,
-    size, part_size, src_size, src_mtime, src_etag) or ("upload_end", dst_key, upload_id), as a
-    message from worker `wid`."""
-    if note[0] == "upload":
-        return UploadStarted(wid, *note[1:])
-    return UploadEnded(wid, note[1], note[2])

@@ -141,10 +141,6 @@ def _backup_location(backup_dir: str, src: Location, dst: Location, filters: Fil
     return backup
 
 
-# actions/receipt.py (events') still imports the old name; stores.settle_location is the one rule
-_settled = settle_location
-
-
 def _as_dir(prefix: str) -> str:
     return prefix if not prefix or prefix.endswith("/") else prefix + "/"
 

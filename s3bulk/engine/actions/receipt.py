@@ -75,9 +75,9 @@ def expected(report: str, dst_base: str) -> dict[str, tuple[str, int | None, str
 async def _check(report: str, dst: str, s3: S3Options | None, concurrency: int,
                  to: Subscriber) -> ReceiptResult:
     from ...stores import open_store
-    from ..planner import _settled
+    from ...stores import settle_location
 
-    loc = _settled(parse_location(dst, s3))
+    loc = settle_location(parse_location(dst, s3))
     key_base = loc.url_for("x")[:-1]  # what a key is appended to
     want = expected(report, key_base + loc.prefix)
     result = ReceiptResult()

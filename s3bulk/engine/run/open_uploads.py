@@ -17,7 +17,7 @@ from typing import Callable
 from ...errors import S3BulkError
 from ...stores.base import Writer
 from ..journal.units import UploadLog
-from ..messages import WorkerMessage, upload_message
+from ..messages import UploadEnded, UploadStarted, WorkerMessage
 from ..transfer.notes import UploadBegun, UploadNote
 
 
@@ -49,7 +49,7 @@ class OpenUploads:
             self.log = UploadLog(os.path.join(self.log_dir, f"{os.getpid()}-{self.wid}.uploads"))
         if self.log is not None:
             self.log.add(note)
-        self.send(upload_message(self.wid, note))
+        self.send(_message(self.wid, note))
 
     def close(self) -> None:
         if self.log is not None:
@@ -104,3 +104,11 @@ async def _find(dst: Writer, key: str, asked: float | None, aborted: set[str]) -
         await resolve_intent(dst, key, asked, frozenset(aborted))
     except S3BulkError:
         pass
+
+
+def _message(wid: int, note: UploadNote) -> UploadStarted | UploadEnded:
+    """An upload note as worker `wid`'s message to the coordinator, whose journal keeps it."""
+    if isinstance(note, UploadBegun):
+        return UploadStarted(wid, note.key, note.upload_id, note.size, note.part_size, note.src_size,
+                             note.src_mtime, note.src_etag)
+    return UploadEnded(wid, note.key, note.upload_id)

@@ -4,7 +4,7 @@ Above the multipart threshold an object's parts are read as byte ranges and writ
 offsets, several in flight, each holding its bytes against the worker's byte budget. How the
 upload is opened is one of three, tried in order: an S3 upload a stopped run left open for this key
 is continued (ListParts: the parts of the right size are kept); a local file a stopped run kept
-with a record of its parts is continued, or one is begun to be kept (stores/local/partfile.py,
+with a record of its parts is continued, or one is begun to be kept (stores/files/partfile.py,
 when a journal is kept); else a new upload. How the parts run is one of two: in lanes on this
 worker's loop, grown while the link gives more (link.py), or spread over helper processes
 (spread.py) for one big object of a one-worker run.
@@ -58,7 +58,7 @@ class PartsJob:
         self.upload, self.check = upload, check
         self.upload_id = upload.upload_id  # None where the upload dies with us (a local temporary file is redone)
         self.have: set[int] = set()  # parts there already: in the upload a stopped run left, or in its part file
-        self.partial = False  # a local file kept for a resume (stores/local/partfile.py)
+        self.partial = False  # a local file kept for a resume (stores/files/partfile.py)
         self.resumed = False  # an upload a stopped run left open, continued
         self.if_match: str | None = None  # the ETag every range must come from (stores/conditions.py)
         self.stopped = False  # a stop was asked: parts in flight finish, no new ones start
@@ -187,7 +187,7 @@ class InParts:
         resumed = bool(have)
         if have:
             check = None  # parts a resumed upload holds are not read again: nothing to check them by
-        partial = False  # a local file kept for a resume (stores/local/partfile.py)
+        partial = False  # a local file kept for a resume (stores/files/partfile.py)
         if upload is None:
             props = t.dst_props(dst_key, await t.source_props(src_key, read)) if read is not None \
                 else await t.props_for(src_key, dst_key)

@@ -5,9 +5,9 @@ multipart uploads in flight, the progress of big objects part by part, the objec
 the uploads an abort could not end. The transfer tells it through one `TransferListener` (each
 method a no-op until overridden, as engine/events.py's Subscriber), not through loose callbacks.
 
-An upload note is a NamedTuple: read by name here and in the worker, and still the very tuple the
-journal's upload log writes as one JSON line and engine/messages.py's upload_message reads, so the
-files a stopped run left behind read the same.
+An upload note is a NamedTuple: read by name here, in the worker and in engine/run/open_uploads.py
+(which makes it the coordinator's message), and still the very tuple the journal's upload log writes
+as one JSON line, so the files a stopped run left behind read the same.
 """
 
 from __future__ import annotations

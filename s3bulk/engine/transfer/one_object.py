@@ -20,8 +20,9 @@ what the source carries): the streamed whole copy takes the source's from its on
 parts from one HEAD.
 
 Stores are used only through the contract in stores/base.py: what a store can do is
-asked of its declared `features`, never of its type or private attributes, so the
-retry wrapper and every backend (the in-memory one included) behave alike here.
+asked of its `features` (derived from the protocols it implements), never of its type or
+private attributes, so the retry wrapper and every backend (the in-memory one included) behave
+alike here.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class ResumeTerms:
 
     `uploads`: the S3 multipart uploads a stopped run left open, by destination key (each taken
     once: continued or aborted). `keep_partial`: a journal is kept, so a big download's temporary
-    file outlives a stop (stores/local/partfile.py); `resume_partial`: one a stopped run kept is
+    file outlives a stop (stores/files/partfile.py); `resume_partial`: one a stopped run kept is
     continued. An S3 upload cut short by a graceful stop stays open only when a journal will hold
     it for --resume (`keep_uploads`), else it is aborted: nothing else would ever find it; one cut
     short by cancellation (a forced stop) stays open only when its record was on disk before its

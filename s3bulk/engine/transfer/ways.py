@@ -9,7 +9,7 @@ the first that does moves the object:
 2. `ServerSide`: the destination copies from the source itself (same S3 endpoint and
    credentials, or two local paths): no bytes pass through us;
 3. `Streamed`: a local file above 1 MiB to a store that streams PUTs: one PUT whose body is read
-   from the file as the socket takes it (stores/local/bodies.py);
+   from the file as the socket takes it (stores/files/bodies.py);
 4. `Whole`: up to the multipart threshold, one read and one write, the body held once;
 5. `InParts` (in_parts.py): above it, ranges read in parallel and written as parts, an upload a
    stopped run left open continued, a part file kept for --resume continued, or the parts spread
