@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from typing import Mapping, Protocol, runtime_checkable
 
+from ..model import ObjectProps
+
 MTIME_KEY = "mtime"          # x-amz-meta-mtime, rclone's
 MC_ATTRS_KEY = "mc-attrs"    # x-amz-meta-mc-attrs, mc's --preserve
 COPY_OF = "user.s3bulk.copy-of"  # on a downloaded file: "<object's LastModified> <mtime set>"
@@ -29,6 +31,11 @@ class CopyMarks(Protocol):
     local store. Asked by the sync's comparator (engine/sync/march.py) and the transfer."""
 
     def mark_copy_of(self, key: str, last_modified: float, mtime: float) -> None: ...
+
+    async def put_marked(self, key: str, data: bytes, mtime: float, last_modified: float, *,
+                         props: ObjectProps | None = None) -> None:
+        """put() of a downloaded object's file, marked (mark_copy_of) as it is written, not after."""
+        ...
 
     def copy_of(self, key: str) -> tuple[float, float] | None: ...
 

@@ -38,6 +38,7 @@ from ...stores import Store, Writer
 from ...stores.base import PropsReader
 from ...stores.conditions import NO_CLOBBER, SOURCE_FILE, FileVersion
 from ...stores import file_times
+from ...stores.file_times import CopyMarks
 from ...stores.written import WRITTEN, WriteAnswer
 from . import guards, object_props
 from ..plan import KeyMap, TransferOptions
@@ -155,6 +156,8 @@ class Transfer:
         self.stamp_mtime = self.local_src and self.dst_kind == "s3" and not any(
             k.lower() == file_times.MTIME_KEY for k, _ in self.write_props.set.metadata or ())
         self.restore_mtime = self.src_kind == "s3" and self.local_dst
+        # a destination whose files keep the mark of the object each came from (the local store)
+        self.marks = dst if isinstance(dst, CopyMarks) else None
         self.link = LinkModel()  # the parts in flight that paid off for the last object (link.py)
         # --no-clobber and --update (guards.py): what DST already holds is kept. `update_by_head`: a
         # copy or mv (no DST listing) asks DST's time with a HEAD per object; sync knows it from its listing
@@ -270,8 +273,8 @@ class Transfer:
     def mark_copy_of(self, dst_key: str, info: ObjectInfo, stored: float | None) -> None:
         """A local file given its object's stored time (not LastModified): marked as that object's
         copy, so a later sync from it sees them equal without a request (stores/file_times.py)."""
-        if stored is not None and info.mtime is not None and stored != info.mtime:
-            cast(Any, self.dst).mark_copy_of(dst_key, info.mtime, stored)
+        if stored is not None and info.mtime is not None and stored != info.mtime and self.marks is not None:
+            self.marks.mark_copy_of(dst_key, info.mtime, stored)
 
     async def _known_version(self, info: ObjectInfo) -> ObjectInfo:
         """`info`, or what one HEAD says where the object will be read in more than one request
@@ -290,12 +293,18 @@ class Transfer:
         return info.etag if info is not None and self.src.features.conditional_reads else None
 
     async def put_checked(self, src_key: str, dst_key: str, data: bytes, size: int,
-                          mtime: float | None = None, props: ObjectProps | None = None) -> None:
-        """The one PUT of a whole object, refused (Corrupt) when the read brought another length."""
+                          mtime: float | None = None, props: ObjectProps | None = None,
+                          marked: float | None = None) -> None:
+        """The one PUT of a whole object, refused (Corrupt) when the read brought another length.
+        `marked`: the object's LastModified, a local file given its stored `mtime` instead being
+        marked as its copy as it is written (stores/file_times.py), so a later sync asks nothing."""
         if len(data) != size:
             raise Corrupt(f"read {len(data)} bytes, expected {size}", op="get",
                           url=self.src.location.url_for(src_key), key=src_key)
-        await self.dst.put(dst_key, data, self.dst_mtime(mtime), props=props)
+        if marked is not None and mtime is not None and self.marks is not None:
+            await self.marks.put_marked(dst_key, data, mtime, marked, props=props)
+        else:
+            await self.dst.put(dst_key, data, self.dst_mtime(mtime), props=props)
 
     def dst_mtime(self, mtime: float | None) -> float | None:
         """The time a write is given. An S3 store keeps a time given it in x-amz-meta-mtime

@@ -171,10 +171,12 @@ class Whole:
         await t.budget.acquire(size)
         try:
             data, props, stored = await self._read_whole(info.key, dst_key, size, t.version_of(info))
-            await t.put_checked(info.key, dst_key, data, size, info.mtime if stored is None else stored, props)
+            if stored is None or stored == info.mtime or info.mtime is None:
+                await t.put_checked(info.key, dst_key, data, size, info.mtime if stored is None else stored, props)
+            else:  # the object's own file time, not its LastModified: the file marked as its copy
+                await t.put_checked(info.key, dst_key, data, size, stored, props, marked=info.mtime)
         finally:
             t.budget.release(size)
-        t.mark_copy_of(dst_key, info, stored)
         return size, False
 
     async def _read_whole(self, src_key: str, dst_key: str, size: int, etag: str | None = None

@@ -272,10 +272,7 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader):
         the same object then sees the two equal without asking S3. Best effort: a filesystem
         without user xattrs keeps no mark (such a sync asks with one HEAD instead), and a file that
         landed is never failed for want of its mark."""
-        try:
-            os.setxattr(self._src_path(key), file_times.COPY_OF, f"{last_modified!r} {mtime!r}".encode())
-        except OSError:
-            pass  # no user xattrs here, or the file went meanwhile: the file landed all the same
+        _mark(self._src_path(key), f"{last_modified!r} {mtime!r}".encode())
 
     def copy_of(self, key: str) -> tuple[float, float] | None:
         """(LastModified, mtime) as mark_copy_of noted them on the file, or None."""
@@ -490,11 +487,13 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader):
         return fd, tmp, final
 
     def _put_sync(self, key: str, data: bytes, mtime: float | None = None,
-                  props: ObjectProps | None = None) -> None:
+                  props: ObjectProps | None = None, mark: bytes | None = None) -> None:
         fd, tmp, final = self._open_tmp(key)
         try:
             try:
                 xattrs.write(fd, props)
+                if mark is not None:
+                    _mark(fd, mark)
                 n = os.write(fd, data)
                 if n < len(data):  # a short write: finish it
                     view = memoryview(data)[n:]
@@ -525,6 +524,18 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader):
             await write_in_thread(self._put_sync, key, data, mtime, props)
         else:
             self._put_sync(key, data, mtime, props)
+
+    async def put_marked(self, key: str, data: bytes, mtime: float, last_modified: float, *,
+                         props: ObjectProps | None = None) -> None:
+        """put() of a file downloaded from an object whose time (`mtime`, from its metadata) is not
+        its LastModified, marked as its copy (mark_copy_of) through the open temporary file before
+        it lands: one setxattr on a descriptor, not a second lookup of the path after the rename
+        (a download's hot path)."""
+        mark = f"{last_modified!r} {mtime!r}".encode()
+        if len(data) > _BIG:
+            await write_in_thread(self._put_sync, key, data, mtime, props, mark)
+        else:
+            self._put_sync(key, data, mtime, props, mark)
 
     async def start_multipart(self, key: str, size: int, part_size: int,
                               mtime: float | None = None, *, props: ObjectProps | None = None) -> "LocalMultipart":
@@ -779,3 +790,13 @@ class LocalMultipart:
             self.ranges = None
             KEPT_TEMPS.discard(self.tmp)
             unlink_quietly(partfile.sidecar_path(self.tmp))
+
+
+def _mark(file: int | str, value: bytes) -> None:
+    """The COPY_OF mark (stores/file_times.py) on a file, by descriptor or path. Best effort: a
+    filesystem without user xattrs keeps no mark (a later sync asks with one HEAD instead), and a
+    file is never failed for want of its mark."""
+    try:
+        os.setxattr(file, file_times.COPY_OF, value)
+    except OSError:
+        pass
