@@ -31,6 +31,7 @@ from ...stores import file_times
 from . import guards
 from .link import part_size as link_part_size, upload_in_lanes
 from ...stores.files.partfile import NO_CRC, PartialFiles, PartialUpload, SourceId, part_span
+from .mover import Mover
 from .notes import UploadBegun, UploadEnd
 from .part_buffers import part_buffer
 from .sinks import fill, range_sinks, sink_for
@@ -40,7 +41,6 @@ from .spread import Helpers, HelperTask, SharedFile, deal, run_parts, spread_pro
 if TYPE_CHECKING:
     from ...stores import Store
     from ...stores.base import Writer
-    from .one_object import Transfer
 
 PART_READS = 3  # reads of a part that does not match its own checksum before the object fails
 
@@ -52,7 +52,7 @@ class PartsJob:
     __slots__ = ("t", "src_key", "dst_key", "size", "part", "upload", "have", "check", "partial", "resumed",
                  "upload_id", "if_match", "stopped", "moved", "helper_moved", "buffers", "url")
 
-    def __init__(self, t: Transfer, src_key: str, dst_key: str, size: int, part: int, upload: Multipart,
+    def __init__(self, t: Mover, src_key: str, dst_key: str, size: int, part: int, upload: Multipart,
                  check: Any) -> None:
         self.t, self.src_key, self.dst_key, self.size, self.part = t, src_key, dst_key, size, part
         self.upload, self.check = upload, check
@@ -141,7 +141,7 @@ class InParts:
 
     possible = True
 
-    def __init__(self, transfer: Transfer) -> None:
+    def __init__(self, transfer: Mover) -> None:
         self.t = transfer
 
     def applies(self, src: Store, dst: Writer, info: ObjectInfo) -> bool:
@@ -339,7 +339,7 @@ def _kept_parts(kept: dict[int, int], part: int, size: int, check: Any) -> set[i
     return have
 
 
-async def _spread(t: Transfer, job: PartsJob, upload: StopAware, processes: int) -> None:
+async def _spread(t: Mover, job: PartsJob, upload: StopAware, processes: int) -> None:
     """The parts of one big object over `processes` processes (spread.py): this one moves its
     share with job.one (budget, buffers, progress as usual), helpers forked here the others (each
     part they wrote goes to job.helper_part, the CRC computed there when `check` wants one). Parts

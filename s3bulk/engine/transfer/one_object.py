@@ -27,9 +27,6 @@ alike here.
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from ...errors import Corrupt, NotStored, SourceChanged
@@ -44,6 +41,7 @@ from . import guards, object_props
 from ..plan import KeyMap, TransferOptions
 from .in_parts import InParts, Stopped
 from .link import Lanes, LinkModel
+from .mover import ByteBudget, ResumeTerms
 from .notes import QUIET, TransferListener
 from .source_checks import ChecksumMismatch
 from .ways import Moved, ServerSide, Streamed, Unsized, Whole
@@ -51,71 +49,6 @@ from .ways import Moved, ServerSide, Streamed, Unsized, Whole
 __all__ = ["ByteBudget", "ChecksumMismatch", "ResumeTerms", "Stopped", "Transfer"]
 
 RESTARTS = 1  # an object whose source changes while it is copied starts over this often, then fails
-
-
-class ByteBudget:
-    """Bounds the bytes of object bodies held in memory by one worker.
-
-    The fast path (room available) does not touch the event loop, so small objects
-    pay almost nothing. A request larger than the whole budget is let through when
-    nothing else is held, so one huge part can still move.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = max(1, limit)
-        self.used = 0
-        self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
-
-    async def acquire(self, n: int) -> None:
-        if not self._waiters and (self.used + n <= self.limit or self.used == 0):
-            self.used += n
-            return
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append((n, fut))
-        try:
-            await fut
-        except BaseException:
-            if fut.done() and not fut.cancelled():
-                self.release(n)
-            else:
-                try:
-                    self._waiters.remove((n, fut))
-                except ValueError:
-                    pass
-            raise
-
-    def release(self, n: int) -> None:
-        self.used -= n
-        while self._waiters:
-            want, fut = self._waiters[0]
-            if fut.done():
-                self._waiters.popleft()
-                continue
-            if self.used + want <= self.limit or self.used == 0:
-                self._waiters.popleft()
-                self.used += want
-                fut.set_result(None)
-            else:
-                break
-
-
-@dataclass(frozen=True)
-class ResumeTerms:
-    """What a journal lets a transfer keep for --resume, and what a stopped run left to continue.
-
-    `uploads`: the S3 multipart uploads a stopped run left open, by destination key (each taken
-    once: continued or aborted). `keep_partial`: a journal is kept, so a big download's temporary
-    file outlives a stop (stores/files/partfile.py); `resume_partial`: one a stopped run kept is
-    continued. An S3 upload cut short by a graceful stop stays open only when a journal will hold
-    it for --resume (`keep_uploads`), else it is aborted: nothing else would ever find it; one cut
-    short by cancellation (a forced stop) stays open only when its record was on disk before its
-    first part (`uploads_logged`: engine/run/worker.py's upload log)."""
-
-    uploads: dict[str, dict[str, Any]] = field(default_factory=dict)
-    keep_partial: bool = False
-    resume_partial: bool = False
-    keep_uploads: bool = False
-    uploads_logged: bool = False
 
 
 class Way(Protocol):

@@ -1,4 +1,4 @@
-"""The ways one object moves, each a small class chosen by one test (one_object.py's Transfer).
+"""The ways one object moves, each a small class chosen by one test (one_object.py's Mover).
 
 As s3transfer's download output managers are each asked `is_compatible` and the first that is
 takes the download, a Transfer asks its ways in order whether each `applies(src, dst, info)`, and
@@ -22,7 +22,7 @@ parts of an upload) lives in a state object of that object (in_parts.PartsJob), 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
@@ -31,10 +31,9 @@ from ...stores.conditions import IF_MATCH
 from ...stores.reading import read_first, read_range
 from . import guards
 from ...stores.files.bodies import CHUNK as BODY_CHUNK
+from .mover import Mover
 from .notes import UploadBegun, UploadEnd
 
-if TYPE_CHECKING:
-    from .one_object import Transfer
 
 UNSIZED_PROBE = 1024 * 1024  # first GET of an object of unknown size asks for this much
 STREAM_ABOVE = 1024 * 1024   # single PUTs from a local file bigger than this are streamed, not read whole
@@ -49,7 +48,7 @@ class Unsized:
 
     possible = True
 
-    def __init__(self, transfer: Transfer) -> None:
+    def __init__(self, transfer: Mover) -> None:
         self.t = transfer
 
     def applies(self, src: Store, dst: Writer, info: ObjectInfo) -> bool:
@@ -84,7 +83,7 @@ class ServerSide:
     copy threshold through an upload of the store's own, whose id the engine never sees: an intent,
     no id and part size 0, stands for it in the journal until it ends)."""
 
-    def __init__(self, transfer: Transfer, dst: Writer, src: Store) -> None:
+    def __init__(self, transfer: Mover, dst: Writer, src: Store) -> None:
         self.t = transfer
         self.copier = cast(ServerSideCopier, dst)  # when `possible`: its features said it is one
         self.possible = dst.features.server_side_copy and self.copier.can_copy_from(src)
@@ -128,7 +127,7 @@ class Streamed:
     """One PUT whose body is read from the local file as it is sent: a few chunks in memory, not
     the object (held against the budget as such)."""
 
-    def __init__(self, transfer: Transfer, src: Store, dst: Writer) -> None:
+    def __init__(self, transfer: Mover, src: Store, dst: Writer) -> None:
         self.t = transfer
         self.possible = src.features.file_bodies and dst.features.streamed_puts
         self.above, self.most = STREAM_ABOVE, transfer.options.multipart_threshold
@@ -157,7 +156,7 @@ class Whole:
 
     possible = True
 
-    def __init__(self, transfer: Transfer) -> None:
+    def __init__(self, transfer: Mover) -> None:
         self.t = transfer
         self.most = transfer.options.multipart_threshold
 
