@@ -249,6 +249,20 @@ class GetResult:
         self.data, self.size, self.props, self.mtime = data, size, props, mtime
 
 
+def range_result(data: bytes, opts: GetOptions) -> GetResult:
+    """A range read whole into memory, handed over as `opts` asks: to its sink, into its buffer
+    (a view of it), or as it is. For stores whose reads give bytes anyway (memory, list/get)."""
+    if opts.sink is not None:
+        opts.sink.begin()
+        opts.sink.write(memoryview(data))
+        return GetResult(b"")
+    if opts.into is not None:
+        buf = opts.into
+        buf[:len(data)] = data
+        return GetResult(buf[:len(data)])
+    return GetResult(data)
+
+
 @runtime_checkable
 class Store(Protocol):
     """What every store can do: list a page, head, and get (the one read of an object's bytes)."""

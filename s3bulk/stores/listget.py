@@ -18,7 +18,7 @@ from ..errors import MalformedListing
 from ..http.client import HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo, Page, WorkUnit
 from ..config.urls import Location
-from .base import WHOLE, Features, GetOptions, GetResult, Store, Traits, Unsupported
+from .base import WHOLE, Features, GetOptions, GetResult, Store, Traits, Unsupported, range_result
 from .features import features_of
 from .requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
 
@@ -119,16 +119,7 @@ class ListGetStore(Store):
         if rng is None:
             data = await self._read(key)
             return GetResult(data, len(data))
-        data = await self._read(key, rng[0], rng[1])
-        if opts.sink is not None:
-            opts.sink.begin()
-            opts.sink.write(memoryview(data))
-            return GetResult(b"")
-        if opts.into is not None:
-            buf = opts.into
-            buf[:len(data)] = data
-            return GetResult(buf[:len(data)])
-        return GetResult(data)
+        return range_result(await self._read(key, rng[0], rng[1]), opts)
 
     async def _read(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         headers = None

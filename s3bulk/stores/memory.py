@@ -33,7 +33,7 @@ from ..errors import DestinationExists
 from .conditions import IF_MATCH, NO_CLOBBER
 from ..config.urls import Location
 from .base import (WHOLE, Features, GetOptions, GetResult, OpenUpload, PartInfo, ResumableUploads, ServerSideCopier,
-                   Store, Traits, Unsupported, Writer)
+                   Store, Traits, Unsupported, Writer, range_result)
 from .features import features_of
 
 
@@ -214,16 +214,7 @@ class MemoryStore(Writer, ResumableUploads, ServerSideCopier):
         if end > len(o.data) or start > end:
             raise StoreError(f"range {start}-{end} is outside the object ({len(o.data)} bytes)",
                              op="get", url=self.location.url_for(key), key=key)
-        data = o.data[start:end]
-        if opts.sink is not None:
-            opts.sink.begin()
-            opts.sink.write(memoryview(data))
-            return GetResult(b"")
-        if opts.into is not None:
-            buf = opts.into
-            buf[:len(data)] = data
-            return GetResult(buf[:len(data)])
-        return GetResult(data)
+        return range_result(o.data[start:end], opts)
 
     # ---------------------------------------------------------------- writing
 

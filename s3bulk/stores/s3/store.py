@@ -1020,18 +1020,26 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         except Exception as exc:
             raise translate(exc, "abort multipart upload", self._url(key), key) from exc
 
+    async def _list_after(self, prefix: str, op: str, params: dict[str, Any], key_marker: str | None,
+                          id_name: str, id_marker: str | None) -> Any:
+        """One page of ListMultipartUploads or ListObjectVersions (`op`, control plane: botocore),
+        after the two-part marker of the page before: a key, and the upload or version id in it."""
+        if key_marker is not None:
+            params["KeyMarker"] = key_marker
+            if id_marker is not None:
+                params[id_name] = id_marker
+        call = {"list multipart uploads": "list_multipart_uploads", "list versions": "list_object_versions"}[op]
+        try:
+            return await getattr(await self._control(), call)(**params)
+        except Exception as exc:
+            raise translate(exc, op, self._url(prefix)) from exc
+
     async def list_uploads(self, prefix: str, key_marker: str | None = None,
                            upload_marker: str | None = None) -> tuple[list[OpenUpload], tuple[str, str] | None]:
         """ListMultipartUploads, one page (control plane: botocore)."""
         params: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix}
-        if key_marker is not None:
-            params["KeyMarker"] = key_marker
-            if upload_marker is not None:
-                params["UploadIdMarker"] = upload_marker
-        try:
-            resp = await (await self._control()).list_multipart_uploads(**params)
-        except Exception as exc:
-            raise translate(exc, "list multipart uploads", self._url(prefix)) from exc
+        resp = await self._list_after(prefix, "list multipart uploads", params, key_marker,
+                                      "UploadIdMarker", upload_marker)
         found = [OpenUpload(u["Key"], u["UploadId"], u["Initiated"].timestamp() if u.get("Initiated") else None)
                  for u in resp.get("Uploads", ())]
         more = resp.get("IsTruncated") and resp.get("NextKeyMarker")
@@ -1072,14 +1080,7 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         params: dict[str, Any] = {"Bucket": self.bucket, "MaxKeys": limit}
         if prefix:
             params["Prefix"] = prefix
-        if key_marker is not None:
-            params["KeyMarker"] = key_marker
-            if version_marker is not None:
-                params["VersionIdMarker"] = version_marker
-        try:
-            resp = await (await self._control()).list_object_versions(**params)
-        except Exception as exc:
-            raise translate(exc, "list versions", self._url(prefix)) from exc
+        resp = await self._list_after(prefix, "list versions", params, key_marker, "VersionIdMarker", version_marker)
         rows: list[tuple[str, int, ObjectVersion]] = []
         for i, v in enumerate(resp.get("Versions", ())):
             etag = v.get("ETag")
