@@ -72,8 +72,8 @@ class Features:
     versions: bool = False           # VersionedStore: list, read and delete every version of a key
     file_bodies: bool = False        # FileBodyReader: read_body(key, start, end), a body streamed from a local file
     streamed_puts: bool = False      # StreamedPutter: put_body(key, body, mtime), a body sent chunk by chunk
-    # get(if_match=) and copy_from inside stores/conditions.IF_MATCH hold to that ETag: another
-    # version of the object raises SourceChanged instead of giving its bytes
+    # get(GetOptions(if_match=)) and copy_from(if_match=) hold to that ETag: another version of
+    # the object raises SourceChanged instead of giving its bytes (stores/conditions.py)
     conditional_reads: bool = False
     # put, put_body, a multipart completion and copy_from honour stores/conditions.NO_CLOBBER: an
     # existing key raises DestinationExists and is left as it is (race-free --no-clobber); a store
@@ -405,13 +405,12 @@ class ServerSideCopier(Protocol):
 
     async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
                         mtime: float | None = None, *, props: ObjectProps | None = None,
-                        replace: bool = False) -> None:
+                        replace: bool = False, if_match: str | None = None) -> None:
         """Copy src_key to dst_key. The copy keeps the source's properties, as CopyObject does,
         with `props`' write-only settings (ACL, encryption, storage class) applied; with
-        `replace` the copy gets exactly `props` (metadata and tags) instead. Inside a
-        conditional read (stores/conditions.IF_MATCH, where features.conditional_reads) only that
-        version of the source is copied: another raises SourceChanged, and a copy in parts is
-        aborted."""
+        `replace` the copy gets exactly `props` (metadata and tags) instead. Given `if_match`
+        (an ETag, where features.conditional_reads; stores/conditions.py) only that version of
+        the source is copied: another raises SourceChanged, and a copy in parts is aborted."""
         ...
 
 

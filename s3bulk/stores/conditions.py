@@ -12,19 +12,22 @@ version. engine/transfer/one_object.py then throws away what the attempt wrote (
 the temporary file, discards a kept partial file) and starts the object over once from its new
 version; a second change fails it with one line.
 
-A read names the condition in its GetOptions (`if_match`, stores/base.py); the transfer's
-multi-request reads that do not name it yet (a spread helper's parts, a server-side copy) are
-held by the context variable IF_MATCH set around them, which a read naming none falls back to
-(`held_to`). Stores that honour it declare `features.conditional_reads` (S3, the in-memory store); the
+Every such request names the condition itself: a read in its GetOptions (`if_match`,
+stores/base.py), a server-side copy as `copy_from(..., if_match=)`, a spread helper process in its
+task (engine/transfer/spread.py HelperTask). An argument, not a context variable: a read that
+names no ETag is held to none, whatever it runs inside of, so what a request is held to is what
+its caller wrote, and a store, a wrapper or a helper process has nothing to carry across. Stores
+that honour it declare `features.conditional_reads` (S3, the in-memory store); the
 others (local files, list/get servers) ignore it. A single GET of a whole object is one version
-by itself, but it is held to the listed ETag all the same (engine/transfer/one_object.py
-`_read_whole`): its answer must name that ETag (`check_answer`), or it is another request's answer
+by itself, but it is held to the listed ETag all the same (engine/transfer/ways.py
+`Whole._read_whole`): its answer must name that ETag (`check_answer`), or it is another request's answer
 (a server that sent bytes after an earlier body makes answers drift on a kept-alive connection),
 and an object of the same length would be written under the wrong name.
 
 A local file has no ETag: its version is what the listing saw (size, mtime) and what fstat says
-of the fd each read opens (FileVersion, carried by SOURCE_FILE the same way), so an upload in parts
-or a streamed PUT never completes from two versions of a file rewritten meanwhile.
+of the fd each read opens (FileVersion, carried by the context variable SOURCE_FILE around one
+object), so an upload in parts or a streamed PUT never completes from two versions of a file
+rewritten meanwhile.
 """
 
 from __future__ import annotations
@@ -33,8 +36,6 @@ import os
 from contextvars import ContextVar
 
 from ..errors import SourceFileChanged, Transient
-
-IF_MATCH: ContextVar[str | None] = ContextVar("s3bulk_if_match", default=None)
 
 
 class FileVersion:
@@ -96,43 +97,28 @@ def source_file() -> FileVersion:
     return SOURCE_FILE.get() or FileVersion()
 
 
-def held_to(if_match: str | None) -> str | None:
-    """The ETag a read is held to: the one its GetOptions name, else the conditional read it is
-    inside (IF_MATCH, set by the transfer around an object's multi-request reads), else None."""
-    return if_match if if_match is not None else IF_MATCH.get()
-
-
-def if_match_header(if_match: str | None = None) -> dict[str, str]:
-    """{"if-match": '"<etag>"'} for a read held to a version (held_to), else {}."""
-    etag = held_to(if_match)
-    return {"if-match": f'"{etag}"'} if etag else {}
-
-
-def check_answer(etag: str | None, op: str, url: str, key: str, if_match: str | None = None) -> None:
-    """Inside a conditional read: the GET's answer must name the ETag asked for. An answer of
+def check_answer(etag: str | None, op: str, url: str, key: str, if_match: str | None) -> None:
+    """For a read held to `if_match`: the GET's answer must name the ETag asked for. An answer of
     another object (a server that sent bytes after an earlier body, which aiohttp then reads as
     the next answer on that kept-alive connection: answers drift one request behind) could
     otherwise hand over another object's bytes of the same length. Transient: the read is asked
     again; an object that really changed answers that with 412 (SourceChanged). One string
-    comparison per GET, none outside a conditional read."""
-    want = held_to(if_match)
-    if want and (etag or "").strip().strip('"') != want:
-        raise Transient(f"a GET answer naming ETag {etag or 'none'}, not {want} asked for: not this "
+    comparison per GET, none for a read held to nothing."""
+    if if_match and (etag or "").strip().strip('"') != if_match:
+        raise Transient(f"a GET answer naming ETag {etag or 'none'}, not {if_match} asked for: not this "
                         "request's answer", op=op, url=url, key=key)
 
 
-def copy_source_if_match_header() -> dict[str, str]:
-    """{"x-amz-copy-source-if-match": '"<etag>"'} inside a conditional read, else {}: a server-side
+def copy_source_if_match_header(if_match: str | None) -> dict[str, str]:
+    """{"x-amz-copy-source-if-match": '"<etag>"'} for a copy held to a version, else {}: a server-side
     copy (CopyObject, UploadPartCopy) reads only that version of its source."""
-    etag = IF_MATCH.get()
-    return {"x-amz-copy-source-if-match": f'"{etag}"'} if etag else {}
+    return {"x-amz-copy-source-if-match": f'"{if_match}"'} if if_match else {}
 
 
-def quoted(if_match: str | None = None) -> str | None:
-    """The ETag a read is held to (held_to), quoted as botocore's IfMatch/CopySourceIfMatch take
-    it; None outside a conditional read."""
-    etag = held_to(if_match)
-    return f'"{etag}"' if etag else None
+def quoted(if_match: str | None) -> str | None:
+    """The ETag a read is held to, quoted as botocore's IfMatch/CopySourceIfMatch take it; None
+    for a read held to nothing."""
+    return f'"{if_match}"' if if_match else None
 
 
 # --- conditional writes: --no-clobber --------------------------------------------------------------

@@ -9,8 +9,8 @@ shared with worker processes (use workers=1).
 It behaves like S3 where the two could differ: keys are listed in UTF-8 byte order (code
 point order of Python strings, the same thing), ETags are MD5 hex (MD5 of the part MD5s plus
 "-N" for N parts), open multipart uploads outlive the store object and are found again by
-upload id, a missing bucket, key or upload is NotFound, a ranged read or a copy under a condition
-(stores/conditions.IF_MATCH) of an object whose ETag is another raises SourceChanged. Unlike S3 it keeps the modification
+upload id, a missing bucket, key or upload is NotFound, a read or a copy held to an ETag
+(`if_match`, stores/conditions.py) of an object whose ETag is another raises SourceChanged. Unlike S3 it keeps the modification
 time it is given (as local files do), so sync tests can set times.
 
 Failures can be injected per bucket (`MemoryBucket.inject`) to exercise the retry wrapper and
@@ -30,7 +30,7 @@ from typing import Iterator, Sequence
 from ..errors import NotFound, StoreError, Transient, UnsafeKey
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..errors import DestinationExists
-from .conditions import IF_MATCH, NO_CLOBBER
+from .conditions import NO_CLOBBER
 from ..config.urls import Location
 from .base import (WHOLE, Features, GetOptions, GetResult, OpenUpload, PartInfo, ResumableUploads, ServerSideCopier,
                    Store, Traits, Unsupported, Writer, range_result)
@@ -196,8 +196,8 @@ class MemoryStore(Writer, ResumableUploads, ServerSideCopier):
                                 op=op, url=self.location.url_for(key), key=key)
 
     async def get(self, key: str, opts: GetOptions = WHOLE) -> GetResult:
-        """Held to opts.if_match, or (inside a conditional read) to stores/conditions.IF_MATCH for a
-        range, as S3 holds a GET that names the version."""
+        """Held to opts.if_match (a whole read or a range), as S3 holds a GET that names the
+        version."""
         o = self._object("get", key)
         if opts is WHOLE:
             return GetResult(o.data, len(o.data))
@@ -205,12 +205,11 @@ class MemoryStore(Writer, ResumableUploads, ServerSideCopier):
             return GetResult(o.data[:opts.first], len(o.data))
         if opts.version_id is not None:
             raise Unsupported("this store keeps no versions", op="get", url=self.location.url_for(key), key=key)
+        self._version("get", key, o, opts.if_match)
         rng = opts.range
         if rng is None:
-            self._version("get", key, o, opts.if_match)
             return GetResult(o.data, len(o.data), ObjectProps() if opts.with_props else None)
         start, end = rng
-        self._version("get", key, o, opts.if_match if opts.if_match is not None else IF_MATCH.get())
         if end > len(o.data) or start > end:
             raise StoreError(f"range {start}-{end} is outside the object ({len(o.data)} bytes)",
                              op="get", url=self.location.url_for(key), key=key)
@@ -295,11 +294,12 @@ class MemoryStore(Writer, ResumableUploads, ServerSideCopier):
         return isinstance(src, MemoryStore) and src.name == self.name
 
     async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
-                        mtime: float | None = None, *, props: object = None, replace: bool = False) -> None:
+                        mtime: float | None = None, *, props: object = None, replace: bool = False,
+                        if_match: str | None = None) -> None:
         assert isinstance(src, MemoryStore)
         self._valid("copy", dst_key)
         o = src._object("get", src_key)
-        src._version("copy", src_key, o, IF_MATCH.get())
+        src._version("copy", src_key, o, if_match)
         b = self._bucket("copy", dst_key)
         self._absent(b, "copy", dst_key)
         b.put(dst_key, o.data, mtime)

@@ -524,12 +524,13 @@ class ResilientWriter(ResilientStore, Writer, ResumableUploads, ServerSideCopier
         return self.features.server_side_copy and bool(self.inner.can_copy_from(unwrap(src)))
 
     async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int, mtime: float | None = None, *,
-                        props: ObjectProps | None = None, replace: bool = False) -> None:
+                        props: ObjectProps | None = None, replace: bool = False,
+                        if_match: str | None = None) -> None:
         if not self.features.server_side_copy:
             raise self._unsupported("copy", dst_key)
         inner_src = unwrap(src)
         await self._call(lambda: self.inner.copy_from(inner_src, src_key, dst_key, size, mtime,
-                                                      props=props, replace=replace),
+                                                      props=props, replace=replace, if_match=if_match),
                          op="copy", key=dst_key, deadline=False)  # may be many UploadPartCopy requests
 
 

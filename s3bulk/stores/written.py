@@ -7,7 +7,7 @@ checks that the object holds what the answer said, whatever the encryption: with
 is no MD5 of the bytes, so the ETag can only be compared with what the server itself answered.
 A gateway that acknowledges one thing and stores another is caught so.
 
-The answer travels as a context variable, as the read conditions do (stores/conditions.py): the
+The answer travels as a context variable, as --no-clobber's condition does (stores/conditions.py): the
 transfer sets a `WriteAnswer` around one object's write only when that object is to be checked,
 and the S3 store's writes fill it in. Outside (the default path) a write pays one ContextVar.get.
 """

@@ -26,7 +26,6 @@ from ...stores.base import Multipart, PropsReader, ResumableUploads
 from ...stores.reading import read_range
 from ...stores.checksums import CompositeParts
 from ...errors import SourceChanged
-from ...stores.conditions import IF_MATCH
 from ...stores import file_times
 from . import guards
 from .link import part_size as link_part_size, upload_in_lanes
@@ -88,7 +87,8 @@ class PartsJob:
                 return
             sink = sink_for(t.src, self.upload, start, end, self.check)
             if sink is not None:  # written into the file as received: no part buffer (sinks.py)
-                crc = await fill(t.src, self.src_key, number, sink, self.check, PART_READS, self._mismatch(number))
+                crc = await fill(t.src, self.src_key, number, sink, self.check, PART_READS, self._mismatch(number),
+                                 self.if_match)
                 self._landed(number, crc if self.check is not None else NO_CRC)
             else:
                 await self._through_buffer(number, start, end)
@@ -116,7 +116,7 @@ class PartsJob:
         PART_READS times in all: a transient corruption costs one part, not the object."""
         check = self.check
         for _ in range(PART_READS):
-            data = await read_range(self.t.src, self.src_key, start, end, buf)
+            data = await read_range(self.t.src, self.src_key, start, end, buf, if_match=self.if_match)
             if check is None or check.add(number, data) is not False:
                 return data
         raise part_mismatch(check, number, self.url, self.src_key)
@@ -216,7 +216,6 @@ class InParts:
         # every process needs room for one part in the budget (--max-buffer), or this one would wait
         # for the bytes held for the helpers, released only when the object ends
         processes = max(1, min(processes, t.budget.limit // job.part))
-        condition = IF_MATCH.set(job.if_match)  # for this object's ranges only (reset below)
         aware: StopAware | None = None
         try:
             aware = StopAware(job.upload, job.is_stopped, keep_open, verifier(job.check, job.url, job.src_key),
@@ -240,7 +239,6 @@ class InParts:
                 t.listener.on_upload(UploadEnd.of(dst_key, upload_id))
             raise
         finally:
-            IF_MATCH.reset(condition)
             t.listener.on_part_bytes(-job.moved)
         if upload_id is not None:
             t.listener.on_upload(UploadEnd.of(dst_key, upload_id))

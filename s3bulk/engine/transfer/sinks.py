@@ -56,13 +56,13 @@ def enabled() -> bool:
 
 
 async def fill(src: Store, key: str, number: int, sink: RangeSink, check: Any, reads: int,
-               mismatch: Callable[[], BaseException]) -> int:
-    """Read the sink's range into it (the store retries failed reads, each from the range's first
-    byte) and hand its checksum to `check`; a part of a COMPOSITE object whose own checksum does
-    not match is read again, `reads` times in all, then `mismatch()` is raised. Returns the CRC
-    given to `check` (0 without one)."""
+               mismatch: Callable[[], BaseException], if_match: str | None) -> int:
+    """Read the sink's range into it, held to the ETag `if_match` (stores/conditions.py; the store
+    retries failed reads, each from the range's first byte) and hand its checksum to `check`; a
+    part of a COMPOSITE object whose own checksum does not match is read again, `reads` times in
+    all, then `mismatch()` is raised. Returns the CRC given to `check` (0 without one)."""
     for _ in range(max(1, reads)):
-        await read_to(src, key, sink.start, sink.end, sink)
+        await read_to(src, key, sink.start, sink.end, sink, if_match=if_match)
         if check is None:
             return 0
         crc = sink.crc()

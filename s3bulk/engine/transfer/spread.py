@@ -296,14 +296,12 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], task: HelperTask) ->
 
 async def _helper_parts(w: int, parts: list[tuple[int, int, int]], task: HelperTask) -> None:
     from ...stores import open_store
-    from ...stores.conditions import IF_MATCH
     from ...stores.files.filesink import RangeSink
     from .part_buffers import part_buffer
     from .sinks import enabled, fill
     from ...stores.reading import read_range
 
-    key, check = task.key, task.check
-    IF_MATCH.set(task.if_match)  # this helper's loop reads this one object only
+    key, check, if_match = task.key, task.check, task.if_match  # every read held to the object's ETag
     src = await open_store(task.location, task.store_options)
     fd = os.open(task.path, os.O_WRONLY)
     buffers: list[memoryview] = []
@@ -313,14 +311,14 @@ async def _helper_parts(w: int, parts: list[tuple[int, int, int]], task: HelperT
             if sinks:  # written into the file as received, checksum on the way (sinks.py)
                 sink = RangeSink(fd, start, end, check.algorithm if check is not None else None)
                 crc = await fill(src, key, number, sink, _Collect() if check is not None else None, 1,
-                                 lambda: AssertionError("unreachable: nothing is checked here"))
+                                 lambda: AssertionError("unreachable: nothing is checked here"), if_match)
                 os.write(w, _PROGRESS.pack(end - start, number, crc))
                 return
             buf = buffers.pop() if buffers else None
             if buf is None or len(buf) < end - start:
                 buf = part_buffer(end - start)
             try:
-                data = await read_range(src, key, start, end, buf)
+                data = await read_range(src, key, start, end, buf, if_match=if_match)
                 crc = check.crc_of(data) if check is not None else 0
                 await asyncio.to_thread(_pwrite_all, fd, data, start)
             finally:

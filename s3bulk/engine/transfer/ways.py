@@ -27,7 +27,6 @@ from typing import cast
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
 from ...stores.base import WHOLE, FileBodyReader, GetOptions, ServerSideCopier, StreamedPutter
-from ...stores.conditions import IF_MATCH
 from ...stores.reading import read_first, read_range
 from . import guards
 from ...stores.files.bodies import CHUNK as BODY_CHUNK
@@ -102,11 +101,8 @@ class ServerSide:
             await t.in_parts.continue_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
             t.listener.on_upload(UploadBegun.of(dst_key, None, size, 0, info))
         # the copy (in parts: every UploadPartCopy) is of the version listed, or SourceChanged
-        condition = IF_MATCH.set(t.version_of(info))
-        try:
-            await self.copier.copy_from(t.src, info.key, dst_key, size, info.mtime, props=props, replace=replace)
-        finally:
-            IF_MATCH.reset(condition)
+        await self.copier.copy_from(t.src, info.key, dst_key, size, info.mtime, props=props, replace=replace,
+                                    if_match=t.version_of(info))
         if in_parts:
             t.listener.on_upload(UploadEnd.of(dst_key, None))
         return size, True

@@ -627,8 +627,9 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader):
 
     async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
                         mtime: float | None = None, *, props: ObjectProps | None = None,
-                        replace: bool = False) -> None:
-        """Copy the bytes (a local copy keeps no properties: `props` is not used)."""
+                        replace: bool = False, if_match: str | None = None) -> None:
+        """Copy the bytes (a local copy keeps no properties: `props` is not used; a file has no
+        ETag, so `if_match` is not either: its version is held by FileVersion, stores/conditions.py)."""
         assert isinstance(src, LocalStore)  # can_copy_from said so
         await write_in_thread(self._copy_sync, src._src_path(src_key), src_key, dst_key, size, mtime)
 

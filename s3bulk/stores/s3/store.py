@@ -1141,31 +1141,31 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
 
     async def copy_from(self, src: Store, src_key: str, dst_key: str, size: int,
                         mtime: float | None = None, *, props: ObjectProps | None = None,
-                        replace: bool = False) -> None:
+                        replace: bool = False, if_match: str | None = None) -> None:
         """CopyObject up to the copy threshold (it keeps metadata and tags by itself; `replace`
         sends the REPLACE directives with `props`), UploadPartCopy above, whose
         CreateMultipartUpload carries the source's properties (one HEAD, tags only if any).
-        Inside a conditional read (stores/conditions.py) every request names the version it
-        copies (x-amz-copy-source-if-match): a source overwritten meanwhile answers 412, the
-        upload in parts is aborted and SourceChanged (naming the source) is raised."""
+        Held to `if_match` (stores/conditions.py), every request names the version it copies
+        (x-amz-copy-source-if-match): a source overwritten meanwhile answers 412, the upload in
+        parts is aborted and SourceChanged (naming the source) is raised."""
         from ...errors import SourceChanged
 
         assert isinstance(src, S3Store)
         try:
             if NO_CLOBBER.get():
-                await self._no_clobber(dst_key, lambda: self._copy_from(src, src_key, dst_key, size, props, replace),
-                                       op="copy", ambiguous=True)
+                await self._no_clobber(dst_key, lambda: self._copy_from(src, src_key, dst_key, size, props, replace,
+                                                                        if_match), op="copy", ambiguous=True)
             else:
-                await self._copy_from(src, src_key, dst_key, size, props, replace)
+                await self._copy_from(src, src_key, dst_key, size, props, replace, if_match)
         except SourceChanged as exc:
             raise SourceChanged(exc.message, op="copy", url=src._url(src_key), key=src_key) from None
 
     async def _copy_from(self, src: "S3Store", src_key: str, dst_key: str, size: int,
-                         props: ObjectProps | None, replace: bool) -> None:
+                         props: ObjectProps | None, replace: bool, if_match: str | None) -> None:
         from . import props as s3props
         from ..conditions import quoted
 
-        etag = quoted()
+        etag = quoted(if_match)
         condition = {"CopySourceIfMatch": etag} if etag else {}
         source = {"Bucket": src.bucket, "Key": src_key}
         # an SSE-C source is read with its key (--sse-c-copy-source-key), sent as the copy source's
@@ -1180,7 +1180,7 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
             extra = extra | self._if_none_match()  # --no-clobber (stores/conditions.py)
             if await self._on_wire(lambda wire: wire.copy(src.bucket, src_key, dst_key,
                                                           self._url(dst_key), extra,
-                                                          self.checksum_algorithm)) is not _NO_WIRE:
+                                                          self.checksum_algorithm, if_match)) is not _NO_WIRE:
                 return
             try:
                 resp = await (await self._control()).copy_object(

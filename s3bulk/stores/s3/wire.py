@@ -35,7 +35,7 @@ from ...errors import ChecksumRefused
 from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
 from ..files.bodies import FileBody
-from ..conditions import check_answer, copy_source_if_match_header, held_to, if_match_header
+from ..conditions import check_answer, copy_source_if_match_header
 from .. import written
 from . import multipart_xml, xml_plain, xml_reference
 from ..requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
@@ -495,9 +495,8 @@ class S3Wire:
         """The object or bytes [start, end) of it; a range is received straight into `into` when given.
         A whole object's COMPOSITE checksum, which needs its parts to check, is put in `composite`."""
         headers: dict[str, str] = dict(self.read_headers)
-        # inside a conditional read (a range of several, or a whole object the listing named):
-        # only the version the copy reads, and an answer naming it (check_answer)
-        headers.update(if_match_header(if_match))
+        if if_match:  # a range of several, or a whole object the listing named: only that version,
+            headers["if-match"] = f'"{if_match}"'  # and an answer naming it (check_answer)
         if start is not None and end is not None:  # a range has both ends
             headers["range"] = f"bytes={start}-{end - 1}"
         else:
@@ -506,7 +505,8 @@ class S3Wire:
                                 into if start is not None else None)
         if resp.status not in (200, 206):
             raise self._error(resp, "get", url, key)
-        check_answer(resp.headers.get("etag"), "get", url, key, if_match)
+        if if_match:
+            check_answer(resp.headers.get("etag"), "get", url, key, if_match)
         data = resp.body
         if start is not None and end is not None:
             if resp.status == 200:
@@ -526,12 +526,14 @@ class S3Wire:
         A server that ignores Range (200, the whole object) is cut here and written in one go."""
         headers: dict[str, str] = dict(self.read_headers)
         headers["range"] = f"bytes={start}-{end - 1}"
-        headers.update(if_match_header(if_match))  # one range of several: only the version the copy reads
+        if if_match:  # one range of several: only the version the copy reads
+            headers["if-match"] = f'"{if_match}"'
         sink.begin()
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key, sink=sink)
         if resp.status not in (200, 206):
             raise self._error(resp, "get", url, key)
-        check_answer(resp.headers.get("etag"), "get", url, key, if_match)
+        if if_match:
+            check_answer(resp.headers.get("etag"), "get", url, key, if_match)
         if resp.status == 206 and sink.written == end - start and not resp.body:
             return  # the body went to the sink, byte-counted by the client against its Content-Length
         data = resp.body if resp.status == 206 else memoryview(resp.body)[start:end]
@@ -632,9 +634,10 @@ class S3Wire:
             raise self._error(resp, "abort multipart upload", url, key)
 
     async def copy(self, src_bucket: str, src_key: str, key: str, url: str,
-                   extra: dict[str, str] | None = None, checksum: str | None = None) -> None:
+                   extra: dict[str, str] | None = None, checksum: str | None = None,
+                   if_match: str | None = None) -> None:
         headers = {"x-amz-copy-source": f"{src_bucket}/{uri_encode(src_key, keep_slash=True)}",
-                   **copy_source_if_match_header()}  # the version the run listed (412 otherwise)
+                   **copy_source_if_match_header(if_match)}  # the version the run listed (412 otherwise)
         if extra:
             headers.update(extra)  # directives and the new properties (props.py headers)
         if checksum:  # the server computes the copy's checksum with this algorithm
@@ -679,19 +682,18 @@ class S3Wire:
                                ) -> tuple[bytes | bytearray | memoryview, dict[str, str], tuple[str, str] | None]:
         """The whole object, its answer's headers (the client's dict, not a copy: read, never kept)
         and the composite checksum the answer names, for the store to check against the parts
-        (verify_body), in the one GET a download makes anyway. A download's hot path: the ETag
-        the read is held to is looked up once, for the header and for the answer's check."""
-        held = held_to(if_match)
+        (verify_body), in the one GET a download makes anyway. A download's hot path: the
+        If-Match header and the answer's check only for a read held to an ETag (`if_match`)."""
         headers = {"x-amz-checksum-mode": "ENABLED", **self.read_headers}
-        if held:
-            headers["if-match"] = f'"{held}"'
+        if if_match:
+            headers["if-match"] = f'"{if_match}"'
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key)
         if resp.status != 200:
             raise self._error(resp, "get", url, key)
-        if held:  # a read held to a version: the usual answer names it (quoted), else looked at closely
+        if if_match:  # a read held to a version: the usual answer names it (quoted), else looked at closely
             etag = resp.headers.get("etag")
-            if etag is None or held not in etag:
-                check_answer(etag, "get", url, key, held)
+            if etag is None or if_match not in etag:
+                check_answer(etag, "get", url, key, if_match)
         return resp.body, resp.headers, verify_body(resp.body, resp.headers, url, key)
 
     async def get_tagging(self, key: str, url: str) -> list[tuple[str, str]]:
