@@ -9,8 +9,9 @@ more than the tuple it replaced (a run sends a handful per page, so that is nois
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
-from ..model import Counters, Failure, WorkUnit
+from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from .events import Notice, PlannedEvent
 
 
@@ -65,13 +66,13 @@ class Abandoned:
     was_listed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class UploadStarted:
-    """An S3 multipart upload began (the journal keeps it so that a resume can continue it), or,
-    with no upload_id, is about to be asked for (an intent: engine/leftover_uploads.py)."""
+class UploadBegun(NamedTuple):
+    """A multipart upload about to be asked for (no `upload_id` yet: an intent,
+    engine/leftover_uploads.py), or begun: a Transfer's note (engine/transfer/notes.py). `part_size` 0: a copy in parts the store runs itself,
+    whose id never comes. The source's size, mtime and ETag say whether a resume may continue it."""
 
-    wid: int
-    dst_key: str
+    kind: Literal["upload"]
+    key: str
     upload_id: str | None
     size: int
     part_size: int
@@ -79,14 +80,45 @@ class UploadStarted:
     src_mtime: float | None
     src_etag: str | None
 
+    @classmethod
+    def of(cls, key: str, upload_id: str | None, size: int, part_size: int,
+           info: ObjectInfo | None) -> UploadBegun:
+        if info is None:
+            return cls("upload", key, upload_id, size, part_size, None, None, None)
+        return cls("upload", key, upload_id, size, part_size, info.size, info.mtime, info.etag)
+
+
+class UploadEnd(NamedTuple):
+    """A multipart upload completed or aborted, or an intent that made no upload (`upload_id` None)."""
+
+    kind: Literal["upload_end"]
+    key: str
+    upload_id: str | None
+
+    @classmethod
+    def of(cls, key: str, upload_id: str | None) -> UploadEnd:
+        return cls("upload_end", key, upload_id)
+
+
+UploadNote = UploadBegun | UploadEnd
+
+
+@dataclass(frozen=True, slots=True)
+class UploadStarted:
+    """An S3 multipart upload began (the journal keeps it so that a resume can continue it), or,
+    with no upload_id, is about to be asked for (an intent: engine/leftover_uploads.py): the
+    transfer's note of it, from worker `wid`."""
+
+    wid: int
+    note: UploadBegun
+
 
 @dataclass(frozen=True, slots=True)
 class UploadEnded:
     """An S3 multipart upload was completed or aborted (no upload_id: it was refused, not made)."""
 
     wid: int
-    dst_key: str
-    upload_id: str | None
+    note: UploadEnd
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,11 +198,11 @@ class Coordinator:
                 self.unlisted += 1
         elif isinstance(msg, UploadStarted):
             if journal is not None:
-                journal.upload_started(msg.dst_key, msg.upload_id, msg.size, msg.part_size, msg.src_size,
-                                       msg.src_mtime, msg.src_etag)
+                n = msg.note
+                journal.upload_started(n.key, n.upload_id, n.size, n.part_size, n.src_size, n.src_mtime, n.src_etag)
         elif isinstance(msg, UploadEnded):
             if journal is not None:
-                journal.upload_ended(msg.dst_key, msg.upload_id)
+                journal.upload_ended(msg.note.key, msg.note.upload_id)
         elif isinstance(msg, Fatal):
             if summary.fatal is None:
                 summary.fatal = msg.message

@@ -108,7 +108,4 @@ async def _find(dst: Writer, key: str, asked: float | None, aborted: set[str]) -
 
 def _message(wid: int, note: UploadNote) -> UploadStarted | UploadEnded:
     """An upload note as worker `wid`'s message to the coordinator, whose journal keeps it."""
-    if isinstance(note, UploadBegun):
-        return UploadStarted(wid, note.key, note.upload_id, note.size, note.part_size, note.src_size,
-                             note.src_mtime, note.src_etag)
-    return UploadEnded(wid, note.key, note.upload_id)
+    return UploadStarted(wid, note) if isinstance(note, UploadBegun) else UploadEnded(wid, note)

@@ -12,46 +12,11 @@ as one JSON line, so the files a stopped run left behind read the same.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from ..messages import UploadBegun, UploadEnd, UploadNote
 
-from ...model import ObjectInfo
-
-
-class UploadBegun(NamedTuple):
-    """A multipart upload about to be asked for (no `upload_id` yet: an intent,
-    engine/leftover_uploads.py), or begun. `part_size` 0: a copy in parts the store runs itself,
-    whose id never comes. The source's size, mtime and ETag say whether a resume may continue it."""
-
-    kind: Literal["upload"]
-    key: str
-    upload_id: str | None
-    size: int
-    part_size: int
-    src_size: int | None
-    src_mtime: float | None
-    src_etag: str | None
-
-    @classmethod
-    def of(cls, key: str, upload_id: str | None, size: int, part_size: int,
-           info: ObjectInfo | None) -> UploadBegun:
-        if info is None:
-            return cls("upload", key, upload_id, size, part_size, None, None, None)
-        return cls("upload", key, upload_id, size, part_size, info.size, info.mtime, info.etag)
+__all__ = ["QUIET", "TransferListener", "UploadBegun", "UploadEnd", "UploadNote"]
 
 
-class UploadEnd(NamedTuple):
-    """A multipart upload completed or aborted, or an intent that made no upload (`upload_id` None)."""
-
-    kind: Literal["upload_end"]
-    key: str
-    upload_id: str | None
-
-    @classmethod
-    def of(cls, key: str, upload_id: str | None) -> UploadEnd:
-        return cls("upload_end", key, upload_id)
-
-
-UploadNote = UploadBegun | UploadEnd
 
 
 class TransferListener:
