@@ -4,8 +4,16 @@
 # then runs pytest in two processes that share it (pytest-xdist, a file per process at a time:
 # most tests wait on servers, processes and timeouts, so two at once nearly halve the wall time).
 # Pass pytest arguments through: ./scripts/test.sh -k safety; -n 0 runs in one process.
+# ./scripts/test.sh --unit [PYTEST ARGS]: types, layers, then only the tests marked `unit` (no server:
+# the in-memory store, local files, parsers, the engine's decisions; well under a minute, one
+# process), with no docs build and no LocalStack: the quick loop while changing code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+unit=""
+if [ "${1:-}" = "--unit" ]; then
+  unit=1
+  shift
+fi
 command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
 # bytecode now, once: some machines set PYTHONDONTWRITEBYTECODE, and then every process the tests
 # start (CLI runs, spawned workers) would compile botocore from source again (~2 s of CPU each)
@@ -18,6 +26,9 @@ uv run --frozen --extra dask mypy
 # config -> model -> errors -> http, imports inside functions included (tests/test_layers.py adds
 # that no two modules import each other, directly or round a longer cycle)
 uv run --frozen --extra dask lint-imports --no-cache >/dev/null || uv run --frozen --extra dask lint-imports --no-cache
+if [ -n "$unit" ]; then  # tests/conftest.py fails a unit test that asks for LocalStack: none is started
+  exec env -u S3BULK_TEST_ENDPOINT uv run --frozen --extra dask python -m pytest -m unit -n 0 "$@"
+fi
 # the docs next (a few seconds): the command pages must match the CLI's help (scripts/cli_docs.py
 # writes them; --check names a page that drifted), and the site must build with no warning at all
 # (a broken link or anchor, a page left out of the nav); it builds offline, into a scratch directory

@@ -37,9 +37,37 @@ def _healthy(endpoint: str) -> bool:
         return False
 
 
+# ------------------------------------------------------------------------------------ unit tests
+# `pytest -m unit` runs the tests that need no server (the in-memory store, local files, parsers,
+# the engine's decisions) in seconds and starts no LocalStack. The marker is kept true here: a
+# test marked unit that asks for LocalStack, by name or through another fixture (s3, bucket, cli,
+# fault_proxy, ...), fails at once with one line instead of starting it.
+
+UNIT_REFUSED = "a unit test may not start LocalStack: it asks for the `endpoint` fixture{how}; " \
+               "drop the unit mark or use the in-memory store"
+_unit_test_running = False  # set around each unit test, for a fixture asked by getfixturevalue
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before any fixture is set up: a unit test whose fixtures reach `endpoint` fails here."""
+    global _unit_test_running
+    _unit_test_running = item.get_closest_marker("unit") is not None
+    if _unit_test_running and "endpoint" in getattr(item, "fixturenames", ()):
+        pytest.fail(UNIT_REFUSED.format(how=""), pytrace=False)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    global _unit_test_running
+    _unit_test_running = False
+
+
 @pytest.fixture(scope="session")
 def endpoint(tmp_path_factory) -> str:
     """The LocalStack S3 endpoint: S3BULK_TEST_ENDPOINT if set and healthy, else one we start."""
+    if _unit_test_running:  # asked at run time (request.getfixturevalue), which setup cannot see
+        pytest.fail(UNIT_REFUSED.format(how=" (through request.getfixturevalue)"), pytrace=False)
     given = os.environ.get("S3BULK_TEST_ENDPOINT")
     if given:
         # asked again for up to two minutes: on a busy machine one health request may take longer

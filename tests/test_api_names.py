@@ -21,6 +21,8 @@ from s3bulk import api
 from s3bulk.engine.plan import TransferOptions
 from s3bulk.stores import memory
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 ONE = TransferOptions(workers=1, concurrency=4)
 OPERATIONS = ["copy", "sync", "move", "check", "ls", "du", "rm", "upload_stream", "download_stream"]
 OLD_NAMES = {"acopy": "copy_async", "async_sync": "sync_async", "alist": "ls_async", "mv": "move"}

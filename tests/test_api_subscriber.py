@@ -14,6 +14,8 @@ from s3bulk.engine.plan import TransferOptions
 from s3bulk.errors import AccessDenied, SourceChanged, UsageError
 from s3bulk.stores import memory
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 ONE = TransferOptions(workers=1, concurrency=4, retries=1)
 
 

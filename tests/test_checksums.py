@@ -215,6 +215,7 @@ def test_server_side_copy_gets_the_algorithm(cli, s3, make_bucket):
     assert head.get("ChecksumSHA256") == checksums.b64("SHA256", b"server side"), head
 
 
+@pytest.mark.unit
 def test_crc64nvme_without_awscrt_is_one_line_usage_error(tmp_path):
     """Without the optional awscrt, CRC32C/CRC64NVME are refused up front (exit 2, one line)."""
     import sys

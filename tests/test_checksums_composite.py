@@ -181,6 +181,7 @@ def test_parts_not_told_downloads_unchecked_with_one_note(cli, s3, bucket, tmp_p
     assert len(asked) == 1, asked
 
 
+@pytest.mark.unit
 def test_composite_checksum_helpers():
     """CompositeParts.uniform takes only parts the download's loop can cut (equal, last shorter)."""
     assert checksums.CompositeParts.uniform(12, [(1, 5, "a"), (2, 5, "b"), (3, 2, "c")])
@@ -189,6 +190,7 @@ def test_composite_checksum_helpers():
     assert not checksums.CompositeParts.uniform(12, [(1, 5, "a"), (3, 5, "b"), (2, 2, "c")])
 
 
+@pytest.mark.unit
 def test_object_parts_answers_as_servers_word_them():
     """GetObjectAttributes as LocalStack/AWS, MinIO (lower-case root, other field order) and
     versitygw (no ObjectParts) answer it, and a truncated page's next marker."""

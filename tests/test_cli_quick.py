@@ -15,6 +15,7 @@ from conftest import ROOT
 from s3bulk.cli import quick
 
 
+@pytest.mark.unit
 def test_the_defaults_are_those_of_copy_s_declaration():
     from s3bulk.cli.commands.copy import parameters
 
@@ -22,6 +23,7 @@ def test_the_defaults_are_those_of_copy_s_declaration():
     assert quick.DEFAULTS == declared
 
 
+@pytest.mark.unit
 def test_each_option_read_here_is_typer_s_option_of_that_name():
     import typer.main
 
@@ -48,6 +50,7 @@ def _typer_run(monkeypatch, argv):
     return seen
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("argv", [
     ["copy", "s3://b/k", "/tmp/x"],
     ["copy", "/tmp/x", "s3://b/k", "-q", "--no-journal", "--endpoint-url", "http://127.0.0.1:4566"],
@@ -66,6 +69,7 @@ def test_a_command_line_read_here_gives_the_run_what_typer_gives_it(monkeypatch,
     assert _typer_run(monkeypatch, argv) == [("copy", RunOptions.of(params))]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("argv", [
     [], ["copy"], ["copy", "a"], ["copy", "a", "b", "c"], ["sync", "a", "b"], ["mv", "a", "b"],
     ["copy", "a", "b", "--help"], ["copy", "a", "b", "-h"], ["copy", "-", "s3://b/k"], ["copy", "s3://b/k", "-"],

@@ -27,6 +27,8 @@ from s3bulk.model import ObjectInfo
 from s3bulk.stores import memory, open_store
 from s3bulk.config.urls import parse_location
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 MiB = 1024 * 1024
 PART = 5 * MiB
 OPTS = TransferOptions(workers=1, concurrency=8, multipart_threshold=PART, part_size=PART, retries=2)

@@ -3,7 +3,11 @@ DryRunAction) reaches the method of the event it is a kind of, on any subscriber
 
 from __future__ import annotations
 
+import pytest
+
 from s3bulk.engine import events as ev
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
 
 def test_an_event_kind_reaches_its_bases_method():

@@ -10,6 +10,8 @@ import pytest
 import s3bulk
 from s3bulk import TransferOptions
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 
 @pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
 def test_forking_workers_leaves_the_callers_objects_collectable(tmp_path):

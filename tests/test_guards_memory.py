@@ -18,6 +18,8 @@ from s3bulk.engine.transfer.one_object import ByteBudget, Transfer
 from s3bulk.stores import memory, open_store
 from s3bulk.errors import DestinationExists
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 MiB = 1024 * 1024
 OPTS = TransferOptions(workers=1, concurrency=4, retries=0)
 

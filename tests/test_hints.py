@@ -20,6 +20,8 @@ from s3bulk.engine.run.launch import run_plan
 from s3bulk.stores import memory
 from s3bulk.config.urls import parse_location
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 OPTS = TransferOptions(workers=1, concurrency=8, page_size=20)
 
 

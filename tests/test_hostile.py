@@ -583,5 +583,6 @@ def test_hostile(hostile: Case, tmp_path, s3, endpoint, make_bucket, make_fault_
             undo()
 
 
+@pytest.mark.unit
 def test_there_are_at_least_30_cases():
     assert len({k.id for k in CASES}) == len(CASES) >= 30

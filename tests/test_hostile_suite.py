@@ -674,6 +674,7 @@ def hostile_case_count() -> int:
     return sum(len(runs_of(m)) for m in MODES)
 
 
+@pytest.mark.unit
 def test_there_are_at_least_30_modes():
     assert len({m.id for m in MODES}) == len(MODES) >= 30
     assert {m.kind for m in MODES} == {"get", "list", "put"}
@@ -804,6 +805,7 @@ def test_a_drifted_answer_is_never_written_under_another_name(same_size_world: W
     assert run.returncode == 0 and got == SAME_SIZE, where
 
 
+@pytest.mark.unit
 def test_the_guarantees_page_lists_every_mode_and_counts_the_cases():
     page = (ROOT / "docs" / "reference" / "guarantees.md").read_text()
     assert [m.id for m in MODES if f"| `{m.id}` |" not in page] == []

@@ -20,6 +20,8 @@ from s3bulk.http.client import (ConnectError, ConnectTimeout, ConnectionDropped,
                                 WriteTimeout, retry_after)
 from s3bulk.stores.reading import read_all
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 DEADLINE = 30.0  # generous: only a broken client takes this long
 

@@ -52,6 +52,7 @@ def _run(g: InFlight, t: Ticks, ticks: int, busy: float, rate_of, waiting: bool 
     return seen
 
 
+@pytest.mark.unit
 def test_grows_to_the_ceiling_while_latency_bound():
     g, t = _grower()
     seen = _run(g, t, 10, busy=0.1, rate_of=lambda n: n / 0.05)  # 50 ms a request: rate follows in flight
@@ -59,22 +60,26 @@ def test_grows_to_the_ceiling_while_latency_bound():
     assert seen == sorted(seen)  # never shrinks
 
 
+@pytest.mark.unit
 def test_does_not_grow_when_the_cpu_is_the_limit():
     g, t = _grower()
     assert _run(g, t, 10, busy=BUSY + 0.05, rate_of=lambda n: 5000) == [64] * 10
 
 
+@pytest.mark.unit
 def test_does_not_grow_when_requests_queue_at_the_server():
     """A server on the same machine: ~1 ms at best, 30 ms on average with 64 in flight."""
     g, t = _grower()
     assert _run(g, t, 10, busy=0.1, rate_of=lambda n: 2000, mean=0.030, shortest=0.030 / (QUEUED + 1)) == [64] * 10
 
 
+@pytest.mark.unit
 def test_does_not_grow_when_nothing_waits():
     g, t = _grower()
     assert _run(g, t, 10, busy=0.1, rate_of=lambda n: 1000, waiting=False) == [64] * 10
 
 
+@pytest.mark.unit
 def test_stops_when_growth_does_not_pay():
     """A server that is the bottleneck: objects/s stay flat whatever is in flight."""
     g, t = _grower()
@@ -83,11 +88,13 @@ def test_stops_when_growth_does_not_pay():
     assert seen[-1] < 512
 
 
+@pytest.mark.unit
 def test_never_above_what_the_request_limiter_allows():
     g, t = _grower()
     assert max(_run(g, t, 10, busy=0.1, rate_of=lambda n: n / 0.05, room=100)) == 100
 
 
+@pytest.mark.unit
 def test_max_memory_bounds_the_growth():
     opts = TransferOptions()
     assert opts.concurrency_ceiling() == AUTO_MAX_CONCURRENCY

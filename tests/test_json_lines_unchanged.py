@@ -84,6 +84,7 @@ RM_CASES = {
 }
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("case", sorted(RM_CASES))
 def test_rm_output_is_unchanged(case, mem, capfd, tmp_path):
     name, bucket = mem
@@ -104,6 +105,7 @@ UPLOAD_CASES = {
 }
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("case", sorted(UPLOAD_CASES))
 def test_rm_incomplete_uploads_output_is_unchanged(case, mem, capfd, tmp_path):
     import asyncio
@@ -124,6 +126,7 @@ def test_rm_incomplete_uploads_output_is_unchanged(case, mem, capfd, tmp_path):
     _same(case, [_normal(got[1], {name: "B"}), _normal(got[2], {name: "B"})])
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("json_out", [True, False])
 def test_check_against_report_output_is_unchanged(json_out, mem, capfd, tmp_path):
     name, bucket = mem

@@ -11,7 +11,11 @@ import ast
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
 PACKAGE = ROOT / "s3bulk"
 

@@ -6,8 +6,12 @@ use it against real servers are in test_link_parts.py."""
 from __future__ import annotations
 
 
+import pytest
+
 from s3bulk.engine.plan import TransferOptions
 from s3bulk.engine.transfer.link import Lanes, LinkModel, part_size
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
 MiB = 1024 * 1024
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from s3bulk.stores.s3 import wire as w, xml_reference
 
 KEYS = ["a&amp;b", "&lt;x&gt;", "plain", "é日😀", "a&#x1F600;", "q&quot;", "%2Fenc%20oded"]
@@ -39,6 +41,7 @@ def field_by_field(body: bytes, encoded: bool) -> list[tuple[str, int, float, st
     return [tuple(e) for e in xml_reference.listing(body, encoded)[0]]  # type: ignore[misc]
 
 
+@pytest.mark.unit
 def test_fast_listing_parse_matches_the_field_by_field_one() -> None:
     rng = random.Random(1)
     for _ in range(300):
@@ -78,6 +81,7 @@ ODD_KEYS = [
 ]
 
 
+@pytest.mark.unit
 def test_odd_keys_are_read_as_s3_meant_them() -> None:
     """Entities, CDATA-looking text, control characters (which XML 1.0 forbids, so an XML parser
     refuses the page: bench/list_parse_bench.py), characters above U+FFFF raw and as references."""
@@ -116,6 +120,7 @@ def test_odd_keys_listed_from_a_real_server(s3, bucket) -> None:
     assert asyncio.run(listed()) == sorted(("odd/" + k for k in keys), key=lambda k: k.encode())
 
 
+@pytest.mark.unit
 def test_fast_parse_stops_after_the_first_key_above_until() -> None:
     """A split key range (after, until] is listed with a full page: the entries beyond `until` are
     not converted, except the first one, which tells the caller the page went past its range."""
@@ -133,6 +138,7 @@ def test_fast_parse_stops_after_the_first_key_above_until() -> None:
     assert vgw == [e[:4] for e in full[:12]]
 
 
+@pytest.mark.unit
 def test_plain_pages_read_at_once_match_and_stop_after_the_range() -> None:
     """A page whose keys hold no entity (most pages) is read in one pass; with `until` its entries end
     at the first key past it, as the one-match-at-a-time reading's do."""

@@ -11,6 +11,8 @@ from s3bulk.errors import ListingBroken, StoreError
 from s3bulk.model import ObjectInfo
 from s3bulk.stores.s3.pages import EMPTY_PAGES_LIMIT, check_token, checked_page
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 URL = "s3://b/"
 
 

@@ -13,6 +13,8 @@ import pytest
 from s3bulk.engine.listing.split import ListingLimits, list_in_order
 from s3bulk.model import ObjectInfo, Page, WorkUnit
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 SHAPES = {
     "flat": lambda i: f"obj-{i:07d}",
     "hashed": lambda i: f"{(i * 2654435761) % 2**32:08x}/obj-{i}",

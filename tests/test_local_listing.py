@@ -13,6 +13,8 @@ from s3bulk.model import WorkUnit
 from s3bulk.stores.local.store import LocalStore
 from s3bulk.config.urls import parse_location
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 TRICKY = ["a", "a-b", "a.b", "a/b-c", "a/b/c", "a/b.c", "a0", "a b", "a+b", "a%20b", "a?b", "a#b",
           "b/ü", "b/z", "b/é/x", "b/e\u0301", "日本/語", "Z", "_x", "~y", "zz/a/b/c/d/e"]
 

@@ -3,8 +3,12 @@ deleted, in milliseconds and without a store."""
 
 from __future__ import annotations
 
+import pytest
+
 from s3bulk.engine.sync.march import Decision, March, march
 from s3bulk.model import ObjectInfo
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
 
 def obj(key: str, size: int = 1) -> ObjectInfo:

@@ -19,6 +19,7 @@ CGROUP = Path("/sys/fs/cgroup/memory")
 MiB = 1024 * 1024
 
 
+@pytest.mark.unit
 def test_handler_import_is_light():
     code = ("import sys, s3bulk.aws_lambda; "
             "print(sorted(m for m in ('rich', 'typer', 'multiprocessing', 's3bulk.engine.run.launch', 'aiobotocore') "
@@ -71,6 +72,7 @@ def test_handler_stops_before_the_deadline_and_continues(tmp_path, monkeypatch):
     assert (dst / "f000000029999").read_bytes() == (b"f000000029999\n" * 4)[:50]
 
 
+@pytest.mark.unit
 def test_handler_reports_bad_events():
     from s3bulk.aws_lambda import handler
 

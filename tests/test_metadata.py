@@ -129,6 +129,7 @@ def test_upload_with_kms(cli, s3, bucket, tmp_path, endpoint):
     assert s3.head_object(Bucket=bucket, Key="up/f")["ServerSideEncryption"] == "aws:kms"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("args,says", [
     (["--storage-class", "COLD"], "--storage-class must be one of"), (["--sse", "rot13"], "--sse must be"),
     (["--metadata", "novalue"], "--metadata expects KEY=VALUE"), (["--tagging", "a=1&&"], "--tagging expects"),

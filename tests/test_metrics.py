@@ -167,6 +167,7 @@ def test_a_port_in_use_is_one_line_and_exit_2(cli, tmp_path):
     assert bad.code == 2 and len(bad.err.strip().splitlines()) == 1, bad
 
 
+@pytest.mark.unit
 def test_the_grafana_dashboard_asks_only_for_metrics_s3bulk_serves():
     """docs/guides/s3bulk-grafana.json names no metric a run does not serve (a rename breaks it)."""
     import re
@@ -186,6 +187,7 @@ def test_the_grafana_dashboard_asks_only_for_metrics_s3bulk_serves():
     assert asked and asked <= names, asked - names
 
 
+@pytest.mark.unit
 def test_sync_watch_status_and_successive_runs_feed_the_metrics():
     """What `sync --watch` hands its subscriber: WatchStatus (lag, changes handled since the watch
     began, the feed's depth) and, sync after sync, Progress whose counts start again from zero;

@@ -135,6 +135,7 @@ def test_s3_to_s3_keeps_the_source_time(data_path, cli, s3, bucket, make_bucket,
     assert _close(_times(tmp_path / "back"), times)
 
 
+@pytest.mark.unit
 def test_format_is_rclones():
     """Fixed point, trailing zeros dropped; rclone's nine decimals read back; other forms refused."""
     assert file_times.format_mtime(1700000000.0) == "1700000000"

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 from s3bulk.stores.s3.multipart_xml import complete_body, error_in_200
@@ -57,6 +59,7 @@ def test_an_upload_in_parts_loads_no_botocore(s3, bucket, endpoint, tmp_path):
     assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
 
 
+@pytest.mark.unit
 def test_the_completion_body_escapes_what_xml_cannot_carry():
     body = complete_body([{"PartNumber": 1, "ETag": '"a&b<c>"', "ChecksumCRC32": "AAAA"}, {"PartNumber": 2, "ETag": "x"}])
     assert body == (b'<CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
@@ -64,6 +67,7 @@ def test_the_completion_body_escapes_what_xml_cannot_carry():
                     b'</Part><Part><PartNumber>2</PartNumber><ETag>x</ETag></Part></CompleteMultipartUpload>')
 
 
+@pytest.mark.unit
 def test_a_200_answer_with_an_error_or_cut_off_is_an_error():
     """S3 answers a completion 200 at once and may put an <Error> in the body when it fails later;
     a body cut off mid-way is no success either (botocore retries both as a 500)."""

@@ -74,6 +74,7 @@ def test_copy_local_to_local_keeps_overwritten_files(cli, tmp_path):
     assert read_tree(tmp_path / "src") == {"a": b"a2", "d/b": b"b2", "c": b"c"}, "copy deletes nothing"
 
 
+@pytest.mark.unit
 def test_api_move_backup_dir(tmp_path):
     import s3bulk
     from s3bulk.errors import UsageError

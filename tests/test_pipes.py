@@ -175,6 +175,7 @@ def test_interrupted_stdin_upload_leaves_no_object_and_no_open_upload(endpoint, 
     assert not s3.list_objects_v2(Bucket=bucket, Prefix=key).get("Contents")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("args, says", [
     (["copy", "-", "-"], "cannot both be '-'"),
     (["mv", "-", "s3://b/k"], "not mv"),
@@ -198,6 +199,7 @@ def _memory_options():
     return TransferOptions(part_size="5MiB", part_concurrency=3, retries=2)
 
 
+@pytest.mark.unit
 def test_api_streams_round_trip_in_parts_on_the_memory_store():
     import io
 
@@ -219,6 +221,7 @@ def test_api_streams_round_trip_in_parts_on_the_memory_store():
         drop("pipes-api")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("failure", ["stream breaks", "part refused"])
 def test_a_failed_upload_leaves_no_object_and_no_open_upload(failure):
     import io
@@ -256,6 +259,7 @@ def test_a_failed_upload_leaves_no_object_and_no_open_upload(failure):
         drop("pipes-fail")
 
 
+@pytest.mark.unit
 def test_a_stream_longer_than_the_part_limit_is_refused_and_aborted(monkeypatch):
     import io
 

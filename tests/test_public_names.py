@@ -8,7 +8,11 @@ import subprocess
 import sys
 
 import s3bulk
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
 
 def test_mypy_refuses_a_name_the_package_does_not_have(tmp_path):

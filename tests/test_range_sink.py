@@ -80,6 +80,7 @@ def test_a_multipart_download_to_a_file_holds_no_part_buffers(s3, bucket, tmp_pa
     assert six - two < 12 * 1024, f"peak RSS {two} KiB for 2 parts, {six} KiB for 6"
 
 
+@pytest.mark.unit
 def test_only_a_206_of_the_range_s_length_is_written_into_the_file_and_a_failing_write_fails_the_request(tmp_path):
     """The client hands a body to the file only when it is the range (206, its exact length): an
     error answer's body, or an answer of another length, never lands in the file. A write that

@@ -10,6 +10,8 @@ import pytest
 
 from s3bulk.stores.resilient import Limiter, ResilienceOptions, Stats, shared_name
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 
 def limiter(name: str, **opts) -> Limiter:
     return Limiter(ResilienceOptions(workers=2, shared_name=name, **opts), Stats())

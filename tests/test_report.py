@@ -24,6 +24,8 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import pytest
+
 from conftest import ROOT, put_tree, write_tree
 from faultproxy import FaultProxy
 
@@ -280,6 +282,7 @@ def test_check_against_report(cli, s3, bucket, make_bucket, tmp_path):
     assert r.code == 2 and "not under DST" in r.err and len(r.err.strip().splitlines()) == 1, r
 
 
+@pytest.mark.unit
 def test_a_resumed_report_drops_a_torn_last_line_and_keeps_whole_rows(tmp_path):
     """A last line cut short (a power cut in the middle of a write) is dropped when --resume opens the
     report again, so the rows the resumed run adds each start on a line of their own."""

@@ -19,6 +19,8 @@ from s3bulk.stores.s3 import errors as s3errors
 from s3bulk.stores.s3.errors import translate
 from s3bulk.stores.s3.wire import S3Wire
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 _XML = b'<?xml version="1.0" encoding="UTF-8"?>\n'
 
 

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from s3bulk.config.filters import Filters
 from s3bulk.engine.watch.feed import Change
 from s3bulk.engine.watch.s3_events import Scope, newer, parse_body
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
 
 def s3_record(name: str, key: str, bucket: str = "amzn-s3-demo-bucket", **obj) -> dict:

@@ -11,6 +11,8 @@ from s3bulk.config.urls import S3Options, S3Settings, parse_location
 from s3bulk.stores.s3 import setup as s3setup
 from s3bulk.stores.s3.store import S3Store
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 NO_FILES = {"AWS_CONFIG_FILE": "/nonexistent/s3bulk-plain/config",
             "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/s3bulk-plain/credentials"}
 

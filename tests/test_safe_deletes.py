@@ -314,6 +314,7 @@ def test_backup_failure_deletes_nothing(cli, s3, bucket, tmp_path):
 
 # --- the Python API keeps step -----------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_api_sync_guards(tmp_path):
     import s3bulk
     from s3bulk.errors import TooManyDeletes, UsageError
@@ -377,6 +378,7 @@ def test_watch_batch_over_max_delete_deletes_nothing(s3, bucket, endpoint, tmp_p
     assert len(tree(s3, bucket, "w/")) == 6, "nothing deleted"
 
 
+@pytest.mark.unit
 def test_key_spool_spills_to_disk_in_order(tmp_path):
     """A unit's keys: the first batch in memory, the rest in a temporary file, read back in order
     in batches of 1,000 (what the memory stays constant with)."""
@@ -399,6 +401,7 @@ def test_key_spool_spills_to_disk_in_order(tmp_path):
     assert not (tmp_path / "spool").exists()
 
 
+@pytest.mark.unit
 def test_spool_lines_round_trip_any_key():
     from hypothesis import given, settings, strategies as st
 

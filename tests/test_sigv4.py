@@ -13,6 +13,8 @@ from botocore.credentials import Credentials as BotoCredentials
 
 from s3bulk.stores.s3.sigv4 import Credentials, Signer, canonical_query, uri_encode
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 NOW = datetime.datetime(2026, 11, 22, 7, 30, 15, tzinfo=datetime.timezone.utc)
 
 

@@ -27,9 +27,13 @@ from botocore.utils import percent_encode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from s3bulk.http.client import HttpClient
 from s3bulk.stores.s3 import sigv4
 from s3bulk.stores.s3.sigv4 import UNSIGNED_PAYLOAD, Credentials, Signer, canonical_query, uri_encode
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
 SETTINGS = settings(max_examples=400, derandomize=True, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -23,6 +23,8 @@ from s3bulk.model import Page, WorkUnit
 from s3bulk.stores import memory
 from s3bulk.config.urls import parse_location
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 ALPHABET = ["a", "b", "z", "/", "-", "0", "9", "é", "\u00ff", "\u4e2d", "\U0001F600", "\U0010FFFD", "~", " "]
 
 

@@ -187,6 +187,7 @@ def test_the_cache_file_is_plain_json_of_addresses(s3, bucket, endpoint, tmp_pat
     assert [e["settings"]["endpoint_url"] for e in entries if "settings" in e] == [endpoint]  # the side's settings
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("env", [
     {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"},
     {"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_SESSION_TOKEN": "T1"},
@@ -208,6 +209,7 @@ def test_keys_in_the_environment_are_what_botocore_would_sign_with(env):
         theirs.access_key, theirs.secret_key, theirs.token)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("env, opts", [
     ({"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"}, {"profile": "p"}),  # --profile: env not used
     ({"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK",

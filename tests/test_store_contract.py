@@ -144,9 +144,11 @@ class ListGetHarness(Harness):
 
 
 STORES = ["memory", "local", "s3-lean", "s3-botocore", "listget"]
+ON_THIS_MACHINE = ("memory", "local")  # no server: their cases run in `pytest -m unit` too
 
 
-@pytest.fixture(params=[(k, w) for w in (False, True) for k in STORES],
+@pytest.fixture(params=[pytest.param((k, w), marks=pytest.mark.unit if k in ON_THIS_MACHINE else ())
+                        for w in (False, True) for k in STORES],
                 ids=lambda p: p[0] + ("+retry" if p[1] else ""))
 def harness(request, tmp_path) -> Harness:
     kind, wrapped = request.param
@@ -172,6 +174,7 @@ def test_contract(harness: Harness, case: Case) -> None:
 # ------------------------------------------------------------------------------------ the wrapper
 
 
+@pytest.mark.unit
 def test_wrapper_retries_injected_faults_and_forwards_declarations():
     """The retry wrapper around the memory store: transient faults are retried and counted, a
     missing key is not retried, everything the contract names is forwarded."""
@@ -201,6 +204,7 @@ def test_wrapper_retries_injected_faults_and_forwards_declarations():
     asyncio.run(go())
 
 
+@pytest.mark.unit
 def test_a_wrapper_claims_no_more_than_it_forwards():
     """A wrapper's features are its inner store's masked by the protocols it forwards (rclone's
     Mask): one that forwards nothing claims no capability, one that forwards all is the inner's."""
@@ -330,6 +334,7 @@ class DictHarness(Harness):
         _PLACES.pop(self.name, None)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("wrapped", [False, True], ids=["dict", "dict+retry"])
 @pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
 def test_a_store_from_outside_runs_every_case(case: Case, wrapped: bool) -> None:
@@ -366,6 +371,7 @@ class UploadKeepingReferences(DictUpload):
         self.parts[number] = data  # a reference to the caller's buffer, which it reuses
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("store, case, says", [
     (ListsOutOfOrder, "lists_every_key_once_in_utf8_order_page_by_page", ""),
     (ClaimsReadInto, "declares_its_features", ""),
@@ -386,6 +392,7 @@ def test_the_cases_fail_a_store_that_breaks_the_contract(store: type[DictStore],
 # ------------------------------------------------------------------------------------ the module's cost
 
 
+@pytest.mark.unit
 def test_the_contract_module_imports_without_pytest() -> None:
     """A store's tests may use another runner: s3bulk.testing must not need pytest."""
     code = ("import sys; sys.modules['pytest'] = None; import s3bulk.testing as t; "
@@ -412,6 +419,7 @@ def _imported(path: Path, package: Path) -> set[str]:
     return names
 
 
+@pytest.mark.unit
 def test_the_tool_never_imports_the_contract_module() -> None:
     """The cases are for store authors' tests: no module of the tool imports them, so they cost
     a command nothing."""

@@ -280,6 +280,7 @@ def test_a_streamed_single_put_of_a_file_that_keeps_changing_stores_nothing(slow
     assert _object(s3, bucket, "f") is None
 
 
+@pytest.mark.unit
 def test_reads_of_one_local_object_come_from_one_version_of_the_file(tmp_path):
     """What the tests above rely on, on the store itself and without a clock (also for a local to
     local copy, which no toxiproxy can slow): a file appended to after it was listed is refused by

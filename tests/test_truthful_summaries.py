@@ -60,6 +60,7 @@ def test_check_identical_is_ok_on_s3(cli, s3, bucket, tmp_path):
     assert r.code == 1 and r.summary["ok"] is False and r.summary["differ"] == 1, r
 
 
+@pytest.mark.unit
 def test_check_api_result_and_summary_agree(tmp_path):
     import s3bulk
 

@@ -12,6 +12,8 @@ import pytest
 from s3bulk.engine.listing.units import join_units, split_points, split_unit
 from s3bulk.model import ObjectInfo, Page, WorkUnit
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 
 def list_page(keys: list[str], prefix: str, unit: WorkUnit, limit: int) -> Page:
     """What an ordered store does: up to `limit` keys under prefix after unit.after, cut at unit.until,

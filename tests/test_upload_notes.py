@@ -5,7 +5,11 @@ and an upload replaced without an end is handed back to be aborted."""
 
 from __future__ import annotations
 
+import pytest
+
 from s3bulk.engine.journal.units import fold_upload_notes
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
 
 def _start(key: str, upload_id: str | None, at: float) -> list:

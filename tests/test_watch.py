@@ -173,6 +173,7 @@ def test_watch_options_need_watch(cli, tmp_path):
     assert r.code == 2 and "--dry-run" in r.err and "Traceback" not in r.err, r
 
 
+@pytest.mark.unit
 def test_api_watch_stops_on_its_handle(tmp_path):
     import s3bulk
 
@@ -218,6 +219,7 @@ def test_reconcile_catches_what_no_event_said(endpoint, tmp_path):
         kill_group(proc)
 
 
+@pytest.mark.unit
 def test_a_burst_beyond_the_feed_bound_becomes_one_full_sync(tmp_path):
     """More changed keys than the local feed keeps: it stops recording them (memory stays bounded)
     and says a full sync is needed, instead of growing without limit."""

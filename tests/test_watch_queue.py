@@ -304,6 +304,7 @@ def test_a_queue_that_cannot_be_used_is_one_line(endpoint, queue):
         asyncio.run(open_(queue, "/tmp/somewhere"))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("url, options, env, expected", [
     # a queue on AWS: S3's --endpoint-url (here a VPC endpoint of S3) does not move it
     ("https://sqs.eu-west-1.amazonaws.com/123456789012/q", S3Options(endpoint_url="https://bucket.vpce-1.s3.eu-west-1.vpce.amazonaws.com"),
@@ -329,6 +330,7 @@ def test_where_the_queue_requests_go(monkeypatch, url, options, env, expected):
     assert sqs_address(url, options) == expected
 
 
+@pytest.mark.unit
 def test_a_queue_arn_names_its_url():
     from s3bulk.stores.s3.queue import queue_url_from
 

@@ -32,6 +32,8 @@ from s3bulk.model import ObjectInfo
 from s3bulk.stores.s3 import multipart_xml, wire, xml_reference
 from s3bulk.errors import MalformedXml as Malformed
 
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
 DATA = Path(__file__).parent / "data" / "xml"
 S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
 SETTINGS = settings(derandomize=True, max_examples=300, deadline=None, database=None,

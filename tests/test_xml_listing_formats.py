@@ -70,6 +70,7 @@ def odd_bucket(s3, bucket) -> str:
     return bucket
 
 
+@pytest.mark.unit
 def test_the_rewritten_listing_is_unusual() -> None:
     page = (f'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="{S3_NS}"><IsTruncated>false'
             "</IsTruncated><Prefix /><Contents><Key>a&amp;b]]&gt;</Key><Size>1</Size></Contents></ListBucketResult>")
