@@ -21,6 +21,8 @@ from s3bulk.engine.transfer.notes import TransferListener
 from s3bulk.engine.transfer.one_object import ByteBudget, Transfer
 from s3bulk.model import ObjectInfo
 from s3bulk.stores import memory
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 from s3bulk.stores.base import WHOLE, GetOptions, GetResult, Store
 
 MiB = 1024 * 1024
