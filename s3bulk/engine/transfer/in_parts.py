@@ -212,7 +212,7 @@ class InParts:
         t, dst_key, upload_id = self.t, job.dst_key, job.upload_id
         keep_open = upload_id is not None and t.resume.keep_uploads
         processes = 1 if upload_id is not None or job.resumed else spread_processes(
-            job.size, job.part, job.upload, t.src.location.kind, t.options.resolved_workers(), t.options.flush_writes)
+            job.size, job.part, job.upload, t.src.location.remote, t.options.resolved_workers(), t.options.flush_writes)
         # every process needs room for one part in the budget (--max-buffer), or this one would wait
         # for the bytes held for the helpers, released only when the object ends
         processes = max(1, min(processes, t.budget.limit // job.part))

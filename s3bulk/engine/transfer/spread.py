@@ -70,11 +70,12 @@ def spread_above() -> int:
         return SPREAD_ABOVE
 
 
-def spread_processes(size: int, part: int, upload: Any, src_kind: str, workers: int, flush: bool) -> int:
-    """How many processes (this one included) should move this object's parts; 1 means: only this one."""
+def spread_processes(size: int, part: int, upload: Any, src_remote: bool, workers: int, flush: bool) -> int:
+    """How many processes (this one included) should move this object's parts; 1 means: only this one.
+    Only a source reached over the network (`src_remote`: S3, a list/get server) gains from more."""
     limit = spread_above()
     if (limit <= 0 or size <= limit or workers != 1 or flush or not hasattr(os, "fork")
-            or sys.platform != "linux" or src_kind not in ("s3", "http") or not isinstance(upload, SharedFile)):
+            or sys.platform != "linux" or not src_remote or not isinstance(upload, SharedFile)):
         return 1
     parts = -(-size // part)
     return max(1, min(_processes(), MAX_PROCESSES, parts))
