@@ -127,7 +127,9 @@ class Transfer:
         elif self.update_by_head:
             await guards.skip_if_newer(self.dst, self.keymap(info.key), info)
         guarded = NO_CLOBBER.set(True) if self.no_clobber else None  # every write of it: stores/conditions.py
-        checked = self.verifies_next()
+        checked = self._sample_due or self.options.verify  # verifies_next() without its call, per object
+        if checked:
+            checked = self.verifies_next()
         # what the write answers (its ETag, its checksum), kept only for an object to be checked
         answer = WRITTEN.set(WriteAnswer()) if checked else None
         try:
