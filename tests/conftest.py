@@ -330,3 +330,27 @@ def one_error_line(err: str) -> str:
 
 
 __all__ = ["put_tree", "read_tree", "write_tree", "bucket_tree", "objects_under", "one_error_line", "shutil"]
+
+
+@pytest.fixture
+def memory_buckets():
+    """make() -> (name, MemoryBucket): in-memory buckets for unit tests (no server), each under a
+    fresh name, all dropped at teardown."""
+    from s3bulk.stores import memory
+
+    made: list[str] = []
+
+    def make() -> tuple[str, memory.MemoryBucket]:
+        name = f"m-{uuid.uuid4().hex[:12]}"
+        made.append(name)
+        return name, memory.bucket(name)
+
+    yield make
+    for name in made:
+        memory.drop(name)
+
+
+@pytest.fixture
+def two_memory_buckets(memory_buckets):
+    """(src name, src bucket, dst name, dst bucket): two in-memory buckets, dropped at teardown."""
+    return (*memory_buckets(), *memory_buckets())

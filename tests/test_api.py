@@ -5,14 +5,12 @@ store (in-process, milliseconds) and on local directories."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 
 import pytest
 
 import s3bulk
 from s3bulk.engine.plan import TransferOptions
 from s3bulk.errors import UsageError
-from s3bulk.stores import memory
 
 pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
@@ -20,11 +18,8 @@ ONE = TransferOptions(workers=1, concurrency=4)
 
 
 @pytest.fixture
-def two_buckets():
-    names = [f"api-{uuid.uuid4().hex[:10]}" for _ in range(2)]
-    yield names[0], memory.bucket(names[0]), names[1], memory.bucket(names[1])
-    for n in names:
-        memory.drop(n)
+def two_buckets(two_memory_buckets):
+    return two_memory_buckets  # conftest.py's
 
 
 class DryRuns(s3bulk.Subscriber):

@@ -3,14 +3,12 @@ On the in-memory store (in-process, milliseconds)."""
 
 from __future__ import annotations
 
-import uuid
 
 import pytest
 
 import s3bulk
 from s3bulk.engine.plan import TransferOptions
 from s3bulk.errors import UsageError
-from s3bulk.stores import memory
 
 pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
@@ -18,11 +16,8 @@ ONE = TransferOptions(workers=1, concurrency=4)
 
 
 @pytest.fixture
-def two():
-    names = [f"apic-{uuid.uuid4().hex[:10]}" for _ in range(2)]
-    yield names[0], memory.bucket(names[0]), names[1], memory.bucket(names[1])
-    for n in names:
-        memory.drop(n)
+def two(two_memory_buckets):
+    return two_memory_buckets  # conftest.py's
 
 
 def test_rm_with_filters_dry_run_and_journal(two, tmp_path):

@@ -12,14 +12,12 @@ import pathlib
 import subprocess
 import sys
 import typing
-import uuid
 
 import pytest
 
 import s3bulk
 from s3bulk import api
 from s3bulk.engine.plan import TransferOptions
-from s3bulk.stores import memory
 
 pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
@@ -29,11 +27,8 @@ OLD_NAMES = {"acopy": "copy_async", "async_sync": "sync_async", "alist": "ls_asy
 
 
 @pytest.fixture
-def two():
-    names = [f"names-{uuid.uuid4().hex[:10]}" for _ in range(2)]
-    yield names[0], memory.bucket(names[0]), names[1], memory.bucket(names[1])
-    for n in names:
-        memory.drop(n)
+def two(two_memory_buckets):
+    return two_memory_buckets  # conftest.py's
 
 
 def test_every_operation_has_an_async_twin_and_every_public_name_resolves():

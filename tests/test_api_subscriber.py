@@ -4,7 +4,6 @@ real runs on the in-memory store (the engine's workers, coordinator and journal 
 from __future__ import annotations
 
 import dataclasses
-import uuid
 
 import pytest
 
@@ -12,7 +11,6 @@ import s3bulk
 from s3bulk.engine import events as ev
 from s3bulk.engine.plan import TransferOptions
 from s3bulk.errors import AccessDenied, SourceChanged, UsageError
-from s3bulk.stores import memory
 
 pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
@@ -63,11 +61,8 @@ class Recorder(s3bulk.Subscriber):
 
 
 @pytest.fixture
-def two():
-    names = [f"subs-{uuid.uuid4().hex[:10]}" for _ in range(2)]
-    yield names[0], memory.bucket(names[0]), names[1], memory.bucket(names[1])
-    for n in names:
-        memory.drop(n)
+def two(two_memory_buckets):
+    return two_memory_buckets  # conftest.py's
 
 
 def test_a_copy_tells_a_subscriber_each_kind_by_its_method(two, tmp_path):

@@ -24,12 +24,8 @@ T = 1_000_000_000.0  # an mtime in the past, the same at both sides unless a tes
 
 
 @pytest.fixture
-def two():
-    """(src name, src bucket, dst name, dst bucket), dropped at teardown."""
-    names = [f"d-{uuid.uuid4().hex[:12]}" for _ in range(2)]
-    yield names[0], memory.bucket(names[0]), names[1], memory.bucket(names[1])
-    for name in names:
-        memory.drop(name)
+def two(two_memory_buckets):
+    return two_memory_buckets  # conftest.py's
 
 
 def url(name: str) -> str:

@@ -35,18 +35,8 @@ OPTS = TransferOptions(workers=1, concurrency=8, multipart_threshold=PART, part_
 
 
 @pytest.fixture
-def buckets():
-    """make() -> (name, MemoryBucket), all dropped at teardown."""
-    made: list[str] = []
-
-    def make() -> tuple[str, memory.MemoryBucket]:
-        name = f"e-{uuid.uuid4().hex[:12]}"
-        made.append(name)
-        return name, memory.bucket(name)
-
-    yield make
-    for name in made:
-        memory.drop(name)
+def buckets(memory_buckets):
+    return memory_buckets  # conftest.py's
 
 
 def big(n: int = 2 * PART + 1234) -> bytes:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import uuid
 
 import pytest
 
@@ -25,17 +24,8 @@ OPTS = TransferOptions(workers=1, concurrency=4, retries=0)
 
 
 @pytest.fixture
-def buckets():
-    made: list[str] = []
-
-    def make() -> tuple[str, memory.MemoryBucket]:
-        name = f"g-{uuid.uuid4().hex[:12]}"
-        made.append(name)
-        return name, memory.bucket(name)
-
-    yield make
-    for name in made:
-        memory.drop(name)
+def buckets(memory_buckets):
+    return memory_buckets  # conftest.py's
 
 
 def test_api_no_clobber_update_and_dry_run(buckets, capsys):

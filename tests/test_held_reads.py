@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import uuid
 from typing import Any
 
 import pytest
@@ -57,17 +56,8 @@ class Restarts(TransferListener):
 
 
 @pytest.fixture
-def bucket():
-    made: list[str] = []
-
-    def make() -> tuple[str, memory.MemoryBucket]:
-        name = f"h-{uuid.uuid4().hex[:12]}"
-        made.append(name)
-        return name, memory.bucket(name)
-
-    yield make
-    for name in made:
-        memory.drop(name)
+def bucket(memory_buckets):
+    return memory_buckets  # conftest.py's
 
 
 def _data(size: int) -> bytes:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import uuid
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from s3bulk.engine.transfer.notes import TransferListener, UploadBegun, UploadEn
 from s3bulk.engine.transfer.one_object import ByteBudget, Transfer
 from s3bulk.engine.transfer.ways import ServerSide, Unsized, Whole
 from s3bulk.model import ObjectInfo
-from s3bulk.stores import memory, open_store
+from s3bulk.stores import open_store
 
 pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
@@ -28,17 +27,8 @@ OPTS = TransferOptions(workers=1, concurrency=8, multipart_threshold=PART, part_
 
 
 @pytest.fixture
-def bucket():
-    made: list[str] = []
-
-    def make() -> tuple[str, memory.MemoryBucket]:
-        name = f"w-{uuid.uuid4().hex[:12]}"
-        made.append(name)
-        return name, memory.bucket(name)
-
-    yield make
-    for name in made:
-        memory.drop(name)
+def bucket(memory_buckets):
+    return memory_buckets  # conftest.py's
 
 
 class Heard(TransferListener):
