@@ -4,6 +4,7 @@ test, and a helper that runs the real `s3bulk` command line."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -354,3 +355,23 @@ def memory_buckets():
 def two_memory_buckets(memory_buckets):
     """(src name, src bucket, dst name, dst bucket): two in-memory buckets, dropped at teardown."""
     return (*memory_buckets(), *memory_buckets())
+
+
+class DyingProducer(io.RawIOBase):
+    """A stream for upload_stream that gives `left` bytes, then fails with `error` on its next
+    read: a producer that died part-way through a multipart upload."""
+
+    def __init__(self, left: int, error: OSError) -> None:
+        super().__init__()
+        self.left, self.error = left, error
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, view) -> int:
+        if self.left <= 0:
+            raise self.error
+        n = min(len(view), self.left)
+        view[:n] = b"x" * n
+        self.left -= n
+        return n

@@ -25,7 +25,7 @@ from typing import Iterator
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, DyingProducer
 from versitygw import started as versitygw_started
 
 MiB = 1024 * 1024
@@ -178,33 +178,17 @@ def test_a_stream_that_breaks_aborts_after_the_parts_in_flight(data_path, versit
                                                                monkeypatch):
     """The stream itself fails (a read error after two parts, through the API): the parts already
     sent end before the abort too, and the read error is what is raised."""
-    import io
-
     from s3bulk import api
     from s3bulk.config.urls import S3Options
     from s3bulk.engine.plan import TransferOptions
     from s3bulk.errors import StreamFailed
 
-    class Breaks(io.RawIOBase):
-        """Two parts' worth of bytes and a little more, then a read error (a producer that died)."""
-        left = 10 * MiB + 1
-
-        def readable(self) -> bool:
-            return True
-
-        def readinto(self, view) -> int:
-            if self.left <= 0:
-                raise OSError(5, "the producer went away")
-            n = min(len(view), self.left)
-            view[:n] = b"x" * n
-            self.left -= n
-            return n
-
     monkeypatch.setenv("S3BULK_DATA_PATH", data_path)
     hold = HoldParts(refused=None)
     s3, bucket, proxy = _proxied(versitygw, make_fault_proxy, hold)
+    dies = DyingProducer(10 * MiB + 1, OSError(5, "the producer went away"))  # two parts and a little more
     with pytest.raises(StreamFailed, match="the producer went away"):
-        api.upload_stream(Breaks(), f"s3://{bucket}/broken.bin", s3=S3Options(endpoint_url=proxy.url),
+        api.upload_stream(dies, f"s3://{bucket}/broken.bin", s3=S3Options(endpoint_url=proxy.url),
                           options=TransferOptions(part_size="5MiB", part_concurrency=3, retries=0))
     _wait(lambda: proxy.connections_open == 0, "end of the proxy's last request")
     _check_order(hold)

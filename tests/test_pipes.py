@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, DyingProducer
 
 MiB = 1024 * 1024
 
@@ -230,28 +230,13 @@ def test_a_failed_upload_leaves_no_object_and_no_open_upload(failure):
     from s3bulk.errors import AccessDenied, S3BulkError
     from s3bulk.stores.memory import bucket, drop
 
-    class Breaks(io.RawIOBase):
-        """Two parts' worth of bytes, then a read error (a producer that died)."""
-        left = 10 * MiB + 1
-
-        def readable(self) -> bool:
-            return True
-
-        def readinto(self, view) -> int:
-            if self.left <= 0:
-                raise OSError("the producer went away")
-            n = min(len(view), self.left)
-            view[:n] = b"x" * n
-            self.left -= n
-            return n
-
     b = bucket("pipes-fail")
     try:
         if failure == "part refused":
             b.inject("upload part", error=AccessDenied, times=-1)
             stream = io.BytesIO(b"y" * (11 * MiB))
         else:
-            stream = Breaks()
+            stream = DyingProducer(10 * MiB + 1, OSError("the producer went away"))
         with pytest.raises(S3BulkError):  # one line for the CLI, never a traceback
             api.upload_stream(stream, "memory://pipes-fail/k.bin", options=_memory_options())
         assert "k.bin" not in b.objects and not b.uploads
