@@ -153,3 +153,15 @@ def test_the_downloads_mark_is_not_uploaded_as_metadata(cli, s3, bucket, make_bu
     other = make_bucket()
     assert cli("copy", str(down), f"s3://{other}/", "--preserve-xattrs").code == 0
     assert s3.head_object(Bucket=other, Key="k")["Metadata"] == {"owner": "ana", "mtime": "1500000000.5"}
+
+
+def test_a_folder_marker_with_a_file_time_becomes_a_directory(data_path, cli, s3, bucket, tmp_path):
+    """A zero-byte "dir/" object carrying x-amz-meta-mtime (rclone writes its directory markers so)
+    downloads as a directory, as a marker without one does, beside the files that carry times."""
+    s3.put_object(Bucket=bucket, Key="p/dir/", Body=b"", Metadata={"mtime": "1500000000.25"})
+    s3.put_object(Bucket=bucket, Key="p/dir/f", Body=b"f", Metadata={"mtime": "1500000001.5"})
+    out = tmp_path / "out"
+    down = cli("sync", f"s3://{bucket}/p/", str(out), "--json")
+    assert down.code == 0 and down.summary["copied"] == 2, down
+    assert (out / "dir").is_dir() and (out / "dir" / "f").read_bytes() == b"f"
+    assert abs((out / "dir" / "f").stat().st_mtime - 1500000001.5) < 2e-6

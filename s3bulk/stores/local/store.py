@@ -514,9 +514,9 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader):
     async def put(self, key: str, data: bytes, mtime: float | None = None, *,
                   props: ObjectProps | None = None) -> None:
         """Write the file; `props` (given with --preserve-xattrs) go to its extended attributes."""
-        if (not key or key.endswith("/")) and not data:
-            # a zero-byte "folder marker" (the AWS console's folders): the directory itself is the
-            # faithful copy, as aws-cli makes it; "" is the marker of the prefix copied, the root
+        if _folder_marker(key, data):
+            # the directory itself is the faithful copy, as aws-cli makes it; "" is the marker of
+            # the prefix copied, the root
             if key:
                 self._dst_path(key + "x")  # checks the key like any other and creates the directory
             return
@@ -531,6 +531,10 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader):
         its LastModified, marked as its copy (mark_copy_of) through the open temporary file before
         it lands: one setxattr on a descriptor, not a second lookup of the path after the rename
         (a download's hot path)."""
+        if _folder_marker(key, data):  # a directory, as put() makes it, then marked by its path
+            await self.put(key, data, mtime, props=props)
+            self.mark_copy_of(key, last_modified, mtime)
+            return
         mark = f"{last_modified!r} {mtime!r}".encode()
         if len(data) > _BIG:
             await write_in_thread(self._put_sync, key, data, mtime, props, mark)
@@ -801,3 +805,9 @@ def _mark(file: int | str, value: bytes) -> None:
         os.setxattr(file, file_times.COPY_OF, value)
     except OSError:
         pass
+
+
+def _folder_marker(key: str, data: bytes) -> bool:
+    """A zero-byte object whose key ends in "/" (the AWS console's folders), or "" itself: written
+    as a directory, not a file."""
+    return (not key or key.endswith("/")) and not data
