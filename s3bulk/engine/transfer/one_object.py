@@ -231,12 +231,13 @@ class Transfer:
                           mtime: float | None = None, props: ObjectProps | None = None,
                           marked: float | None = None) -> None:
         """The one PUT of a whole object, refused (Corrupt) when the read brought another length.
-        `marked`: the object's LastModified, a local file given its stored `mtime` instead being
-        marked as its copy as it is written (stores/file_times.py), so a later sync asks nothing."""
+        `marked`: the object's LastModified, where a local file is given the object's stored `mtime`
+        instead: when the two differ the file is marked as its copy as it is written
+        (stores/file_times.py), so a later sync asks nothing."""
         if len(data) != size:
             raise Corrupt(f"read {len(data)} bytes, expected {size}", op="get",
                           url=self.src.location.url_for(src_key), key=src_key)
-        if marked is not None and mtime is not None and self.marks is not None:
+        if marked is not None and mtime is not None and marked != mtime and self.marks is not None:
             await self.marks.put_marked(dst_key, data, mtime, marked, props=props)
         else:
             await self.dst.put(dst_key, data, self.dst_mtime(mtime), props=props)

@@ -169,9 +169,9 @@ class Whole:
         await t.budget.acquire(size)
         try:
             data, props, stored = await self._read_whole(info.key, dst_key, size, t.version_of(info))
-            if stored is None or stored == info.mtime or info.mtime is None:
-                await t.put_checked(info.key, dst_key, data, size, info.mtime if stored is None else stored, props)
-            else:  # the object's own file time, not its LastModified: the file marked as its copy
+            if stored is None:
+                await t.put_checked(info.key, dst_key, data, size, info.mtime, props)
+            else:  # the object's own file time: the file marked as the copy of its LastModified
                 await t.put_checked(info.key, dst_key, data, size, stored, props, marked=info.mtime)
         finally:
             t.budget.release(size)
