@@ -14,6 +14,8 @@ from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, 
                        Params, AutoPartSize, PathStyle, Profile, Quiet, Region, Report, RequestDeadline, RequestTimeout,
                        Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile,
                        SrcRegion, Threshold, Verbose, Verify, VersionId, Workers, command)
+from ..options import (ExcludeFrom, ExcludeIfPresent, FilterFrom, IncludeFrom, MaxAge, MaxDepth, MaxSize,  # filters
+                       MinAge, MinSize)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import ForceArchived
 
@@ -30,6 +32,9 @@ def parameters(
     workers: Workers = 0, concurrency: Concurrency = None, part_size: AutoPartSize = "auto",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
+    include_from: IncludeFrom = None, exclude_from: ExcludeFrom = None, filter_from: FilterFrom = None,
+    max_depth: MaxDepth = None, exclude_if_present: ExcludeIfPresent = None,
+    min_size: MinSize = None, max_size: MaxSize = None, min_age: MinAge = None, max_age: MaxAge = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
