@@ -73,6 +73,8 @@ EXAMPLES = (
      "s3bulk du s3://bucket/photos/"),
     ("One line per top-level prefix, then the total",
      "s3bulk du s3://bucket/ --depth 1"),
+    ("Count only what was not modified for 90 days (a lifecycle rule's candidates)",
+     "s3bulk du s3://bucket/ --min-age 90d"),
     ("The same as JSON lines, for a script",
      "s3bulk du s3://bucket/ --depth 1 --json"),
 )

@@ -152,6 +152,8 @@ EXAMPLES = (
      "s3bulk ls s3://bucket/ --unordered"),
     ("List a public bucket as JSON lines",
      "s3bulk ls s3://bucket/ --no-sign-request --json"),
+    ("List the objects of 1 GiB or more, at most two levels below the prefix",
+     "s3bulk ls s3://bucket/data/ --min-size 1GiB --max-depth 2"),
     ("List every version and delete marker",
      "s3bulk ls s3://bucket/docs/ --all-versions"),
 )
