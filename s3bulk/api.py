@@ -428,29 +428,30 @@ def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
 
 
 def ls_rendered_async(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
-                      concurrency: int = 16, ordered: bool = True) -> AsyncIterator[str]:
+                      concurrency: int = 16, ordered: bool = True, filters: Filters | None = None) -> AsyncIterator[str]:
     """`ls_pages_async`, each page turned into text by `render` as soon as it is listed (the CLI's
-    `ls`): a page listed ahead of the output then waits as its text, not as objects."""
-    return list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered)
+    `ls`): a page listed ahead of the output then waits as its text, not as objects. `filters`:
+    only the objects they keep (config/filter_options.py build_filters makes them)."""
+    return list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered, filters=filters)
 
 
 def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
-                concurrency: int = 16, ordered: bool = True) -> Generator[str, None, None]:
+                concurrency: int = 16, ordered: bool = True, filters: Filters | None = None) -> Generator[str, None, None]:
     """Synchronous form of `ls_rendered_async`: runs its own event loop, one step per page."""
-    return stepped(list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered))
+    return stepped(list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered, filters=filters))
 
 
 def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
-              classes: dict[str, list[int]] | None = None,
-              unsized: list[int] | None = None) -> Iterator[tuple[str | None, int, int]]:
+              classes: dict[str, list[int]] | None = None, unsized: list[int] | None = None,
+              filters: Filters | None = None) -> Iterator[tuple[str | None, int, int]]:
     """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
     (None, objects, bytes) for everything, one running total at a time whatever the number of
     prefixes. `classes`, when given, is filled with storage class -> [objects, bytes] (S3 sources)
     by the time the total comes; `unsized` ([0]) counts objects listed without a size (a list/get
-    server lists none), whose bytes are in no total."""
+    server lists none), whose bytes are in no total. `filters`: only the objects they keep."""
     from .engine.actions.ls import du_groups as groups
 
-    return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes, unsized=unsized)
+    return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes, unsized=unsized, filters=filters)
 
 
 def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16) -> DuResult:

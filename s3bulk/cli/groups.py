@@ -213,23 +213,44 @@ class OutputOptions:
 
 @dataclass(frozen=True)
 class FilterOptions:
-    """--include and --exclude."""
+    """--include and --exclude, the rule files, --max-depth, --exclude-if-present, the size and
+    age limits (config/filters.py says how they combine)."""
 
     include: Optional[list[str]] = None
     exclude: Optional[list[str]] = None
+    include_from: Optional[list[str]] = None
+    exclude_from: Optional[list[str]] = None
+    filter_from: Optional[list[str]] = None
+    max_depth: Optional[int] = None
+    exclude_if_present: Optional[str] = None
+    min_size: Optional[str] = None
+    max_size: Optional[str] = None
+    min_age: Optional[str] = None
+    max_age: Optional[str] = None
 
     @property
     def given(self) -> bool:
-        return bool(self.include or self.exclude)
+        return any(v is not None and v != [] for v in asdict(self).values())
 
     def filters(self, argv: list[str]) -> Filters:
-        """Filters in the order they were given: typer collects --include and --exclude into
-        separate lists, so the order comes from the command line itself, `argv` (or
-        include-then-exclude without one)."""
+        """The filters (rule files read now; a bad value is a UsageError naming its option).
+        --include and --exclude keep the order they were given: typer collects them into separate
+        lists, so the order comes from the command line itself, `argv` (or include-then-exclude
+        without one)."""
         from ..config.filters import Filters
+        from ..config.filter_options import build_filters
 
-        if not self.include and not self.exclude:
+        if not self.given:
             return Filters()
+        return build_filters(self._rules(argv), include_from=self.include_from or (),
+                             exclude_from=self.exclude_from or (), filter_from=self.filter_from or (),
+                             max_depth=self.max_depth, exclude_if_present=self.exclude_if_present,
+                             min_size=self.min_size, max_size=self.max_size, min_age=self.min_age,
+                             max_age=self.max_age)
+
+    def _rules(self, argv: list[str]) -> list[tuple[bool, str]]:
+        if not self.include and not self.exclude:
+            return []
         rules: list[tuple[bool, str]] = []
         it = iter(argv)
         for arg in it:
@@ -241,7 +262,7 @@ class FilterOptions:
         if sorted(g for k, g in rules if k) != sorted(self.include or []) or \
                 sorted(g for k, g in rules if not k) != sorted(self.exclude or []):
             rules = [(True, g) for g in self.include or []] + [(False, g) for g in self.exclude or []]
-        return Filters(tuple(rules))
+        return rules
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,18 @@ Verify = Annotated[bool, O("--verify", help="read back every object written, by 
 ChecksumAlgorithm = Annotated[Optional[str], O("--checksum-algorithm", metavar="ALGORITHM", help="S3 uploads carry this checksum, checked by the server on every PUT and part and kept with the object: CRC32, CRC32C, CRC64NVME (full-object), SHA1 or SHA256 (CRC32C/CRC64NVME need pip install 's3bulk[crc]')")]
 
 # which keys
-Include = Annotated[Optional[list[str]], O("--include", metavar="GLOB", help="glob of keys to include (with --exclude: the last match wins)")]
-Exclude = Annotated[Optional[list[str]], O("--exclude", metavar="GLOB", help="glob of keys to leave out (matched against the key relative to SRC/DST)")]
+FILTERS_PANEL = "Filters (a key is kept only when every filter given keeps it)"
+Include = Annotated[Optional[list[str]], O("--include", metavar="GLOB", rich_help_panel=FILTERS_PANEL, help="glob of keys to include (with --exclude: the last match wins)")]
+Exclude = Annotated[Optional[list[str]], O("--exclude", metavar="GLOB", rich_help_panel=FILTERS_PANEL, help="glob of keys to leave out (matched against the key relative to SRC/DST)")]
+IncludeFrom = Annotated[Optional[list[str]], O("--include-from", metavar="FILE", rich_help_panel=FILTERS_PANEL, help="only keys matching one of the globs in FILE (one a line, # comments), e.g. --include-from keep.txt")]
+ExcludeFrom = Annotated[Optional[list[str]], O("--exclude-from", metavar="FILE", rich_help_panel=FILTERS_PANEL, help="leave out keys matching any glob in FILE (one a line, # comments), e.g. --exclude-from skip.txt")]
+FilterFrom = Annotated[Optional[list[str]], O("--filter-from", metavar="FILE", rich_help_panel=FILTERS_PANEL, help="rclone's rules, '+ GLOB' keeps and '- GLOB' leaves out, the first line that matches decides (no match: kept), e.g. --filter-from rules.txt")]
+MaxDepth = Annotated[Optional[int], O("--max-depth", metavar="N", min=1, rich_help_panel=FILTERS_PANEL, help="only keys at most N '/'-levels below SRC (1: directly under it), e.g. --max-depth 1")]
+ExcludeIfPresent = Annotated[Optional[str], O("--exclude-if-present", metavar="NAME", rich_help_panel=FILTERS_PANEL, help="local SRC: leave out every directory holding a file NAME, and all below it, e.g. --exclude-if-present .nobackup")]
+MinSize = Annotated[Optional[str], O("--min-size", metavar="SIZE", rich_help_panel=FILTERS_PANEL, help="only objects of at least SIZE, e.g. --min-size 10M")]
+MaxSize = Annotated[Optional[str], O("--max-size", metavar="SIZE", rich_help_panel=FILTERS_PANEL, help="only objects of at most SIZE, e.g. --max-size 1.5GiB")]
+MinAge = Annotated[Optional[str], O("--min-age", metavar="AGE", rich_help_panel=FILTERS_PANEL, help="only objects last modified at least AGE ago (90m, 7d, 2w) or at/before a time (2026-11-01), e.g. --min-age 30d")]
+MaxAge = Annotated[Optional[str], O("--max-age", metavar="AGE", rich_help_panel=FILTERS_PANEL, help="only objects last modified within AGE (90m, 7d, 2w) or at/after a time (2026-11-01T12:00:00Z), e.g. --max-age 1d")]
 FilesFrom = Annotated[Optional[str], O("--files-from", metavar="FILE", help="copy the keys this file names (one per line, relative to SRC; '-' reads stdin; an S3 Inventory manifest.json, local or s3://) instead of listing SRC; keys SRC lacks are reported and the run exits 1")]
 FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help="auto (csv when the name ends .csv, inventory for manifest.json), lines, csv (S3 Batch Operations rows bucket,key with URL-encoded keys), or inventory (an S3 Inventory manifest.json, CSV format)")]
 Cluster = Annotated[Optional[str], O("--cluster", metavar="ADDRESS", help="run the work units as tasks on a Dask cluster: its scheduler (tcp://host:8786) or local[:N] (N worker processes here); needs pip install 's3bulk[dask]'")]

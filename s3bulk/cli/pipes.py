@@ -107,7 +107,7 @@ def copy_pipe(command: str, run: RunOptions, *, src_s3: S3Options, dst_s3: S3Opt
         raise UsageError("--expected-size applies only when SRC is '-' (stdin)")
     files_from = run.manifest.files_from if run.manifest is not None else None
     refused = {"--resume": run.journal.resume, "--files-from": files_from is not None, "--cluster": run.cluster is not None,
-               "--include/--exclude": run.filters.given, "--journal": run.journal.journal is not None}
+               "a filter (--include, --max-size, ...)": run.filters.given, "--journal": run.journal.journal is not None}
     for option, given in refused.items():
         if given:
             raise UsageError(f"{option} cannot be used with '-' (one object from stdin or to stdout)")

@@ -44,6 +44,8 @@ DEFAULTS: dict[str, Any] = {
     "all_versions": False, "include_delete_markers": False, "as_of": None, "report": None, "metrics": None,
     "metrics_linger": 0.0, "verify": False, "force_archived": False, "no_clobber": False, "update": False, "copy_dry_run": False, "max_transfer": None,
     "max_duration": None, "copy_backup_dir": None, "copy_suffix": "",
+    "include_from": None, "exclude_from": None, "filter_from": None, "max_depth": None, "exclude_if_present": None,
+    "min_size": None, "max_size": None, "min_age": None, "max_age": None,  # the filters (config/filters.py)
 }
 
 

@@ -43,6 +43,7 @@ async def build_plan(job: Job) -> Plan:
         (job.manifest.path, job.manifest.format, job.manifest.name) if job.manifest else (None, "auto", None)
     src = settle_location(parse_location(src_text, src_s3))
     dst = settle_location(parse_location(dst_text, dst_s3))
+    filters.check_source(src)
     if not dst.writable:
         raise UsageError("an http:// list/get server is read-only: it can be a SRC, not a DST")
     if sync is not None and sync.delete and not src.lists_in_order:
@@ -59,6 +60,7 @@ async def build_plan(job: Job) -> Plan:
     guarded = _guards_empty_source(sync, files_from_format if files_from is not None else None)
     src, single = await _resolve_source(src, options, prefix_only=sync is not None or files_from is not None,
                                         empty_ok=empty_source_ok or guarded or _allows_empty(sync))
+    filters = filters.located(src)  # --exclude-if-present: refused unless SRC is a local directory
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
         keymap = KeyMap("", "", exact)

@@ -14,6 +14,8 @@ from ..options import (Adaptive, AllVersions, AsOf, ChecksumAlgorithm, Cluster, 
                        Params, AutoPartSize, PathStyle, Profile, Quiet, Region, Report, RequestDeadline, RequestTimeout,
                        Resume, Retries, RetryMaxTime, RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile,
                        SrcRegion, Threshold, Verbose, Verify, VersionId, Workers, command)
+from ..options import (ExcludeFrom, ExcludeIfPresent, FilterFrom, IncludeFrom, MaxAge, MaxDepth, MaxSize,  # filters
+                       MinAge, MinSize)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import ForceArchived
 
@@ -30,6 +32,9 @@ def parameters(
     workers: Workers = 0, concurrency: Concurrency = None, part_size: AutoPartSize = "auto",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
+    include_from: IncludeFrom = None, exclude_from: ExcludeFrom = None, filter_from: FilterFrom = None,
+    max_depth: MaxDepth = None, exclude_if_present: ExcludeIfPresent = None,
+    min_size: MinSize = None, max_size: MaxSize = None, min_age: MinAge = None, max_age: MaxAge = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
@@ -88,7 +93,9 @@ EXAMPLES = (
     ("Copy from another S3-compatible store to AWS",
      "s3bulk copy s3://src/data/ s3://dst/data/ --src-endpoint-url http://minio:9000"),
     ("Copy only the .jpg objects, in at most 128 MiB of memory",
-     "s3bulk copy s3://bucket/photos/ jpg/ --include '*.jpg' --max-memory 128MiB"),
+     "s3bulk copy s3://bucket/photos/ jpg/ --exclude '*' --include '*.jpg' --max-memory 128MiB"),
+    ("Copy only the objects of at most 100 MB changed in the last week",
+     "s3bulk copy s3://bucket/logs/ ./logs/ --max-size 100M --max-age 7d"),
     ("Continue an interrupted copy from its journal",
      "s3bulk copy s3://bucket/photos/ ./photos/ --resume"),
     ("Keep a row per object (outcome, size, ETag, error); a --resume continues the same report",

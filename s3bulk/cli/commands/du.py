@@ -9,6 +9,9 @@ import typer
 
 from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
 from ..shell import quiet_broken_pipe
+from ..options import (Exclude, ExcludeFrom, ExcludeIfPresent, FilterFrom, FilterOptions, Include, IncludeFrom,  # filters
+                       MaxAge, MaxDepth, MaxSize, MinAge, MinSize)
+from .. import shell
 
 
 def du_command(
@@ -17,6 +20,10 @@ def du_command(
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line: a 'du' event per prefix, a 'class' event per storage class, then the 'total'"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
+    include: Include = None, exclude: Exclude = None,
+    include_from: IncludeFrom = None, exclude_from: ExcludeFrom = None, filter_from: FilterFrom = None,
+    max_depth: MaxDepth = None, exclude_if_present: ExcludeIfPresent = None,
+    min_size: MinSize = None, max_size: MaxSize = None, min_age: MinAge = None, max_age: MaxAge = None,
 ) -> None:
     """Count the objects and bytes under URL (optionally per prefix), listing in parallel.
 
@@ -26,6 +33,8 @@ def du_command(
     from ...config.sizes import human_bytes
 
     s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
+    filters = FilterOptions(include, exclude, include_from, exclude_from, filter_from, max_depth, exclude_if_present,
+                            min_size, max_size, min_age, max_age).filters(shell.ARGV)
     out = sys.stdout
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     classes: dict[str, list[int]] = {}
@@ -36,7 +45,8 @@ def du_command(
                 f"{'object ' if objects == 1 else 'objects'}  {label}\n")
 
     try:
-        for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, classes=classes, unsized=unsized):
+        for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, classes=classes, unsized=unsized,
+                                                   filters=filters):
             if prefix is None:  # before the total: what each storage class holds (S3 sources)
                 for name, (c_objects, c_bytes) in sorted(classes.items()):
                     out.write(dumps({"event": "class", "storage_class": name, "objects": c_objects,
@@ -63,6 +73,8 @@ EXAMPLES = (
      "s3bulk du s3://bucket/photos/"),
     ("One line per top-level prefix, then the total",
      "s3bulk du s3://bucket/ --depth 1"),
+    ("Count only what was not modified for 90 days (a lifecycle rule's candidates)",
+     "s3bulk du s3://bucket/ --min-age 90d"),
     ("The same as JSON lines, for a script",
      "s3bulk du s3://bucket/ --depth 1 --json"),
 )

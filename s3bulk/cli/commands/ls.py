@@ -9,8 +9,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ...errors import UsageError
 from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
 from ..shell import quiet_broken_pipe
+from ..options import (Exclude, ExcludeFrom, ExcludeIfPresent, FilterFrom, FilterOptions, Include, IncludeFrom,  # filters
+                       MaxAge, MaxDepth, MaxSize, MinAge, MinSize)
+from .. import shell
 
 if TYPE_CHECKING:
     from ...model import ObjectInfo
@@ -25,6 +29,10 @@ def ls_command(
                                     help="list requests in flight over split key ranges"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
+    include: Include = None, exclude: Exclude = None,
+    include_from: IncludeFrom = None, exclude_from: ExcludeFrom = None, filter_from: FilterFrom = None,
+    max_depth: MaxDepth = None, exclude_if_present: ExcludeIfPresent = None,
+    min_size: MinSize = None, max_size: MaxSize = None, min_age: MinAge = None, max_age: MaxAge = None,
     all_versions: bool = typer.Option(False, "--all-versions", help="every version and delete marker, with its version id and whether it is the latest"),
 ) -> None:
     """List every object under URL with its size, in key order (unless --unordered).
@@ -34,7 +42,11 @@ def ls_command(
     from ...api import ls_rendered
 
     s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
+    filters = FilterOptions(include, exclude, include_from, exclude_from, filter_from, max_depth, exclude_if_present,
+                            min_size, max_size, min_age, max_age).filters(shell.ARGV)
     if all_versions:
+        if filters:
+            raise UsageError("ls --all-versions lists every version; it takes no filters")
         from ..versions import ls_versions
 
         try:
@@ -42,7 +54,7 @@ def ls_command(
         except BrokenPipeError:
             return quiet_broken_pipe()
     lines = LsLines(json_out)
-    texts = ls_rendered(url, lines.render, s3=s3, ordered=not unordered, concurrency=concurrency)
+    texts = ls_rendered(url, lines.render, s3=s3, ordered=not unordered, concurrency=concurrency, filters=filters)
     try:
         for text in texts:
             if text:
@@ -140,6 +152,8 @@ EXAMPLES = (
      "s3bulk ls s3://bucket/ --unordered"),
     ("List a public bucket as JSON lines",
      "s3bulk ls s3://bucket/ --no-sign-request --json"),
+    ("List the objects of 1 GiB or more, at most two levels below the prefix",
+     "s3bulk ls s3://bucket/data/ --min-size 1GiB --max-depth 2"),
     ("List every version and delete marker",
      "s3bulk ls s3://bucket/docs/ --all-versions"),
 )

@@ -30,5 +30,5 @@ EXAMPLES = (
     ("Keep what the move overwrites at DST: copied to old/ first, with a suffix",
      "s3bulk mv ./outbox/ s3://bucket/inbox/ --backup-dir s3://bucket/old/ --suffix .1"),
     ("Move only the .log objects, continuing an interrupted move",
-     "s3bulk mv s3://bucket/logs/ ./logs/ --include '*.log' --resume"),
+     "s3bulk mv s3://bucket/logs/ ./logs/ --exclude '*' --include '*.log' --resume"),
 )

@@ -12,6 +12,8 @@ from ...errors import S3BulkError
 from .. import shell
 from ..options import (Endpoint, Exclude, FilterOptions, Include, JournalPath, MaxRps, NoJournal, NoSign,
                        PathStyle, Profile, Region, Report, Retries, S3Connection)
+from ..options import (ExcludeFrom, ExcludeIfPresent, FilterFrom, IncludeFrom, MaxAge, MaxDepth, MaxSize,  # filters
+                       MinAge, MinSize)
 from ..shell import quiet_broken_pipe
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import BackupDir, MaxDelete, MaxDeleteSize, Suffix  # guarded deletes
@@ -26,6 +28,9 @@ def rm_command(
     all_objects: bool = typer.Option(False, "--all", help="allow URL to be a whole bucket (every object in it)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print what would be deleted and how many requests it would take; delete nothing"),
     include: Include = None, exclude: Exclude = None,
+    include_from: IncludeFrom = None, exclude_from: ExcludeFrom = None, filter_from: FilterFrom = None,
+    max_depth: MaxDepth = None, exclude_if_present: ExcludeIfPresent = None,
+    min_size: MinSize = None, max_size: MaxSize = None, min_age: MinAge = None, max_age: MaxAge = None,
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="one line per deleted key"),
     concurrency: int = typer.Option(8, "--concurrency", "-c", metavar="N", min=1, help="DeleteObjects requests (1,000 keys each) in flight"),
@@ -51,13 +56,17 @@ def rm_command(
     if incomplete_uploads:
         from ..uploads import rm_incomplete_uploads
 
-        others = next((o for o, given in (("--all-versions", all_versions), ("--resume", resume), ("--include", include),
-                                          ("--exclude", exclude), ("--max-delete", max_delete),
+        chosen = FilterOptions(include, exclude, include_from, exclude_from, filter_from, max_depth,
+                               exclude_if_present, min_size, max_size, min_age, max_age)
+        others = next((o for o, given in (("--all-versions", all_versions), ("--resume", resume),
+                                          ("a filter (--include, --max-size, ...)", chosen.given), ("--max-delete", max_delete),
                                           ("--max-delete-size", max_delete_size), ("--backup-dir", backup_dir))
                        if given), None)
         return rm_incomplete_uploads(url, s3, all_objects=all_objects, dry_run=dry_run, json_out=json_out,
                                      verbose=verbose, retries=retries, max_rps=max_rps, others=others)
-    request = RmRequest(url, s3, FilterOptions(include, exclude).filters(shell.ARGV), dry_run=dry_run,
+    filters = FilterOptions(include, exclude, include_from, exclude_from, filter_from, max_depth, exclude_if_present,
+                            min_size, max_size, min_age, max_age).filters(shell.ARGV)
+    request = RmRequest(url, s3, filters, dry_run=dry_run,
                         all_objects=all_objects, concurrency=concurrency, journal=None if no_journal else journal,
                         default_journal=not no_journal, resume=resume, max_rps=max_rps, retries=retries,
                         all_versions=all_versions, report=report, max_delete=max_delete,
@@ -127,7 +136,9 @@ EXAMPLES = (
     ("Delete every object under it",
      "s3bulk rm s3://bucket/tmp/"),
     ("Delete only the .tmp objects, one line per key",
-     "s3bulk rm s3://bucket/work/ --include '*.tmp' -v"),
+     "s3bulk rm s3://bucket/work/ --exclude '*' --include '*.tmp' -v"),
+    ("Delete what was last modified over 30 days ago, printing it first",
+     "s3bulk rm s3://bucket/tmp/ --min-age 30d --dry-run"),
     ("Empty a whole bucket, every version and delete marker too",
      "s3bulk rm s3://bucket --all --all-versions"),
     ("Continue an interrupted rm",

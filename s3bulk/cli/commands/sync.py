@@ -16,6 +16,8 @@ from ..options import (Adaptive, ChecksumAlgorithm, Cluster, Concurrency, CopyCo
                        RequestDeadline, RequestTimeout, Resume, Retries, RetryMaxTime, RunOptions, ShowProgress,
                        SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncDst, SyncSrc, Threshold, Verbose,
                        Workers, command, gather)
+from ..options import (ExcludeFrom, ExcludeIfPresent, FilterFrom, IncludeFrom, MaxAge, MaxDepth, MaxSize,  # filters
+                       MinAge, MinSize)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import ForceArchived
 
@@ -121,6 +123,9 @@ def parameters(
     workers: Workers = 0, concurrency: Concurrency = None, part_size: AutoPartSize = "auto",
     multipart_threshold: Threshold = "16MiB", max_buffer: MaxBuffer = "256MiB", page_size: PageSize = 1000,
     max_memory: MaxMemory = None, include: Include = None, exclude: Exclude = None,
+    include_from: IncludeFrom = None, exclude_from: ExcludeFrom = None, filter_from: FilterFrom = None,
+    max_depth: MaxDepth = None, exclude_if_present: ExcludeIfPresent = None,
+    min_size: MinSize = None, max_size: MaxSize = None, min_age: MinAge = None, max_age: MaxAge = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
@@ -187,7 +192,9 @@ EXAMPLES = (
     ("Compare content (ETag/MD5) instead of sizes and times",
      "s3bulk sync s3://bucket/site/ s3://mirror/site/ --checksum"),
     ("Sync only the .html objects",
-     "s3bulk sync ./site/ s3://bucket/site/ --include '*.html'"),
+     "s3bulk sync ./site/ s3://bucket/site/ --exclude '*' --include '*.html'"),
+    ("Mirror a home directory by rclone-style rules ('+ GLOB' / '- GLOB', first match wins), skipping directories marked .nobackup",
+     "s3bulk sync ~/ s3://bucket/home/ --delete --filter-from rules.txt --exclude-if-present .nobackup"),
     ("A row per object: copied, skipped (unchanged), deleted or failed, as JSON Lines",
      "s3bulk sync ./site/ s3://bucket/site/ --delete --report sync.jsonl"),
     ("Serve Prometheus metrics at http://127.0.0.1:9100/metrics while the sync runs",

@@ -17,6 +17,7 @@ from ...model import ObjectInfo, WorkUnit
 from ...config.urls import S3Options
 
 if TYPE_CHECKING:  # imported where a listing starts, not with the module (start-up)
+    from ...config.filters import Filters
     from ...stores import Store
     from ..listing.hints import BoundarySample
 
@@ -24,30 +25,37 @@ __all__ = ["DuResult", "LS_SPILL_BYTES", "du", "du_groups", "list_pages", "list_
 
 LS_SPILL_BYTES = 1 << 30  # ordered `ls`: pages listed ahead of the output, on disk at most (engine/listing/spill.py)
 T = TypeVar("T")
+Select = Callable[[list[ObjectInfo]], "list[ObjectInfo]"]
+"""A page's entries that the filters keep."""
 
 
 async def list_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                     concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[list[ObjectInfo], None]:
-    """Every object URL names, a page at a time (api.ls_pages_async says how)."""
+                     concurrency: int = 16, ordered: bool = True,
+                     filters: Filters | None = None) -> AsyncGenerator[list[ObjectInfo], None]:
+    """Every object URL names (that the filters keep), a page at a time (api.ls_pages_async says
+    how); a page the filters leave empty is not yielded."""
     from ..listing.split import ListingLimits, list_in_order
 
     limits = ListingLimits(page_size=page_size, concurrency=concurrency, max_streams=max(64, 2 * concurrency),
                            ordered=ordered, spill_bytes=LS_SPILL_BYTES)
 
     def pages(store: Store, prefix: str, starts: list[WorkUnit] | None,
-              sample: BoundarySample | None) -> AsyncGenerator[list[ObjectInfo], None]:
-        return list_in_order(store, prefix, limits, starts=starts, sample=sample)
+              sample: BoundarySample | None, select: Select | None) -> AsyncGenerator[list[ObjectInfo], None]:
+        listed = list_in_order(store, prefix, limits, starts=starts, sample=sample)
+        return listed if select is None else _selected(listed, select)
 
-    listed = _listed(url, s3, concurrency, lambda one: one, pages)
+    listed = _listed(url, s3, concurrency, lambda one: one, pages, filters)
     try:
         async for entries in listed:
-            yield entries
+            if entries:
+                yield entries
     finally:
         await listed.aclose()  # its listings end now, not when collected (after the loop is closed)
 
 
 async def list_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
-                        concurrency: int = 16, ordered: bool = True) -> AsyncGenerator[str, None]:
+                        concurrency: int = 16, ordered: bool = True,
+                        filters: Filters | None = None) -> AsyncGenerator[str, None]:
     """`list_pages`, each page turned into text by `render` as soon as it is listed (the CLI's
     `ls`): a page listed ahead of the output then waits as its text, and one spilled to disk is
     written and read back as UTF-8, not as objects."""
@@ -57,10 +65,11 @@ async def list_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, 
                            spill_bytes=LS_SPILL_BYTES)
 
     def texts(store: Store, prefix: str, starts: list[WorkUnit] | None,
-              sample: BoundarySample | None) -> AsyncGenerator[str, None]:
-        return render_in_order(store, prefix, render, limits, starts=starts, sample=sample)
+              sample: BoundarySample | None, select: Select | None) -> AsyncGenerator[str, None]:
+        shown = render if select is None else lambda page: render(select(page))
+        return render_in_order(store, prefix, shown, limits, starts=starts, sample=sample)
 
-    listed = _listed(url, s3, concurrency, render, texts)
+    listed = _listed(url, s3, concurrency, render, texts, filters)
     try:
         async for text in listed:
             yield text
@@ -69,25 +78,31 @@ async def list_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, 
 
 
 async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callable[[list[ObjectInfo]], Any],
-                  listing: Callable[[Store, str, list[WorkUnit] | None, BoundarySample | None],
-                                    AsyncGenerator[Any, None]]
+                  listing: Callable[[Store, str, list[WorkUnit] | None, BoundarySample | None, Select | None],
+                                    AsyncGenerator[Any, None]], filters: Filters | None = None,
                   ) -> AsyncGenerator[Any, None]:
     """What `ls` of URL lists: `one([object])` when URL names one object, else `listing(store,
-    prefix, start units from hints, boundary sample)`; the sample is saved when it lists to the end."""
+    prefix, start units from hints, boundary sample, what the filters select of a page)`; the
+    sample is saved when it lists to the end."""
     from ...stores import open_store
     from ..listing import hints
+    from ...config.urls import parse_location
     from ..planner import resolve_source
 
+    if filters:
+        filters.check_source(parse_location(url, s3))
     src, single = await resolve_source(url, s3)
+    select = _selector(filters.located(src), len(src.prefix)) if filters else None
     store = await open_store(src)
     try:
         if single is not None:
-            yield one([await store.head(single)])
+            found = [await store.head(single)]
+            yield one(found if select is None else select(found))
             return
         sample = starts = None
         if store.ordered and concurrency > 1 and hints.enabled():
             sample, starts = hints.BoundarySample(), hints.start_units(src, concurrency)
-        items = listing(store, src.prefix, starts, sample)
+        items = listing(store, src.prefix, starts, sample, select)
         try:
             async for item in items:
                 yield item
@@ -97,6 +112,20 @@ async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callabl
             hints.save(src, sample)
     finally:
         await store.close()
+
+
+def _selector(filters: Filters, cut: int) -> Select:
+    kept = filters.compiled()
+    return lambda page: kept.select(page, cut)
+
+
+async def _selected(pages: AsyncGenerator[list[ObjectInfo], None], select: Select
+                    ) -> AsyncGenerator[list[ObjectInfo], None]:
+    try:
+        async for page in pages:
+            yield select(page)
+    finally:
+        await pages.aclose()
 
 
 def stepped(agen: AsyncGenerator[T, None]) -> Generator[T, None, None]:
@@ -135,8 +164,8 @@ def _settle(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any]) -> Any:
 
 
 def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
-              classes: dict[str, list[int]] | None = None,
-              unsized: list[int] | None = None) -> Iterator[tuple[str | None, int, int]]:
+              classes: dict[str, list[int]] | None = None, unsized: list[int] | None = None,
+              filters: Filters | None = None) -> Iterator[tuple[str | None, int, int]]:
     """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
     (None, objects, bytes) for everything. Keys arrive in order, so a prefix is complete when the
     next one starts: one running total at a time, whatever the number of prefixes. `classes`, when
@@ -154,7 +183,7 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurre
     total_o = total_b = 0
     group: str | None = None
     group_o = group_b = 0
-    for page in stepped(list_pages(url, s3=s3, concurrency=concurrency)):
+    for page in stepped(list_pages(url, s3=s3, concurrency=concurrency, filters=filters)):
         for obj in page:
             size = obj.size
             if size is None:
@@ -199,11 +228,13 @@ class DuResult:
         return f"DuResult(objects={self.objects}, bytes={self.bytes}, groups={len(self.groups)})"
 
 
-def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16) -> DuResult:
+def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
+       filters: Filters | None = None) -> DuResult:
     """The totals of `du_groups`, with the groups kept in a list."""
     groups: list[tuple[str, int, int]] = []
     classes: dict[str, list[int]] = {}
-    for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes):
+    for prefix, objects, nbytes in du_groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes,
+                                             filters=filters):
         if prefix is None:
             return DuResult(objects, nbytes, groups, {k: (v[0], v[1]) for k, v in sorted(classes.items())})
         groups.append((prefix, objects, nbytes))

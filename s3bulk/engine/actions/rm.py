@@ -199,8 +199,10 @@ class _RmRun:
         from ..journal.rm import open_rm_journal
 
         r = self.request
+        r.filters.check_source(parse_location(r.url, r.s3))
         try:
             self.src, self.single = await resolve_source(r.url, r.s3)
+            self.request = r = replace(r, filters=r.filters.located(self.src))
         except NotFound as exc:
             if not (r.resume and names_nothing(exc)):
                 raise
@@ -274,7 +276,7 @@ class _RmRun:
 
         src = self.src
         assert src is not None
-        allowed = self.request.filters.compiled().allows if self.request.filters else None
+        kept = self.request.filters.compiled() if self.request.filters else None
         cut = len(src.prefix)
         for unit in self.units():
             pages = (_one(self.single, self.store) if self.single is not None
@@ -286,7 +288,7 @@ class _RmRun:
                 self.result.listed += len(page)
                 for obj in page:
                     last = obj.key
-                    if allowed is None or allowed(obj.key[cut:]):
+                    if kept is None or kept.keeps(obj, obj.key[cut:]):
                         batch.append(obj.key)
                     if len(batch) == BATCH:
                         await self.launch(batch, after, last)
@@ -410,7 +412,7 @@ async def _check_caps(src: Location, single: str | None, request: RmRequest, opt
     from ..listing.split import ListingLimits, list_in_order
 
     store = await open_store(src, options)
-    allowed = request.filters.compiled().allows if request.filters else None
+    kept = request.filters.compiled() if request.filters else None
     cut = len(src.prefix)
     seen = count = nbytes = 0
     try:
@@ -420,7 +422,7 @@ async def _check_caps(src: Location, single: str | None, request: RmRequest, opt
             async for page in pages:
                 for obj in page:
                     seen += 1
-                    if allowed is None or allowed(obj.key[cut:]):
+                    if kept is None or kept.keeps(obj, obj.key[cut:]):
                         count += 1
                         nbytes += obj.size or 0
     finally:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Iterator, cast
 
 from ...errors import StoreError, UsageError
-from ...config.filters import Filters
+from ...config.filters import CompiledFilters, Filters
 from ...model import ObjectInfo
 from ...stores.base import WHOLE, GetOptions, GetResult, ObjectVersion, Store, VersionedStore, unwrap
 from ...config.urls import Location, S3Options, parse_location
@@ -189,6 +189,7 @@ class _VersionsRun:
         self.written: dict[str, str] = {}
         self.window = asyncio.Semaphore(max(1, request.concurrency))
         self.budget: Any = None
+        self.kept: CompiledFilters | None = None  # the filters, once SRC is known
 
     async def open(self, src: Store) -> None:
         """SRC read as `copy` reads it (one key, or a prefix), DST opened, checked and prepared."""
@@ -227,7 +228,8 @@ class _VersionsRun:
             await self.window.acquire()
             await self.history([v])
             return
-        allowed = r.filters.compiled().allows if r.filters else None
+        self.kept = r.filters.located(self.src_loc).compiled() if r.filters else None
+        allowed = self.kept.allows if self.kept is not None else None
         tasks: set[asyncio.Task[None]] = set()
         try:
             async for versions in histories(vsrc, self.prefix):
@@ -257,6 +259,8 @@ class _VersionsRun:
             if self.request.as_of is not None:
                 versions = at(versions, self.request.as_of)
             todo = [v for v in versions if self.request.include_delete_markers or not v.delete_marker]
+            if self.kept is not None and self.kept.by_entry:  # --min-size, --max-age...: version by version
+                todo = self.kept.select(todo, len(self.prefix))
             landed = journal.landed(versions[0].key) if journal is not None and versions else set()
             sending, began, after = journal.in_flight(versions[0].key) if journal is not None and versions \
                 else (None, None, None)
@@ -403,7 +407,7 @@ async def rm_versions(url: str, *, s3: S3Options | None = None, filters: Filters
     try:
         vstore = versioned(store, url)
         prefix, single = await resolve(vstore, loc)
-        allowed = filters.compiled().allows if filters else None
+        kept = filters.located(loc).compiled() if filters else None
         batch: list[ObjectVersion] = []
 
         async def flush() -> None:
@@ -425,7 +429,7 @@ async def rm_versions(url: str, *, s3: S3Options | None = None, filters: Filters
             for v in page:
                 if single is not None and v.key != single:
                     continue
-                if allowed is not None and not allowed(v.key[len(prefix):]):
+                if kept is not None and not kept.keeps(v, v.key[len(prefix):]):
                     continue
                 batch.append(v)
                 if len(batch) == PAGE:

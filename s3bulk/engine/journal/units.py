@@ -118,7 +118,7 @@ def identity_of(plan: JournaledPlan, mode: str) -> dict[str, Any]:
 
     ident: dict[str, Any] = {"mode": mode, "src": side(plan.src), "dst": side(plan.dst),
                              "single_key": plan.single_key, "dst_key": plan.keymap.exact_dst,
-                             "filters": [list(r) for r in plan.filters.rules]}
+                             "filters": plan.filters.identity()}
     if plan.manifest is not None:
         ident["manifest"] = plan.manifest_name or plan.manifest
     if plan.sync is not None:

@@ -52,7 +52,7 @@ def identity(src: str, dst: str, src_endpoint: str | None, dst_endpoint: str | N
     """What makes two versions copies the same run (what is copied where, not how fast)."""
     return {"mode": "copy-versions", "src": src, "dst": dst, "src_endpoint": src_endpoint,
             "dst_endpoint": dst_endpoint, "delete_markers": include_delete_markers, "as_of": as_of,
-            "filters": [list(r) for r in (filters.rules if filters is not None else ())]}
+            "filters": filters.identity() if filters is not None else []}
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,7 +91,7 @@ class _Page:
     listing gave, what is left to copy, and what the unit's report will say."""
 
     __slots__ = ("unit", "rest", "pieces", "entries", "problems", "gone", "listed", "copied_before", "objects",
-                 "nbytes", "deletes", "not_copied")
+                 "nbytes", "deletes", "not_copied", "spared")
 
     def __init__(self, unit: WorkUnit, rest: WorkUnit | None, pieces: list[WorkUnit], entries: list[ObjectInfo],
                  problems: tuple[tuple[str, str], ...], gone: tuple[str, ...]) -> None:
@@ -104,6 +104,7 @@ class _Page:
         self.nbytes = 0  # their bytes, without the ones copied before
         self.deletes: KeySpool | None = None  # sync --delete: DST-only keys, spooled
         self.not_copied = 0  # failed before any copy: listing problems, path conflicts, failed backups
+        self.spared: frozenset[str] = frozenset()  # sync --delete: SRC keys a size or age rule left out
 
 
 class ResumeInfo:
@@ -511,7 +512,12 @@ class Worker:
         entries = page.entries
         if self.filters is not None:
             cut = len(plan.src.prefix)
-            entries = [e for e in entries if self.filters.allows(e.key[cut:])]
+            kept = self.filters.select(entries, cut)
+            if self.filters.by_entry and sync is not None and sync.delete and len(kept) != len(entries):
+                # left out by their size or time: their DST keys are not SRC-only, so not deleted
+                names = {e.key for e in kept}
+                page.spared = frozenset(e.key[cut:] for e in entries if e.key not in names)
+            entries = kept
         page.nbytes = 0
         for e in entries:
             page.nbytes += e.size or 0
@@ -553,7 +559,8 @@ class Worker:
             else:
                 listed = entries
             try:
-                entries, unsaved = await self._compare(src, page.unit, page.rest, listed, page.deletes, done)
+                entries, unsaved = await self._compare(src, page.unit, page.rest, listed, page.deletes, done,
+                                                       page.spared)
             except S3BulkError as exc:
                 self._die(self._why_not_reached(exc) or f"listing the destination failed: {exc}", exc.exit_code)
                 return False
@@ -687,11 +694,13 @@ class Worker:
         return new
 
     async def _compare(self, src: Store, unit: WorkUnit, rest: WorkUnit | None, entries: list[ObjectInfo],
-                       deletes: KeySpool | None, done: frozenset[str] = frozenset()) -> tuple[list[ObjectInfo], int]:
+                       deletes: KeySpool | None, done: frozenset[str] = frozenset(),
+                       spared: frozenset[str] = frozenset()) -> tuple[list[ObjectInfo], int]:
         """Sync: what of this page must be copied, and how many objects were not because their
         --backup-dir copy failed; counts the equal ones, spools the keys only DST has into `deletes`
         (a dry run prints them instead). `done`: keys of the page an interrupted run copied (a resume):
-        neither copied again nor, being in SRC, deleted at DST."""
+        neither copied again nor, being in SRC, deleted at DST. `spared`: relative keys of SRC objects
+        a size or age rule left out: their DST objects stay, as does a DST object those rules leave out."""
         from ..sync.march import Decision, March, dst_range
 
         plan, opts = self.plan, self.plan.sync
@@ -716,7 +725,7 @@ class Worker:
                              None if page_end is None else dst_key(page_end), plan.options.page_size)
         march = March(entries, plan.src.prefix, plan.dst.prefix, delete=opts.delete,
                       allows=self.filters.allows if self.filters is not None else None,
-                      has_folder=dst_keys.has_folder)
+                      keeps=self._dst_keeps(spared), has_folder=dst_keys.has_folder)
 
         async def act(decisions: list[Decision]) -> None:
             for step in decisions:
@@ -739,6 +748,15 @@ class Worker:
         if deletes is not None:
             deletes.seen += seen
         return self._dry(await self._dry_archived(src, to_copy), doomed, absent), unsaved[0]
+
+    def _dst_keeps(self, spared: frozenset[str]) -> Callable[[ObjectInfo, str], bool] | None:
+        """With a size or age rule: whether sync --delete may delete the DST-only object (the rule
+        keeps it, and SRC holds no object of its name that the rules left out)."""
+        filters = self.filters
+        if filters is None or not filters.by_entry:
+            return None
+        keeps = filters.keeps
+        return lambda d, rel: rel not in spared and keeps(d, rel)
 
     async def _dry_archived(self, src: Store, to_copy: list[ObjectInfo]) -> list[ObjectInfo]:
         """A sync dry run skips (and counts) the archived objects the real run would skip; `check`
@@ -774,17 +792,19 @@ class Worker:
         plan = self.plan
         dst = self._dst
         src_cut, dst_cut = len(plan.src.prefix), len(plan.dst.prefix)
-        allows = self.filters.allows if self.filters is not None else (lambda rel: True)
+        filters = self.filters
+        allows = filters.allows if filters is not None else (lambda rel: True)
+        keeps = filters.keeps if filters is not None else (lambda d, rel: True)
         for key in gone:
             rel = key[src_cut:]
             target = plan.keymap(key)
             if allows(rel):
                 there = await self._head_or_none(dst, target)
-                if there is not None:
+                if there is not None and keeps(there, rel):
                     deletes.add(target, there.size or 0)
             if self._src_files and not os.path.isdir(os.path.join(plan.src.root, key)):
                 async for d in dst_range(dst, target + "/", None, None, plan.options.page_size):
-                    if allows(d.key[dst_cut:]):
+                    if keeps(d, d.key[dst_cut:]):
                         deletes.add(d.key, d.size or 0)
 
     async def _copy_if_different(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo],

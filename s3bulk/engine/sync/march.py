@@ -74,7 +74,8 @@ class March:
     decisions that became certain. Keys compare as UTF-8 bytes (the order every store lists in).
 
     Rules beyond plain merging:
-    - DST-only keys are deleted only with `delete` and when `allows(rel)` (the filters) says so;
+    - DST-only keys are deleted only with `delete` and when `allows(rel)` (the filters) says so,
+      and `keeps(entry, rel)` too when given (the size and age rules: what they leave out stays);
     - a zero-byte folder marker ("a/") at DST stays while SRC has something in that folder: a local
       SRC lists files only, so the marker sorts just before keys it has no object for;
     - a zero-byte folder marker at SRC equals the directory it became at a local DST
@@ -82,10 +83,11 @@ class March:
 
     def __init__(self, src_entries: Sequence[ObjectInfo], src_prefix: str, dst_prefix: str, *,
                  delete: bool = False, allows: Callable[[str], bool] | None = None,
+                 keeps: Callable[[ObjectInfo, str], bool] | None = None,
                  has_folder: Callable[[str], bool] | None = None) -> None:
         self._src, self._i = src_entries, 0
         self._s_len, self._d_len, self._dst_prefix = len(src_prefix), len(dst_prefix), dst_prefix
-        self._delete, self._allows, self._has_folder = delete, allows, has_folder
+        self._delete, self._allows, self._keeps, self._has_folder = delete, allows, keeps, has_folder
 
     def dst(self, d: ObjectInfo) -> list[Decision]:
         """The next destination entry (in key order): the decisions it settles."""
@@ -125,7 +127,7 @@ class March:
             out.append(Decision("copy", rel, s, None))
 
     def _dst_only(self, rel: str, d: ObjectInfo, out: list[Decision]) -> None:
-        if self._delete and (self._allows is None or self._allows(rel)):
+        if self._delete and (self._allows is None or self._allows(rel)) and (self._keeps is None or self._keeps(d, rel)):
             out.append(Decision("delete", rel, None, d))
 
 

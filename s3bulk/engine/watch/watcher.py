@@ -340,7 +340,7 @@ def watch(job: Job, *, subscriber: Subscriber | None, should_stop: Callable[[], 
 
             if not os.path.isdir(loc.root):
                 raise UsageError(f"--watch of a local SRC needs a directory: {src!r}")
-            filters = job.filters
+            filters = job.filters.located(loc)  # --exclude-if-present looks in SRC's directories
             compiled = filters.compiled() if filters else None
             feed_loop = LoopThread()
             feed = feed_loop.call(LocalFeed.open(loc.root, compiled.allows if compiled is not None else None,
