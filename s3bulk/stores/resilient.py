@@ -47,7 +47,7 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar, cast
 from ..errors import NotFound, StoreError, Throttled, Transient
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
-from .base import (WHOLE, ChecksumReader, FileBodyReader, Features, GetOptions, GetResult, Multipart, ObjectChecksum,
+from .base import (WHOLE, ChecksumReader, FileBodyReader, Features, GetOptions, GetResult, LevelLister, LevelPage, Multipart, ObjectChecksum,
                    ObjectVersion, OpenUpload, PartInfo, PartSizeReader, PartsHalted, PropsReader, ResumableUploads,
                    ServerSideCopier, Store, StreamedBody, StreamedPutter, Unsupported, VersionedStore, VersionPage, Writer,
                    abort_confirmed, part_request, unwrap)
@@ -281,7 +281,7 @@ class Limiter:
 
 
 class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, PropsReader,
-                     FileBodyReader):
+                     FileBodyReader, LevelLister):
     """Read side of a wrapped store: every call goes through the limiter and the retry loop.
 
     Everything is forwarded explicitly (no __getattr__): what the engine may use of a store is
@@ -389,6 +389,11 @@ class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, Prop
 
     async def head(self, key: str) -> ObjectInfo:
         return await self._call(lambda: self.inner.head(key), op="head", key=key)
+
+    async def list_level(self, prefix: str, token: str | None, limit: int) -> LevelPage:
+        if not self.features.one_level:
+            raise self._unsupported("list one level", prefix)
+        return await self._call(lambda: self.inner.list_level(prefix, token, limit), op="list")
 
     async def first_part_size(self, key: str) -> int | None:
         if not self.features.part_sizes:

@@ -23,7 +23,7 @@ from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Dest
                        S3BulkError, StoreError, Throttled, Transient, UsageError)
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
-from ..base import (WHOLE, ChecksumReader, Features, GetOptions, GetResult, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
+from ..base import (WHOLE, ChecksumReader, Features, GetOptions, GetResult, LevelLister, LevelPage, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
                     PartSizeReader, PropsReader, ResumableUploads, ServerSideCopier, Store, StreamedBody,
                     StreamedPutter, Traits, VersionedStore, VersionPage, Writer, abort_confirmed, part_request,
                     part_size_for, upload_in_parts)
@@ -47,7 +47,7 @@ _CHECKSUM_HEADERS = {"ChecksumAlgorithm": "x-amz-checksum-algorithm", "ChecksumT
 
 
 class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
-              ChecksumReader, VersionedStore, PropsReader, StreamedPutter):
+              ChecksumReader, VersionedStore, PropsReader, StreamedPutter, LevelLister):
     """One bucket on one endpoint, with one aiobotocore client per event loop."""
 
     ordered = True
@@ -382,6 +382,21 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
                                       c.get("StorageClass")))
         return checked_page(entries, unit.after, unit.until, bool(resp.get("IsTruncated")),
                             resp.get("NextContinuationToken"), self._url(prefix))
+
+    async def list_level(self, prefix: str, token: str | None, limit: int) -> LevelPage:
+        """ListObjectsV2 with delimiter "/" (levels.py), on the lean path where it serves."""
+        from . import levels
+
+        url = self._url(prefix)
+        page = await self._on_wire(lambda wire: levels.lean_level(wire, prefix, token, limit, url))
+        if page is not _NO_WIRE:
+            return page
+        try:
+            return await levels.botocore_level(await self._control(), self.bucket, prefix, token, limit, url)
+        except S3BulkError:
+            raise
+        except Exception as exc:
+            raise translate(exc, "list", url) from exc
 
     # ---------------------------------------------------------------- reading
 
