@@ -44,6 +44,7 @@ DEFAULTS: dict[str, Any] = {
     "all_versions": False, "include_delete_markers": False, "as_of": None, "report": None, "metrics": None,
     "metrics_linger": 0.0, "verify": False, "force_archived": False, "no_clobber": False, "update": False, "copy_dry_run": False, "max_transfer": None,
     "max_duration": None, "copy_backup_dir": None, "copy_suffix": "",
+    "log_requests": None, "log_requests_headers": False,
 }
 
 

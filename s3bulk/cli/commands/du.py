@@ -8,6 +8,7 @@ import sys
 import typer
 
 from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
+from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 from ..shell import quiet_broken_pipe
 
 
@@ -17,6 +18,7 @@ def du_command(
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line: a 'du' event per prefix, a 'class' event per storage class, then the 'total'"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
+    log_requests: LogRequests = None, log_requests_headers: LogRequestsHeaders = False,
 ) -> None:
     """Count the objects and bytes under URL (optionally per prefix), listing in parallel.
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
+from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 from ..shell import quiet_broken_pipe
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ def ls_command(
         "--no-recursive lists one level, as aws s3 ls and s5cmd ls do: the objects directly under URL, and "
         "each prefix below it once as 'PRE prefix/' (--json: {\"prefix\": ...}), one request per 1,000 rows; "
         "recursive stays the default, as scripts rely on it")),
+    log_requests: LogRequests = None, log_requests_headers: LogRequestsHeaders = False,
 ) -> None:
     """List every object under URL with its size, in key order (unless --unordered).
 

@@ -32,6 +32,7 @@ from ..files.bodies import FileBody
 from ..content_types import content_type_for
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
 from .. import checksums, file_times, written  # file_times, checksums: a download's hot path imports nothing
+from ...http import requestlog
 from .pages import check_token, checked_page
 from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
@@ -259,6 +260,9 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         _refuse_redirects(client)
         client.meta.events.register("before-call.s3", self._drop_refused_checksums)
         client.meta.events.register("response-received.s3", self._count_request)
+        log = requestlog.current()
+        if log is not None:  # --log-requests: botocore's requests too (http/requestlog.py)
+            log.hook(client.meta.events)
         if self._request_payer:
             _add_request_payer(client, self._request_payer)
         if self._cred_source is None and not settings.no_sign_request:
