@@ -65,6 +65,17 @@ def test_one_line_per_exchange_headers_under_it(tmp_path):
 
 
 @pytest.mark.unit
+def test_a_client_is_logged_only_when_asked(monkeypatch, tmp_path):
+    """Off, the lean client is as it was: no request method of its own, nothing per request."""
+    from s3bulk.http.client import HttpClient
+
+    monkeypatch.delenv(requestlog.ENV, raising=False)
+    assert "request" not in vars(HttpClient("127.0.0.1", 9))
+    monkeypatch.setenv(requestlog.ENV, str(tmp_path / "log"))
+    assert "request" in vars(HttpClient("127.0.0.1", 9))
+
+
+@pytest.mark.unit
 def test_a_log_that_cannot_be_written_is_one_line(capsys, tmp_path, no_log_env):
     with pytest.raises(SystemExit) as done:
         main(["ls", str(tmp_path), "--log-requests", str(tmp_path / "no" / "such" / "dir" / "log")])
