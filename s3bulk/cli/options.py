@@ -19,6 +19,7 @@ lacks them (check takes four of the object-property options, not the others).
 from __future__ import annotations
 
 import functools
+import os
 from typing import Annotated, Any, Callable, Optional
 
 import typer
@@ -123,6 +124,32 @@ RetryMaxTime = Annotated[float, O("--retry-max-time", metavar="SECONDS", help="s
 MaxRps = Annotated[float, O("--max-rps", metavar="N", help="requests per second, whole run (0 = no cap)", min=0, rich_help_panel=NETWORK_PANEL)]
 MaxBandwidth = Annotated[str, O("--max-bandwidth", metavar="SIZE", help="bytes per second, whole run, e.g. 50MiB (0 = no cap)", rich_help_panel=NETWORK_PANEL)]
 Adaptive = Annotated[bool, O("--adaptive/--no-adaptive", help="halve requests in flight on SlowDown, raise them again as answers succeed (AIMD, shared by all workers)", rich_help_panel=NETWORK_PANEL)]
+
+# the request log (http/requestlog.py): started as the option is read, so the workers inherit it
+DEBUG_PANEL = "Debugging"
+
+
+def _log_requests(value: Optional[str]) -> Optional[str]:
+    if value:
+        from ..http import requestlog
+
+        try:
+            requestlog.start(value)
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot write {value}: {exc.strerror or exc}") from None
+    return value
+
+
+def _log_requests_headers(value: bool) -> bool:
+    if value:
+        from ..http import requestlog
+
+        os.environ[requestlog.HEADERS_ENV] = "1"
+    return value
+
+
+LogRequests = Annotated[Optional[str], O("--log-requests", metavar="FILE|-", callback=_log_requests, rich_help_panel=DEBUG_PANEL, help="write one line per request to a server and its answer to FILE (appended; '-' is stderr): time, method, URL, status, bytes sent and received, duration, retry number; credentials, tokens, signatures and SSE-C keys redacted; every process of the run writes its own lines")]
+LogRequestsHeaders = Annotated[bool, O("--log-requests-headers", callback=_log_requests_headers, rich_help_panel=DEBUG_PANEL, help="with --log-requests: each request's and answer's headers too, under its line (secrets redacted)")]
 
 # versions (copy and mv)
 VersionId = Annotated[Optional[str], O("--version-id", metavar="ID", help="copy this version of the one key SRC names", rich_help_panel=VERSIONS_PANEL)]

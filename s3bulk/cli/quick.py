@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "max_duration": None, "copy_backup_dir": None, "copy_suffix": "",
     "include_from": None, "exclude_from": None, "filter_from": None, "max_depth": None, "exclude_if_present": None,
     "min_size": None, "max_size": None, "min_age": None, "max_age": None,  # the filters (config/filters.py)
+    "log_requests": None, "log_requests_headers": False,
 }
 
 

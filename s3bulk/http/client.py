@@ -53,6 +53,7 @@ Every failure is one of these types (callers decide by type, never by message te
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
 import base64
 import struct
@@ -647,6 +648,12 @@ class HttpClient:
         self._busy: set[_Conn] = set()
         self._watchdog: asyncio.TimerHandle | None = None
         self._slots = asyncio.Semaphore(max_connections)
+        if "S3BULK_LOG_REQUESTS" in os.environ:  # --log-requests (requestlog.py): this client's requests logged
+            from .requestlog import current
+
+            log = current()
+            if log is not None:
+                setattr(self, "request", log.wrap(self))  # an instance's own: a client without pays nothing
 
     async def _connect(self) -> _Conn:
         loop = asyncio.get_running_loop()

@@ -72,6 +72,7 @@ class Features:
     versions: bool = False           # VersionedStore: list, read and delete every version of a key
     file_bodies: bool = False        # FileBodyReader: read_body(key, start, end), a body streamed from a local file
     streamed_puts: bool = False      # StreamedPutter: put_body(key, body, mtime), a body sent chunk by chunk
+    one_level: bool = False          # LevelLister: list_level(prefix, token, limit), `ls --no-recursive`
     # get(GetOptions(if_match=)) and copy_from(if_match=) hold to that ETag: another version of
     # the object raises SourceChanged instead of giving its bytes (stores/conditions.py)
     conditional_reads: bool = False
@@ -294,6 +295,30 @@ class Store(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+class LevelPage(NamedTuple):
+    """One page of a listing one level deep (`ls --no-recursive`): the objects directly under the
+    prefix and the common prefixes below it (each `prefix + name + "/"`, S3's CommonPrefixes), each
+    list in UTF-8 key order; `next_token` continues the listing (None: the last page)."""
+
+    entries: list[ObjectInfo]
+    prefixes: list[str]
+    next_token: str | None = None
+
+
+@runtime_checkable
+class LevelLister(Protocol):
+    """features.one_level: one level under a prefix, as S3's ListObjectsV2 with delimiter "/"
+    gives it, so browsing a bucket costs one request per 1,000 entries of that level, not a walk
+    of everything below it."""
+
+    async def list_level(self, prefix: str, token: str | None, limit: int) -> LevelPage:
+        """The keys starting with `prefix` and holding no "/" after it, and the prefixes `prefix +
+        name + "/"` of the others, each once over the whole listing, at most about `limit` of both
+        a page (a store whose listing has no delimiter may give one page of all); `token` is the
+        last page's next_token. NotFound when the bucket or directory does not exist."""
+        ...
 
 
 class StreamedBody(Protocol):

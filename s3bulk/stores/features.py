@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Any
 
-from .base import (ChecksumReader, FileBodyReader, Features, PartSizeReader, ResumableUploads, ServerSideCopier,
+from .base import (ChecksumReader, FileBodyReader, Features, LevelLister, PartSizeReader, ResumableUploads, ServerSideCopier,
                    StreamedPutter, Traits, VersionedStore, Writer)
 
 # each capability flag of Features and the protocol that is it
@@ -32,6 +32,7 @@ CAPABILITIES: tuple[tuple[str, type], ...] = (
     ("versions", VersionedStore),
     ("file_bodies", FileBodyReader),
     ("streamed_puts", StreamedPutter),
+    ("one_level", LevelLister),
 )
 
 _TRAITS = tuple(f.name for f in fields(Traits))

@@ -18,12 +18,12 @@ from ..errors import MalformedListing
 from ..http.client import HttpClient, HttpError, Response, proxy_for, retry_after
 from ..model import ObjectInfo, Page, WorkUnit
 from ..config.urls import Location
-from .base import WHOLE, Features, GetOptions, GetResult, Store, Traits, Unsupported, range_result
+from .base import WHOLE, Features, GetOptions, GetResult, LevelLister, LevelPage, Store, Traits, Unsupported, range_result
 from .features import features_of
 from .requests import ERROR, STATUS_CLASS, WIRE_OPS, Counts
 
 
-class ListGetStore(Store):
+class ListGetStore(Store, LevelLister):
     ordered = False
     traits = Traits(ordered=False)  # read-only, token-paged, no mtimes, no hashes
 
@@ -92,6 +92,30 @@ class ListGetStore(Store):
             token = None
         entries = [ObjectInfo(n) for n in names if n.startswith(prefix)] if prefix else [ObjectInfo(n) for n in names]
         return Page(entries, next_token=token)
+
+    async def list_level(self, prefix: str, token: str | None, limit: int) -> LevelPage:
+        """The server has no prefix or delimiter, and its pages come in no order: one level is its
+        whole /list, every page, names under `prefix` collapsed at their next "/" and sorted, in
+        one page (a retry lists it again from the start)."""
+        entries: dict[str, ObjectInfo] = {}
+        prefixes: set[str] = set()
+        n = len(prefix)
+        unit, seen = WorkUnit(), set()
+        while True:
+            page = await self.list_page(prefix, unit, limit)
+            for e in page.entries:
+                cut = e.key.find("/", n)
+                if cut < 0:
+                    entries[e.key] = e
+                else:
+                    prefixes.add(e.key[:cut + 1])
+            if page.next_token is None:
+                return LevelPage([entries[k] for k in sorted(entries)], sorted(prefixes))
+            if page.next_token in seen:
+                raise MalformedListing(f"/list tokens loop: token {page.next_token!r} came again",
+                                       op="list", url=self.location.root + "/list")
+            seen.add(page.next_token)
+            unit = WorkUnit(token=page.next_token)
 
     def _target(self, key: str) -> str:
         return "/get/" + quote(key, safe="/")

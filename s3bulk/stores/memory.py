@@ -32,7 +32,7 @@ from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..errors import DestinationExists
 from .conditions import NO_CLOBBER
 from ..config.urls import Location
-from .base import (WHOLE, Features, GetOptions, GetResult, OpenUpload, PartInfo, ResumableUploads, ServerSideCopier,
+from .base import (WHOLE, Features, GetOptions, GetResult, LevelLister, LevelPage, OpenUpload, PartInfo, ResumableUploads, ServerSideCopier,
                    Store, Traits, Unsupported, Writer, range_result)
 from .features import features_of
 
@@ -138,7 +138,7 @@ def _s3_etag(digests: Sequence[bytes]) -> str:
     return hashlib.md5(b"".join(digests)).hexdigest() + f"-{len(digests)}"
 
 
-class MemoryStore(Writer, ResumableUploads, ServerSideCopier):
+class MemoryStore(Writer, ResumableUploads, ServerSideCopier, LevelLister):
     """One bucket of the registry, through the store contract."""
 
     ordered = True
@@ -181,6 +181,33 @@ class MemoryStore(Writer, ResumableUploads, ServerSideCopier):
             o = b.objects[key]
             entries.append(ObjectInfo(key, len(o.data), o.mtime, o.etag))
         return Page(entries)
+
+    async def list_level(self, prefix: str, token: str | None, limit: int) -> LevelPage:
+        """As S3 lists with delimiter "/": a run of keys under one common prefix is stepped over
+        by one bisection to the first key past it (prefix "a/" ends before "a0")."""
+        b = self._bucket("list", prefix)
+        keys, n = b._keys, len(prefix)
+        lo = bisect_left(keys, prefix)
+        if token is not None:  # a common prefix (a "/" past `prefix`) is stepped over whole
+            lo = max(lo, bisect_left(keys, token[:-1] + "0") if token.find("/", n) >= 0 else bisect_right(keys, token))
+        entries: list[ObjectInfo] = []
+        prefixes: list[str] = []
+        last = None
+        while lo < len(keys) and keys[lo].startswith(prefix):
+            if len(entries) + len(prefixes) == limit:
+                return LevelPage(entries, prefixes, last)
+            key = keys[lo]
+            cut = key.find("/", n)
+            if cut < 0:
+                o = b.objects[key]
+                entries.append(ObjectInfo(key, len(o.data), o.mtime, o.etag))
+                last = key
+                lo += 1
+            else:
+                last = key[:cut + 1]
+                prefixes.append(last)
+                lo = bisect_left(keys, key[:cut] + "0", lo)
+        return LevelPage(entries, prefixes)
 
     async def head(self, key: str) -> ObjectInfo:
         o = self._object("head", key)

@@ -41,13 +41,15 @@ import os
 import random
 import struct
 import time
+from contextvars import Token
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence, TypeVar, cast
 
 from ..errors import NotFound, StoreError, Throttled, Transient
+from ..http.requestlog import RETRY
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
-from .base import (WHOLE, ChecksumReader, FileBodyReader, Features, GetOptions, GetResult, Multipart, ObjectChecksum,
+from .base import (WHOLE, ChecksumReader, FileBodyReader, Features, GetOptions, GetResult, LevelLister, LevelPage, Multipart, ObjectChecksum,
                    ObjectVersion, OpenUpload, PartInfo, PartSizeReader, PartsHalted, PropsReader, ResumableUploads,
                    ServerSideCopier, Store, StreamedBody, StreamedPutter, Unsupported, VersionedStore, VersionPage, Writer,
                    abort_confirmed, part_request, unwrap)
@@ -281,7 +283,7 @@ class Limiter:
 
 
 class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, PropsReader,
-                     FileBodyReader):
+                     FileBodyReader, LevelLister):
     """Read side of a wrapped store: every call goes through the limiter and the retry loop.
 
     Everything is forwarded explicitly (no __getattr__): what the engine may use of a store is
@@ -324,6 +326,7 @@ class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, Prop
         retried_transient = False
         limit = opts.request_deadline if deadline else 0.0
         first = 0.0
+        retry: Token[int] | None = None  # a retry's number, told to the request log (http/requestlog.py)
         while True:
             await limiter.acquire()
             sent_at = time.time()
@@ -354,6 +357,9 @@ class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, Prop
                 return result
             finally:
                 limiter.release()
+                if retry is not None:
+                    RETRY.reset(retry)
+                    retry = None
             # throttles back off on their own count, the other failures on theirs (module docstring)
             if throttle:
                 throttled += 1
@@ -371,6 +377,7 @@ class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, Prop
             await asyncio.sleep(delay)
             if halted is not None and halted():
                 raise last
+            retry = RETRY.set(attempt + throttled)
 
     async def _within(self, make: Callable[[], Awaitable[T]], limit: float, op: str, key: str) -> T:
         """make() cut off after `limit` seconds (--request-deadline) as a retryable failure."""
@@ -389,6 +396,11 @@ class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, Prop
 
     async def head(self, key: str) -> ObjectInfo:
         return await self._call(lambda: self.inner.head(key), op="head", key=key)
+
+    async def list_level(self, prefix: str, token: str | None, limit: int) -> LevelPage:
+        if not self.features.one_level:
+            raise self._unsupported("list one level", prefix)
+        return await self._call(lambda: self.inner.list_level(prefix, token, limit), op="list")
 
     async def first_part_size(self, key: str) -> int | None:
         if not self.features.part_sizes:

@@ -177,6 +177,39 @@ async def key_range_bounds(h: Harness, store: Any) -> None:
     assert got == ["a/b", "a/c d"]
 
 
+@_case(_all_keys)
+async def lists_one_level(h: Harness, store: Any) -> None:
+    """With one_level (LevelLister), a level under a prefix is the keys with no "/" after the
+    prefix and one "name/" prefix for all the others, each once, whatever the page size.
+
+    `ls --no-recursive` browses a bucket, a directory or a server a level at a time; a prefix
+    given twice, or a key of a deeper level shown as an object, is a listing that lies about
+    what is there.
+    """
+    await require(store, "one_level")
+    for prefix, limits in (("", (1, 1000)), ("a", (2, 1000)), ("a/", (1000,)), ("日本/", (1000,)), ("zzz", (1000,))):
+        under = [k for k in KEYS if k.startswith(prefix)]
+        want_keys = utf8_sorted([k for k in under if "/" not in k[len(prefix):]])
+        want_prefixes = utf8_sorted(list({k[:k.index("/", len(prefix)) + 1] for k in under
+                                            if "/" in k[len(prefix):]}))
+        for limit in limits:
+            keys: list[str] = []
+            prefixes: list[str] = []
+            token = None
+            for _ in range(100):
+                page = await store.list_level(prefix, token, limit)
+                keys += [e.key for e in page.entries]
+                prefixes += page.prefixes
+                assert [e.key for e in page.entries] == utf8_sorted([e.key for e in page.entries])
+                token = page.next_token
+                if token is None:
+                    break
+            assert (keys, prefixes) == (want_keys, want_prefixes), (prefix, limit)
+    page = await store.list_level("a", None, 1000)
+    sizes = {e.key: e.size for e in page.entries}
+    assert sizes["a-b"] in (len(body("a-b")), None)
+
+
 # ------------------------------------------------------------------------------------ reading
 
 

@@ -8,6 +8,7 @@ import typer
 
 from ..options import (Endpoint, MaxBandwidth, MaxMemory, NoSign, PartSize, PathStyle, Profile, Region,
                        RequestTimeout, Retries, S3Connection)
+from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 
 
 def cat_command(
@@ -21,6 +22,7 @@ def cat_command(
     retries: Retries = 5, request_timeout: RequestTimeout = 60.0, max_bandwidth: MaxBandwidth = "0",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="a summary line on stderr")] = False,
     progress: Annotated[bool, typer.Option("--progress", help="a live byte count and rate on stderr")] = False,
+    log_requests: LogRequests = None, log_requests_headers: LogRequestsHeaders = False,
 ) -> None:
     """Write one object to stdout (as `s3bulk copy URL -`): ranged GETs in parallel, written in
     order, memory bounded by part size x parts in flight. A prefix or a missing key is an error."""

@@ -14,6 +14,7 @@ from ..options import (Concurrency, DstEndpoint, DstNoSign, DstProfile, DstRegio
                        RunOptions, ShowProgress, SrcEndpoint, SrcNoSign, SrcProfile, SrcRegion, SyncSrc,
                        Verbose, Workers, command, gather)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
+from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -57,6 +58,7 @@ def parameters(
     sse_c_copy_source: P.SseCCopySource = None, sse_c_copy_source_key: P.SseCCopySourceKey = None,  # SSE-C keys
     sse_c: P.SseC = None, sse_c_key: P.SseCKey = None,                                                # to read both
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
+    log_requests: LogRequests = None, log_requests_headers: LogRequestsHeaders = False,
 ) -> None:
     """Compare SRC with DST as sync would, changing nothing: print each key only in SRC, only in
     DST, or that differs (by size, or with --checksum by content); exit 0 when identical, 1 when not.

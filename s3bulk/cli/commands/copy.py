@@ -22,6 +22,7 @@ from ..options import ForceArchived
 from ..options import MaxDuration, MaxTransfer, NoClobber, Update  # GuardOptions (cli/groups.py)
 from ..options import CopyDryRun
 from ..options import CopyBackupDir, CopySuffix  # --backup-dir: overwrites kept (engine/transfer/backup.py)
+from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 
 CopySrc = Annotated[str, typer.Argument(metavar="SRC", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/, or a local directory or file")]
 CopyDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory (or file name for one object)")]
@@ -68,6 +69,7 @@ def parameters(
     no_clobber: NoClobber = False, update: Update = False, copy_dry_run: CopyDryRun = False,
     max_transfer: MaxTransfer = None, max_duration: MaxDuration = None,
     copy_backup_dir: CopyBackupDir = None, copy_suffix: CopySuffix = "",
+    log_requests: LogRequests = None, log_requests_headers: LogRequestsHeaders = False,
 ) -> None:
     """Copy every object under SRC to DST, mirroring the key layout (or one object).
 

@@ -8,6 +8,7 @@ import sys
 import typer
 
 from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
+from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 from ..shell import quiet_broken_pipe
 from ..options import (Exclude, ExcludeFrom, ExcludeIfPresent, FilterFrom, FilterOptions, Include, IncludeFrom,  # filters
                        MaxAge, MaxDepth, MaxSize, MinAge, MinSize)
@@ -24,6 +25,7 @@ def du_command(
     include_from: IncludeFrom = None, exclude_from: ExcludeFrom = None, filter_from: FilterFrom = None,
     max_depth: MaxDepth = None, exclude_if_present: ExcludeIfPresent = None,
     min_size: MinSize = None, max_size: MaxSize = None, min_age: MinAge = None, max_age: MaxAge = None,
+    log_requests: LogRequests = None, log_requests_headers: LogRequestsHeaders = False,
 ) -> None:
     """Count the objects and bytes under URL (optionally per prefix), listing in parallel.
 

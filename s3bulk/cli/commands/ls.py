@@ -1,7 +1,9 @@
-"""`s3bulk ls URL`: list every object under URL with its size, in key order (or every version)."""
+"""`s3bulk ls URL`: list every object under URL with its size, in key order (or every version, or
+one level: --no-recursive)."""
 
 from __future__ import annotations
 
+import bisect
 import sys
 from datetime import datetime, timezone
 from json.encoder import encode_basestring
@@ -11,17 +13,19 @@ import typer
 
 from ...errors import UsageError
 from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
+from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 from ..shell import quiet_broken_pipe
 from ..options import (Exclude, ExcludeFrom, ExcludeIfPresent, FilterFrom, FilterOptions, Include, IncludeFrom,  # filters
                        MaxAge, MaxDepth, MaxSize, MinAge, MinSize)
 from .. import shell
 
 if TYPE_CHECKING:
+    from ...config.urls import S3Options
     from ...model import ObjectInfo
 
 
 def ls_command(
-    url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/ or a local directory or file; lists recursively"),
+    url: str = typer.Argument(..., metavar="URL", help="s3://BUCKET[/PREFIX], s3://BUCKET/KEY, http://HOST:PORT/ or a local directory or file; lists recursively, or one level with --no-recursive"),
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     unordered: bool = typer.Option(False, "--unordered",
                                    help="print pages as they arrive instead of in key order: faster on big buckets"),
@@ -34,16 +38,28 @@ def ls_command(
     max_depth: MaxDepth = None, exclude_if_present: ExcludeIfPresent = None,
     min_size: MinSize = None, max_size: MaxSize = None, min_age: MinAge = None, max_age: MaxAge = None,
     all_versions: bool = typer.Option(False, "--all-versions", help="every version and delete marker, with its version id and whether it is the latest"),
+    recursive: bool = typer.Option(True, "--recursive/--no-recursive", help=(
+        "--no-recursive lists one level, as aws s3 ls and s5cmd ls do: the objects directly under URL, and "
+        "each prefix below it once as 'PRE prefix/' (--json: {\"prefix\": ...}), one request per 1,000 rows; "
+        "recursive stays the default, as scripts rely on it")),
+    log_requests: LogRequests = None, log_requests_headers: LogRequestsHeaders = False,
 ) -> None:
     """List every object under URL with its size, in key order (unless --unordered).
 
     URL is read as copy reads SRC: s3://BUCKET/NAME is the object NAME if there is one, else
-    everything under NAME/; a URL that matches nothing is an error."""
+    everything under NAME/; a URL that matches nothing is an error. With --no-recursive, one level
+    under it: its objects and the prefixes below it (PRE lines), as aws s3 ls lists."""
     from ...api import ls_rendered
 
     s3 = S3Connection(endpoint_url, profile, region, no_sign_request, path_style).options()
     filters = FilterOptions(include, exclude, include_from, exclude_from, filter_from, max_depth, exclude_if_present,
                             min_size, max_size, min_age, max_age).filters(shell.ARGV)
+    if not recursive:
+        if all_versions:
+            raise UsageError("--all-versions lists every version under URL: drop --no-recursive")
+        if filters:
+            raise UsageError("--no-recursive lists one level as the server gives it; it takes no filters")
+        return ls_level(url, s3, json_out)
     if all_versions:
         if filters:
             raise UsageError("ls --all-versions lists every version; it takes no filters")
@@ -133,6 +149,53 @@ class LsLines:
         return lines
 
 
+def ls_level(url: str, s3: S3Options, json_out: bool) -> None:
+    """`ls --no-recursive`: one level under URL, its objects and prefixes merged in key order."""
+    from ...engine.actions.ls import list_levels, stepped
+
+    lines = LsLines(json_out)
+    prefixes = 0
+    pages = stepped(list_levels(url, s3=s3))
+    try:
+        for page in pages:
+            prefixes += len(page.prefixes)
+            text = level_text(lines, page.entries, page.prefixes)
+            if text:
+                sys.stdout.write(text)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+        return
+    finally:
+        pages.close()
+    if not json_out:  # what the lines above hold: the objects of this level, not those below its prefixes
+        print(f"{prefixes:,} prefix{'' if prefixes == 1 else 'es'}, {ls_total(lines.count, lines.total, lines.unsized)}",
+              file=sys.stderr)
+
+
+PRE = "PRE".rjust(32)  # under the size column of an object's line (19 + 1 + 12 characters), as aws s3 ls has it
+
+
+def level_text(lines: LsLines, entries: list[ObjectInfo], prefixes: list[str]) -> str:
+    """One level's page as text: the objects' lines as `ls` renders them, each prefix's line in
+    its place in key order (`PRE name/`, or {"prefix": "name/"} with --json)."""
+    if not prefixes:
+        return lines.render(entries)
+    out: list[str] = []
+    done = 0
+    for prefix in prefixes:
+        upto = bisect.bisect_left(entries, prefix, lo=done, key=_key)
+        if upto > done:
+            out.append(lines.render(entries[done:upto]))
+            done = upto
+        out.append(f'{{"prefix": {encode_basestring(prefix)}}}\n' if lines.json_out else f"{PRE} {prefix}\n")
+    out.append(lines.render(entries[done:]))
+    return "".join(out)
+
+
+def _key(info: ObjectInfo) -> str:
+    return info.key
+
+
 def ls_total(count: int, total: int, unsized: int) -> str:
     """ls's last line: objects and bytes, and what of the bytes is not known (a list/get server
     lists no sizes: its total is unknown, not 0 bytes)."""
@@ -156,4 +219,8 @@ EXAMPLES = (
      "s3bulk ls s3://bucket/data/ --min-size 1GiB --max-depth 2"),
     ("List every version and delete marker",
      "s3bulk ls s3://bucket/docs/ --all-versions"),
+    ("Browse one level: the objects directly under a prefix, and its sub-prefixes as PRE lines",
+     "s3bulk ls s3://bucket/photos/ --no-recursive"),
+    ("See what a server is asked and answers: every request, its status and headers, secrets redacted",
+     "s3bulk ls s3://bucket/ --no-recursive --log-requests requests.log --log-requests-headers"),
 )

@@ -17,6 +17,7 @@ from ..options import (ExcludeFrom, ExcludeIfPresent, FilterFrom, IncludeFrom, M
 from ..shell import quiet_broken_pipe
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import BackupDir, MaxDelete, MaxDeleteSize, Suffix  # guarded deletes
+from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 
 if TYPE_CHECKING:
     from ...engine.actions.rm import RmRequest, RmResult
@@ -44,6 +45,7 @@ def rm_command(
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
     max_delete: MaxDelete = None, max_delete_size: MaxDeleteSize = None, backup_dir: BackupDir = None,
     suffix: Suffix = "",
+    log_requests: LogRequests = None, log_requests_headers: LogRequestsHeaders = False,
 ) -> None:
     """Delete every object under URL (or the one object it names), in batches of 1,000 keys.
 

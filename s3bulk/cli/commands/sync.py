@@ -24,6 +24,7 @@ from ..options import ForceArchived
 from ..options import MaxDuration, MaxTransfer, NoClobber, Update  # GuardOptions (cli/groups.py)
 from ..options import Verify  # --verify (engine/transfer/verify.py)
 from ..options import BackupDir, MaxDelete, MaxDeleteSize, Suffix  # guarded deletes (engine/run/deletes.py)
+from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -155,6 +156,7 @@ def parameters(
     metrics: Metrics = None, metrics_linger: MetricsLinger = 0.0,
     no_clobber: NoClobber = False, update: Update = False,
     max_transfer: MaxTransfer = None, max_duration: MaxDuration = None,
+    log_requests: LogRequests = None, log_requests_headers: LogRequestsHeaders = False,
 ) -> None:
     """Make DST hold what SRC holds: copy what is missing or different, optionally delete the rest.
 

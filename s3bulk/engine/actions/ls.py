@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, AsyncGenerator, Callable, Generator, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncGenerator, Callable, Generator, Iterator, TypeVar, cast
 
 from ...model import ObjectInfo, WorkUnit
 from ...config.urls import S3Options
@@ -19,9 +19,10 @@ from ...config.urls import S3Options
 if TYPE_CHECKING:  # imported where a listing starts, not with the module (start-up)
     from ...config.filters import Filters
     from ...stores import Store
+    from ...stores.base import LevelPage
     from ..listing.hints import BoundarySample
 
-__all__ = ["DuResult", "LS_SPILL_BYTES", "du", "du_groups", "list_pages", "list_rendered", "stepped"]
+__all__ = ["DuResult", "LS_SPILL_BYTES", "du", "du_groups", "list_levels", "list_pages", "list_rendered", "stepped"]
 
 LS_SPILL_BYTES = 1 << 30  # ordered `ls`: pages listed ahead of the output, on disk at most (engine/listing/spill.py)
 T = TypeVar("T")
@@ -126,6 +127,40 @@ async def _selected(pages: AsyncGenerator[list[ObjectInfo], None], select: Selec
             yield select(page)
     finally:
         await pages.aclose()
+async def list_levels(url: str, *, s3: S3Options | None = None, page_size: int = 1000
+                      ) -> AsyncGenerator[LevelPage, None]:
+    """One level under URL (`ls --no-recursive`), a page at a time in key order: the objects
+    directly under it and the prefixes below it, from the store's LevelLister (one chain of pages:
+    a level is browsed, not bulk-listed). URL is read as `list_pages` reads it; one object is
+    one page holding it."""
+    from ...errors import ListingBroken, UsageError
+    from ...stores import open_store
+    from ...stores.base import LevelLister, LevelPage
+    from ..planner import resolve_source
+
+    src, single = await resolve_source(url, s3)
+    store = await open_store(src)
+    try:
+        if single is not None:
+            yield LevelPage([await store.head(single)], [])
+            return
+        if not store.features.one_level:
+            raise UsageError(f"{src.raw!r} cannot be listed one level at a time: list it recursively")
+        lister = cast(LevelLister, store)
+        token: str | None = None
+        seen: set[str] = set()
+        while True:
+            page = await lister.list_level(src.prefix, token, page_size)
+            yield page
+            if page.next_token is None:
+                return
+            if page.next_token in seen:
+                raise ListingBroken(f"listing does not advance: it goes on after {page.next_token!r} again",
+                                    op="list", url=src.raw)
+            seen.add(page.next_token)
+            token = page.next_token
+    finally:
+        await store.close()
 
 
 def stepped(agen: AsyncGenerator[T, None]) -> Generator[T, None, None]:

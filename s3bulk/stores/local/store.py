@@ -31,7 +31,7 @@ from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
 from . import xattrs
 from .. import file_times  # the mark a download leaves, asked once per file
-from ..base import (WHOLE, FileBodyReader, Features, GetOptions, GetResult, PropsReader, ServerSideCopier, Store, Traits,
+from ..base import (WHOLE, FileBodyReader, Features, GetOptions, GetResult, LevelLister, LevelPage, PropsReader, ServerSideCopier, Store, Traits,
                     Unsupported, Writer)
 from ..features import features_of
 from ..files.bodies import FileBody
@@ -101,7 +101,7 @@ def _translate_os(exc: OSError, op: str, path: str, key: str = "") -> StoreError
     return WriteFailed(exc.strerror or str(exc), op=op, url=path, key=key)
 
 
-class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader):
+class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLister):
     """Files under `location.root` (an absolute directory)."""
 
     ordered = True
@@ -250,6 +250,53 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader):
 
     async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
         return await asyncio.to_thread(self.list_page_sync, prefix, unit, limit)
+
+    async def list_level(self, prefix: str, token: str | None, limit: int) -> LevelPage:
+        return await asyncio.to_thread(self._level_sync, prefix, token, limit)
+
+    def _level_sync(self, prefix: str, token: str | None, limit: int) -> LevelPage:
+        """One directory read (the cached, sorted one the recursive listing reads): its files
+        whose names start with what `prefix` has after its last "/", and its directories as
+        prefixes ("name/", a directory with no file in it too), paged by the last name given."""
+        if not os.path.isdir(self.root):
+            raise NotFound("no such directory", op="list", url=self.root)
+        start_dir = prefix.rsplit("/", 1)[0] + "/" if "/" in prefix else ""
+        if start_dir and not os.path.isdir(os.path.join(self.root, start_dir)):
+            return LevelPage([], [])
+        try:
+            keys, names, dirs = self._sorted_dir(start_dir)
+        except FileNotFoundError:
+            return LevelPage([], [])
+        except PermissionError as exc:
+            raise AccessDenied(exc.strerror or "permission denied", op="list", url=exc.filename or self.root) from exc
+        partial = os.fsencode(prefix[len(start_dir):])
+        lo = bisect_left(keys, partial)
+        if token is not None:
+            lo = max(lo, bisect_right(keys, os.fsencode(token[len(start_dir):])))
+        entries: list[ObjectInfo] = []
+        prefixes: list[str] = []
+        last = ""
+        for idx in range(lo, len(keys)):
+            if not keys[idx].startswith(partial):
+                break
+            if len(entries) + len(prefixes) >= limit:
+                return LevelPage(entries, prefixes, last)
+            key = start_dir + names[idx]
+            last = key + "/" if dirs[idx] else key
+            try:
+                key.encode("utf-8")
+            except UnicodeEncodeError:
+                continue  # not a name S3 could hold (the recursive listing reports it as a problem)
+            if dirs[idx]:
+                prefixes.append(key + "/")
+                continue
+            try:
+                st = os.stat(os.path.join(self.root, key))
+            except OSError:
+                continue  # gone meanwhile, or a dangling link: not an object
+            if stat_mod.S_ISREG(st.st_mode):  # a link to a directory is not followed, as above
+                entries.append(ObjectInfo(key, st.st_size, st.st_mtime, None))
+        return LevelPage(entries, prefixes)
 
     # ---------------------------------------------------------------- reading
 

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 from ...config.urls import S3Options
 from ...errors import AccessDenied, NotFound, StoreError, Throttled, UsageError
+from ...http import requestlog
 from ..queues import MAX_BATCH, MAX_VISIBILITY, MAX_WAIT, Message
 
 __all__ = ["Message", "SqsQueue", "queue_url_from", "sqs_address", "MAX_WAIT", "MAX_BATCH"]
@@ -201,6 +202,9 @@ class SqsQueue:
         try:
             client = await stack.enter_async_context(session.create_client(
                 "sqs", endpoint_url=endpoint, region_name=region, verify=settings.ca_bundle, config=config))
+            log = requestlog.current()
+            if log is not None:  # --log-requests (http/requestlog.py)
+                log.hook(client.meta.events)
             self = cls(url, client, stack, endpoint, region)
             await self.attributes(["QueueArn"], op="open queue")
         except BaseException as exc:

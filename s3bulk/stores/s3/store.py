@@ -23,7 +23,7 @@ from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Dest
                        S3BulkError, StoreError, Throttled, Transient, UsageError)
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
-from ..base import (WHOLE, ChecksumReader, Features, GetOptions, GetResult, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
+from ..base import (WHOLE, ChecksumReader, Features, GetOptions, GetResult, LevelLister, LevelPage, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
                     PartSizeReader, PropsReader, ResumableUploads, ServerSideCopier, Store, StreamedBody,
                     StreamedPutter, Traits, VersionedStore, VersionPage, Writer, abort_confirmed, part_request,
                     part_size_for, upload_in_parts)
@@ -32,6 +32,7 @@ from ..files.bodies import FileBody
 from ..content_types import content_type_for
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
 from .. import checksums, file_times, written  # file_times, checksums: a download's hot path imports nothing
+from ...http import requestlog
 from .pages import check_token, checked_page
 from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
@@ -47,7 +48,7 @@ _CHECKSUM_HEADERS = {"ChecksumAlgorithm": "x-amz-checksum-algorithm", "ChecksumT
 
 
 class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
-              ChecksumReader, VersionedStore, PropsReader, StreamedPutter):
+              ChecksumReader, VersionedStore, PropsReader, StreamedPutter, LevelLister):
     """One bucket on one endpoint, with one aiobotocore client per event loop."""
 
     ordered = True
@@ -259,6 +260,9 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         _refuse_redirects(client)
         client.meta.events.register("before-call.s3", self._drop_refused_checksums)
         client.meta.events.register("response-received.s3", self._count_request)
+        log = requestlog.current()
+        if log is not None:  # --log-requests: botocore's requests too (http/requestlog.py)
+            log.hook(client.meta.events)
         if self._request_payer:
             _add_request_payer(client, self._request_payer)
         if self._cred_source is None and not settings.no_sign_request:
@@ -382,6 +386,21 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
                                       c.get("StorageClass")))
         return checked_page(entries, unit.after, unit.until, bool(resp.get("IsTruncated")),
                             resp.get("NextContinuationToken"), self._url(prefix))
+
+    async def list_level(self, prefix: str, token: str | None, limit: int) -> LevelPage:
+        """ListObjectsV2 with delimiter "/" (levels.py), on the lean path where it serves."""
+        from . import levels
+
+        url = self._url(prefix)
+        page = await self._on_wire(lambda wire: levels.lean_level(wire, prefix, token, limit, url))
+        if page is not _NO_WIRE:
+            return page
+        try:
+            return await levels.botocore_level(await self._control(), self.bucket, prefix, token, limit, url)
+        except S3BulkError:
+            raise
+        except Exception as exc:
+            raise translate(exc, "list", url) from exc
 
     # ---------------------------------------------------------------- reading
 
