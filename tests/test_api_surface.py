@@ -32,3 +32,10 @@ def test_rm_of_a_local_directory_needs_no_all(tmp_path):
 def test_rm_of_the_filesystem_root_still_needs_all():
     with pytest.raises(UsageError, match="whole filesystem: add --all"):
         s3bulk.rm("/", dry_run=True)
+
+
+def test_transfer_options_take_sizes_as_strings():
+    options = s3bulk.TransferOptions(part_size="16MiB", max_transfer="1GiB", multipart_threshold=32 * 1024 * 1024)
+    assert (options.part_size, options.max_transfer, options.multipart_threshold) == (16 << 20, 1 << 30, 32 << 20)
+    with pytest.raises(UsageError, match="invalid part_size"):
+        s3bulk.TransferOptions(part_size="lots")
