@@ -229,6 +229,7 @@ def deletion(url: str, why: str | None, dry_run: bool) -> "Deleted | DryRunActio
 PlannedEvent = DryRunAction | Difference
 Event = Union[Progress, Failure, Stopping, Notice, Copied, Skipped, Deleted, Restarted, DryRunAction, Difference,
               WatchStatus]
+"""Any one event a run reports: `Subscriber.notify` receives each and calls the `on_*` method of its kind."""
 
 
 class Subscriber:
