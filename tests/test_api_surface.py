@@ -91,3 +91,22 @@ def test_ls_lists_as_many_ranges_at_once_as_the_command_line():
     cli_default = inspect.signature(ls_command).parameters["concurrency"].default.default
     for fn in (s3bulk.ls, s3bulk.ls_async):
         assert inspect.signature(fn).parameters["concurrency"].default == cli_default == 64
+
+
+def test_version_names_the_commit_off_a_release(tmp_path):
+    from s3bulk import __version__
+    from s3bulk.cli.version import version_text
+
+    assert version_text(tmp_path) == __version__, "no checkout (an installed wheel): the version alone"
+    (tmp_path / "pyproject.toml").write_text("")
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    git("init", "-q")
+    git("add", "pyproject.toml")
+    git("commit", "-q", "-m", "one")
+    assert version_text(tmp_path) == f"{__version__}+g{git('rev-parse', '--short', 'HEAD')}"
+    git("tag", f"v{__version__}")
+    assert version_text(tmp_path) == __version__, "the release's own tag: the version alone"
