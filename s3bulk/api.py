@@ -2,10 +2,14 @@
 
 Every operation has a synchronous form and an `*_async` twin for use inside a running event loop
 (Jupyter, an async application): `copy` / `copy_async`, `sync` / `sync_async`, `watch` /
-`watch_async`, `move` /
-`move_async`, `check` / `check_async`, `ls` / `ls_async`, `du` / `du_async`, `rm` / `rm_async`,
-`upload_stream` / `upload_stream_async`, `download_stream` / `download_stream_async`. Each returns a
-typed result (Summary, CheckResult, DuResult, RmResult, PipeResult, or ObjectInfo per object).
+`watch_async`, `move` / `move_async`, `check` / `check_async`, `check_report` /
+`check_report_async`, `ls` / `ls_async`, `ls_pages` / `ls_pages_async`, `du` / `du_async`, `rm` /
+`rm_async`, `upload_stream` / `upload_stream_async`, `download_stream` / `download_stream_async`.
+Each returns a typed result (Summary, CheckResult, ReceiptResult, DuResult, RmResult, PipeResult,
+or ObjectInfo per object). Nothing here prints: what a run has to say goes to its subscriber as
+events, and the command line (cli/) prints them. Keyword names and defaults are the command
+line's (config/defaults.py holds the ones both use); an older keyword kept for one release goes
+through `_deprecated`, and docs/reference/api.md lists it.
 
 A run's events (progress, failures, dry-run actions, differences, ...) reach a `Subscriber`
 (engine/events.py) passed as `subscriber=`. The work itself happens in the engine: engine/run/orchestrate.py runs copy / sync / mv / check,
