@@ -31,7 +31,7 @@ __version__ = "0.1.0"
 __all__ = [
     "copy", "copy_async", "sync", "sync_async", "watch", "watch_async", "move", "move_async", "check",
     "check_async", "check_report", "check_report_async",
-    "ls", "ls_async", "du", "du_async", "rm", "rm_async",
+    "ls", "ls_async", "ls_pages", "ls_pages_async", "du", "du_async", "rm", "rm_async",
     "upload_stream", "upload_stream_async", "download_stream", "download_stream_async",
     "Summary", "CheckResult", "ReceiptResult", "DuResult", "RmResult", "PipeResult", "ObjectInfo",
     "TransferOptions", "S3Options",
@@ -46,8 +46,8 @@ if TYPE_CHECKING:
                       ObjectInfo, PipeResult, Progress, ReceiptResult, Restarted, RmResult, S3Options, Skipped,
                       Stopping, Subscriber, Summary, TransferOptions, WatchStatus, check, check_async, check_report,
                       check_report_async, copy, copy_async, download_stream, download_stream_async, du, du_async, ls,
-                      ls_async, move, move_async, rm, rm_async, sync, sync_async, upload_stream, upload_stream_async,
-                      watch, watch_async)
+                      ls_async, ls_pages, ls_pages_async, move, move_async, rm, rm_async, sync, sync_async,
+                      upload_stream, upload_stream_async, watch, watch_async)
 
 
 if not TYPE_CHECKING:  # at run time each name is imported on first use; a type checker reads the imports above

@@ -2,10 +2,14 @@
 
 Every operation has a synchronous form and an `*_async` twin for use inside a running event loop
 (Jupyter, an async application): `copy` / `copy_async`, `sync` / `sync_async`, `watch` /
-`watch_async`, `move` /
-`move_async`, `check` / `check_async`, `ls` / `ls_async`, `du` / `du_async`, `rm` / `rm_async`,
-`upload_stream` / `upload_stream_async`, `download_stream` / `download_stream_async`. Each returns a
-typed result (Summary, CheckResult, DuResult, RmResult, PipeResult, or ObjectInfo per object).
+`watch_async`, `move` / `move_async`, `check` / `check_async`, `check_report` /
+`check_report_async`, `ls` / `ls_async`, `ls_pages` / `ls_pages_async`, `du` / `du_async`, `rm` /
+`rm_async`, `upload_stream` / `upload_stream_async`, `download_stream` / `download_stream_async`.
+Each returns a typed result (Summary, CheckResult, ReceiptResult, DuResult, RmResult, PipeResult,
+or ObjectInfo per object). Nothing here prints: what a run has to say goes to its subscriber as
+events, and the command line (cli/) prints them. Keyword names and defaults are the command
+line's (config/defaults.py holds the ones both use); an older keyword kept for one release goes
+through `_deprecated`, and docs/reference/api.md lists it.
 
 A run's events (progress, failures, dry-run actions, differences, ...) reach a `Subscriber`
 (engine/events.py) passed as `subscriber=`. The work itself happens in the engine: engine/run/orchestrate.py runs copy / sync / mv / check,
@@ -16,11 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import IO, Any, AsyncIterator, Awaitable, Callable, Generator, Iterator, ParamSpec, Sequence, TypeVar, cast
+import warnings
+from typing import (IO, Any, AsyncIterator, Awaitable, Callable, Generator, Iterator, Literal, ParamSpec, Sequence,
+                    TypeVar, cast)
 
-from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, JsonLinePrinter,
-                            LinePrinter, Notice, Progress, Relay, Restarted, Skipped, Stopping, Subscriber,
-                            WatchStatus)
+from .config.defaults import LIST_CONCURRENCY
+from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, Notice, Progress, Relay, Restarted,
+                            Skipped, Stopping, Subscriber, WatchStatus)
 from .engine.actions.ls import DuResult, list_pages, list_rendered, stepped
 from .engine.transfer.pipes import PipeResult
 from .engine.job import Job, JournalChoice, Manifest
@@ -73,8 +79,7 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     when there is none, or it belongs to another run). A complete run removes its journal.
     files_from: copy the keys this manifest names instead of listing SRC (see `--files-from`).
     include / exclude / filters: as `--include` / `--exclude` (filters keeps their order).
-    move: delete each source object once its copy has landed (`s3bulk mv`); a copy that failed or
-    was interrupted never deletes its source.
+    move: deprecated (it goes in the next release; a DeprecationWarning says so): call `move`.
     cluster: run the work units as tasks on a Dask cluster: a scheduler address (tcp://host:8786),
     "local" / "local:N" (a LocalCluster of N worker processes), or a distributed.Client (left open).
     Needs `pip install 's3bulk[dask]'` (UsageError otherwise).
@@ -85,8 +90,9 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     report: a file (.csv or .jsonl) that gets one row per object as the run goes (`--report`:
     outcome, source, destination, size, ETag, error); resume=True continues the same file, so it
     names every object of the job with its final outcome.
-    dry_run: print what would be copied (one line each on stdout; the subscriber's on_dry_run gets
-    each) and the estimate of its requests (`summary.estimate()`); nothing is written or deleted.
+    dry_run: plan the run without writing or deleting anything: the subscriber's on_dry_run gets
+    each would-be copy (a DryRunAction: `event.line()` is the command line's line for it) and the
+    summary the estimate of its requests (`summary.estimate()`). Nothing is printed.
     no_clobber: never replace what DST has (conditional writes: race-free); update: skip keys whose
     DST copy is newer; both count such keys in `counters.kept` (and skipped).
     max_transfer (bytes or "50GiB") / max_duration (seconds or "10m"): stop gracefully once reached,
@@ -97,19 +103,32 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     backup failed is not overwritten (a failure; with move, its source stays).
     Ctrl-C (in the main thread) stops gracefully: the summary comes back with interrupted=True.
     Inside a running event loop (Jupyter, an async app) use `copy_async`."""
-    import sys
+    if move:
+        _deprecated("copy(move=True)", "move()")
+    return _copy("mv" if move else "copy", src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3,
+                 subscriber=subscriber, max_memory=max_memory, start=start, should_stop=should_stop,
+                 journal=journal, resume=resume, files_from=files_from, files_from_format=files_from_format,
+                 include=include, exclude=exclude, filters=filters, cluster=cluster, report_objects=report_objects,
+                 report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
+                 max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
 
+
+def _copy(command: Literal["copy", "mv"], src: str, dst: str, *, options: TransferOptions | None, src_s3: S3Options | None,
+          dst_s3: S3Options | None, subscriber: Subscriber | None, max_memory: int | str | None,
+          start: WorkUnit | None, should_stop: Callable[[], bool] | None, journal: str | None, resume: bool,
+          files_from: str | None, files_from_format: str, include: Sequence[str], exclude: Sequence[str],
+          filters: FilterRules | None, cluster: object, report_objects: bool, report: str | None, dry_run: bool,
+          no_clobber: bool, update: bool, max_transfer: int | str | None, max_duration: float | str | None,
+          backup_dir: str | None, suffix: str) -> Summary:
+    """The one body of `copy` and `move` (command "copy" or "mv"): their keywords as one Job, run."""
     options = _guarded(options, dry_run=dry_run, no_clobber=no_clobber, update=update,
                        max_transfer=max_transfer, max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
-    events = _subscriber(subscriber)
-    if dry_run:  # the would-be actions as lines on stdout, as sync's; the subscriber sees them too
-        events = LinePrinter(sys.stdout, then=events)
-    job = Job("mv" if move else "copy", src, dst, options=options or TransferOptions(), src_s3=src_s3,
+    job = Job(command, src, dst, options=options or TransferOptions(), src_s3=src_s3,
               dst_s3=dst_s3, filters=_filters(include, exclude, filters),
               manifest=None if files_from is None else Manifest(files_from, files_from_format),
               journal=JournalChoice(path=None if dry_run else journal, resume=resume), max_memory=max_memory,
               start=start, report=report, report_objects=report_objects)
-    return run_job(job, events, should_stop=should_stop, cluster=cluster)
+    return run_job(job, _subscriber(subscriber), should_stop=should_stop, cluster=cluster)
 
 
 def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, compare: str = "default",
@@ -128,8 +147,8 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     """Make DST hold what SRC holds, as `s3bulk sync`: copy what is missing or different, skip
     what is equal, and with delete=True remove DST keys SRC lacks (not those filtered out).
     compare: "default" (size, or SRC newer), "size-only", "exact-timestamps" or "checksum".
-    dry_run prints what would be done (one line each, on stdout; the subscriber's on_dry_run gets
-    each as a DryRunAction) and changes nothing.
+    dry_run changes nothing: the subscriber's on_dry_run gets each would-be copy and delete as a
+    DryRunAction (`event.line()` is the command line's line for it); nothing is printed.
     watch=True keeps DST equal to SRC after the sync until `stop` says so: see `watch` (stop,
     watch_queue, watch_interval and reconcile_every are its arguments).
     Deletes happen once every copy succeeded, and not at all when one failed (the summary's notice
@@ -139,8 +158,6 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     max_delete_size (bytes or "10GiB"): a run that would delete more deletes nothing (summary.fatal,
     exit code 4). backup_dir (a URL) and suffix: what is deleted or overwritten is first copied there.
     The other arguments are as for `copy`."""
-    import sys
-
     from .engine.plan import SyncOptions
 
     options = _guarded(options, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
@@ -161,8 +178,6 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     if watch:
         return _watched(job, events, stop, queue=watch_queue, interval=watch_interval,
                         reconcile_every=reconcile_every)
-    if dry_run:  # the would-be actions as lines on stdout, as ever; the subscriber sees them too
-        events = LinePrinter(sys.stdout, then=events)
     return run_job(job, events, cluster=cluster)
 
 
@@ -210,7 +225,7 @@ def _delete_guards(delete: bool, delete_during: bool, allow_empty_source: bool, 
 
 
 def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, compare: str = "default",
-          hash_cache: str | None = None, queue: str | None = None, interval: float = 60.0,
+          hash_cache: str | None = None, watch_queue: str | None = None, watch_interval: float = 60.0,
           reconcile_every: float = 6 * 3600.0, options: TransferOptions | None = None,
           src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
           subscriber: Subscriber | None = None,
@@ -218,20 +233,29 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
           exclude: Sequence[str] = (), filters: FilterRules | None = None,
           report_objects: bool = True, delete_during: bool = False, allow_empty_source: bool = False,
           max_delete: int | str | None = None, max_delete_size: int | str | None = None,
-          backup_dir: str | None = None, suffix: str = "") -> Summary:
+          backup_dir: str | None = None, suffix: str = "", queue: str | None = None,
+          interval: float | None = None) -> Summary:
     """Keep DST equal to SRC, as `s3bulk sync SRC DST --watch`: one full sync, then a sync narrowed
     to each batch of changes, until `stop` (a threading.Event, or a callable returning True) says
     so; returns the totals of every sync, `interrupted=True` once stopped. See the Watch guide.
 
-    A local SRC is watched through filesystem events; an S3 SRC through `queue` (the URL of the
-    SQS queue its bucket's event notifications go to) or, without one, by a full sync every
-    `interval` seconds. Every `reconcile_every` seconds (0: never) a full sync catches whatever
+    A local SRC is watched through filesystem events; an S3 SRC through `watch_queue` (the URL of
+    the SQS queue its bucket's event notifications go to) or, without one, by a full sync every
+    `watch_interval` seconds (the names `sync(watch=True)` and `--watch-queue` / `--watch-interval`
+    use; `queue` and `interval` are their deprecated older names, which warn and go in the next
+    release). Every `reconcile_every` seconds (0: never) a full sync catches whatever
     the events missed. The subscriber receives a WatchStatus (lag, changes handled, queue depth)
     about once a second, and with report_objects (the default here) a Copied or Deleted per object.
     Stopping lets the sync in flight finish (a full sync lists through one chain when a stop
     handle is given, so it can stop between pages). The other arguments are as for `sync`."""
     from .engine.plan import SyncOptions
 
+    if queue is not None:
+        _deprecated("watch(queue=)", "watch_queue=")
+        watch_queue = queue
+    if interval is not None:
+        _deprecated("watch(interval=)", "watch_interval=")
+        watch_interval = interval
     checked = _compare(compare)
     sync_options = SyncOptions(delete=delete, compare=checked, hash_cache=hash_cache,
                                **_delete_guards(delete, delete_during, allow_empty_source, max_delete,
@@ -239,7 +263,7 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
     job = Job("sync", src, dst, options=options or TransferOptions(), sync=sync_options, src_s3=src_s3,
               dst_s3=dst_s3, filters=_filters(include, exclude, filters), journal=JournalChoice(path=journal),
               max_memory=max_memory, report_objects=report_objects)
-    return _watched(job, _subscriber(subscriber), stop, queue=queue, interval=interval,
+    return _watched(job, _subscriber(subscriber), stop, queue=watch_queue, interval=watch_interval,
                     reconcile_every=reconcile_every)
 
 
@@ -264,16 +288,16 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
          report_objects: bool = False, report: str | None = None, dry_run: bool = False,
          no_clobber: bool = False, update: bool = False, max_transfer: int | str | None = None,
          max_duration: float | str | None = None, backup_dir: str | None = None, suffix: str = "") -> Summary:
-    """`s3bulk mv`: `copy` with move=True (every argument as for it): each source object is deleted
+    """`s3bulk mv`: `copy`, every argument as for it, and each source object is deleted
     once its copy has landed; a copy that failed or was interrupted, or a key DST kept (no_clobber,
     update), never deletes its source. backup_dir and suffix: what DST holds under a key is first
     copied there before it is overwritten; a failed backup overwrites nothing and deletes no source."""
-    return copy(src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber,
-                max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
-                resume=resume, files_from=files_from, files_from_format=files_from_format, include=include,
-                exclude=exclude, filters=filters, cluster=cluster, move=True, report_objects=report_objects,
-                report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
-                max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
+    return _copy("mv", src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber,
+                 max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
+                 resume=resume, files_from=files_from, files_from_format=files_from_format, include=include,
+                 exclude=exclude, filters=filters, cluster=cluster, report_objects=report_objects,
+                 report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
+                 max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
 
 
 def _guarded(options: TransferOptions | None, *, dry_run: bool = False, no_clobber: bool = False,
@@ -308,29 +332,31 @@ def _guarded(options: TransferOptions | None, *, dry_run: bool = False, no_clobb
     return dataclasses.replace(options or TransferOptions(), **given)
 
 
-def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False, json_lines: bool = False,
+def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False,
           hash_cache: str | None = None, options: TransferOptions | None = None,
           src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
           subscriber: Subscriber | None = None, include: Sequence[str] = (),
-          exclude: Sequence[str] = (), filters: FilterRules | None = None, report: str | None = None) -> CheckResult:
+          exclude: Sequence[str] = (), filters: FilterRules | None = None, report: str | None = None,
+          json_lines: bool | None = None) -> CheckResult:
     """`s3bulk check`: compare SRC with DST as `sync` would, changing nothing (a sync dry run that
     names each difference). By size, or with checksum=True by content too; one_way=True leaves out
-    keys only in DST. Each difference is printed on stdout as the command line prints it (one line,
-    or a JSON `difference` event with json_lines=True; the subscriber's on_difference gets each as
-    a Difference), as it comes, so memory stays flat however many there are; the counts come back
-    in a CheckResult. report: a file (.csv or .jsonl) with a row per key: same, differs, missing
-    (only in SRC) or extra (only in DST)."""
-    import sys
-
+    keys only in DST. The subscriber's on_difference gets each difference as a Difference as it
+    comes (`event.line()` is the command line's line for it, `event.json_fields()` its JSON), so
+    memory stays flat however many there are; nothing is printed. The counts come back in a
+    CheckResult. report: a file (.csv or .jsonl) with a row per key: same, differs, missing (only
+    in SRC) or extra (only in DST). json_lines: deprecated and without effect (it chose how
+    differences were printed); it warns, and goes in the next release."""
     from .engine.plan import SyncOptions
+
+    if json_lines is not None:
+        _deprecated("check(json_lines=)", "a subscriber's on_difference (event.json_fields())")
 
     rules = _filters(include, exclude, filters)
     opts = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",
                        hash_cache=hash_cache, check=True)
-    printer = JsonLinePrinter if json_lines else LinePrinter
     job = Job("check", src, dst, options=options or TransferOptions(), sync=opts, src_s3=src_s3, dst_s3=dst_s3,
               filters=rules, report=report)
-    return CheckResult(run_job(job, printer(sys.stdout, then=_subscriber(subscriber))))
+    return CheckResult(run_job(job, _subscriber(subscriber)))
 
 
 def check_report(report: str, dst: str, *, s3: S3Options | None = None, concurrency: int = 64,
@@ -394,7 +420,7 @@ class CheckResult:
 
 
 def ls_pages_async(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                   concurrency: int = 16, ordered: bool = True) -> AsyncIterator[list[ObjectInfo]]:
+                   concurrency: int = LIST_CONCURRENCY, ordered: bool = True) -> AsyncIterator[list[ObjectInfo]]:
     """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
@@ -406,7 +432,7 @@ def ls_pages_async(url: str, *, s3: S3Options | None = None, page_size: int = 10
 
 
 async def ls_async(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                   concurrency: int = 16, ordered: bool = True) -> AsyncIterator[ObjectInfo]:
+                   concurrency: int = LIST_CONCURRENCY, ordered: bool = True) -> AsyncIterator[ObjectInfo]:
     """Every object URL names, in key order unless `ordered=False` (see `ls_pages_async`)."""
     async for entries in list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered):
         for entry in entries:
@@ -414,13 +440,13 @@ async def ls_async(url: str, *, s3: S3Options | None = None, page_size: int = 10
 
 
 def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-             concurrency: int = 16, ordered: bool = True) -> Iterator[list[ObjectInfo]]:
+             concurrency: int = LIST_CONCURRENCY, ordered: bool = True) -> Iterator[list[ObjectInfo]]:
     """Synchronous form of `ls_pages_async`: runs its own event loop, one step per page."""
     return stepped(list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered))
 
 
 def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-       concurrency: int = 16, ordered: bool = True) -> Iterator[ObjectInfo]:
+       concurrency: int = LIST_CONCURRENCY, ordered: bool = True) -> Iterator[ObjectInfo]:
     """Every object URL names, in key order unless `ordered=False` (see `ls_pages_async`), from an
     event loop of its own; inside a running event loop use `ls_async`."""
     for entries in ls_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered):
@@ -428,7 +454,7 @@ def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
 
 
 def ls_rendered_async(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
-                      concurrency: int = 16, ordered: bool = True, filters: Filters | None = None) -> AsyncIterator[str]:
+                      concurrency: int = LIST_CONCURRENCY, ordered: bool = True, filters: Filters | None = None) -> AsyncIterator[str]:
     """`ls_pages_async`, each page turned into text by `render` as soon as it is listed (the CLI's
     `ls`): a page listed ahead of the output then waits as its text, not as objects. `filters`:
     only the objects they keep (config/filter_options.py build_filters makes them)."""
@@ -436,7 +462,7 @@ def ls_rendered_async(url: str, render: Callable[[list[ObjectInfo]], str], *, s3
 
 
 def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
-                concurrency: int = 16, ordered: bool = True, filters: Filters | None = None) -> Generator[str, None, None]:
+                concurrency: int = LIST_CONCURRENCY, ordered: bool = True, filters: Filters | None = None) -> Generator[str, None, None]:
     """Synchronous form of `ls_rendered_async`: runs its own event loop, one step per page."""
     return stepped(list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered, filters=filters))
 
@@ -648,6 +674,11 @@ download_stream_async = _in_thread(download_stream)
 
 
 # --- helpers -------------------------------------------------------------------------------------------
+
+def _deprecated(old: str, new: str) -> None:
+    """One warning for a keyword kept for one release under its older name (the API page lists them)."""
+    warnings.warn(f"{old} is deprecated and goes in the next release: use {new}", DeprecationWarning, stacklevel=3)
+
 
 def _subscriber(subscriber: Subscriber | None) -> Subscriber | None:
     """The run's subscriber, refused in one line when it is not a Subscriber (a plain function, say)."""

@@ -37,7 +37,7 @@ def test_api_no_clobber_update_and_dry_run(buckets, capsys):
 
     dry = s3bulk.copy(f"memory://{s}/src/", f"memory://{d}/out/", options=OPTS, dry_run=True)
     assert dry.dry_run and dry.counters.done == 3 and db.contents("out/") == {"a": b"theirs a", "b": b"theirs b"}
-    assert capsys.readouterr().out.count("(dryrun) copy: ") == 3
+    assert capsys.readouterr().out == "", "a library call prints nothing (a subscriber's on_dry_run gets each)"
 
     updated = s3bulk.copy(f"memory://{s}/src/", f"memory://{d}/out/", options=OPTS, update=True)
     assert updated.ok and updated.counters.kept == 1

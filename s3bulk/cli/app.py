@@ -38,9 +38,9 @@ class _Command(TyperCommand):
 
 def _version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from .version import version_text
 
-        print(f"s3bulk {__version__}")
+        print(f"s3bulk {version_text()}")
         raise typer.Exit(0)
 
 

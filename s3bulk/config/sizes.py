@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
           "t": 1000**4, "tb": 1000**4, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+
+
+if TYPE_CHECKING:
+    class Size:
+        """A size field of an options dataclass as a type checker sees it: given as bytes or as a
+        string such as "16MiB", read as bytes (the dataclass's `__post_init__` parses it). Only a
+        type checker sees this descriptor: at run time the field is a plain slot holding an int, so
+        reading it costs nothing more."""
+
+        def __get__(self, instance: object, owner: Any = None) -> int: ...
+        def __set__(self, instance: object, value: int | str) -> None: ...
+
+    def size_field(default: int) -> Size: ...
+else:
+    def size_field(default: int) -> int:
+        """A size field's default (see `Size`): the plain int at run time."""
+        return default
 
 
 def parse_size(text: str, what: str = "size") -> int:

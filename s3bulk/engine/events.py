@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Literal, TextIO, Union
 from ..model import Counters, Failure
 
 __all__ = ["Copied", "Deleted", "Difference", "DryRunAction", "Event", "Failure",
-           "JsonLinePrinter", "LinePrinter", "Notice", "PlannedEvent", "Progress", "Relay", "Restarted",
+           "Notice", "PlannedEvent", "Progress", "Relay", "Restarted",
            "Skipped", "Stopping", "Subscriber", "UploadAborted", "UploadFound", "WatchStatus",
            "deletion"]
 
@@ -229,6 +229,7 @@ def deletion(url: str, why: str | None, dry_run: bool) -> "Deleted | DryRunActio
 PlannedEvent = DryRunAction | Difference
 Event = Union[Progress, Failure, Stopping, Notice, Copied, Skipped, Deleted, Restarted, DryRunAction, Difference,
               WatchStatus]
+"""Any one event a run reports: `Subscriber.notify` receives each and calls the `on_*` method of its kind."""
 
 
 class Subscriber:
@@ -296,39 +297,6 @@ class Relay(Subscriber):
     def notify(self, event: Event) -> None:
         super().notify(event)
         self.then.notify(event)
-
-
-class LinePrinter(Relay):
-    """Prints each dry-run / check line on `out` (flushed with each progress event and at the
-    end), as `sync(dry_run=True)` and `check` always have, then passes every event on."""
-
-    def __init__(self, out: TextIO, then: Subscriber | None = None) -> None:
-        super().__init__(then)
-        self.out = out
-
-    def on_dry_run(self, event: DryRunAction) -> None:
-        write_line(self.out, event.line())
-
-    def on_difference(self, event: Difference) -> None:
-        write_line(self.out, event.line())
-
-    def on_progress(self, event: Progress) -> None:
-        self.out.flush()
-
-
-class JsonLinePrinter(LinePrinter):
-    """`check(json_lines=True)`: each dry-run / check event as a JSON line (schema v1) on `out`."""
-
-    def on_dry_run(self, event: DryRunAction) -> None:
-        self._json(event)
-
-    def on_difference(self, event: Difference) -> None:
-        self._json(event)
-
-    def _json(self, event: PlannedEvent) -> None:
-        import json
-
-        self.out.write(json.dumps({"v": 1, **event.json_fields()}, ensure_ascii=False) + "\n")
 
 
 def one_line(text: str) -> str:

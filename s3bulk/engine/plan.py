@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..config.filters import Filters
+from ..config.sizes import size_field
 from ..model import WriteProps
 from ..stores import ResilienceOptions, StoreOptions
 from ..config.urls import Location
+
+if TYPE_CHECKING:
+    from ..config.sizes import Size
 
 MiB = 1024 * 1024
 # transfers in flight per worker a run may grow to by default: at 50 ms a request and ~150 us of CPU
@@ -45,7 +49,9 @@ class SyncOptions:
 
 @dataclass(frozen=True, slots=True)
 class TransferOptions:
-    """Knobs of the engine. Defaults suit a small machine talking to a nearby S3."""
+    """Knobs of the engine. Defaults suit a small machine talking to a nearby S3. Sizes are given
+    as bytes or as strings such as "16MiB" and read back as bytes; every value is checked when the
+    options are built (UsageError)."""
 
     workers: int = 0                 # worker processes; 0 = one per core
     concurrency: int = 64            # transfers in flight per worker (at the start: see max_concurrency)
@@ -53,19 +59,19 @@ class TransferOptions:
     # transfers up to this many; 0 = AUTO_MAX_CONCURRENCY; equal to concurrency = fixed (what -c N asks)
     max_concurrency: int = 0
     page_size: int = 1000            # keys per listing request
-    multipart_threshold: int = 16 * MiB
+    multipart_threshold: Size = size_field(16 * MiB)
     # the largest part held in a buffer (aws-cli uses 8 MiB parts too); with auto_part_size each
     # object's parts are sized from the object (engine/transfer/link.py), else exactly this.
     # auto_part_size None (the default): auto unless a part_size other than the default is given
-    part_size: int = DEFAULT_PART_SIZE
+    part_size: Size = size_field(DEFAULT_PART_SIZE)
     auto_part_size: bool | None = None
     part_concurrency: int = 8        # parts of one object in flight (at the start: see max_part_concurrency)
     # while the link gives more with each step, an object's parts in flight grow up to this many
     # (engine/transfer/link.py); 0 = AUTO_MAX_PART_CONCURRENCY; equal to part_concurrency = fixed
     max_part_concurrency: int = 0
-    max_bytes_in_flight: int = 256 * MiB   # whole run, split across workers
-    copy_threshold: int = 5 * 1024 * MiB   # CopyObject up to here, UploadPartCopy above
-    copy_part_size: int = 512 * MiB
+    max_bytes_in_flight: Size = size_field(256 * MiB)   # whole run, split across workers
+    copy_threshold: Size = size_field(5 * 1024 * MiB)   # CopyObject up to here, UploadPartCopy above
+    copy_part_size: Size = size_field(512 * MiB)
     copy_concurrency: int = 8        # parts of one server-side copy in flight (no bytes held: memory does not bound it)
     pages_ahead: int = 2             # listed pages a worker holds at most
     split_listing: bool = True       # list ordered sources through many key ranges at once (engine/listing/units.py)
@@ -93,7 +99,7 @@ class TransferOptions:
     no_clobber: bool = False         # never replace what DST holds: conditional writes (If-None-Match: *)
     update: bool = False             # skip a key whose DST copy is newer than the source's
     dry_run: bool = False            # copy / mv: list, print what would be copied, estimate; write nothing
-    max_transfer: int | str = 0      # bytes: start no new object once this many were copied
+    max_transfer: Size = size_field(0)  # bytes: start no new object once this many were copied
     max_duration: float = 0.0        # seconds: start no new object after this long
     # copy / mv --backup-dir URL and --suffix (sync's are SyncOptions'): what DST holds under a key about
     # to be overwritten is first copied there (engine/transfer/backup.py), one HEAD per object to find it

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ...errors import UsageError
+from ...config.defaults import LIST_CONCURRENCY
 from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
 from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 from ..shell import quiet_broken_pipe
@@ -29,7 +30,7 @@ def ls_command(
     json_out: bool = typer.Option(False, "--json", help="one JSON object per line"),
     unordered: bool = typer.Option(False, "--unordered",
                                    help="print pages as they arrive instead of in key order: faster on big buckets"),
-    concurrency: int = typer.Option(64, "--concurrency", "-c", metavar="N", min=1,
+    concurrency: int = typer.Option(LIST_CONCURRENCY, "--concurrency", "-c", metavar="N", min=1,
                                     help="list requests in flight over split key ranges"),
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,

@@ -150,6 +150,15 @@ def _rm_versions(request: RmRequest, to: Subscriber) -> RmResult:
     return RmResult(request.dry_run, deleted=done.versions + done.markers, failures=done.failures)
 
 
+def _whole_store(src: Location) -> bool:
+    """Whether a URL with no prefix names all a store holds, which only `all_objects` may delete: a
+    bucket, or the filesystem's root. A local directory is a prefix of the filesystem, as
+    s3://bucket/dir/ is of a bucket, so it needs no --all."""
+    import os.path
+
+    return src.is_bucket or (src.is_local and os.path.dirname(src.root) == src.root)
+
+
 class _RmRun:
     """One rm run's steps, in order: resolve URL (or find a completed run's resume), open the
     journal, the report, the backup and the caps' count, then list and delete in batches, then
@@ -215,8 +224,9 @@ class _RmRun:
             return False
         if not self.src.writable:
             raise UsageError("a list/get server is read-only: nothing can be deleted there")
-        if self.single is None and not self.src.prefix and not r.all_objects:
-            raise UsageError(f"{r.url} is a whole bucket: add --all to delete every object in it")
+        if self.single is None and not self.src.prefix and not r.all_objects and _whole_store(self.src):
+            raise UsageError(f"{r.url} is a whole {'bucket' if self.src.is_bucket else 'filesystem'}: "
+                             "add --all to delete every object in it")
         return True
 
     async def open(self) -> None:
