@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Sequence
 
 import typer
-from typer.core import TyperArgument, TyperCommand
+from typer.core import TyperCommand
 
 from .commands import cat, check, copy, du, ls, mv, rm, serve, sync
 
@@ -20,14 +20,9 @@ class _Command(TyperCommand):
     """Arguments shown as plain `SRC DST` in the usage line: typer writes `{SRC}`, which reads like
     syntax to type."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for param in self.params:
-            if isinstance(param, TyperArgument):
-                def plain(ctx: Any, *, usage: bool = False, _make: Any = param.make_metavar) -> str:
-                    var = str(_make(ctx=ctx, usage=usage))
-                    return var[1:-1] if var.startswith("{") and var.endswith("}") else var
-                param.make_metavar = plain  # type: ignore[method-assign]
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+                for piece in super().collect_usage_pieces(ctx)]
 
     def format_epilog(self, ctx: Any, formatter: Any) -> None:
         """The examples as a section of their own, level with "Options:" (click indents an epilog)."""
