@@ -70,3 +70,16 @@ def test_the_panels_import_rich_only_when_help_is_asked_for(tmp_path):
 
     assert "rich" not in imported("ls", str(tmp_path))
     assert "rich" in imported("ls", "--help")
+
+
+@pytest.mark.unit
+def test_s3bulk_alone_prints_the_help_and_a_usage_error_stays_one_line(capsys):
+    """`s3bulk` with no arguments: the help on stderr, exit 2, no "error:" before it (told by its
+    message, not by typer's private exception class); any other usage error is one line."""
+    from s3bulk import cli
+
+    assert cli._run_typer([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Usage: s3bulk [OPTIONS] COMMAND") and "─ Commands " in err and "error:" not in err
+    assert cli._run_typer(["nosuchcommand"]) == 2
+    assert capsys.readouterr().err == "s3bulk: error: No such command 'nosuchcommand'.\n"
