@@ -13,9 +13,14 @@ the installed command prints it, so a page can not fall behind the CLI unnoticed
 Nothing here names a command or an option: the commands are walked from the typer app
 (`s3bulk.cli.app`, wherever its commands live), so a command added, split into its own module or
 renamed gets its page, and its nav entry, on the next run. Each page holds the description (the
-docstring, paragraphs as Markdown; `\\b` blocks and indented lines such as numbered examples kept
-as they are), the usage line, arguments and options as tables grouped by their help panel (what
-`rich_help_panel=` says), and the exact `--help` text at 80 columns, folded.
+docstring, paragraphs as Markdown; `\\b` blocks and indented lines kept as they are), the usage
+line, arguments and options as tables grouped by their help panel (the panels `--help` draws,
+s3bulk/cli/help.py), an "Examples" section (each example's words, then one block holding only its
+command line, so the copy button copies a command that runs, then what it prints when the example
+gives that), and the exact `--help` text at 80 columns, folded.
+
+An option or argument without help text fails the run (and `--check`): a page row that says
+nothing is a question left to the user.
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ def root_command() -> Any:
 def walk(command: Any, ctx: Any) -> list[tuple[Any, Any]]:
     """Every visible command under `command` (depth first, in the order `--help` lists them),
     each with its context (which gives the `s3bulk copy` command path and usage line)."""
-    found = []
+    found: list[tuple[Any, Any]] = []
     list_commands = getattr(command, "list_commands", None)
     if list_commands is None:
         return found
@@ -75,7 +80,7 @@ def walk(command: Any, ctx: Any) -> list[tuple[Any, Any]]:
         sub = command.get_command(ctx, name)
         if sub is None or getattr(sub, "hidden", False):
             continue
-        sub_ctx = sub.context_class(sub, info_name=name, parent=ctx, **sub.context_settings)
+        sub_ctx = sub.context_class(sub, info_name=name, parent=ctx, **sub.context_settings)  # color from ctx
         found.append((sub, sub_ctx))
         found.extend(walk(sub, sub_ctx))
     return found
@@ -136,6 +141,32 @@ def flags_cell(record: str) -> str:
     return " / ".join(f"`{p}`" for p in parts)
 
 
+def example_text(example: tuple[str, ...]) -> str:
+    """One example on a page: its words as text, its command line alone in a shell block (what
+    the copy button copies runs as it is), then what it prints, if the example says."""
+    what, command_line, *printed = example
+    what = what.rstrip(".")
+    text = [escape(what) + ":", "", "```sh", command_line, "```"]
+    if printed:
+        text += ["", '```text title="Output"', printed[0].rstrip("\n"), "```"]
+    return "\n".join(text)
+
+
+def without_help(command: Any, ctx: Any) -> list[str]:
+    """The visible options and arguments of `command` whose help says nothing."""
+    missing = []
+    for param in command.get_params(ctx):
+        if getattr(param, "hidden", False):
+            continue
+        if not (getattr(param, "help", None) or "").strip():
+            if param.param_type_name == "argument":
+                name = param.metavar or (param.name or "").upper()
+            else:
+                name = "/".join(param.opts)
+            missing.append(f"{ctx.command_path} {name}")
+    return missing
+
+
 # ------------------------------------------------------------------ pages
 
 def slug(ctx: Any) -> str:
@@ -151,29 +182,26 @@ def command_page(command: Any, ctx: Any, children: list[tuple[Any, Any]]) -> Pag
     usage = " ".join([path, *command.collect_usage_pieces(ctx)])
     parts += ["## Usage", "", "```text", usage, "```", ""]
 
-    arguments, panels = [], {}
-    for param in command.get_params(ctx):
-        if getattr(param, "hidden", False):
-            continue
-        record = param.get_help_record(ctx)
-        if record is None:
-            continue
-        flags, meaning = record
-        if param.param_type_name == "argument":
-            arguments.append((f"`{flags}`", escape(meaning)))
+    from s3bulk.cli.help import ARGUMENTS, panels
+
+    for panel, records in panels(command, ctx).items():
+        if panel == ARGUMENTS:
+            rows = [(f"`{flags}`", escape(meaning)) for flags, meaning in records]
+            parts += ["## Arguments", "", table(rows, ("argument", "meaning")), ""]
         else:
-            panel = getattr(param, "rich_help_panel", None) or "Options"
-            panels.setdefault(panel, []).append((flags_cell(flags), escape(meaning)))
-    if arguments:
-        parts += ["## Arguments", "", table(arguments, ("argument", "meaning")), ""]
-    for panel, rows in panels.items():
-        parts += [f"## {escape(panel)}", "", table(rows, ("option", "meaning")), ""]
+            rows = [(flags_cell(flags), escape(meaning)) for flags, meaning in records]
+            parts += [f"## {escape(panel)}", "", table(rows, ("option", "meaning")), ""]
     if children:
         rows = [(f"[`{c_ctx.command_path}`]({slug(c_ctx)}.md)", escape(c.get_short_help_str(limit=200)))
                 for c, c_ctx in children]
         parts += ["## Commands", "", table(rows, ("command", "what it does")), ""]
     if getattr(command, "epilog", None):
         parts += [paragraphs(command.epilog), ""]
+    examples = getattr(command, "examples", ())
+    if examples:
+        parts += ["## Examples", ""]
+        for example in examples:
+            parts += [example_text(example), ""]
     help_text = command.get_help(ctx).rstrip("\n")
     parts += [f'??? note "As `{path} --help` prints it"', "", "    ```text"]
     parts += [("    " + line).rstrip() for line in help_text.splitlines()]
@@ -182,10 +210,16 @@ def command_page(command: Any, ctx: Any, children: list[tuple[Any, Any]]) -> Pag
     return Page(PAGES / f"{slug(ctx)}.md", "\n".join(parts), title)
 
 
-def pages() -> list[Page]:
+def contexts() -> list[tuple[Any, Any]]:
+    """The root command and every command under it, each with its context (no colour: a page
+    holds the help as piped, plain text)."""
     root = root_command()
-    ctx = root.context_class(root, info_name=PROG, **root.context_settings)
-    everything = walk(root, ctx)
+    ctx = root.context_class(root, info_name=PROG, color=False, **root.context_settings)
+    return [(root, ctx), *walk(root, ctx)]
+
+
+def pages() -> list[Page]:
+    (root, ctx), *everything = contexts()
     top = [(c, c_ctx) for c, c_ctx in everything if c_ctx.parent is ctx]
     result = [command_page(root, ctx, top)]
     for command, c_ctx in everything:
@@ -218,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page or the nav differs")
     args = ap.parse_args(argv)
 
+    empty = [name for command, ctx in contexts() for name in without_help(command, ctx)]
+    for name in empty:
+        print(f"cli_docs: {name} has no help text: say what it does in its help=", file=sys.stderr)
     generated = pages()
     wanted = {page.path: page.text for page in generated}
     stale = sorted(set(PAGES.glob("*.md")) - set(wanted)) if PAGES.exists() else []
@@ -229,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
 
     differ = [path for path, text in wanted.items() if not path.exists() or path.read_text() != text]
     if args.check:
-        problems = 0
+        problems = len(empty)
         for path in differ:
             problems += 1
             old = path.read_text().splitlines() if path.exists() else []
@@ -258,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     if new_mkdocs != mkdocs_text:
         MKDOCS.write_text(new_mkdocs)
         print("updated the command nav in mkdocs.yml")
-    return 0
+    return 1 if empty else 0
 
 
 if __name__ == "__main__":

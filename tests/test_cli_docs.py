@@ -6,6 +6,7 @@ reads cites an issue number. Each check runs the real command line, as a user wo
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -29,9 +30,14 @@ def help_text(*command: str) -> str:
 
 
 def commands() -> list[str]:
-    """The commands `s3bulk --help` lists, in its order."""
-    section = help_text().split("\nCommands:\n", 1)[1]
-    return [m.group(1) for m in re.finditer(r"^  (\S+)\s", section, re.M)]
+    """The commands `s3bulk --help` lists (its Commands panel), in its order."""
+    section = help_text().split("─ Commands ", 1)[1]
+    return [m.group(1) for m in re.finditer(r"^│ (\S+)\s", section, re.M)]
+
+
+def panel_titles(text: str) -> list[str]:
+    """The panels a `--help` text draws (`╭─ Options ───╮`), in its order."""
+    return re.findall(r"^╭─ (.+?) ─+╮$", text, re.M)
 
 
 def folded_help(page: str) -> str:
@@ -44,8 +50,8 @@ def option_flags(text: str) -> set[str]:
     """Every flag spelling in a `--help` text's option lines (`-w`, `--workers`, `--no-progress`)."""
     flags = set()
     for line in text.splitlines():
-        if re.match(r"^  -", line):
-            names = re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]
+        if re.match(r"^│ -", line):
+            names = re.split(r"\s{2,}", line.strip("│ "), maxsplit=1)[0]
             flags.update(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", names))
     return flags
 
@@ -69,6 +75,61 @@ def test_each_command_page_holds_the_help_the_cli_prints(command):
     assert not missing, f"s3bulk {command}: options the page's tables leave out: {sorted(missing)}"
     title = f"# s3bulk {command}".rstrip()
     assert title + "\n" in page
+    # the terminal draws the panels the page has as headings, in the same order
+    headings = re.findall(r"^## (.+)$", tables.split("## Usage", 1)[1], re.M)
+    shown = [h.replace("\\", "") for h in headings if h not in ("Commands", "Examples")]
+    assert panel_titles(printed) == shown + (["Commands"] if "## Commands" in tables else [])
+
+
+@pytest.mark.unit
+def test_each_example_on_a_page_is_its_words_then_a_block_holding_only_the_command():
+    for page_path in sorted(PAGES.glob("*.md")):
+        page = page_path.read_text()
+        if page_path.name == "index.md":
+            assert "## Examples" not in page
+            continue
+        section = page.split("\n## Examples\n", 1)[1].split('??? note "As `', 1)[0]
+        blocks = re.findall(r"^([^\n]*)\n\n```sh\n(.*?)\n```\n", section, re.M | re.S)
+        assert len(blocks) >= 3, page_path
+        for words, block in blocks:
+            assert words.endswith(":") and not words[0].isdigit(), (page_path, words)
+            # one command line, no number, no title: the copy button copies something that runs
+            assert "\n" not in block and "s3bulk " in block and not re.match(r"\d+\.", block), (page_path, block)
+        headings = re.findall(r"^## (.+)$", page.split("## Usage", 1)[1], re.M)
+        assert headings[-1] == "Examples", f"{page_path.name}: Examples must come after the options"
+
+
+def _cli_docs():
+    """scripts/cli_docs.py as a module (it is a script, not part of the package)."""
+    if "cli_docs" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("cli_docs", ROOT / "scripts" / "cli_docs.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["cli_docs"] = module  # its dataclass looks its module up by name
+        spec.loader.exec_module(module)
+    return sys.modules["cli_docs"]
+
+
+@pytest.mark.unit
+def test_an_option_or_argument_without_help_is_named_by_the_check():
+    import typer
+    import typer.main
+
+    app = typer.Typer()
+
+    @app.command()
+    def tool(name: str = typer.Argument(...), said: int = typer.Option(1, "--said", help="has help"),
+             silent: int = typer.Option(1, "--silent"), hidden: int = typer.Option(1, "--hidden", hidden=True)) -> None:
+        """A command with help."""
+
+    command = typer.main.get_command(app)
+    ctx = command.make_context("tool", ["x"])
+    assert _cli_docs().without_help(command, ctx) == ["tool NAME", "tool --silent"]
+
+
+@pytest.mark.unit
+def test_no_option_of_s3bulk_is_without_help():
+    docs = _cli_docs()
+    assert [name for command, ctx in docs.contexts() for name in docs.without_help(command, ctx)] == []
 
 
 def test_every_command_has_a_page_and_no_page_is_left_over():

@@ -47,10 +47,6 @@ def main(argv: Optional[list[str]] = None) -> None:
 
 def _run_typer(argv: Optional[list[str]]) -> int:
     """The command line as typer reads it; its exit code."""
-    try:
-        from typer._click.exceptions import NoArgsIsHelpError
-    except ImportError:  # another typer: its usage error then says "error:" before the help
-        NoArgsIsHelpError = ()  # type: ignore[assignment,misc]
     from typer.exceptions import Abort, Exit, TyperException
 
     from .run import json_error
@@ -71,16 +67,23 @@ def _run_typer(argv: Optional[list[str]]) -> int:
     except KeyboardInterrupt:
         print("s3bulk: interrupted", file=sys.stderr)
         code = shell.EXIT_INTERRUPTED
-    except NoArgsIsHelpError as exc:  # `s3bulk` alone: the help, which is no error message
-        print(exc.format_message(), file=sys.stderr)
-        code = exc.exit_code
     except TyperException as exc:
         code = exc.exit_code
-        if not json_error(exc.format_message(), code):
+        if _is_the_help(exc):  # `s3bulk` alone: the help, which is no error message
+            print(exc.format_message(), file=sys.stderr)
+        elif not json_error(exc.format_message(), code):
             print(f"s3bulk: error: {exc.format_message()}", file=sys.stderr)
     except Exception as exc:  # a bug: one line unless asked for the traceback
         code = _internal_error(exc)
     return code
+
+
+def _is_the_help(exc: Exception) -> bool:
+    """Whether a usage error's message is its command's help (click's "no arguments, so the
+    help"): told by what it says, not by its class, which lives in typer's private modules."""
+    ctx = getattr(exc, "ctx", None)
+    return ctx is not None and getattr(ctx.command, "no_args_is_help", False) and \
+        exc.format_message() == ctx.get_help()  # type: ignore[attr-defined]
 
 
 def _run_quick(params: dict[str, Any]) -> int:
@@ -106,10 +109,8 @@ def _run_quick(params: dict[str, Any]) -> int:
 
                 if exc.errno != errno.EPIPE:
                     raise
-                from typer._click.utils import PacifyFlushWrapper  # as typer: a reader that went away, exit 1
-
-                sys.stdout = PacifyFlushWrapper(sys.stdout)
-                sys.stderr = PacifyFlushWrapper(sys.stderr)
+                # as typer: a reader that went away, exit 1 (and no error at the final flush)
+                shell.quiet_broken_pipe()
                 sys.exit(1)
         except shell.Exit as exc:
             code = exc.exit_code

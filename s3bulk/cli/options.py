@@ -43,7 +43,7 @@ SyncDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX
 # how much runs at once, and in what sizes
 Workers = Annotated[int, O("--workers", "-w", metavar="N", help="worker processes (0 = one per core)", min=0)]
 Concurrency = Annotated[Optional[int], O("--concurrency", "-c", metavar="N", min=1, show_default=False,
-                                          help="transfers in flight per worker, exactly N [default: 64, raised up to 512 while requests are slow and the CPU is not]")]
+                                          help="transfers in flight per worker; without it 64 to begin with, raised by itself up to 512 while requests are slow and the CPU has room; a given N stays N")]
 PartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers (raised to fit 10,000 parts)")]
 AutoPartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers, used as given (raised to fit 10,000 parts); auto: each object is cut into about 32 parts (downloads 1-32 MiB, uploads 5-8 MiB) and its parts in flight grow from 8 up to 32 while the link gives more")]
 Threshold = Annotated[str, O(metavar="SIZE", help="objects above this move in parts")]
@@ -61,7 +61,7 @@ ChecksumAlgorithm = Annotated[Optional[str], O("--checksum-algorithm", metavar="
 # which keys
 FILTERS_PANEL = "Filters (a key is kept only when every filter given keeps it)"
 Include = Annotated[Optional[list[str]], O("--include", metavar="GLOB", rich_help_panel=FILTERS_PANEL, help="glob of keys to include (with --exclude: the last match wins)")]
-Exclude = Annotated[Optional[list[str]], O("--exclude", metavar="GLOB", rich_help_panel=FILTERS_PANEL, help="glob of keys to leave out (matched against the key relative to SRC/DST)")]
+Exclude = Annotated[Optional[list[str]], O("--exclude", metavar="GLOB", rich_help_panel=FILTERS_PANEL, help="glob of keys to leave out, matched against each key relative to the prefix given (`*` matches across /)")]
 IncludeFrom = Annotated[Optional[list[str]], O("--include-from", metavar="FILE", rich_help_panel=FILTERS_PANEL, help="only keys matching one of the globs in FILE (one a line, # comments), e.g. --include-from keep.txt")]
 ExcludeFrom = Annotated[Optional[list[str]], O("--exclude-from", metavar="FILE", rich_help_panel=FILTERS_PANEL, help="leave out keys matching any glob in FILE (one a line, # comments), e.g. --exclude-from skip.txt")]
 FilterFrom = Annotated[Optional[list[str]], O("--filter-from", metavar="FILE", rich_help_panel=FILTERS_PANEL, help="rclone's rules, '+ GLOB' keeps and '- GLOB' leaves out, the first line that matches decides (no match: kept), e.g. --filter-from rules.txt")]
@@ -76,7 +76,7 @@ FilesFromFormat = Annotated[str, O("--files-from-format", metavar="FORMAT", help
 Cluster = Annotated[Optional[str], O("--cluster", metavar="ADDRESS", help="run the work units as tasks on a Dask cluster: its scheduler (tcp://host:8786) or local[:N] (N worker processes here); needs pip install 's3bulk[dask]'")]
 Metrics = Annotated[Optional[str], O("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics at http://HOST:PORT/metrics while the run lasts (:PORT listens on 127.0.0.1; port 0 picks a free one, named on stderr)")]
 MetricsLinger = Annotated[float, O("--metrics-linger", metavar="SECONDS", min=0, help="with --metrics: after the run, keep serving until one scrape has read the final counts, at most this long")]
-HashCache = Annotated[Optional[str], O(metavar="FILE", help="file for cached local hashes (default ~/.cache/s3bulk/hashes.sqlite)")]
+HashCache = Annotated[Optional[str], O(metavar="FILE", help="file for cached local hashes (default $XDG_CACHE_HOME/s3bulk/hashes.sqlite, ~/.cache/s3bulk/hashes.sqlite when XDG_CACHE_HOME is not set)")]
 
 # S3 connection: both sides, then each side's overrides
 Endpoint = Annotated[Optional[str], O(metavar="URL", help="S3 endpoint URL (default: AWS, or AWS_ENDPOINT_URL[_S3])", rich_help_panel=S3_PANEL)]
@@ -98,7 +98,7 @@ Json = Annotated[bool, O("--json", help="newline-delimited JSON events and summa
 Quiet = Annotated[bool, O("--quiet", "-q", help="no progress and no summary; errors only")]
 Verbose = Annotated[bool, O("--verbose", "-v", help="a line per object copied or deleted (with --json: `copied` and `deleted` events), and CPU time and peak memory in the summary (always in --json)")]
 ShowProgress = Annotated[Optional[bool], O("--progress/--no-progress", help="live display (default: when stderr is a terminal)")]
-Report = Annotated[Optional[str], O("--report", metavar="FILE", help="write one row per object to FILE as the run goes (.csv with a header, or .jsonl): outcome, source, destination, size, ETag, error; with --resume the same FILE is continued, so it names every object of the job")]
+Report = Annotated[Optional[str], O("--report", metavar="FILE", help="write one row per object to FILE as the run goes (.csv with a header, or .jsonl): its outcome, where it was (and went), size, ETag and any error; with --resume the same FILE is continued, so it names every object of the job")]
 
 # what DST keeps, what a copy only plans, when a run stops by itself (copy, sync, mv: GuardOptions)
 GUARDS_PANEL = "Safety and caps"
@@ -112,7 +112,7 @@ MaxDuration = Annotated[Optional[str], O("--max-duration", metavar="DURATION", h
 
 # the resume journal
 Resume = Annotated[bool, O("--resume", help="continue an interrupted run from its journal: skip what it finished, continue or abort its open multipart uploads")]
-JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the resume journal file (default <journal dir>/<hash of SRC, DST, command>.sqlite); removed when a run completes")]
+JournalPath = Annotated[Optional[str], O("--journal", metavar="PATH", help="the resume journal file (default: one in the journal directory, named for the command and its URLs); removed when a run completes")]
 JournalDir = Annotated[Optional[str], O("--journal-dir", metavar="DIR", help="keep the default journals in DIR instead of $XDG_STATE_HOME/s3bulk/journals; journals there untouched for 30 days are removed")]
 NoJournal = Annotated[bool, O("--no-journal", help="keep no resume journal")]
 
@@ -158,7 +158,7 @@ AsOf = Annotated[Optional[str], O("--as-of", metavar="TIME", help="copy each key
 IncludeDeleteMarkers = Annotated[bool, O("--include-delete-markers", help="with --all-versions: replay delete markers as deletes at DST", rich_help_panel=VERSIONS_PANEL)]
 
 # guarded deletes (sync and rm: engine/run/deletes.py, engine/transfer/backup.py)
-MaxDelete = Annotated[Optional[str], O("--max-delete", metavar="N|P%", help="delete nothing (exit 4) when more than N objects, or more than P percent of DST's objects seen, would be deleted")]
+MaxDelete = Annotated[Optional[str], O("--max-delete", metavar="N|P%", help="delete nothing (exit 4) when more than N objects would be deleted, or more than P percent of the objects listed where the deletes happen (sync: DST)")]
 MaxDeleteSize = Annotated[Optional[str], O("--max-delete-size", metavar="SIZE", help="delete nothing (exit 4) when the objects to delete add up to more than SIZE (e.g. 10GiB)")]
 BackupDir = Annotated[Optional[str], O("--backup-dir", metavar="URL", help="first copy what would be deleted (and, for sync, overwritten) to URL, under the same relative key; server-side on the same S3 endpoint; a failed backup leaves the object in place (a failure)")]
 Suffix = Annotated[str, O("--suffix", metavar="SUF", help="with --backup-dir: append SUF to each backup's key (e.g. .2026-01-31)")]

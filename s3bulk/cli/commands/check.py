@@ -87,7 +87,14 @@ check = command(parameters, _check)
 
 EXAMPLES = (
     ("Check that a local directory holds what a prefix holds (by size)",
-     "s3bulk check s3://bucket/photos/ ./photos/"),
+     "s3bulk check s3://bucket/photos/ ./photos/",
+     "check        s3://bucket/photos/ -> ./photos/   [identical]\n"
+     "same         3 objects, 1.2 MiB\n"
+     "differ       0 objects\n"
+     "only in SRC  0 objects\n"
+     "only in DST  0 objects\n"
+     "time         0.56 s\n"
+     "s3bulk check: 0 differ, 0 only in SRC, 0 only in DST, 3 the same"),
     ("Compare content too, and ignore keys only in DST",
      "s3bulk check ./photos/ s3://bucket/photos/ --checksum --one-way"),
     ("Compare two buckets, one JSON line per difference",

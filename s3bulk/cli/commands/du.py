@@ -72,11 +72,21 @@ def du_command(
 
 EXAMPLES = (
     ("Count the objects and bytes under a prefix",
-     "s3bulk du s3://bucket/photos/"),
+     "s3bulk du s3://bucket/photos/",
+     "    1.2 MiB        1,257,349 B              3 objects  (storage class STANDARD)\n"
+     "    1.2 MiB        1,257,349 B              3 objects  (total)"),
     ("One line per top-level prefix, then the total",
-     "s3bulk du s3://bucket/ --depth 1"),
+     "s3bulk du s3://bucket/ --depth 1",
+     "    1.2 MiB        1,257,349 B              3 objects  photos/\n"
+     "   10.0 KiB           10,200 B              2 objects  site/\n"
+     "    1.2 MiB        1,267,549 B              5 objects  (storage class STANDARD)\n"
+     "    1.2 MiB        1,267,549 B              5 objects  (total)"),
     ("Count only what was not modified for 90 days (a lifecycle rule's candidates)",
      "s3bulk du s3://bucket/ --min-age 90d"),
     ("The same as JSON lines, for a script",
-     "s3bulk du s3://bucket/ --depth 1 --json"),
+     "s3bulk du s3://bucket/ --depth 1 --json",
+     '{"event": "du", "prefix": "photos/", "objects": 3, "bytes": 1257349, "v": 1}\n'
+     '{"event": "du", "prefix": "site/", "objects": 2, "bytes": 10200, "v": 1}\n'
+     '{"event": "class", "storage_class": "STANDARD", "objects": 5, "bytes": 1267549, "v": 1}\n'
+     '{"event": "total", "objects": 5, "bytes": 1267549, "v": 1}'),
 )

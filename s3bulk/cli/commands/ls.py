@@ -211,7 +211,11 @@ def ls_total(count: int, total: int, unsized: int) -> str:
 
 EXAMPLES = (
     ("List every object under a prefix, in key order",
-     "s3bulk ls s3://bucket/photos/"),
+     "s3bulk ls s3://bucket/photos/",
+     "2026-11-21 17:02:45      1204133 photos/2026/beach.jpg\n"
+     "2026-11-21 17:02:45         5003 photos/2026/notes.txt\n"
+     "2026-11-20 09:14:03        48213 photos/cat.jpg\n"
+     "3 objects, 1,257,349 bytes"),
     ("List a big bucket faster, pages printed as they arrive",
      "s3bulk ls s3://bucket/ --unordered"),
     ("List a public bucket as JSON lines",

@@ -188,7 +188,15 @@ EXAMPLES = (
     ("Mirror a local directory to a bucket, deleting what it no longer has",
      "s3bulk sync ./site/ s3://bucket/site/ --delete"),
     ("Print what a mirror would copy and delete, and the requests it would send, changing nothing",
-     "s3bulk sync ./site/ s3://bucket/site/ --delete --dry-run"),
+     "s3bulk sync ./site/ s3://bucket/site/ --delete --dry-run",
+     "(dryrun) copy: /home/me/site/new.html -> s3://bucket/site/new.html\n"
+     "(dryrun) delete: s3://bucket/site/about.html\n"
+     "sync          ./site/ -> s3://bucket/site/   [done]\n"
+     "would copy    1 object, 100 B\n"
+     "equal         1 object, 8.8 KiB (skipped)\n"
+     "would delete  1 object\n"
+     "would send    4 requests (DELETE 1, HEAD 1, LIST 1, PUT 1), moving 100 B\n"
+     "time          0.48 s"),
     ("A guarded mirror: delete nothing if over 1% of DST would go; keep what is deleted or overwritten",
      "s3bulk sync ./site/ s3://b/s/ --delete --max-delete 1% --backup-dir s3://b/old/"),
     ("Compare content (ETag/MD5) instead of sizes and times",
