@@ -227,5 +227,5 @@ EXAMPLES = (
     ("Browse one level: the objects directly under a prefix, and its sub-prefixes as PRE lines",
      "s3bulk ls s3://bucket/photos/ --no-recursive"),
     ("See what a server is asked and answers: every request, its status and headers, secrets redacted",
-     "s3bulk ls s3://bucket/ --no-recursive --log-requests requests.log --log-requests-headers"),
+     "s3bulk ls s3://bucket/ --log-requests requests.log --log-requests-headers"),
 )
