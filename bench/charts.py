@@ -18,9 +18,10 @@ Charts (a series with few points is drawn with what there is, and its caption sa
 - peak_memory.png: peak memory against the object or key count (memory_bench.py, listing_bench.py).
 - throughput_by_size.png: MB/s against object size, per tool (peers_bench.py: 100 B and 1 GiB;
   the 1 GiB download again from footprint_bench.py's later run).
-- link_speed.png: speed as a multiple of aws-cli's for one object down or up, per tool, over a
-  toxiproxy-shaped link (25 MB/s a connection and 10 ms; 100 KB/s) and on loopback, with the
-  goal set for s3bulk marked (link_bench.py).
+- link_speed.png: speed as a multiple of aws-cli's for one object down or up, per tool (the AWS
+  CRT client at its defaults and tuned among them), over a toxiproxy-shaped link (25 MB/s a
+  connection and 10 ms; 100 KB/s) and on loopback, with the goals set for s3bulk marked, each
+  in its reference tool's colour (link_bench.py).
 
 Matplotlib's Agg backend: no display, the same PNG on any machine.
 """
@@ -50,6 +51,8 @@ STYLE = {
     "s5cmd": ("#ff7f0e", "^"),
     "rclone": ("#2ca02c", "D"),
     "aws-cli": ("#7f7f7f", "v"),
+    "crt": ("#d62728", "P"),
+    "crt-tuned": ("#ff9896", "P"),
 }
 SHAPES = ("flat", "dated", "hashed")
 
@@ -255,16 +258,18 @@ def link_speed(out: Path) -> None:
                 labels.append(f"{t['mb_per_s']:,.3g}")
         bars = ax.bar(xs, ys, width, label=tool, color=color)
         ax.bar_label(bars, labels=labels, fontsize=6, padding=2, rotation=90)
-    marked = False
-    for j, c in enumerate(cells):  # the goal for s3bulk, as a multiple of aws-cli's speed
-        g = c.get("goal")
-        ref = c["tools"].get(g["ref"], {}) if g else {}
-        if not g or "speed_vs_aws" not in ref:
-            continue
-        level = ref["speed_vs_aws"] * g["x"] if g["kind"] == "speed" else ref["speed_vs_aws"] / g["x"]
-        ax.hlines(level, j - 0.45, j + 0.45, colors="black", linestyles="--", linewidth=1,
-                  label=None if marked else "goal for s3bulk")
-        marked = True
+    marked: set[str] = set()
+    for j, c in enumerate(cells):  # the goals for s3bulk, as multiples of aws-cli's speed
+        goals = c.get("goals") or ([c["goal"]] if c.get("goal") else [])  # "goal": results before the CRT anchor
+        for g in goals:
+            ref = c["tools"].get(g["ref"], {})
+            if "speed_vs_aws" not in ref:
+                continue
+            level = ref["speed_vs_aws"] * g["x"] if g["kind"] == "speed" else ref["speed_vs_aws"] / g["x"]
+            what = f"goal: {'>=' if g['kind'] == 'speed' else '<='} {g['x']:g}x {g['ref']}"
+            ax.hlines(level, j - 0.45, j + 0.45, colors=style(g["ref"])["color"], linestyles="--", linewidth=1.2,
+                      label=None if what in marked else what)
+            marked.add(what)
     ax.axhline(1.0, color="#7f7f7f", linewidth=0.6)
     ax.set_xticks(range(len(cells)), [f"{c['mib']:,} MiB {c['direction']}\n{short.get(c['link'], c['link'])}"
                                       for c in cells], fontsize=8)
@@ -273,10 +278,12 @@ def link_speed(out: Path) -> None:
     for r in data["runs"]:
         rounds[r["link"]] = max(rounds.get(r["link"], 0), r["rep"] + 1)
     reps = ", ".join(f"{k}: {rounds[k]}" for k in short if k in rounds)
-    ax.set_title(f"one object, each tool with its default options, versitygw behind toxiproxy, 2 shared cores\n"
+    ax.set_title(f"one object, each tool with its default options (crt-tuned: tuned), versitygw behind toxiproxy, "
+                 f"2 shared cores\n"
                  f"{data['date']}, repeats {reps}; bar labels: MB/s", fontsize=9)
     ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
-    ax.legend(frameon=False, fontsize=8, ncol=len(tools) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    ax.legend(frameon=False, fontsize=8, ncol=min(len(tools) + len(marked), 6), loc="upper center",
+              bbox_to_anchor=(0.5, -0.14))
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
