@@ -55,9 +55,10 @@ results file's table again without running anything. `--update-readme`
 puts the table between `<!-- link-bench:start -->` and `<!-- link-bench:end -->` in
 bench/README.md; bench/charts.py draws bench/charts/link_speed.png from link.json.
 
-Runtime of the default run (3 repeats) on a 2-core machine: ~5 min for 25MBps-10ms, ~1 min for
-loopback, ~35 min for 100KBps (a 20 MiB object at 100 KB/s a connection takes 70-210 s a run;
-`--repeats-for 100KBps=1` cuts it to ~12 min, `--slow-mib 4` to a fifth).
+Runtime of the default run (3 repeats, six tools) on a 2-core machine: ~3.5 min for 25MBps-10ms
+and ~2 min for loopback (2026-11-28, load ~8), ~35 min for 100KBps with the four tools of
+2026-11-26 (a 20 MiB object at 100 KB/s a connection takes 70-210 s a run; `--repeats-for
+100KBps=1` cuts it to ~12 min, `--slow-mib 4` to a fifth).
 """
 
 from __future__ import annotations
