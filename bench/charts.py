@@ -10,7 +10,8 @@ title what was measured and where; bench/README.md shows them beside the tables.
 benchmark whose results a chart reads, and commit the PNGs with the results.
 
 Charts (a series with few points is drawn with what there is, and its caption says so):
-- headline.png: objects/s for 20,000 objects of 100 B, per tool (peers_bench.py, versitygw).
+- headline.png: objects/s for 20,000 objects of 100 B, per tool and its version (peers_bench.py,
+  versitygw; the CRT client has no server-side copy bar: aws-cli v2 copies with its classic client).
 - objects_per_s.png: objects/s against the object count, per tool (listing_bench.py copies at
   50 ms per request; memory_bench.py from `s3bulk serve`).
 - listing_keys_per_s.png: listing keys/s against the key count, per tool and key shape
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,7 +59,8 @@ STYLE = {
 SHAPES = ("flat", "dated", "hashed")
 
 # the result files each chart reads (relative to bench/results/)
-PEERS = "peers-2026-11-22.json"
+PEERS = "peers-2026-11-22.json"  # the last full run (1 GiB, listing): throughput_by_size
+PEERS_SMALL = "peers-2026-11-28-small.json"  # small objects with the current peers (the CRT client, rclone 1.68)
 BIG_LATER = "footprint-2026-11-23-dl-big-s6-quiet.json"
 COPIES = ["copy11-grow-20k.json", "copy11-100k-hashed-quiet.json"]
 MEMORY = "memory-2026-11-22.json"
@@ -66,7 +69,7 @@ LISTINGS = ["listing-2026-11-23-100k-ls11.json", "listing-2026-11-23-1m-ls11-fla
             "listing-2026-11-23-2m-ls11-mem.json"]
 LINK = "link.json"
 SOURCES = {
-    "headline.png": [PEERS],
+    "headline.png": [PEERS_SMALL],
     "objects_per_s.png": [*COPIES, MEMORY],
     "listing_keys_per_s.png": LISTINGS,
     "peak_memory.png": [MEMORY, *LISTINGS],
@@ -77,6 +80,18 @@ SOURCES = {
 
 def load(name: str) -> Any:
     return json.loads((RESULTS / name).read_text())
+
+
+def labelled(tool: str, versions: dict[str, str]) -> str:
+    """A peer's legend label with its version, as the results file recorded it (s3bulk: a commit, left out)."""
+    text = versions.get(tool, "")
+    if tool.startswith("s3bulk") or not text:
+        return tool
+    if tool.startswith("crt"):
+        m = re.search(r"awscrt (\S+)", text)
+        return f"{tool} (awscrt {m.group(1)})" if m else tool
+    m = re.search(r"v?\d+\.\d+(?:\.\d+)?", text.split("Python/")[0])
+    return f"{tool} {m.group(0)}" if m else tool
 
 
 def style(tool: str) -> dict[str, Any]:
@@ -98,18 +113,20 @@ def listing_points(kind: str, value: str) -> dict[tuple[str, str], list[tuple[in
 
 
 def headline(out: Path) -> None:
-    data = load(PEERS)
+    data = load(PEERS_SMALL)
     scenarios = [("dl-small", "download"), ("ul-small", "upload"), ("cp-small", "server-side copy")]
     tools = data["config"]["tools"]
     fig, ax = plt.subplots(figsize=(8, 4.2))
     width = 0.8 / len(tools)
-    for i, tool in enumerate(tools):
-        rates = [data["summary"][f"versitygw|{s}|{tool}"]["obj_per_s"] for s, _ in scenarios]
-        xs = [j + (i - (len(tools) - 1) / 2) * width for j in range(len(scenarios))]
-        bars = ax.bar(xs, rates, width, label=tool, color=style(tool)["color"])
+    for i, tool in enumerate(tools):  # a tool that does not do a scenario (crt: server-side copy) has no bar
+        cells = [(j, data["summary"].get(f"versitygw|{s}|{tool}")) for j, (s, _) in enumerate(scenarios)]
+        cells = [(j, m) for j, m in cells if m and m.get("ok")]
+        rates = [m["obj_per_s"] for _, m in cells]
+        xs = [j + (i - (len(tools) - 1) / 2) * width for j, _ in cells]
+        bars = ax.bar(xs, rates, width, label=labelled(tool, data.get("versions", {})), color=style(tool)["color"])
         ax.bar_label(bars, labels=[f"{r:,.0f}" for r in rates], fontsize=7, padding=2)
     ax.set_xticks(range(len(scenarios)), [label for _, label in scenarios])
-    ax.set_ylabel("objects per second (median of 3)")
+    ax.set_ylabel("objects per second (median of the reps)")
     ax.set_title(f"20,000 objects of 100 B, versitygw on loopback, 2 cores ({data['date']})", fontsize=10)
     ax.legend(frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
@@ -256,7 +273,7 @@ def link_speed(out: Path) -> None:
                 xs.append(j + (i - (len(tools) - 1) / 2) * width)
                 ys.append(t["speed_vs_aws"])
                 labels.append(f"{t['mb_per_s']:,.3g}")
-        bars = ax.bar(xs, ys, width, label=tool, color=color)
+        bars = ax.bar(xs, ys, width, label=labelled(tool, data.get("versions", {})), color=color)
         ax.bar_label(bars, labels=labels, fontsize=6, padding=2, rotation=90)
     marked: set[str] = set()
     for j, c in enumerate(cells):  # the goals for s3bulk, as multiples of aws-cli's speed
