@@ -22,6 +22,7 @@ from ...errors import ListingBroken, Transient
 from ...model import ObjectInfo
 from ..base import LevelPage
 from . import xml_reference
+from .pages import botocore_entries
 
 
 def read_level(body: bytes, encoded: bool) -> tuple[list[ObjectInfo], list[str], bool, str | None]:
@@ -102,11 +103,6 @@ async def botocore_level(client: Any, bucket: str, prefix: str, token: str | Non
             raise
         encoded = True  # a key the XML cannot carry: once more with url-encoded keys
         resp = await client.list_objects_v2(EncodingType="url", **params)
-    entries = []
-    for c in resp.get("Contents", ()):
-        etag = c.get("ETag")
-        entries.append(ObjectInfo(unquote(c["Key"]) if encoded else c["Key"], c["Size"],
-                                  c["LastModified"].timestamp(), etag.strip('"') if etag else None,
-                                  c.get("StorageClass")))
+    entries = botocore_entries(resp.get("Contents", ()), encoded)
     prefixes = [unquote(p["Prefix"]) if encoded else p["Prefix"] for p in resp.get("CommonPrefixes", ())]
     return level_page(entries, prefixes, bool(resp.get("IsTruncated")), token, url)

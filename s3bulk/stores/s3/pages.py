@@ -26,10 +26,25 @@ answer) and stops the run with one line.
 
 from __future__ import annotations
 
+from typing import Any, Iterable
+from urllib.parse import unquote
+
 from ...errors import ListingBroken
 from ...model import ObjectInfo, Page
 
 EMPTY_PAGES_LIMIT = 1000  # empty truncated pages in a row that one unit follows before refusing
+
+
+def botocore_entries(contents: Iterable[dict[str, Any]], encoded: bool) -> list[ObjectInfo]:
+    """A botocore listing's `Contents` as entries (keys url-decoded when the listing was asked with
+    EncodingType=url, for a key XML cannot carry): the one reading of both listings' answers."""
+    entries = []
+    for c in contents:
+        etag = c.get("ETag")
+        entries.append(ObjectInfo(unquote(c["Key"]) if encoded else c["Key"], c["Size"],
+                                  c["LastModified"].timestamp(), etag.strip('"') if etag else None,
+                                  c.get("StorageClass")))
+    return entries
 
 
 def checked_page(entries: list[ObjectInfo], after: str | None, until: str | None, truncated: bool,

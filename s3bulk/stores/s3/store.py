@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-from urllib.parse import unquote
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, DestinationUnusable, NotFound,
@@ -33,7 +32,7 @@ from ..content_types import content_type_for
 from ..conditions import NO_CLOBBER, if_none_match_header, if_none_match_param
 from .. import checksums, file_times, written  # file_times, checksums: a download's hot path imports nothing
 from ...http import requestlog
-from .pages import check_token, checked_page
+from .pages import botocore_entries, check_token, checked_page
 from .errors import NO_CREDENTIALS, not_implemented, short_text, translate
 from .wire import ChecksumRefused, UseBotocore, refuses_checksums
 
@@ -378,12 +377,7 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         if not encoded and resp.get("Prefix", prefix) not in (prefix, None):  # S3 echoes the request's prefix: another request's answer
             raise Transient(f"a listing answer for prefix {resp.get('Prefix')!r}, not {prefix!r}", op="list",
                             url=self._url(prefix))
-        entries = []
-        for c in resp.get("Contents", ()):
-            etag = c.get("ETag")
-            entries.append(ObjectInfo(unquote(c["Key"]) if encoded else c["Key"], c["Size"],
-                                      c["LastModified"].timestamp(), etag.strip('"') if etag else None,
-                                      c.get("StorageClass")))
+        entries = botocore_entries(resp.get("Contents", ()), encoded)
         return checked_page(entries, unit.after, unit.until, bool(resp.get("IsTruncated")),
                             resp.get("NextContinuationToken"), self._url(prefix))
 
