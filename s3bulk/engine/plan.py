@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..config.filters import Filters
-from ..model import WriteProps
+from ..model import ObjectInfo, WriteProps
 from ..stores import ResilienceOptions, StoreOptions
 from ..config.urls import Location
 
@@ -208,3 +208,5 @@ class Plan:
     manifest_name: str | None = None  # what the user named it ("-" for stdin): the journal's identity
     report_objects: bool = False     # workers report each object copied or deleted (--json -v)
     backup: Location | None = None   # --backup-dir (sync's, or copy's and mv's), resolved (engine/transfer/backup.py)
+    # what the planner's one request said of single_key (size, ETag, time): the worker lists nothing
+    single_info: ObjectInfo | None = None

@@ -23,7 +23,7 @@ import dataclasses
 import os
 
 from ..errors import AccessDenied, NotFound, NothingListed, UsageError
-from ..model import WorkUnit
+from ..model import ObjectInfo, WorkUnit
 from ..stores import Writer, open_store, settle_location
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
@@ -57,8 +57,9 @@ async def build_plan(job: Job) -> Plan:
         if sync is not None and sync.delete and files_from_format != "changes":  # watch: listing/manifest.py
             raise UsageError("--delete cannot be used with --files-from (the manifest is not the whole SRC)")
     guarded = _guards_empty_source(sync, files_from_format if files_from is not None else None)
-    src, single = await _resolve_source(src, options, prefix_only=sync is not None or files_from is not None,
-                                        empty_ok=empty_source_ok or guarded or _allows_empty(sync))
+    src, single, single_info = await _resolve_source(
+        src, options, prefix_only=sync is not None or files_from is not None,
+        empty_ok=empty_source_ok or guarded or _allows_empty(sync))
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
         keymap = KeyMap("", "", exact)
@@ -74,7 +75,7 @@ async def build_plan(job: Job) -> Plan:
     backup_dir = sync.backup_dir if sync is not None else options.backup_dir  # copy / mv: options
     # checked before DST is prepared: a refused backup dir leaves nothing made (not even DST's directory)
     backup = _backup_location(backup_dir, src, dst, filters) if backup_dir else None
-    await _prepare_destination(dst, options)
+    await _prepare_destination(dst, options, checked_by=src if single_info is not None else None)
     if guarded:
         await _refuse_empty_source(src, dst, options, sync, empty_source_ok)
     if move and not src.writable:
@@ -82,7 +83,7 @@ async def build_plan(job: Job) -> Plan:
     return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
                 move=move, manifest=files_from, manifest_format=manifest_format,
                 manifest_name=files_from_name or (os.path.abspath(files_from) if files_from else None),
-                backup=backup)
+                backup=backup, single_info=single_info)
 
 
 def _allows_empty(sync: SyncOptions | None) -> bool:
@@ -146,31 +147,31 @@ def _as_dir(prefix: str) -> str:
 
 
 async def _resolve_source(src: Location, options: TransferOptions, prefix_only: bool = False,
-                          empty_ok: bool = False) -> tuple[Location, str | None]:
-    """(location listing under its prefix, the single key if SRC names one object)."""
+                          empty_ok: bool = False) -> tuple[Location, str | None, ObjectInfo | None]:
+    """(location listing under its prefix, the single key if SRC names one object, what the HEAD
+    that found it said of it: the worker then copies it without listing it again)."""
     if src.is_local:
         path = src.root
         if os.path.isfile(path) and prefix_only:
             raise UsageError(f"{src.raw!r} is a file; sync works on directories and prefixes (use copy)")
         if os.path.isfile(path):
-            return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path)
+            return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path), None
         if not os.path.exists(path):
             raise NotFound("no such file or directory", op="read", url=src.raw)
         if not os.path.isdir(path):
             raise UsageError(f"{src.raw!r} is neither a regular file nor a directory")
         if not os.access(path, os.R_OK | os.X_OK):
             raise AccessDenied("permission denied", op="read", url=src.raw)
-        return src, None
+        return src, None, None
     store = await open_store(src, options.store_options())
     try:
         if not src.lists_in_order:
             await store.list_page("", WorkUnit(), 1)  # the server answers the contract
-            return src, None
+            return src, None, None
         prefix = src.prefix
         if prefix and not prefix.endswith("/") and not prefix_only:
             try:
-                await store.head(prefix)
-                return src, prefix
+                return src, prefix, await store.head(prefix)
             except (NotFound, AccessDenied):
                 pass  # not one object: a prefix (listing below says if the bucket itself is the problem)
         prefix = _as_dir(prefix)
@@ -181,7 +182,7 @@ async def _resolve_source(src: Location, options: TransferOptions, prefix_only: 
             if any(c in prefix for c in "*?"):  # checked last: keys may hold these characters
                 raise UsageError(_no_wildcards(src))
             raise NothingListed(f"no such key or prefix: {src.raw}")
-        return src.with_prefix(prefix), None
+        return src.with_prefix(prefix), None, None
     finally:
         await store.close()
 
@@ -199,7 +200,8 @@ async def resolve_source(text: str, s3: S3Options | None = None,
                          options: TransferOptions = TransferOptions()) -> tuple[Location, str | None]:
     """What SRC `text` names, as `copy` reads it: (location listing under its prefix, the single key
     if it names one object). `ls` uses this so both read a key-or-prefix the same way."""
-    return await _resolve_source(parse_location(text, s3), options)
+    src, single, _ = await _resolve_source(parse_location(text, s3), options)
+    return src, single
 
 
 def _single_destination(dst: Location, dst_text: str, name: str) -> tuple[Location, str]:
@@ -225,7 +227,14 @@ def _refuse_overlap(src: Location, dst: Location, single: str | None) -> None:
         raise UsageError("destination prefix is inside the source prefix of the same bucket")
 
 
-async def _prepare_destination(dst: Location, options: TransferOptions) -> None:
+async def _prepare_destination(dst: Location, options: TransferOptions, checked_by: Location | None = None) -> None:
+    """DST made ready (a local directory made) and checked (an S3 bucket there and ours: HeadBucket).
+    `checked_by`: SRC, when the HEAD that found its one object asked the same bucket with the same
+    settings: that answer already said what HeadBucket would (the bucket is there, the credentials
+    sign, the endpoint answers), and a request more costs a one-object copy as much as the copy
+    (S3 bills per request). Another bucket is asked: its errors stay those of the check."""
+    if checked_by is not None and dst.is_s3 and dst.same_store(checked_by) and not options.dry_run:
+        return
     if options.dry_run and dst.is_local:  # copy / mv --dry-run write nothing, not even DST's directory
         if os.path.exists(dst.root) and not os.path.isdir(dst.root):
             raise UsageError(f"{dst.raw!r} is a file, but a directory is needed here")

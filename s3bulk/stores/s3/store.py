@@ -395,7 +395,7 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
             raise translate(exc, "head", self._url(key), key) from exc
         etag = resp.get("ETag")
         return ObjectInfo(key, resp["ContentLength"], resp["LastModified"].timestamp(),
-                          etag.strip('"') if etag else None)
+                          etag.strip('"') if etag else None, resp.get("StorageClass"))
 
     async def read_props(self, key: str) -> ObjectProps:
         """HEAD: the object's properties (tags only counted)."""

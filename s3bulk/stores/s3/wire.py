@@ -479,7 +479,9 @@ class S3Wire:
         except (KeyError, ValueError, TypeError) as exc:
             raise Transient(f"HEAD answer without a usable size ({exc})", op="head", url=url, key=key) from exc
         etag = h.get("etag")
-        return ObjectInfo(key, size, mtime, etag.strip('"') if etag else None)
+        # the storage class, as a listing names it (S3 leaves it out for STANDARD): archived objects
+        # are told apart by it (engine/transfer/archived.py) when a HEAD, not a listing, found the key
+        return ObjectInfo(key, size, mtime, etag.strip('"') if etag else None, h.get("x-amz-storage-class"))
 
     async def checksum(self, key: str, url: str) -> tuple[str, str, str] | None:
         """HEAD with x-amz-checksum-mode: ENABLED: (algorithm, value, type) of the object's checksum."""
