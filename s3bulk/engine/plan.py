@@ -8,7 +8,7 @@ from typing import Literal
 
 from ..config.filters import Filters
 from ..model import ObjectInfo, WriteProps
-from ..stores import ResilienceOptions, StoreOptions
+from ..stores import GetResult, ResilienceOptions, StoreOptions
 from ..config.urls import Location
 
 MiB = 1024 * 1024
@@ -210,3 +210,5 @@ class Plan:
     backup: Location | None = None   # --backup-dir (sync's, or copy's and mv's), resolved (engine/transfer/backup.py)
     # what the planner's one request said of single_key (size, ETag, time): the worker lists nothing
     single_info: ObjectInfo | None = None
+    # and the object itself, when that request was a GET that read it whole (a small download)
+    single_read: GetResult | None = field(default=None, repr=False, compare=False)

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Protocol, cast
 
-from ..errors import AccessDenied, NotFound, NothingListed, UsageError
+from ..errors import AccessDenied, NotFound, NothingListed, StoreError, UsageError
 from ..model import ObjectInfo, WorkUnit
-from ..stores import Writer, open_store, settle_location
+from ..stores import GetResult, Store, Writer, open_store, settle_location
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
 from .job import Job
@@ -57,9 +58,12 @@ async def build_plan(job: Job) -> Plan:
         if sync is not None and sync.delete and files_from_format != "changes":  # watch: listing/manifest.py
             raise UsageError("--delete cannot be used with --files-from (the manifest is not the whole SRC)")
     guarded = _guards_empty_source(sync, files_from_format if files_from is not None else None)
-    src, single, single_info = await _resolve_source(
+    # a download of one plain object: the GET that finds it reads it too, when it is small enough to
+    # be read whole anyway (the Whole way); the worker then writes what it brought
+    read_below = options.multipart_threshold if dst.is_local and not options.dry_run else 0
+    src, single, single_info, single_read = await _resolve_source(
         src, options, prefix_only=sync is not None or files_from is not None,
-        empty_ok=empty_source_ok or guarded or _allows_empty(sync))
+        empty_ok=empty_source_ok or guarded or _allows_empty(sync), read_below=read_below)
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
         keymap = KeyMap("", "", exact)
@@ -83,7 +87,7 @@ async def build_plan(job: Job) -> Plan:
     return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
                 move=move, manifest=files_from, manifest_format=manifest_format,
                 manifest_name=files_from_name or (os.path.abspath(files_from) if files_from else None),
-                backup=backup, single_info=single_info)
+                backup=backup, single_info=single_info, single_read=single_read)
 
 
 def _allows_empty(sync: SyncOptions | None) -> bool:
@@ -146,32 +150,56 @@ def _as_dir(prefix: str) -> str:
     return prefix if not prefix or prefix.endswith("/") else prefix + "/"
 
 
+class _SmallReader(Protocol):
+    """An S3 store's one GET that finds an object and reads it when small (stores/s3/store.py)."""
+
+    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None]: ...
+
+
+async def _found(store: Store, key: str, read_below: int) -> tuple[ObjectInfo, GetResult | None]:
+    """What the one request that finds `key` says of it (NotFound: no such object), and with
+    `read_below` the object itself when an S3 GET found it at most that long. A GET refused for
+    another reason (an archived object, a policy that allows HEAD) is asked again as before, by a
+    HEAD, so the run goes on (or fails) exactly as it did."""
+    if read_below and store.features.props == "s3":
+        try:
+            return await cast(_SmallReader, store).read_small(key, read_below)
+        except NotFound:
+            raise
+        except StoreError:
+            pass
+    return await store.head(key), None
+
+
 async def _resolve_source(src: Location, options: TransferOptions, prefix_only: bool = False,
-                          empty_ok: bool = False) -> tuple[Location, str | None, ObjectInfo | None]:
-    """(location listing under its prefix, the single key if SRC names one object, what the HEAD
-    that found it said of it: the worker then copies it without listing it again)."""
+                          empty_ok: bool = False, read_below: int = 0
+                          ) -> tuple[Location, str | None, ObjectInfo | None, GetResult | None]:
+    """(location listing under its prefix, the single key if SRC names one object, what the request
+    that found it said of it, and the object itself when `read_below` asked for it and it is that
+    small (_found): the worker then copies it without listing it again, or reading it again)."""
     if src.is_local:
         path = src.root
         if os.path.isfile(path) and prefix_only:
             raise UsageError(f"{src.raw!r} is a file; sync works on directories and prefixes (use copy)")
         if os.path.isfile(path):
-            return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path), None
+            return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path), None, None
         if not os.path.exists(path):
             raise NotFound("no such file or directory", op="read", url=src.raw)
         if not os.path.isdir(path):
             raise UsageError(f"{src.raw!r} is neither a regular file nor a directory")
         if not os.access(path, os.R_OK | os.X_OK):
             raise AccessDenied("permission denied", op="read", url=src.raw)
-        return src, None, None
+        return src, None, None, None
     store = await open_store(src, options.store_options())
     try:
         if not src.lists_in_order:
             await store.list_page("", WorkUnit(), 1)  # the server answers the contract
-            return src, None, None
+            return src, None, None, None
         prefix = src.prefix
         if prefix and not prefix.endswith("/") and not prefix_only:
             try:
-                return src, prefix, await store.head(prefix)
+                info, first = await _found(store, prefix, read_below)
+                return src, prefix, info, first
             except (NotFound, AccessDenied):
                 pass  # not one object: a prefix (listing below says if the bucket itself is the problem)
         prefix = _as_dir(prefix)
@@ -182,7 +210,7 @@ async def _resolve_source(src: Location, options: TransferOptions, prefix_only: 
             if any(c in prefix for c in "*?"):  # checked last: keys may hold these characters
                 raise UsageError(_no_wildcards(src))
             raise NothingListed(f"no such key or prefix: {src.raw}")
-        return src.with_prefix(prefix), None, None
+        return src.with_prefix(prefix), None, None, None
     finally:
         await store.close()
 
@@ -200,7 +228,7 @@ async def resolve_source(text: str, s3: S3Options | None = None,
                          options: TransferOptions = TransferOptions()) -> tuple[Location, str | None]:
     """What SRC `text` names, as `copy` reads it: (location listing under its prefix, the single key
     if it names one object). `ls` uses this so both read a key-or-prefix the same way."""
-    src, single, _ = await _resolve_source(parse_location(text, s3), options)
+    src, single, _, _ = await _resolve_source(parse_location(text, s3), options)
     return src, single
 
 
