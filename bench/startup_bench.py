@@ -4,6 +4,9 @@
     uv run python bench/startup_bench.py [--endpoint http://127.0.0.1:4566] [--runs 7]
                                          [--s3bulk-root DIR]... [--importtime]
 
+s3bulk is started as a user starts it, by the installed entry point (`.venv/bin/s3bulk`; a tree
+given with `--s3bulk-root` by the same two lines with this interpreter).
+
 What it shows is what a script copying one report in a loop, a CI step or a Lambda cold start pays
 per call: interpreter start, imports, credentials, endpoint resolution, one request. Reported per
 tool and direction: the median wall time of `--runs` runs and the median CPU time (user+sys) of the
@@ -184,6 +187,15 @@ def lambda_sandbox(args: argparse.Namespace) -> None:
     (out / f"startup-lambda-{date.today()}.json").write_text(json.dumps(result, indent=2))
 
 
+def entry_point(root: str | None) -> list[str]:
+    """How a user starts s3bulk: the installed console script (this environment's bin/s3bulk); for
+    another source tree, the same two lines the script runs, with this interpreter."""
+    installed = Path(sys.executable).parent / "s3bulk"
+    if root is None and installed.exists():
+        return [str(installed)]
+    return [sys.executable, "-c", "import sys; from s3bulk.cli import main; sys.argv[0] = 's3bulk'; sys.exit(main())"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--endpoint", default="http://127.0.0.1:4566")
@@ -218,8 +230,9 @@ def main() -> None:
         if root:
             env["PYTHONPATH"] = root
         common = ["--endpoint-url", ep, "-q", "--no-journal"]
-        return ([py, "-m", "s3bulk", "copy", f"s3://{bucket}/one/hello.bin", str(work / "down.bin"), *common],
-                [py, "-m", "s3bulk", "copy", str(local), f"s3://{bucket}/up/hello.bin", *common], env)
+        cmd = entry_point(root)
+        return ([*cmd, "copy", f"s3://{bucket}/one/hello.bin", str(work / "down.bin"), *common],
+                [*cmd, "copy", str(local), f"s3://{bucket}/up/hello.bin", *common], env)
 
     tools: dict[str, tuple[list[str], list[str], dict[str, str]]] = {"s3bulk": s3bulk(None, work / "cache")}
     for n, root in enumerate(args.s3bulk_root):
@@ -273,7 +286,9 @@ def main() -> None:
 
     if args.importtime:
         d, _, e = tools["s3bulk"]
-        p = subprocess.run([d[0], "-X", "importtime", *d[1:]], env=e, cwd=ROOT, capture_output=True, text=True)
+        args = d[len(entry_point(None)):]
+        p = subprocess.run([py, "-X", "importtime", *entry_point("tree")[1:], *args], env=e, cwd=ROOT,
+                           capture_output=True, text=True)
         tops = []
         for line in p.stderr.splitlines():
             if line.startswith("import time:") and "|" in line and "cumulative" not in line:

@@ -48,7 +48,7 @@ _OPTION_SIZES = {"part_size", "multipart_threshold", "max_bytes_in_flight", "cop
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """One Lambda invocation: the event read into one copy `Job` (engine/job.py), run to the deadline
-    through the API, its counts and continuation token out."""
+    through the one orchestration path, its counts and continuation token out."""
     from .config.sizes import parse_size
     from .engine.job import Job
     from .engine.memory_budget import lambda_budget
@@ -139,16 +139,18 @@ def _run(job: Job, token: Any, should_stop: Callable[[], bool]) -> tuple[Summary
     import tempfile
     from dataclasses import replace
 
-    from .api import run_job
     from .engine.job import JournalChoice
     from .engine.journal.units import export_token, import_token
+    # the one orchestration path itself, as api.run_job calls it without a cluster: importing the
+    # API would load every other command's engine actions (ls, rm, versions, receipts, pipes) too
+    from .engine.run.orchestrate import run
 
     with tempfile.TemporaryDirectory(prefix="s3bulk-lambda-") as tmp:
         path = os.path.join(tmp, "journal.sqlite")
         if token is not None:
             import_token(path, token)
-        summary = run_job(replace(job, journal=JournalChoice(path=path, resume=token is not None)),
-                          should_stop=should_stop)
+        summary = run(replace(job, journal=JournalChoice(path=path, resume=token is not None)),
+                      should_stop=should_stop)
         after = None if _done(summary) or not os.path.exists(path) else {"journal": export_token(path)}
     return summary, after
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Literal
 
 from ..config.filters import Filters
 from ..config.sizes import size_field
-from ..model import WriteProps
-from ..stores import ResilienceOptions, StoreOptions
+from ..model import ObjectInfo, WriteProps
+from ..stores import GetResult, ResilienceOptions, StoreOptions
 from ..config.urls import Location
 
 if TYPE_CHECKING:
@@ -214,3 +214,7 @@ class Plan:
     manifest_name: str | None = None  # what the user named it ("-" for stdin): the journal's identity
     report_objects: bool = False     # workers report each object copied or deleted (--json -v)
     backup: Location | None = None   # --backup-dir (sync's, or copy's and mv's), resolved (engine/transfer/backup.py)
+    # what the planner's one request said of single_key (size, ETag, time): the worker lists nothing
+    single_info: ObjectInfo | None = None
+    # and the object itself, when that request was a GET that read it whole (a small download)
+    single_read: GetResult | None = field(default=None, repr=False, compare=False)

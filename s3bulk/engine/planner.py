@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Protocol, cast
 
-from ..errors import AccessDenied, NotFound, NothingListed, UsageError
-from ..model import WorkUnit
-from ..stores import Writer, open_store, settle_location
+from ..errors import AccessDenied, NotFound, NothingListed, StoreError, UsageError
+from ..model import ObjectInfo, WorkUnit
+from ..stores import GetResult, Store, Writer, open_store, settle_location
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
 from .job import Job
@@ -58,8 +59,12 @@ async def build_plan(job: Job) -> Plan:
         if sync is not None and sync.delete and files_from_format != "changes":  # watch: listing/manifest.py
             raise UsageError("--delete cannot be used with --files-from (the manifest is not the whole SRC)")
     guarded = _guards_empty_source(sync, files_from_format if files_from is not None else None)
-    src, single = await _resolve_source(src, options, prefix_only=sync is not None or files_from is not None,
-                                        empty_ok=empty_source_ok or guarded or _allows_empty(sync))
+    # a download of one plain object: the GET that finds it reads it too, when it is small enough to
+    # be read whole anyway (the Whole way); the worker then writes what it brought
+    read_below = options.multipart_threshold if dst.is_local and not options.dry_run else 0
+    src, single, single_info, single_read = await _resolve_source(
+        src, options, prefix_only=sync is not None or files_from is not None,
+        empty_ok=empty_source_ok or guarded or _allows_empty(sync), read_below=read_below)
     filters = filters.located(src)  # --exclude-if-present: refused unless SRC is a local directory
     if single is not None:
         dst, exact = _single_destination(dst, dst_text, os.path.basename(single))
@@ -76,7 +81,7 @@ async def build_plan(job: Job) -> Plan:
     backup_dir = sync.backup_dir if sync is not None else options.backup_dir  # copy / mv: options
     # checked before DST is prepared: a refused backup dir leaves nothing made (not even DST's directory)
     backup = _backup_location(backup_dir, src, dst, filters) if backup_dir else None
-    await _prepare_destination(dst, options)
+    await _prepare_destination(dst, options, checked_by=src if single_info is not None else None)
     if guarded:
         await _refuse_empty_source(src, dst, options, sync, empty_source_ok)
     if move and not src.writable:
@@ -84,7 +89,7 @@ async def build_plan(job: Job) -> Plan:
     return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
                 move=move, manifest=files_from, manifest_format=manifest_format,
                 manifest_name=files_from_name or (os.path.abspath(files_from) if files_from else None),
-                backup=backup)
+                backup=backup, single_info=single_info, single_read=single_read)
 
 
 def _allows_empty(sync: SyncOptions | None) -> bool:
@@ -147,32 +152,56 @@ def _as_dir(prefix: str) -> str:
     return prefix if not prefix or prefix.endswith("/") else prefix + "/"
 
 
+class _SmallReader(Protocol):
+    """An S3 store's one GET that finds an object and reads it when small (stores/s3/store.py)."""
+
+    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None]: ...
+
+
+async def _found(store: Store, key: str, read_below: int) -> tuple[ObjectInfo, GetResult | None]:
+    """What the one request that finds `key` says of it (NotFound: no such object), and with
+    `read_below` the object itself when an S3 GET found it at most that long. A GET refused for
+    another reason (an archived object, a policy that allows HEAD) is asked again as before, by a
+    HEAD, so the run goes on (or fails) exactly as it did."""
+    if read_below and store.features.props == "s3":
+        try:
+            return await cast(_SmallReader, store).read_small(key, read_below)
+        except NotFound:
+            raise
+        except StoreError:
+            pass
+    return await store.head(key), None
+
+
 async def _resolve_source(src: Location, options: TransferOptions, prefix_only: bool = False,
-                          empty_ok: bool = False) -> tuple[Location, str | None]:
-    """(location listing under its prefix, the single key if SRC names one object)."""
+                          empty_ok: bool = False, read_below: int = 0
+                          ) -> tuple[Location, str | None, ObjectInfo | None, GetResult | None]:
+    """(location listing under its prefix, the single key if SRC names one object, what the request
+    that found it said of it, and the object itself when `read_below` asked for it and it is that
+    small (_found): the worker then copies it without listing it again, or reading it again)."""
     if src.is_local:
         path = src.root
         if os.path.isfile(path) and prefix_only:
             raise UsageError(f"{src.raw!r} is a file; sync works on directories and prefixes (use copy)")
         if os.path.isfile(path):
-            return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path)
+            return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path), None, None
         if not os.path.exists(path):
             raise NotFound("no such file or directory", op="read", url=src.raw)
         if not os.path.isdir(path):
             raise UsageError(f"{src.raw!r} is neither a regular file nor a directory")
         if not os.access(path, os.R_OK | os.X_OK):
             raise AccessDenied("permission denied", op="read", url=src.raw)
-        return src, None
+        return src, None, None, None
     store = await open_store(src, options.store_options())
     try:
         if not src.lists_in_order:
             await store.list_page("", WorkUnit(), 1)  # the server answers the contract
-            return src, None
+            return src, None, None, None
         prefix = src.prefix
         if prefix and not prefix.endswith("/") and not prefix_only:
             try:
-                await store.head(prefix)
-                return src, prefix
+                info, first = await _found(store, prefix, read_below)
+                return src, prefix, info, first
             except (NotFound, AccessDenied):
                 pass  # not one object: a prefix (listing below says if the bucket itself is the problem)
         prefix = _as_dir(prefix)
@@ -183,7 +212,7 @@ async def _resolve_source(src: Location, options: TransferOptions, prefix_only: 
             if any(c in prefix for c in "*?"):  # checked last: keys may hold these characters
                 raise UsageError(_no_wildcards(src))
             raise NothingListed(f"no such key or prefix: {src.raw}")
-        return src.with_prefix(prefix), None
+        return src.with_prefix(prefix), None, None, None
     finally:
         await store.close()
 
@@ -201,7 +230,8 @@ async def resolve_source(text: str, s3: S3Options | None = None,
                          options: TransferOptions = TransferOptions()) -> tuple[Location, str | None]:
     """What SRC `text` names, as `copy` reads it: (location listing under its prefix, the single key
     if it names one object). `ls` uses this so both read a key-or-prefix the same way."""
-    return await _resolve_source(parse_location(text, s3), options)
+    src, single, _, _ = await _resolve_source(parse_location(text, s3), options)
+    return src, single
 
 
 def _single_destination(dst: Location, dst_text: str, name: str) -> tuple[Location, str]:
@@ -227,7 +257,14 @@ def _refuse_overlap(src: Location, dst: Location, single: str | None) -> None:
         raise UsageError("destination prefix is inside the source prefix of the same bucket")
 
 
-async def _prepare_destination(dst: Location, options: TransferOptions) -> None:
+async def _prepare_destination(dst: Location, options: TransferOptions, checked_by: Location | None = None) -> None:
+    """DST made ready (a local directory made) and checked (an S3 bucket there and ours: HeadBucket).
+    `checked_by`: SRC, when the HEAD that found its one object asked the same bucket with the same
+    settings: that answer already said what HeadBucket would (the bucket is there, the credentials
+    sign, the endpoint answers), and a request more costs a one-object copy as much as the copy
+    (S3 bills per request). Another bucket is asked: its errors stay those of the check."""
+    if checked_by is not None and dst.is_s3 and dst.same_store(checked_by) and not options.dry_run:
+        return
     if options.dry_run and dst.is_local:  # copy / mv --dry-run write nothing, not even DST's directory
         if os.path.exists(dst.root) and not os.path.isdir(dst.root):
             raise UsageError(f"{dst.raw!r} is a file, but a directory is needed here")

@@ -455,6 +455,10 @@ class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, Prop
             raise self._no_props(key)
         return await self._call(lambda: self.inner.read_props(key))
 
+    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None]:
+        """An S3 object found, and read when small, by one GET (stores/s3/store.py read_small)."""
+        return await self._call(lambda: self.inner.read_small(key, most), op="get", key=key)
+
     async def restore_status(self, key: str) -> str | None:
         """An archived object's x-amz-restore (S3 stores: stores/s3/store.py)."""
         return await self._call(lambda: self.inner.restore_status(key))

@@ -24,8 +24,6 @@ copied there (engine/transfer/backup.py) and only the keys whose backup landed a
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ...model import Counters, Failure
@@ -40,6 +38,14 @@ BATCH = 1000  # keys per DeleteObjects request (S3's limit)
 PER_MESSAGE = 100
 
 Row = tuple[str, int]  # (DST key, size)
+
+
+def _temporary_file() -> Any:
+    """A spool file for keys to delete: tempfile (with shutil, bz2 and lzma) is imported only by a
+    run that deletes, not by every copy's worker that imports this module."""
+    import tempfile
+
+    return tempfile.TemporaryFile(prefix="s3bulk-deletes-")
 
 
 class KeySpool:
@@ -67,7 +73,7 @@ class KeySpool:
             self._rows.append((key, size))
             return
         if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="s3bulk-deletes-")
+            self._file = _temporary_file()
             self._write(self._rows)
             self._rows = []
         self._write(((key, size),))
@@ -79,7 +85,7 @@ class KeySpool:
             self.nbytes += sum(s for _, s in rows)
             return
         if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="s3bulk-deletes-")
+            self._file = _temporary_file()
             self._write(self._rows)
             self._rows = []
         self._write(rows)  # one write for the message's rows
@@ -92,11 +98,13 @@ class KeySpool:
             self.extend(other._rows)
             return
         if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="s3bulk-deletes-")
+            self._file = _temporary_file()
             self._write(self._rows)
             self._rows = []
         other._file.flush()
         other._file.seek(0)
+        import shutil  # only a sync --delete spools keys: a copy starts without it (bz2, lzma)
+
         shutil.copyfileobj(other._file, self._file, 1 << 20)
         self.count += other.count
         self.nbytes += other.nbytes
@@ -191,6 +199,8 @@ def spool_path(journal_path: str | None) -> str:
         d = object_log_dir(journal_path)
         os.makedirs(d, exist_ok=True)
         return os.path.join(d, "deferred.deletes")
+    import tempfile
+
     fd, path = tempfile.mkstemp(prefix="s3bulk-deletes-", suffix=".spool")
     os.close(fd)
     return path

@@ -335,7 +335,8 @@ class Worker:
         plan, opts = self.plan, self.plan.options
         assert isinstance(dst, Writer)
         self.transfer = Transfer(src, dst, plan.keymap, opts, self.bodies, listener=_Listener(self),
-                                 resume=self.resume.terms())
+                                 resume=self.resume.terms(), one_object=plan.single_key is not None,
+                                 first_read=plan.single_read)
         self._sides(src, dst)
         # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
         self.transfer.update_by_head = opts.update and plan.sync is None
@@ -471,6 +472,8 @@ class Worker:
         if self.stopping:
             self._send(Abandoned(self.wid, unit, False))
             return None
+        if plan.single_info is not None:  # the planner's HEAD found it: nothing to list
+            return _Page(unit, None, [], [plan.single_info], (), ())
         try:
             page = await src.list_page(prefix, unit, plan.options.page_size)
         except S3BulkError as exc:

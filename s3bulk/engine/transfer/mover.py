@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ...model import ObjectInfo, ObjectProps, WriteProps
 from ...stores import Store, Writer
-from ...stores.base import Multipart
+from ...stores.base import GetResult, Multipart
 from ..plan import TransferOptions
 from .link import Lanes
 from .notes import TransferListener
@@ -110,6 +110,7 @@ class Mover(Protocol):
     dst_kind: str | None
     restore_mtime: bool
     wants_src_props: bool
+    first_read: GetResult | None  # the one object, as the planner's GET brought it (taken once)
     no_clobber: bool
     local_dst: bool
 

@@ -32,7 +32,7 @@ from typing import Any, Protocol, cast
 from ...errors import Corrupt, NotStored, SourceChanged
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
-from ...stores.base import PropsReader
+from ...stores.base import GetResult, PropsReader
 from ...stores.conditions import NO_CLOBBER, SOURCE_FILE, FileVersion
 from ...stores import file_times
 from ...stores.file_times import CopyMarks
@@ -73,7 +73,8 @@ class Transfer:
     """Copies objects from src to dst for one worker; raises StoreError subclasses on failure."""
 
     def __init__(self, src: Store, dst: Writer, keymap: KeyMap, options: TransferOptions,
-                 budget: ByteBudget, *, listener: TransferListener = QUIET, resume: ResumeTerms | None = None) -> None:
+                 budget: ByteBudget, *, listener: TransferListener = QUIET, resume: ResumeTerms | None = None,
+                 one_object: bool = False, first_read: GetResult | None = None) -> None:
         self.src, self.dst, self.keymap, self.options, self.budget = src, dst, keymap, options, budget
         self.listener = listener
         self.resume = resume if resume is not None else ResumeTerms()
@@ -99,9 +100,14 @@ class Transfer:
         # first copied there, found by one HEAD per object (none without the option)
         self.backup: Any = None
         # verify.py: every object written read back by a HEAD under --verify; by default the first
-        # this worker writes to S3 (a gateway that stores nothing is noticed at once)
+        # this worker writes to S3 (a gateway that stores nothing is noticed at once, before a run has
+        # written many objects), not in a run of `one_object`: there it would be a second request
+        # for the one write, which the user gets --verify for
         self._dst_location = cast(Store, dst).location
-        self._sample_due = self.dst_kind == "s3"
+        self._sample_due = self.dst_kind == "s3" and not one_object
+        # the one object as the planner's GET brought it (engine/planner.py): written without a read
+        # of its own (ways.py Whole), once
+        self.first_read = first_read
         server_side = ServerSide(self, dst, src)
         self.server_side = server_side.possible
         self.in_parts = InParts(self)

@@ -190,6 +190,10 @@ class Whole:
         length would otherwise be written under this name."""
         t = self.t
         with_props = t.wants_src_props
+        ready = t.first_read
+        if ready is not None and not with_props and len(ready.data) == size:  # the planner's GET brought it
+            t.first_read = None
+            return ready.data, t.dst_props(dst_key, None), ready.mtime if t.restore_mtime else None
         with_mtime = t.restore_mtime and not with_props
         # the hot path (no ETag to hold it to, nothing but the bytes) passes the shared WHOLE
         opts = GetOptions(if_match=etag, with_props=with_props, with_mtime=with_mtime) \

@@ -408,7 +408,7 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
             raise translate(exc, "head", self._url(key), key) from exc
         etag = resp.get("ETag")
         return ObjectInfo(key, resp["ContentLength"], resp["LastModified"].timestamp(),
-                          etag.strip('"') if etag else None)
+                          etag.strip('"') if etag else None, resp.get("StorageClass"))
 
     async def read_props(self, key: str) -> ObjectProps:
         """HEAD: the object's properties (tags only counted)."""
@@ -466,6 +466,22 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
             return data, file_times.from_headers(headers)
         data, props = await self._read_with_props(key, if_match)
         return data, file_times.stored_mtime(props.metadata)
+
+    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None]:
+        """What one GET says of the object (size, ETag, time, storage class) and, when it is at most
+        `most` bytes, the object itself with the file time its metadata carries (as a download's
+        get with_mtime reads it); for a longer one, its size only and None (its body is not read):
+        a one-object download is then this one request (engine/planner.py). Through botocore, or
+        where the lean path cannot refuse a body: one HEAD, as before, and None."""
+        got = await self._on_wire(lambda wire: wire.get_small(key, self._url(key), most))
+        if got is _NO_WIRE or got is None:
+            return await self.head(key), None
+        info, data, headers, composite = got
+        if data is None:
+            return info, None
+        if composite is not None:
+            await self.check_composite_body(key, data, (*composite, "COMPOSITE"))
+        return info, GetResult(data, len(data), None, file_times.from_headers(headers))
 
     async def restore_status(self, key: str) -> str | None:
         """HEAD: the object's x-amz-restore header (`ongoing-request="false", expiry-date=...` once a

@@ -22,6 +22,7 @@ import calendar
 import hashlib
 import re
 import ssl
+import sys
 import zlib
 from datetime import datetime
 from operator import attrgetter
@@ -308,6 +309,29 @@ def checksum_header(algorithm: str, data: bytes | bytearray | memoryview) -> dic
     return {"x-amz-sdk-checksum-algorithm": algorithm, checksums.header(algorithm): checksums.b64(algorithm, data)}
 
 
+class _TooLong(Exception):
+    """A body longer than a get_small asked for: not read (private control flow of get_small)."""
+
+
+class _Longer:
+    """get_small's sink (http/client.py BodySink): a body of at most `most` bytes is received as
+    usual; a longer one is taken here and refused at its first bytes, which drops the connection."""
+
+    __slots__ = ("most", "length")
+
+    def __init__(self, most: int) -> None:
+        self.most, self.length = most, 0
+
+    def accepts(self, status: int, length: int) -> bool:
+        if status == 200 and length > self.most:
+            self.length = length
+            return True
+        return False
+
+    def write(self, chunk: memoryview) -> None:
+        raise _TooLong()
+
+
 def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, key: str) -> tuple[str, str] | None:
     """Corrupt when a whole object's body does not match the full-object checksum its GET answer
     carries (x-amz-checksum-mode: ENABLED asked for it). A composite checksum (multipart objects,
@@ -479,7 +503,9 @@ class S3Wire:
         except (KeyError, ValueError, TypeError) as exc:
             raise Transient(f"HEAD answer without a usable size ({exc})", op="head", url=url, key=key) from exc
         etag = h.get("etag")
-        return ObjectInfo(key, size, mtime, etag.strip('"') if etag else None)
+        # the storage class, as a listing names it (S3 leaves it out for STANDARD): archived objects
+        # are told apart by it (engine/transfer/archived.py) when a HEAD, not a listing, found the key
+        return ObjectInfo(key, size, mtime, etag.strip('"') if etag else None, h.get("x-amz-storage-class"))
 
     async def checksum(self, key: str, url: str) -> tuple[str, str, str] | None:
         """HEAD with x-amz-checksum-mode: ENABLED: (algorithm, value, type) of the object's checksum."""
@@ -695,6 +721,35 @@ class S3Wire:
             if etag is None or if_match not in etag:
                 check_answer(etag, "get", url, key, if_match)
         return resp.body, resp.headers, verify_body(resp.body, resp.headers, url, key)
+
+    async def get_small(self, key: str, url: str, most: int
+                        ) -> tuple[ObjectInfo, bytes | bytearray | memoryview | None, dict[str, str],
+                                   tuple[str, str] | None] | None:
+        """One GET that finds the object and, when it is at most `most` bytes, reads it whole (its
+        checksum checked as get_with_headers checks it): (what the answer says of it: size, ETag,
+        time, storage class; the body, or None for a longer object, whose body is not read: the
+        connection is dropped after the head, and only its size is known; the answer's headers;
+        the composite checksum to check). None where a body cannot be refused (no sink on Windows)."""
+        if sys.platform == "win32":
+            return None
+        headers = {"x-amz-checksum-mode": "ENABLED", **self.read_headers}
+        longer = _Longer(most)
+        try:
+            resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key, sink=longer)
+        except _TooLong:
+            counted = (WIRE_OPS.get("get", "get"), STATUS_CLASS[2])
+            self.requests[counted] = self.requests.get(counted, 0) + 1
+            return ObjectInfo(key, longer.length), None, {}, None
+        if resp.status != 200:
+            raise self._error(resp, "get", url, key)
+        h = resp.headers
+        try:
+            mtime = parsedate_to_datetime(h["last-modified"]).timestamp() if "last-modified" in h else None
+        except (ValueError, TypeError) as exc:
+            raise Transient(f"GET answer with an unusable Last-Modified ({exc})", op="get", url=url, key=key) from exc
+        etag = h.get("etag")
+        info = ObjectInfo(key, len(resp.body), mtime, etag.strip('"') if etag else None, h.get("x-amz-storage-class"))
+        return info, resp.body, h, verify_body(resp.body, h, url, key)
 
     async def get_tagging(self, key: str, url: str) -> list[tuple[str, str]]:
         """GetObjectTagging's (key, value) pairs: asked only of objects whose answer counted tags,
