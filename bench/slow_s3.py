@@ -27,6 +27,8 @@ Key shapes (`--shape`), all in UTF-8 byte order (= code point order = Python's s
 - `flat`: `obj-0000123`
 - `dated`: `year=2024/month=03/day=17/part-000123.parquet`, `--per-dir` parts a day from 2020-01-01
 - `hashed`: 8 hex digits of MD5(N), then `/obj-N`: one level of 4 billion possible prefixes, spread uniformly
+- `ymd`: `2024/01/02/part-0001.parquet` (dated, no field names), `--per-dir` parts a day from 2024-01-01
+- `hashdirs`: `ab/cd/abcd1234...`: 16 hex digits of MD5(N) under two directory levels made of its first four
 
 A synthetic object's body is its key (UTF-8) repeated to `--size` bytes; its ETag is the MD5 of that
 body (up to 64 KiB; above, a multipart-style `md5-1` ETag that no client checks against content), its
@@ -63,7 +65,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 from xml.sax.saxutils import escape
 
 NS = "http://s3.amazonaws.com/doc/2006-03-01/"
-SHAPES = ("flat", "dated", "hashed")
+SHAPES = ("flat", "dated", "hashed", "ymd", "hashdirs")
 SYNTH_MTIME = datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
 MAX_KEYS = 1000
 BIG_ETAG = 64 << 10  # above this a synthetic object's ETag is not its MD5 (listing stays cheap)
@@ -91,6 +93,17 @@ def make_keys(shape: str, n: int, per_dir: int = 500) -> list[str]:
         keys = [f"{md5(str(i).encode()).hexdigest()[:8]}/obj-{i}" for i in range(n)]
         keys.sort()
         return keys
+    if shape == "ymd":  # date-partitioned without field names: 2024/01/02/part-0001.parquet
+        start, out, day = date(2024, 1, 1), [], 0
+        while len(out) < n:
+            d = start + timedelta(days=day)
+            out.extend(f"{d.year}/{d.month:02d}/{d.day:02d}/part-{j:04d}.parquet" for j in range(min(per_dir, n - len(out))))
+            day += 1
+        return out
+    if shape == "hashdirs":  # hashed, two directory levels from the hash: ab/cd/abcd1234...
+        md5 = hashlib.md5
+        hashes = sorted(md5(str(i).encode()).hexdigest()[:16] for i in range(n))
+        return [f"{h[:2]}/{h[2:4]}/{h}" for h in hashes]
     raise ValueError(f"unknown shape {shape!r}; choose from {', '.join(SHAPES)}")
 
 

@@ -34,7 +34,12 @@ def _examples(text: str) -> list[tuple[int, str, str]]:
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_help_ends_with_numbered_examples_the_command_accepts(command):
+def test_help_ends_with_numbered_examples_the_command_accepts(command, tmp_path, monkeypatch):
+    # parsing an example runs the options' callbacks: --log-requests opens its file and sets the
+    # variables workers inherit, so parse in a scratch directory and leave the environment as it was
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("S3BULK_LOG_REQUESTS", raising=False)
+    monkeypatch.delenv("S3BULK_LOG_REQUESTS_HEADERS", raising=False)
     import typer.main
 
     from s3bulk.cli import app

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conf
 SHAPES = {
     "flat": lambda i: f"obj-{i:07d}",
     "hashed": lambda i: f"{(i * 2654435761) % 2**32:08x}/obj-{i}",
+    "hashdirs": lambda i: "{0}/{1}/{2}".format((h := f"{(i * 2654435761) % 2**32:08x}")[:2], h[2:4], h),
 }
 
 

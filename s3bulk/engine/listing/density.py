@@ -82,13 +82,32 @@ def _digits(sample: Sequence[str], until: str, cp: int, d: int, depth: int) -> l
     fixed = [len(col) == 1 and not _counter(seen[0], j) for j, col in zip(range(cp, depth), columns)]
     varying = set().union(*(col for col, f in zip(columns, fixed) if not f)) if columns else set()
     alphabet = next((a for a in _ALPHABETS if varying.issubset(a)), None)
-    if alphabet is None or any(fixed):
+    if alphabet is None:
+        return None
+    if any(fixed):
         # fixed text where the range and the page vary (`month=01/day=05/part-`): fields like
         # days and months fill only part of their digits' space, and a page's width in them says
         # little, so even cuts would mostly fall where no key is (dated paths: 1.2-1.8x the
-        # requests); units.py's cuts at each field's next values are better there
-        return None
+        # requests); units.py's cuts at each field's next values are better there. Hashes cut
+        # into directories (`ab/cd/abcd1234...`) fill every value of each field: cut evenly there
+        # (without: 1M such keys took 16 chains of ~60 pages each, 15 rounds at 200k)
+        # (the range's end may be past the hex digits: `g`, a cut after `f`)
+        separators = all(f is False or not c.isalnum() for col, f in zip(columns, fixed) for c in col)
+        listed = {k[j] for k in seen for j, f in zip(range(cp, depth), fixed) if not f and len(k) > j}
+        if not separators or not listed.issubset(HEX) or not hex_letters(seen, cp, depth + 8):
+            return None
+        alphabet = HEX
     return [next(iter(col)) if f else alphabet for col, f in zip(columns, fixed)]
+
+
+def hex_letters(seen: Sequence[str], cp: int, depth: int) -> bool:
+    """The keys vary in hex digits, letters among them, somewhere in positions cp..depth-1: hashed
+    names (a date's or a counter's fields vary in decimal digits only)."""
+    for j in range(cp, depth):
+        col = {k[j] for k in seen if len(k) > j}
+        if len(col) > 1 and col.issubset(HEX) and not col.issubset(DIGITS):
+            return True
+    return False
 
 
 def _counter(key: str, j: int) -> bool:
@@ -127,7 +146,11 @@ def _value(key: str, cp: int, digits: list[str]) -> float:
                 break
             continue
         scale /= len(alphabet)
-        v += scale * max(alphabet.find(c), 0)
+        i = alphabet.find(c)
+        if i < 0:  # past the alphabet (`g` after hex digits): the end of this position's space
+            v += scale * (len(alphabet) if c > alphabet[-1] else 0)
+            break
+        v += scale * i
     return v
 
 

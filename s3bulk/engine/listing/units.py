@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...model import WorkUnit
-from .density import even_cuts, first_difference, in_word
+from .density import even_cuts, first_difference, hex_letters, in_word
 
 MAX_PIECES = 32  # split points proposed per split, at most
 PER_POSITION = 2  # successors of a digit or letter tried at one position: more are mostly empty ranges
@@ -62,6 +62,8 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
         numbered = _spans_class(first, last, d)
         d = max(d - (2 if numbered else 1), 0)
     finest = min(max(d, len(prefix)), len(last) - 1)
+    # hex letters after a digit at the first position only where the page's names show them (hashes)
+    hex_seen = coarse and hex_letters(sample[::50], len(prefix), len(last))
     points: list[str] = []
     for j in range(finest, len(prefix) - 1, -1):
         here = last[j]
@@ -69,8 +71,10 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
         wide = coarse and j == len(prefix)
         # left of d every key of the page has last[j] there: nothing to learn from the sample
         column = {k[j] for k in sample if len(k) > j} if j >= varies else set()
-        by_class = wide or not (coarse and in_word(last, j))
-        for c in _likely_after(here, column, wide, by_class, numbered):
+        # not at the next letters of fixed text (`obj-`: `obk`, ..., `z` each held no key), even at
+        # the first position: what lies past it is one open range, cut when its first page shows it
+        by_class = not (coarse and in_word(last, j))
+        for c in _likely_after(here, column, wide, by_class, numbered, hex_seen):
             cand = last[:j] + c
             if until is not None and cand >= until:
                 stop = True  # every later candidate is larger still
@@ -106,12 +110,13 @@ def _spans_class(first: str, last: str, d: int) -> bool:
 
 
 def _likely_after(here: str, column: set[str], wide: bool = False, by_class: bool = True,
-                  all_digits: bool = False) -> list[str]:
+                  all_digits: bool = False, hex_seen: bool = True) -> list[str]:
     """Characters greater than `here` that keys probably have at its position: the rest of its class
     (digits, lower or upper ASCII letters; `wide`: all of it, else the next PER_POSITION; none
     without `by_class`), and whatever the page showed at that position. `wide` also adds the hex
-    letters after a digit (hashed names): the first position after the prefix is where a big
-    remaining range must fan out at once; a cut there that holds no key costs one request.
+    letters after a digit where the page's names vary in hex letters (`hex_seen`: hashes): the
+    first position after the prefix is where a big remaining range must fan out at once; a cut
+    there that holds no key costs one request (after a date's or a counter's digits: 6 such).
     `all_digits` (numbered names): every following digit, so that the remaining range fans out
     into ranges of ten pages, a hundred, ... in one round."""
     likely = {c for c in column if c > here}
@@ -119,7 +124,7 @@ def _likely_after(here: str, column: set[str], wide: bool = False, by_class: boo
         if here in cls:
             every = wide or (all_digits and cls is _CLASSES[0])
             likely.update(cls[cls.index(here) + 1:][:None if every else PER_POSITION])
-    if wide and here in _CLASSES[0]:
+    if wide and by_class and hex_seen and here in _CLASSES[0]:
         likely.update("abcdef")
     return sorted(likely)
 

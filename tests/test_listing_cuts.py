@@ -1,0 +1,58 @@
+"""Where `ls` cuts a key range, from the keys its pages showed (engine/listing/units.py, density.py):
+hashes under directories of their first digits (`ab/cd/abcd1234...`) are cut evenly like flat
+hashes, and the open range after the first page is not probed at values its names never show
+(the next letters of a word, hex letters after the digits of a date or counter)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from s3bulk.engine.listing.density import even_cuts
+from s3bulk.engine.listing.units import split_points
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
+
+def _hashdirs(n: int) -> list[str]:
+    hashes = sorted(hashlib.md5(str(i).encode()).hexdigest()[:16] for i in range(n))
+    return [f"{h[:2]}/{h[2:4]}/{h}" for h in hashes]
+
+
+def test_hashes_under_directories_are_cut_evenly() -> None:
+    keys = _hashdirs(200_000)
+    start = next(i for i, k in enumerate(keys) if k >= "01/4")
+    page = keys[start:start + 1000]
+    cuts = even_cuts(page, "2", 31)
+    assert cuts, "a range of ~20 pages of hashed names with `/` between their fields is cut"
+    assert all(page[-1] < c < "2" for c in cuts) and cuts == sorted(set(cuts))
+    held = [sum(1 for k in keys if lo < k <= hi) for lo, hi in zip([page[-1], *cuts], [*cuts, "2"])]
+    assert max(held) <= 8 * 1000  # pieces of a few pages each, not one chain of ~20
+
+
+def test_a_range_ending_past_the_hex_digits_is_cut_too() -> None:
+    keys = _hashdirs(200_000)
+    start = next(i for i, k in enumerate(keys) if k >= "f1/4")
+    page = keys[start:start + 1000]
+    cuts = even_cuts(page, "g", 31)  # `g`: a cut after `f` at the first position
+    assert cuts and all(page[-1] < c < "g" for c in cuts)
+
+
+def test_dated_paths_are_still_left_to_field_cuts() -> None:
+    page = [f"2024/01/{d:02d}/part-{j:04d}.parquet" for d in (1, 2) for j in range(500)]
+    assert even_cuts(page, "2024/02", 31) is None
+
+
+@pytest.mark.parametrize("page, hex_after", [
+    ([f"obj-{i:07d}" for i in range(1000)], False),
+    ([f"2024/01/{d:02d}/part-{j:04d}.parquet" for d in (1, 2) for j in range(500)], False),
+    (sorted(hashlib.md5(str(i).encode()).hexdigest()[:8] + f"/obj-{i}" for i in range(100_000))[:1000], True),
+])
+def test_the_open_range_is_probed_only_where_names_go(page: list[str], hex_after: bool) -> None:
+    points = split_points(page[-1], None, "", page, coarse=True)
+    assert points == sorted(set(points)) and all(p > page[-1] for p in points)
+    firsts = {p[0] for p in points if len(p) == 1}
+    assert bool(firsts & set("abcdef")) == hex_after
+    if page[0].startswith("obj"):
+        assert not any(p[0] > "o" for p in points)  # `p`...`z` after the word `obj`: no key there
