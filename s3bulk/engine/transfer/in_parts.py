@@ -33,7 +33,7 @@ from ...stores.files.partfile import NO_CRC, PartialFiles, PartialUpload, Source
 from .mover import Mover
 from .notes import UploadBegun, UploadEnd
 from .part_buffers import part_buffer
-from .sinks import fill, range_sinks, sink_for
+from .sinks import fill, range_sinks, sink_for, sinks
 from .source_checks import ChecksumMismatch, part_mismatch, source_check, verifier
 from .spread import Helpers, HelperTask, SharedFile, deal, run_parts, spread_processes
 
@@ -223,7 +223,8 @@ class InParts:
             if processes > 1:  # helpers send each part's CRC back for `check`
                 await _spread(t, job, aware, processes)
             else:
-                await upload_in_lanes(aware, job.size, job.part, t.lanes(job.part, bool(job.have)), job.one)
+                lanes = t.lanes(job.part, bool(job.have), held=not sinks(t.src, job.upload))
+                await upload_in_lanes(aware, job.size, job.part, lanes, job.one)
         except Stopped:
             if not keep_open:
                 if upload_id is not None and not self._left_open(aware, dst_key, upload_id):

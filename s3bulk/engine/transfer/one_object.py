@@ -275,12 +275,16 @@ class Transfer:
         """The properties to write dst_key with (a HEAD of the source when they are carried)."""
         return self.dst_props(dst_key, await self.source_props(src_key))
 
-    def lanes(self, part: int, resumed: bool) -> Lanes:
+    def lanes(self, part: int, resumed: bool, held: bool = True) -> Lanes:
         """The parts of one object in flight (link.py): part_concurrency to start with (or what paid
         off for this worker's last object), grown while the link gives more, up to the ceiling and
         the parts this worker's byte budget holds. Fixed for an object resumed (its parts already
-        there would look like a fast link)."""
+        there would look like a fast link). Parts not `held` in memory (a download written into its
+        file as it arrives) start at the most: a lane costs no buffer, and on a link that holds each
+        connection back the rounds of growing cost most of a mid-size object's time (link.py)."""
         most = min(self.options.part_concurrency_ceiling(), max(1, self.budget.limit // part))
         if resumed:
             return Lanes(self.options.part_concurrency, self.options.part_concurrency)
+        if not held and self.options.max_part_concurrency != self.options.part_concurrency:
+            return Lanes(most, most)
         return Lanes(self.options.part_concurrency, most, self.link)
