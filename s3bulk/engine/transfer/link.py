@@ -19,6 +19,9 @@ home uplink far less, so an object read in one big range crawls along on one con
   (TransferOptions.part_concurrency_ceiling, and the parts the worker's byte budget holds); once
   they do not, growth stops, and the lanes go back if the last step made things slower. The
   worker remembers (`LinkModel`) how many lanes paid off, and its next object starts there.
+  A download whose parts are written into the file as they arrive (sinks.py) holds no buffer per
+  lane, so it starts with them all (up to the ceiling and the byte budget): each round of growing
+  costs a part's time, most of a mid-size object's on a link that holds each connection back.
 
 An explicit --part-size (TransferOptions.auto_part_size False) is used as given, and a fixed part
 concurrency (max_part_concurrency equal to part_concurrency) never grows.
