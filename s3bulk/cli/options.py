@@ -45,7 +45,7 @@ Workers = Annotated[int, O("--workers", "-w", metavar="N", help="worker processe
 Concurrency = Annotated[Optional[int], O("--concurrency", "-c", metavar="N", min=1, show_default=False,
                                           help="transfers in flight per worker; without it 64 to begin with, raised by itself up to 512 while requests are slow and the CPU has room; a given N stays N")]
 PartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers (raised to fit 10,000 parts)")]
-AutoPartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers, used as given (raised to fit 10,000 parts); auto: each object is cut into about 32 parts (downloads 1-32 MiB, uploads 5-8 MiB) and its parts in flight grow from 8 up to 32 while the link gives more")]
+AutoPartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers, used as given (raised to fit 10,000 parts); auto: each object is cut into about 32 parts (downloads 1-32 MiB, uploads 5-8 MiB) and an upload's parts in flight grow from 8 up to 32 while the link gives more (a download into a file starts with 32)")]
 Threshold = Annotated[str, O(metavar="SIZE", help="objects above this move in parts")]
 MaxBuffer = Annotated[str, O("--max-buffer", metavar="SIZE", help="object bytes held in memory at once, all workers")]
 PageSize = Annotated[int, O(metavar="N", help="keys per listing request", min=1, max=1000)]
