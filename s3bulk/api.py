@@ -67,9 +67,10 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
          exclude: Sequence[str] = (), filters: FilterRules | None = None,
-        min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
-        max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
-        filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,  cluster: object = None,
+         min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+         max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+         filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
+         cluster: object = None,
          move: bool = False, report_objects: bool = False, report: str | None = None, dry_run: bool = False,
          no_clobber: bool = False, update: bool = False, max_transfer: int | str | None = None,
          max_duration: float | str | None = None, backup_dir: str | None = None, suffix: str = "") -> Summary:
@@ -112,12 +113,13 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     Inside a running event loop (Jupyter, an async app) use `copy_async`."""
     if move:
         _deprecated("copy(move=True)", "move()")
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return _copy("mv" if move else "copy", src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3,
                  subscriber=subscriber, max_memory=max_memory, start=start, should_stop=should_stop,
                  journal=journal, resume=resume, files_from=files_from, files_from_format=files_from_format,
-                 filters=_filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
-                              max_age=max_age, include_from=include_from, exclude_from=exclude_from,
-                              filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present), cluster=cluster,
+                 filters=rules, cluster=cluster,
                  report_objects=report_objects,
                  report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
                  max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
@@ -146,9 +148,9 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
          subscriber: Subscriber | None = None,
          max_memory: int | str | None = None, journal: str | None = None, resume: bool = False,
          include: Sequence[str] = (), exclude: Sequence[str] = (), filters: FilterRules | None = None,
-        min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
-        max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
-        filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None, 
+         min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+         max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+         filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
          cluster: object = None, report_objects: bool = False, report: str | None = None,
          watch: bool = False, stop: StopHandle = None, watch_queue: str | None = None,
          watch_interval: float = 60.0, reconcile_every: float = 6 * 3600.0, no_clobber: bool = False,
@@ -180,8 +182,8 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     if resume and dry_run:
         raise UsageError("resume needs the journal, which a dry run does not keep")
     rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
-                              max_age=max_age, include_from=include_from, exclude_from=exclude_from,
-                              filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     events = _subscriber(subscriber)
     sync_options = SyncOptions(delete=delete, dry_run=dry_run, compare=checked, hash_cache=hash_cache,
                                **_delete_guards(delete, delete_during, allow_empty_source, max_delete,
@@ -245,9 +247,9 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
           subscriber: Subscriber | None = None,
           max_memory: int | str | None = None, journal: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), filters: FilterRules | None = None,
-        min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
-        max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
-        filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None, 
+          min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+          max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+          filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
           report_objects: bool = True, delete_during: bool = False, allow_empty_source: bool = False,
           max_delete: int | str | None = None, max_delete_size: int | str | None = None,
           backup_dir: str | None = None, suffix: str = "", queue: str | None = None,
@@ -277,10 +279,11 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
     sync_options = SyncOptions(delete=delete, compare=checked, hash_cache=hash_cache,
                                **_delete_guards(delete, delete_during, allow_empty_source, max_delete,
                                                 max_delete_size, backup_dir, suffix))
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     job = Job("sync", src, dst, options=options or TransferOptions(), sync=sync_options, src_s3=src_s3,
-              dst_s3=dst_s3, filters=_filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
-                              max_age=max_age, include_from=include_from, exclude_from=exclude_from,
-                              filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present), journal=JournalChoice(path=journal),
+              dst_s3=dst_s3, filters=rules, journal=JournalChoice(path=journal),
               max_memory=max_memory, report_objects=report_objects)
     return _watched(job, _subscriber(subscriber), stop, queue=watch_queue, interval=watch_interval,
                     reconcile_every=reconcile_every)
@@ -304,9 +307,10 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
          exclude: Sequence[str] = (), filters: FilterRules | None = None,
-        min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
-        max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
-        filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,  cluster: object = None,
+         min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+         max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+         filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
+         cluster: object = None,
          report_objects: bool = False, report: str | None = None, dry_run: bool = False,
          no_clobber: bool = False, update: bool = False, max_transfer: int | str | None = None,
          max_duration: float | str | None = None, backup_dir: str | None = None, suffix: str = "") -> Summary:
@@ -314,12 +318,13 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
     once its copy has landed; a copy that failed or was interrupted, or a key DST kept (no_clobber,
     update), never deletes its source. backup_dir and suffix: what DST holds under a key is first
     copied there before it is overwritten; a failed backup overwrites nothing and deletes no source."""
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return _copy("mv", src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber,
                  max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
                  resume=resume, files_from=files_from, files_from_format=files_from_format,
-                 filters=_filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
-                              max_age=max_age, include_from=include_from, exclude_from=exclude_from,
-                              filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present),
+                 filters=rules,
                  cluster=cluster, report_objects=report_objects,
                  report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
                  max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
@@ -362,9 +367,10 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False,
           src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
           subscriber: Subscriber | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), filters: FilterRules | None = None,
-        min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
-        max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
-        filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,  report: str | None = None,
+          min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+          max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+          filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
+          report: str | None = None,
           json_lines: bool | None = None) -> CheckResult:
     """`s3bulk check`: compare SRC with DST as `sync` would, changing nothing (a sync dry run that
     names each difference). By size, or with checksum=True by content too; one_way=True leaves out
@@ -380,8 +386,8 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False,
         _deprecated("check(json_lines=)", "a subscriber's on_difference (event.json_fields())")
 
     rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
-                              max_age=max_age, include_from=include_from, exclude_from=exclude_from,
-                              filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     opts = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",
                        hash_cache=hash_cache, check=True)
     job = Job("check", src, dst, options=options or TransferOptions(), sync=opts, src_s3=src_s3, dst_s3=dst_s3,
@@ -452,10 +458,11 @@ class CheckResult:
 def ls_pages_async(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
                    concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
                    include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> AsyncIterator[list[ObjectInfo]]:
+                   filters: FilterRules | None = None,
+                   min_size: int | str | None = None, max_size: int | str | None = None,
+                   min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+                   exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+                   exclude_if_present: str | None = None) -> AsyncIterator[list[ObjectInfo]]:
     """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
@@ -465,9 +472,9 @@ def ls_pages_async(url: str, *, s3: S3Options | None = None, page_size: int = 10
     as they arrive (each in key order within itself): faster, nothing held. The filter keywords
     (include ... exclude_if_present, as for `copy`): only the objects they keep; a page they leave
     empty is not yielded."""
-    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age, max_age=max_age,
-                    include_from=include_from, exclude_from=exclude_from, filter_from=filter_from,
-                    max_depth=max_depth, exclude_if_present=exclude_if_present)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered,
                       filters=rules or None)
 
@@ -481,20 +488,21 @@ below it (str: the whole key prefix, ending in "/", as S3's CommonPrefixes give 
 def ls_async(url: str, *, recursive: Literal[True] = True, s3: S3Options | None = None, page_size: int = 1000,
              concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
              include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> AsyncIterator[ObjectInfo]: ...
+             filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+             min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+             exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+             exclude_if_present: str | None = None) -> AsyncIterator[ObjectInfo]: ...
 @overload
 def ls_async(url: str, *, recursive: bool, s3: S3Options | None = None,
              page_size: int = 1000) -> AsyncIterator[LsRow]: ...
 async def ls_async(url: str, *, recursive: bool = True, s3: S3Options | None = None, page_size: int = 1000,
                    concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
                    include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> AsyncIterator[LsRow]:
+                   filters: FilterRules | None = None,
+                   min_size: int | str | None = None, max_size: int | str | None = None,
+                   min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+                   exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+                   exclude_if_present: str | None = None) -> AsyncIterator[LsRow]:
     """Every object URL names, in key order unless `ordered=False` (see `ls_pages_async`; the
     filter keywords as for it). recursive=False lists one level, as `s3bulk ls --no-recursive`
     and `aws s3 ls` do: the objects directly under URL (ObjectInfo) and the prefixes below it (str,
@@ -502,9 +510,10 @@ async def ls_async(url: str, *, recursive: bool = True, s3: S3Options | None = N
     chain of delimiter listings; UsageError with a filter keyword, which a one-level listing does
     not take."""
     if not recursive:
-        if _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age, max_age=max_age,
-                    include_from=include_from, exclude_from=exclude_from, filter_from=filter_from,
-                    max_depth=max_depth, exclude_if_present=exclude_if_present):
+        rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                         max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                         filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+        if rules:
             raise UsageError("a one-level listing (recursive=False) takes no filters: list it recursively")
         async for page in list_levels(url, s3=s3, page_size=page_size):
             for row in level_rows(page):
@@ -523,14 +532,14 @@ async def ls_async(url: str, *, recursive: bool = True, s3: S3Options | None = N
 def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
              concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
              include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> Iterator[list[ObjectInfo]]:
+             filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+             min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+             exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+             exclude_if_present: str | None = None) -> Iterator[list[ObjectInfo]]:
     """Synchronous form of `ls_pages_async`: runs its own event loop, one step per page."""
-    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age, max_age=max_age,
-                    include_from=include_from, exclude_from=exclude_from, filter_from=filter_from,
-                    max_depth=max_depth, exclude_if_present=exclude_if_present)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return stepped(list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered,
                               filters=rules or None))
 
@@ -539,19 +548,19 @@ def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
 def ls(url: str, *, recursive: Literal[True] = True, s3: S3Options | None = None, page_size: int = 1000,
        concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
        include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> Iterator[ObjectInfo]: ...
+       filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+       min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+       exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+       exclude_if_present: str | None = None) -> Iterator[ObjectInfo]: ...
 @overload
 def ls(url: str, *, recursive: bool, s3: S3Options | None = None, page_size: int = 1000) -> Iterator[LsRow]: ...
 def ls(url: str, *, recursive: bool = True, s3: S3Options | None = None, page_size: int = 1000,
        concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
        include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> Iterator[LsRow]:
+       filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+       min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+       exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+       exclude_if_present: str | None = None) -> Iterator[LsRow]:
     """Every object URL names, in key order unless `ordered=False` (see `ls_pages_async`), from an
     event loop of its own; inside a running event loop use `ls_async`. The filter keywords
     (include ... exclude_if_present) as for `copy`: only the objects they keep.
@@ -559,9 +568,9 @@ def ls(url: str, *, recursive: bool = True, s3: S3Options | None = None, page_si
     directly under URL (ObjectInfo) and the prefixes below it (str, the whole key prefix ending in
     "/", e.g. "photos/2026/"), merged in key order (a row is `isinstance(row, str)` for a prefix);
     no filter keywords then (UsageError)."""
-    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age, max_age=max_age,
-                    include_from=include_from, exclude_from=exclude_from, filter_from=filter_from,
-                    max_depth=max_depth, exclude_if_present=exclude_if_present)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     if not recursive:
         if rules:
             raise UsageError("a one-level listing (recursive=False) takes no filters: list it recursively")
@@ -576,40 +585,43 @@ def ls(url: str, *, recursive: bool = True, s3: S3Options | None = None, page_si
 def ls_rendered_async(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
                       concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
                       include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> AsyncIterator[str]:
+                      filters: FilterRules | Filters | None = None,
+                      min_size: int | str | None = None, max_size: int | str | None = None,
+                      min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+                      exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+                      exclude_if_present: str | None = None) -> AsyncIterator[str]:
     """`ls_pages_async`, each page turned into text by `render` as soon as it is listed (the CLI's
     `ls`): a page listed ahead of the output then waits as its text, not as objects. The filter
     keywords as for `copy` (or filters= a Filters the command line built)."""
-    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age, max_age=max_age,
-                    include_from=include_from, exclude_from=exclude_from, filter_from=filter_from,
-                    max_depth=max_depth, exclude_if_present=exclude_if_present)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered, filters=rules or None)
 
 
 def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
                 concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
                 include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> Generator[str, None, None]:
+                filters: FilterRules | Filters | None = None,
+                min_size: int | str | None = None, max_size: int | str | None = None,
+                min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+                exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+                exclude_if_present: str | None = None) -> Generator[str, None, None]:
     """Synchronous form of `ls_rendered_async`: runs its own event loop, one step per page."""
-    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age, max_age=max_age,
-                    include_from=include_from, exclude_from=exclude_from, filter_from=filter_from,
-                    max_depth=max_depth, exclude_if_present=exclude_if_present)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return stepped(list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered, filters=rules or None))
 
 
 def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
               classes: dict[str, list[int]] | None = None, unsized: list[int] | None = None,
               include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> Iterator[tuple[str | None, int, int]]:
+              filters: FilterRules | Filters | None = None,
+              min_size: int | str | None = None, max_size: int | str | None = None,
+              min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+              exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+              exclude_if_present: str | None = None) -> Iterator[tuple[str | None, int, int]]:
     """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
     (None, objects, bytes) for everything, one running total at a time whatever the number of
     prefixes. `classes`, when given, is filled with storage class -> [objects, bytes] (S3 sources)
@@ -618,36 +630,37 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurre
     objects they keep are counted (or filters= a Filters the command line built)."""
     from .engine.actions.ls import du_groups as groups
 
-    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age, max_age=max_age,
-                    include_from=include_from, exclude_from=exclude_from, filter_from=filter_from,
-                    max_depth=max_depth, exclude_if_present=exclude_if_present)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes, unsized=unsized,
                   filters=rules or None)
 
 
 def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
        include: Sequence[str] = (), exclude: Sequence[str] = (),
-        filters: FilterRules | Filters | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
-        min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
-        exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
-        exclude_if_present: str | None = None) -> DuResult:
+       filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+       min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+       exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+       exclude_if_present: str | None = None) -> DuResult:
     """`s3bulk du`: the objects and bytes under URL (read as `copy` reads SRC), from the parallel
     listing; with depth=N also per prefix N '/'-separated levels below URL (kept in a list: use
     `du_groups` to stream them when there are very many). The filter keywords as for `copy`: only
     the objects they keep are counted."""
     from .engine.actions.ls import du as count
 
-    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age, max_age=max_age,
-                    include_from=include_from, exclude_from=exclude_from, filter_from=filter_from,
-                    max_depth=max_depth, exclude_if_present=exclude_if_present)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return count(url, s3=s3, depth=depth, concurrency=concurrency, filters=rules or None)
 
 
 def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
        filters: FilterRules | None = None,
-        min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
-        max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
-        filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,  dry_run: bool = False, all_objects: bool = False,
+       min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+       max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+       filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
+       dry_run: bool = False, all_objects: bool = False,
        subscriber: Subscriber | None = None, on_key: Callable[[str, str | None], None] | None = None,
        concurrency: int = 8, journal: str | None = None, resume: bool = False, default_journal: bool = False,
        on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0, retries: int = 5,
@@ -687,9 +700,10 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     to = subscriber if subscriber is not None else _Callbacks(key=on_key, notice=on_notice)
     if on_progress is not None:
         to = _Callbacks(progress=on_progress, then=to)
-    request = engine.RmRequest(url, s3, _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
-                              max_age=max_age, include_from=include_from, exclude_from=exclude_from,
-                              filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present), dry_run=dry_run,
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+    request = engine.RmRequest(url, s3, rules, dry_run=dry_run,
                                all_objects=all_objects, concurrency=concurrency, journal=journal, resume=resume,
                                default_journal=default_journal, max_rps=max_rps, retries=retries,
                                all_versions=all_versions, report=report,
@@ -742,9 +756,9 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
                   options: TransferOptions | None = None, src_s3: S3Options | None = None,
                   dst_s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
                   filters: FilterRules | None = None,
-        min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
-        max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
-        filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None, 
+                  min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+                  max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+                  filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
                   on_version: Callable[[str, str, str | None], None] | None = None,
                   as_of: float | None = None, journal: str | None = None, resume: bool = False) -> VersionsResult:
     """`copy --version-id` (SRC names one key), `copy --all-versions` or `copy --as-of` (epoch
@@ -753,8 +767,8 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
     from .engine.actions.versions import VersionsCopy, copy_versions as run
 
     rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
-                              max_age=max_age, include_from=include_from, exclude_from=exclude_from,
-                              filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     run_journal = None
     if journal is not None:
         from .engine.journal.versions import VersionsRun, open_for
