@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import s3bulk
+from s3bulk import api
 from s3bulk.errors import UsageError
 
 pytestmark = pytest.mark.unit
@@ -34,7 +35,7 @@ def test_every_filtering_call_takes_the_same_filter_keywords():
     names = ("include", "exclude", "filters", "min_size", "max_size", "min_age", "max_age", "include_from",
              "exclude_from", "filter_from", "max_depth", "exclude_if_present")
     for fn in (s3bulk.copy, s3bulk.sync, s3bulk.watch, s3bulk.move, s3bulk.check, s3bulk.rm, s3bulk.ls,
-               s3bulk.ls_pages, s3bulk.du, s3bulk.api.copy_versions, s3bulk.api.du_groups, s3bulk.api.ls_rendered):
+               s3bulk.ls_pages, s3bulk.du, api.copy_versions, api.du_groups, api.ls_rendered):
         params = inspect.signature(fn).parameters
         assert [n for n in names if n not in params] == [], fn.__name__
 
