@@ -19,15 +19,17 @@ engine/actions/rm.py deletes, engine/actions/ls.py lists; this module checks arg
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import warnings
+from datetime import datetime, timedelta
 from typing import (IO, Any, AsyncIterator, Awaitable, Callable, Generator, Iterator, Literal, ParamSpec, Sequence,
-                    TypeVar, cast)
+                    TypeVar, cast, overload)
 
 from .config.defaults import LIST_CONCURRENCY
 from .engine.events import (Copied, Deleted, Difference, DryRunAction, Event, Notice, Progress, Relay, Restarted,
                             Skipped, Stopping, Subscriber, WatchStatus)
-from .engine.actions.ls import DuResult, list_pages, list_rendered, stepped
+from .engine.actions.ls import DuResult, level_rows, list_levels, list_pages, list_rendered, stepped
 from .engine.transfer.pipes import PipeResult
 from .engine.job import Job, JournalChoice, Manifest
 from .engine.plan import Compare, TransferOptions
@@ -52,6 +54,8 @@ __all__ = [
 ]
 
 FilterRules = Sequence[tuple[str, str]]  # ("include" | "exclude", glob), in order; the last match wins
+AgeLimit = str | datetime | timedelta  # "7d", "90m", "2026-11-01"; a timedelta back from now; a datetime (naive: UTC)
+RuleFiles = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]  # one rules file, or several
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -62,7 +66,11 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
          max_memory: int | str | None = None, start: WorkUnit | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
-         exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
+         exclude: Sequence[str] = (), filters: FilterRules | None = None,
+         min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+         max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+         filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
+         cluster: object = None,
          move: bool = False, report_objects: bool = False, report: str | None = None, dry_run: bool = False,
          no_clobber: bool = False, update: bool = False, max_transfer: int | str | None = None,
          max_duration: float | str | None = None, backup_dir: str | None = None, suffix: str = "") -> Summary:
@@ -105,10 +113,14 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
     Inside a running event loop (Jupyter, an async app) use `copy_async`."""
     if move:
         _deprecated("copy(move=True)", "move()")
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return _copy("mv" if move else "copy", src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3,
                  subscriber=subscriber, max_memory=max_memory, start=start, should_stop=should_stop,
                  journal=journal, resume=resume, files_from=files_from, files_from_format=files_from_format,
-                 include=include, exclude=exclude, filters=filters, cluster=cluster, report_objects=report_objects,
+                 filters=rules, cluster=cluster,
+                 report_objects=report_objects,
                  report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
                  max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
 
@@ -116,15 +128,14 @@ def copy(src: str, dst: str, *, options: TransferOptions | None = None,
 def _copy(command: Literal["copy", "mv"], src: str, dst: str, *, options: TransferOptions | None, src_s3: S3Options | None,
           dst_s3: S3Options | None, subscriber: Subscriber | None, max_memory: int | str | None,
           start: WorkUnit | None, should_stop: Callable[[], bool] | None, journal: str | None, resume: bool,
-          files_from: str | None, files_from_format: str, include: Sequence[str], exclude: Sequence[str],
-          filters: FilterRules | None, cluster: object, report_objects: bool, report: str | None, dry_run: bool,
+          files_from: str | None, files_from_format: str, filters: Filters, cluster: object, report_objects: bool, report: str | None, dry_run: bool,
           no_clobber: bool, update: bool, max_transfer: int | str | None, max_duration: float | str | None,
           backup_dir: str | None, suffix: str) -> Summary:
     """The one body of `copy` and `move` (command "copy" or "mv"): their keywords as one Job, run."""
     options = _guarded(options, dry_run=dry_run, no_clobber=no_clobber, update=update,
                        max_transfer=max_transfer, max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
     job = Job(command, src, dst, options=options or TransferOptions(), src_s3=src_s3,
-              dst_s3=dst_s3, filters=_filters(include, exclude, filters),
+              dst_s3=dst_s3, filters=filters,
               manifest=None if files_from is None else Manifest(files_from, files_from_format),
               journal=JournalChoice(path=None if dry_run else journal, resume=resume), max_memory=max_memory,
               start=start, report=report, report_objects=report_objects)
@@ -137,6 +148,9 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
          subscriber: Subscriber | None = None,
          max_memory: int | str | None = None, journal: str | None = None, resume: bool = False,
          include: Sequence[str] = (), exclude: Sequence[str] = (), filters: FilterRules | None = None,
+         min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+         max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+         filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
          cluster: object = None, report_objects: bool = False, report: str | None = None,
          watch: bool = False, stop: StopHandle = None, watch_queue: str | None = None,
          watch_interval: float = 60.0, reconcile_every: float = 6 * 3600.0, no_clobber: bool = False,
@@ -167,7 +181,9 @@ def sync(src: str, dst: str, *, delete: bool = False, dry_run: bool = False, com
     checked = _compare(compare)
     if resume and dry_run:
         raise UsageError("resume needs the journal, which a dry run does not keep")
-    rules = _filters(include, exclude, filters)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     events = _subscriber(subscriber)
     sync_options = SyncOptions(delete=delete, dry_run=dry_run, compare=checked, hash_cache=hash_cache,
                                **_delete_guards(delete, delete_during, allow_empty_source, max_delete,
@@ -231,6 +247,9 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
           subscriber: Subscriber | None = None,
           max_memory: int | str | None = None, journal: str | None = None, include: Sequence[str] = (),
           exclude: Sequence[str] = (), filters: FilterRules | None = None,
+          min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+          max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+          filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
           report_objects: bool = True, delete_during: bool = False, allow_empty_source: bool = False,
           max_delete: int | str | None = None, max_delete_size: int | str | None = None,
           backup_dir: str | None = None, suffix: str = "", queue: str | None = None,
@@ -260,8 +279,11 @@ def watch(src: str, dst: str, *, stop: StopHandle = None, delete: bool = False, 
     sync_options = SyncOptions(delete=delete, compare=checked, hash_cache=hash_cache,
                                **_delete_guards(delete, delete_during, allow_empty_source, max_delete,
                                                 max_delete_size, backup_dir, suffix))
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     job = Job("sync", src, dst, options=options or TransferOptions(), sync=sync_options, src_s3=src_s3,
-              dst_s3=dst_s3, filters=_filters(include, exclude, filters), journal=JournalChoice(path=journal),
+              dst_s3=dst_s3, filters=rules, journal=JournalChoice(path=journal),
               max_memory=max_memory, report_objects=report_objects)
     return _watched(job, _subscriber(subscriber), stop, queue=watch_queue, interval=watch_interval,
                     reconcile_every=reconcile_every)
@@ -284,7 +306,11 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
          max_memory: int | str | None = None, start: WorkUnit | None = None,
          should_stop: Callable[[], bool] | None = None, journal: str | None = None, resume: bool = False,
          files_from: str | None = None, files_from_format: str = "auto", include: Sequence[str] = (),
-         exclude: Sequence[str] = (), filters: FilterRules | None = None, cluster: object = None,
+         exclude: Sequence[str] = (), filters: FilterRules | None = None,
+         min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+         max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+         filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
+         cluster: object = None,
          report_objects: bool = False, report: str | None = None, dry_run: bool = False,
          no_clobber: bool = False, update: bool = False, max_transfer: int | str | None = None,
          max_duration: float | str | None = None, backup_dir: str | None = None, suffix: str = "") -> Summary:
@@ -292,10 +318,14 @@ def move(src: str, dst: str, *, options: TransferOptions | None = None,
     once its copy has landed; a copy that failed or was interrupted, or a key DST kept (no_clobber,
     update), never deletes its source. backup_dir and suffix: what DST holds under a key is first
     copied there before it is overwritten; a failed backup overwrites nothing and deletes no source."""
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     return _copy("mv", src, dst, options=options, src_s3=src_s3, dst_s3=dst_s3, subscriber=subscriber,
                  max_memory=max_memory, start=start, should_stop=should_stop, journal=journal,
-                 resume=resume, files_from=files_from, files_from_format=files_from_format, include=include,
-                 exclude=exclude, filters=filters, cluster=cluster, report_objects=report_objects,
+                 resume=resume, files_from=files_from, files_from_format=files_from_format,
+                 filters=rules,
+                 cluster=cluster, report_objects=report_objects,
                  report=report, dry_run=dry_run, no_clobber=no_clobber, update=update, max_transfer=max_transfer,
                  max_duration=max_duration, backup_dir=backup_dir, suffix=suffix)
 
@@ -336,7 +366,11 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False,
           hash_cache: str | None = None, options: TransferOptions | None = None,
           src_s3: S3Options | None = None, dst_s3: S3Options | None = None,
           subscriber: Subscriber | None = None, include: Sequence[str] = (),
-          exclude: Sequence[str] = (), filters: FilterRules | None = None, report: str | None = None,
+          exclude: Sequence[str] = (), filters: FilterRules | None = None,
+          min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+          max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+          filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
+          report: str | None = None,
           json_lines: bool | None = None) -> CheckResult:
     """`s3bulk check`: compare SRC with DST as `sync` would, changing nothing (a sync dry run that
     names each difference). By size, or with checksum=True by content too; one_way=True leaves out
@@ -351,7 +385,9 @@ def check(src: str, dst: str, *, checksum: bool = False, one_way: bool = False,
     if json_lines is not None:
         _deprecated("check(json_lines=)", "a subscriber's on_difference (event.json_fields())")
 
-    rules = _filters(include, exclude, filters)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     opts = SyncOptions(delete=not one_way, dry_run=True, compare="checksum" if checksum else "size-only",
                        hash_cache=hash_cache, check=True)
     job = Job("check", src, dst, options=options or TransferOptions(), sync=opts, src_s3=src_s3, dst_s3=dst_s3,
@@ -420,77 +456,211 @@ class CheckResult:
 
 
 def ls_pages_async(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                   concurrency: int = LIST_CONCURRENCY, ordered: bool = True) -> AsyncIterator[list[ObjectInfo]]:
+                   concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
+                   include: Sequence[str] = (), exclude: Sequence[str] = (),
+                   filters: FilterRules | None = None,
+                   min_size: int | str | None = None, max_size: int | str | None = None,
+                   min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+                   exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+                   exclude_if_present: str | None = None) -> AsyncIterator[list[ObjectInfo]]:
     """Every object URL names, a page at a time, in key order. URL is read as `copy` reads SRC:
     s3://BUCKET/NAME is the object NAME if there is one, else everything under NAME/ (NotFound when
     neither exists). The key space is split into ranges listed `concurrency` at a time
     (engine/listing/split.py); 1 lists through a single chain. Pages listed ahead of the output wait in
     temporary files under $TMPDIR (engine/listing/spill.py; at most LS_SPILL_BYTES of engine/actions/ls.py, removed as
     they are yielded and when the listing ends), so memory stays flat. `ordered=False` yields pages
-    as they arrive (each in key order within itself): faster, nothing held."""
-    return list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered)
+    as they arrive (each in key order within itself): faster, nothing held. The filter keywords
+    (include ... exclude_if_present, as for `copy`): only the objects they keep; a page they leave
+    empty is not yielded."""
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+    return list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered,
+                      filters=rules or None)
 
 
-async def ls_async(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-                   concurrency: int = LIST_CONCURRENCY, ordered: bool = True) -> AsyncIterator[ObjectInfo]:
-    """Every object URL names, in key order unless `ordered=False` (see `ls_pages_async`)."""
-    async for entries in list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered):
+LsRow = ObjectInfo | str
+"""A row of `ls(url, recursive=False)`: an object directly under URL (ObjectInfo), or a prefix
+below it (str: the whole key prefix, ending in "/", as S3's CommonPrefixes give it)."""
+
+
+@overload
+def ls_async(url: str, *, recursive: Literal[True] = True, s3: S3Options | None = None, page_size: int = 1000,
+             concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
+             include: Sequence[str] = (), exclude: Sequence[str] = (),
+             filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+             min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+             exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+             exclude_if_present: str | None = None) -> AsyncIterator[ObjectInfo]: ...
+@overload
+def ls_async(url: str, *, recursive: bool, s3: S3Options | None = None,
+             page_size: int = 1000) -> AsyncIterator[LsRow]: ...
+async def ls_async(url: str, *, recursive: bool = True, s3: S3Options | None = None, page_size: int = 1000,
+                   concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
+                   include: Sequence[str] = (), exclude: Sequence[str] = (),
+                   filters: FilterRules | None = None,
+                   min_size: int | str | None = None, max_size: int | str | None = None,
+                   min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+                   exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+                   exclude_if_present: str | None = None) -> AsyncIterator[LsRow]:
+    """Every object URL names, in key order unless `ordered=False` (see `ls_pages_async`; the
+    filter keywords as for it). recursive=False lists one level, as `s3bulk ls --no-recursive`
+    and `aws s3 ls` do: the objects directly under URL (ObjectInfo) and the prefixes below it (str,
+    the whole key prefix ending in "/", e.g. "photos/2026/"), merged in key order, through one
+    chain of delimiter listings; UsageError with a filter keyword, which a one-level listing does
+    not take."""
+    if not recursive:
+        rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                         max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                         filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+        if rules:
+            raise UsageError("a one-level listing (recursive=False) takes no filters: list it recursively")
+        async for page in list_levels(url, s3=s3, page_size=page_size):
+            for row in level_rows(page):
+                yield row
+        return
+    async for entries in ls_pages_async(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered,
+                                        include=include, exclude=exclude, filters=filters, min_size=min_size,
+                                        max_size=max_size, min_age=min_age, max_age=max_age,
+                                        include_from=include_from, exclude_from=exclude_from,
+                                        filter_from=filter_from, max_depth=max_depth,
+                                        exclude_if_present=exclude_if_present):
         for entry in entries:
             yield entry
 
 
 def ls_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-             concurrency: int = LIST_CONCURRENCY, ordered: bool = True) -> Iterator[list[ObjectInfo]]:
+             concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
+             include: Sequence[str] = (), exclude: Sequence[str] = (),
+             filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+             min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+             exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+             exclude_if_present: str | None = None) -> Iterator[list[ObjectInfo]]:
     """Synchronous form of `ls_pages_async`: runs its own event loop, one step per page."""
-    return stepped(list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered))
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+    return stepped(list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered,
+                              filters=rules or None))
 
 
-def ls(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
-       concurrency: int = LIST_CONCURRENCY, ordered: bool = True) -> Iterator[ObjectInfo]:
+@overload
+def ls(url: str, *, recursive: Literal[True] = True, s3: S3Options | None = None, page_size: int = 1000,
+       concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
+       include: Sequence[str] = (), exclude: Sequence[str] = (),
+       filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+       min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+       exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+       exclude_if_present: str | None = None) -> Iterator[ObjectInfo]: ...
+@overload
+def ls(url: str, *, recursive: bool, s3: S3Options | None = None, page_size: int = 1000) -> Iterator[LsRow]: ...
+def ls(url: str, *, recursive: bool = True, s3: S3Options | None = None, page_size: int = 1000,
+       concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
+       include: Sequence[str] = (), exclude: Sequence[str] = (),
+       filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+       min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+       exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+       exclude_if_present: str | None = None) -> Iterator[LsRow]:
     """Every object URL names, in key order unless `ordered=False` (see `ls_pages_async`), from an
-    event loop of its own; inside a running event loop use `ls_async`."""
-    for entries in ls_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered):
+    event loop of its own; inside a running event loop use `ls_async`. The filter keywords
+    (include ... exclude_if_present) as for `copy`: only the objects they keep.
+    recursive=False: one level, as `s3bulk ls --no-recursive` and `aws s3 ls` list it: the objects
+    directly under URL (ObjectInfo) and the prefixes below it (str, the whole key prefix ending in
+    "/", e.g. "photos/2026/"), merged in key order (a row is `isinstance(row, str)` for a prefix);
+    no filter keywords then (UsageError)."""
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+    if not recursive:
+        if rules:
+            raise UsageError("a one-level listing (recursive=False) takes no filters: list it recursively")
+        for page in stepped(list_levels(url, s3=s3, page_size=page_size)):
+            yield from level_rows(page)
+        return
+    for entries in stepped(list_pages(url, s3=s3, page_size=page_size, concurrency=concurrency, ordered=ordered,
+                                      filters=rules or None)):
         yield from entries
 
 
 def ls_rendered_async(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
-                      concurrency: int = LIST_CONCURRENCY, ordered: bool = True, filters: Filters | None = None) -> AsyncIterator[str]:
+                      concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
+                      include: Sequence[str] = (), exclude: Sequence[str] = (),
+                      filters: FilterRules | Filters | None = None,
+                      min_size: int | str | None = None, max_size: int | str | None = None,
+                      min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+                      exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+                      exclude_if_present: str | None = None) -> AsyncIterator[str]:
     """`ls_pages_async`, each page turned into text by `render` as soon as it is listed (the CLI's
-    `ls`): a page listed ahead of the output then waits as its text, not as objects. `filters`:
-    only the objects they keep (config/filter_options.py build_filters makes them)."""
-    return list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered, filters=filters)
+    `ls`): a page listed ahead of the output then waits as its text, not as objects. The filter
+    keywords as for `copy` (or filters= a Filters the command line built)."""
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+    return list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered, filters=rules or None)
 
 
 def ls_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, s3: S3Options | None = None,
-                concurrency: int = LIST_CONCURRENCY, ordered: bool = True, filters: Filters | None = None) -> Generator[str, None, None]:
+                concurrency: int = LIST_CONCURRENCY, ordered: bool = True,
+                include: Sequence[str] = (), exclude: Sequence[str] = (),
+                filters: FilterRules | Filters | None = None,
+                min_size: int | str | None = None, max_size: int | str | None = None,
+                min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+                exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+                exclude_if_present: str | None = None) -> Generator[str, None, None]:
     """Synchronous form of `ls_rendered_async`: runs its own event loop, one step per page."""
-    return stepped(list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered, filters=filters))
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+    return stepped(list_rendered(url, render, s3=s3, concurrency=concurrency, ordered=ordered, filters=rules or None))
 
 
 def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
               classes: dict[str, list[int]] | None = None, unsized: list[int] | None = None,
-              filters: Filters | None = None) -> Iterator[tuple[str | None, int, int]]:
+              include: Sequence[str] = (), exclude: Sequence[str] = (),
+              filters: FilterRules | Filters | None = None,
+              min_size: int | str | None = None, max_size: int | str | None = None,
+              min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+              exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+              exclude_if_present: str | None = None) -> Iterator[tuple[str | None, int, int]]:
     """(prefix, objects, bytes) for each prefix `depth` levels below URL, in key order, then
     (None, objects, bytes) for everything, one running total at a time whatever the number of
     prefixes. `classes`, when given, is filled with storage class -> [objects, bytes] (S3 sources)
     by the time the total comes; `unsized` ([0]) counts objects listed without a size (a list/get
-    server lists none), whose bytes are in no total. `filters`: only the objects they keep."""
+    server lists none), whose bytes are in no total. The filter keywords as for `copy`: only the
+    objects they keep are counted (or filters= a Filters the command line built)."""
     from .engine.actions.ls import du_groups as groups
 
-    return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes, unsized=unsized, filters=filters)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+    return groups(url, s3=s3, depth=depth, concurrency=concurrency, classes=classes, unsized=unsized,
+                  filters=rules or None)
 
 
-def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16) -> DuResult:
+def du(url: str, *, s3: S3Options | None = None, depth: int = 0, concurrency: int = 16,
+       include: Sequence[str] = (), exclude: Sequence[str] = (),
+       filters: FilterRules | None = None, min_size: int | str | None = None, max_size: int | str | None = None,
+       min_age: AgeLimit | None = None, max_age: AgeLimit | None = None, include_from: RuleFiles = (),
+       exclude_from: RuleFiles = (), filter_from: RuleFiles = (), max_depth: int | None = None,
+       exclude_if_present: str | None = None) -> DuResult:
     """`s3bulk du`: the objects and bytes under URL (read as `copy` reads SRC), from the parallel
     listing; with depth=N also per prefix N '/'-separated levels below URL (kept in a list: use
-    `du_groups` to stream them when there are very many)."""
+    `du_groups` to stream them when there are very many). The filter keywords as for `copy`: only
+    the objects they keep are counted."""
     from .engine.actions.ls import du as count
 
-    return count(url, s3=s3, depth=depth, concurrency=concurrency)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+    return count(url, s3=s3, depth=depth, concurrency=concurrency, filters=rules or None)
 
 
 def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
-       filters: FilterRules | None = None, dry_run: bool = False, all_objects: bool = False,
+       filters: FilterRules | None = None,
+       min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+       max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+       filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
+       dry_run: bool = False, all_objects: bool = False,
        subscriber: Subscriber | None = None, on_key: Callable[[str, str | None], None] | None = None,
        concurrency: int = 8, journal: str | None = None, resume: bool = False, default_journal: bool = False,
        on_notice: Callable[[str], None] | None = None, max_rps: float = 0.0, retries: int = 5,
@@ -530,7 +700,10 @@ def rm(url: str, *, s3: S3Options | None = None, include: Sequence[str] = (), ex
     to = subscriber if subscriber is not None else _Callbacks(key=on_key, notice=on_notice)
     if on_progress is not None:
         to = _Callbacks(progress=on_progress, then=to)
-    request = engine.RmRequest(url, s3, _filters(include, exclude, filters), dry_run=dry_run,
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
+    request = engine.RmRequest(url, s3, rules, dry_run=dry_run,
                                all_objects=all_objects, concurrency=concurrency, journal=journal, resume=resume,
                                default_journal=default_journal, max_rps=max_rps, retries=retries,
                                all_versions=all_versions, report=report,
@@ -583,6 +756,9 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
                   options: TransferOptions | None = None, src_s3: S3Options | None = None,
                   dst_s3: S3Options | None = None, include: Sequence[str] = (), exclude: Sequence[str] = (),
                   filters: FilterRules | None = None,
+                  min_size: int | str | None = None, max_size: int | str | None = None, min_age: AgeLimit | None = None,
+                  max_age: AgeLimit | None = None, include_from: RuleFiles = (), exclude_from: RuleFiles = (),
+                  filter_from: RuleFiles = (), max_depth: int | None = None, exclude_if_present: str | None = None,
                   on_version: Callable[[str, str, str | None], None] | None = None,
                   as_of: float | None = None, journal: str | None = None, resume: bool = False) -> VersionsResult:
     """`copy --version-id` (SRC names one key), `copy --all-versions` or `copy --as-of` (epoch
@@ -590,7 +766,9 @@ def copy_versions(src: str, dst: str, *, version_id: str | None = None, include_
     resume=True skips those an earlier run with that journal copied (engine/journal/versions.py)."""
     from .engine.actions.versions import VersionsCopy, copy_versions as run
 
-    rules = _filters(include, exclude, filters)
+    rules = _filters(include, exclude, filters, min_size=min_size, max_size=max_size, min_age=min_age,
+                     max_age=max_age, include_from=include_from, exclude_from=exclude_from,
+                     filter_from=filter_from, max_depth=max_depth, exclude_if_present=exclude_if_present)
     run_journal = None
     if journal is not None:
         from .engine.journal.versions import VersionsRun, open_for
@@ -687,7 +865,20 @@ def _subscriber(subscriber: Subscriber | None) -> Subscriber | None:
     return subscriber
 
 
-def _filters(include: Sequence[str], exclude: Sequence[str], rules: FilterRules | None) -> Filters:
+def _filters(include: Sequence[str], exclude: Sequence[str], rules: FilterRules | Filters | None, *,
+             min_size: int | str | None = None, max_size: int | str | None = None,
+             min_age: AgeLimit | None = None, max_age: AgeLimit | None = None,
+             include_from: RuleFiles = (), exclude_from: RuleFiles = (), filter_from: RuleFiles = (),
+             max_depth: int | None = None, exclude_if_present: str | None = None) -> Filters:
+    """The filter keywords every filtering call takes, as one Filters (config/filter_options.py
+    build_filters, as the command line builds them: rule files read now, a bad value a UsageError
+    naming its option). `rules` may be a Filters already built (the command line's `ls` and `du`
+    pass theirs): it is then the filters, and no other keyword may be given."""
+    if isinstance(rules, Filters):
+        if include or exclude or _filter_given(min_size, max_size, min_age, max_age, include_from, exclude_from,
+                                              filter_from, max_depth, exclude_if_present):
+            raise UsageError("filters= as a Filters value goes alone, without the other filter keywords")
+        return rules
     if isinstance(include, str) or isinstance(exclude, str):
         raise UsageError("include and exclude take lists of globs")
     out = [(True, g) for g in include] + [(False, g) for g in exclude]
@@ -695,7 +886,39 @@ def _filters(include: Sequence[str], exclude: Sequence[str], rules: FilterRules 
         if kind not in ("include", "exclude"):
             raise UsageError(f"filters are ('include' | 'exclude', glob) pairs, not {kind!r}")
         out.append((kind == "include", glob))
-    return Filters(tuple(out))
+    if not _filter_given(min_size, max_size, min_age, max_age, include_from, exclude_from, filter_from, max_depth,
+                         exclude_if_present):
+        return Filters(tuple(out))
+    from .config.filter_options import build_filters
+
+    return build_filters(out, include_from=_paths(include_from), exclude_from=_paths(exclude_from),
+                         filter_from=_paths(filter_from), max_depth=max_depth, exclude_if_present=exclude_if_present,
+                         min_size=min_size, max_size=max_size, min_age=_age(min_age, "min_age"),
+                         max_age=_age(max_age, "max_age"))
+
+
+def _filter_given(*values: object) -> bool:
+    return any(v is not None and v != () and v != [] for v in values)
+
+
+def _paths(files: RuleFiles) -> list[str]:
+    """A rule-file keyword (one path, or several) as the list of paths build_filters reads."""
+    if isinstance(files, (str, os.PathLike)):
+        return [os.fspath(files)]
+    return [os.fspath(f) for f in files]
+
+
+def _age(value: AgeLimit | None, what: str) -> str | None:
+    """An age keyword as the command line's text: a timedelta as seconds, a datetime as ISO 8601
+    (one without a zone is UTC, as "2026-11-01" is on the command line)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, timedelta):
+        return repr(value.total_seconds())
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise UsageError(f"{what} takes a duration (\"7d\", a timedelta) or a time (\"2026-11-01\", a datetime), "
+                     f"not {type(value).__name__}")
 
 
 def _size(value: int | str | None, what: str) -> int | None:

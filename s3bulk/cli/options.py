@@ -141,15 +141,19 @@ def _log_requests(value: Optional[str]) -> Optional[str]:
 
 
 def _log_requests_headers(value: bool) -> bool:
+    """--log-requests-headers alone logs to standard error, as rclone's --dump headers does: asking
+    for the headers is asking for the log (a --log-requests FILE, read before or after this, wins)."""
     if value:
         from ..http import requestlog
 
         os.environ[requestlog.HEADERS_ENV] = "1"
+        if not os.environ.get(requestlog.ENV):
+            os.environ[requestlog.ENV] = "-"
     return value
 
 
 LogRequests = Annotated[Optional[str], O("--log-requests", metavar="FILE|-", callback=_log_requests, rich_help_panel=DEBUG_PANEL, help="write one line per request to a server and its answer to FILE (appended; '-' is stderr): time, method, URL, status, bytes sent and received, duration, retry number; credentials, tokens, signatures and SSE-C keys redacted; every process of the run writes its own lines")]
-LogRequestsHeaders = Annotated[bool, O("--log-requests-headers", callback=_log_requests_headers, rich_help_panel=DEBUG_PANEL, help="with --log-requests: each request's and answer's headers too, under its line (secrets redacted)")]
+LogRequestsHeaders = Annotated[bool, O("--log-requests-headers", callback=_log_requests_headers, rich_help_panel=DEBUG_PANEL, help="each request's and answer's headers too, under its line (secrets redacted); without --log-requests the log goes to stderr")]
 
 # versions (copy and mv)
 VersionId = Annotated[Optional[str], O("--version-id", metavar="ID", help="copy this version of the one key SRC names", rich_help_panel=VERSIONS_PANEL)]

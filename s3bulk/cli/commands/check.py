@@ -15,6 +15,8 @@ from ..options import (Concurrency, DstEndpoint, DstNoSign, DstProfile, DstRegio
                        Verbose, Workers, command, gather)
 from ..options import Metrics, MetricsLinger  # --metrics (cli/metrics.py)
 from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
+from ..options import (ExcludeFrom, ExcludeIfPresent, FilterFrom, IncludeFrom, MaxAge, MaxDepth, MaxSize,  # filters
+                       MinAge, MinSize)
 
 if TYPE_CHECKING:
     from ...engine.plan import SyncOptions
@@ -47,6 +49,9 @@ def parameters(
     checksum: Checksum = False, one_way: OneWay = False, hash_cache: HashCache = None,
     workers: Workers = 0, concurrency: Concurrency = None, page_size: PageSize = 1000,
     include: Include = None, exclude: Exclude = None,
+    include_from: IncludeFrom = None, exclude_from: ExcludeFrom = None, filter_from: FilterFrom = None,
+    max_depth: MaxDepth = None, exclude_if_present: ExcludeIfPresent = None,
+    min_size: MinSize = None, max_size: MaxSize = None, min_age: MinAge = None, max_age: MaxAge = None,
     endpoint_url: Endpoint = None, profile: Profile = None, region: Region = None,
     no_sign_request: NoSign = False, path_style: PathStyle = False,
     src_endpoint_url: SrcEndpoint = None, src_profile: SrcProfile = None, src_region: SrcRegion = None,
@@ -62,6 +67,7 @@ def parameters(
 ) -> None:
     """Compare SRC with DST as sync would, changing nothing: print each key only in SRC, only in
     DST, or that differs (by size, or with --checksum by content); exit 0 when identical, 1 when not.
+    The filters apply to both sides: a key they leave out is compared nowhere (not "only in DST").
 
     With --against-report FILE, DST alone is checked against a report a copy, sync or mv wrote."""
     # The declaration of check's parameters: their values reach _check, by name.
@@ -101,6 +107,8 @@ EXAMPLES = (
      "s3bulk check s3://src/data/ s3://dst/data/ --json"),
     ("Keep a row per key (same, differs, missing, extra) in a report",
      "s3bulk check s3://src/data/ s3://dst/data/ --report check.csv"),
+    ("Compare only what a sync with the same filters copies",
+     "s3bulk check ./site/ s3://bucket/site/ --exclude '*.tmp' --max-size 1GiB"),
     ("Check that everything a copy's report says landed is still at DST, unchanged",
      "s3bulk check --against-report photos.csv s3://backup/photos/"),
 )

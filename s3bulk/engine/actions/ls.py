@@ -21,8 +21,11 @@ if TYPE_CHECKING:  # imported where a listing starts, not with the module (start
     from ...stores import Store
     from ...stores.base import LevelPage
     from ..listing.hints import BoundarySample
+    from ...config.urls import Location
 
-__all__ = ["DuResult", "LS_SPILL_BYTES", "du", "du_groups", "list_levels", "list_pages", "list_rendered", "stepped"]
+    Resolved = tuple[Location, str | None]  # planner.resolve_source's answer: (location listed, the one key or None)
+
+__all__ = ["DuResult", "LS_SPILL_BYTES", "du", "du_groups", "level_rows", "list_levels", "list_pages", "list_rendered", "stepped"]
 
 LS_SPILL_BYTES = 1 << 30  # ordered `ls`: pages listed ahead of the output, on disk at most (engine/listing/spill.py)
 T = TypeVar("T")
@@ -32,9 +35,11 @@ Select = Callable[[list[ObjectInfo]], "list[ObjectInfo]"]
 
 async def list_pages(url: str, *, s3: S3Options | None = None, page_size: int = 1000,
                      concurrency: int = 16, ordered: bool = True,
-                     filters: Filters | None = None) -> AsyncGenerator[list[ObjectInfo], None]:
+                     filters: Filters | None = None, resolved: Resolved | None = None,
+                     ) -> AsyncGenerator[list[ObjectInfo], None]:
     """Every object URL names (that the filters keep), a page at a time (api.ls_pages_async says
-    how); a page the filters leave empty is not yielded."""
+    how); a page the filters leave empty is not yielded. `resolved`: what planner.resolve_source
+    made of URL already (du needs it first), so it is not asked again."""
     from ..listing.split import ListingLimits, list_in_order
 
     limits = ListingLimits(page_size=page_size, concurrency=concurrency, max_streams=max(64, 2 * concurrency),
@@ -45,7 +50,7 @@ async def list_pages(url: str, *, s3: S3Options | None = None, page_size: int = 
         listed = list_in_order(store, prefix, limits, starts=starts, sample=sample)
         return listed if select is None else _selected(listed, select)
 
-    listed = _listed(url, s3, concurrency, lambda one: one, pages, filters)
+    listed = _listed(url, s3, concurrency, lambda one: one, pages, filters, resolved)
     try:
         async for entries in listed:
             if entries:
@@ -81,7 +86,7 @@ async def list_rendered(url: str, render: Callable[[list[ObjectInfo]], str], *, 
 async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callable[[list[ObjectInfo]], Any],
                   listing: Callable[[Store, str, list[WorkUnit] | None, BoundarySample | None, Select | None],
                                     AsyncGenerator[Any, None]], filters: Filters | None = None,
-                  ) -> AsyncGenerator[Any, None]:
+                  resolved: Resolved | None = None) -> AsyncGenerator[Any, None]:
     """What `ls` of URL lists: `one([object])` when URL names one object, else `listing(store,
     prefix, start units from hints, boundary sample, what the filters select of a page)`; the
     sample is saved when it lists to the end."""
@@ -92,7 +97,7 @@ async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callabl
 
     if filters:
         filters.check_source(parse_location(url, s3))
-    src, single = await resolve_source(url, s3)
+    src, single = resolved if resolved is not None else await resolve_source(url, s3)
     select = _selector(filters.located(src), len(src.prefix)) if filters else None
     store = await open_store(src)
     try:
@@ -163,6 +168,22 @@ async def list_levels(url: str, *, s3: S3Options | None = None, page_size: int =
         await store.close()
 
 
+def level_rows(page: LevelPage) -> list[ObjectInfo | str]:
+    """A one-level page as one list in key order: its objects (ObjectInfo) and its prefixes (str),
+    each list already in order (code point order is UTF-8's)."""
+    if not page.prefixes:
+        return list(page.entries)
+    from heapq import merge
+
+    def key(row: ObjectInfo | str) -> str:
+        return row if isinstance(row, str) else row.key
+
+    objects: list[ObjectInfo | str] = list(page.entries)
+    prefixes: list[ObjectInfo | str] = list(page.prefixes)
+    rows: list[ObjectInfo | str] = list(merge(objects, prefixes, key=key))
+    return rows
+
+
 def stepped(agen: AsyncGenerator[T, None]) -> Generator[T, None, None]:
     """An async generator driven from synchronous code by an event loop of its own, one item per
     step; closing the generator (or a consumer that stops early) closes the async one in that loop."""
@@ -210,15 +231,16 @@ def du_groups(url: str, *, s3: S3Options | None = None, depth: int = 0, concurre
     from ..planner import resolve_source
 
     loop = asyncio.new_event_loop()
-    try:
-        src, single = loop.run_until_complete(resolve_source(url, s3))
+    try:  # once: the listing below is given it (a HEAD and a LIST of one key, for an S3 prefix)
+        resolved = loop.run_until_complete(resolve_source(url, s3))
     finally:
         loop.close()
+    src, single = resolved
     cut = 0 if single is not None else len(src.prefix)
     total_o = total_b = 0
     group: str | None = None
     group_o = group_b = 0
-    for page in stepped(list_pages(url, s3=s3, concurrency=concurrency, filters=filters)):
+    for page in stepped(list_pages(url, s3=s3, concurrency=concurrency, filters=filters, resolved=resolved)):
         for obj in page:
             size = obj.size
             if size is None:
