@@ -11,11 +11,13 @@ has exited. And `s3bulk rm --incomplete-uploads` finds and aborts the uploads op
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -128,3 +130,81 @@ def test_rm_incomplete_uploads_lists_and_aborts_those_under_the_prefix(cli, s3, 
     assert whole.code == 2 and "--all" in whole.err and "Traceback" not in whole.err, whole
     assert cli("rm", "--incomplete-uploads", f"s3://{bucket}", "--all").code == 0
     assert not still_open()
+
+
+class _CopyingStore:
+    """A destination whose server-side copy in parts names its upload as S3's does
+    (stores.base.COPY_UPLOAD_OPENED) once its CreateMultipartUpload answers (`answer` set), then
+    copies parts forever; its listing of open uploads never answers (under load the listing came
+    after a forced stop's deadline); aborts are recorded, ListParts says an aborted upload is gone."""
+
+    def __init__(self) -> None:
+        self.features = SimpleNamespace(server_side_copy=True, resumable_uploads=True)
+        self.asked, self.answer = asyncio.Event(), asyncio.Event()
+        self.aborted: list[tuple[str, str]] = []
+        self.listings = 0
+
+    def can_copy_from(self, src: object) -> bool:
+        return True
+
+    async def copy_from(self, src: object, src_key: str, dst_key: str, size: int, mtime: float | None = None,
+                        **kwargs: object) -> None:
+        from s3bulk.stores.base import COPY_UPLOAD_OPENED
+
+        self.asked.set()
+        await self.answer.wait()
+        named = COPY_UPLOAD_OPENED.get()
+        assert named is not None, "the transfer asked for no name of the copy's upload"
+        named("u-1")
+        await asyncio.Event().wait()  # UploadPartCopy requests in flight
+
+    async def list_uploads(self, prefix: str, key_marker: object = None, upload_marker: object = None) -> object:
+        self.listings += 1
+        await asyncio.Event().wait()
+
+    async def abort_multipart(self, key: str, upload_id: str) -> None:
+        self.aborted.append((key, upload_id))
+
+    async def list_parts(self, key: str, upload_id: str) -> list:
+        from s3bulk.errors import NotFound
+
+        raise NotFound("no such upload")
+
+
+@pytest.mark.unit
+def test_a_forced_stop_aborts_a_server_side_copys_upload_by_the_id_its_creation_answered():
+    """A server-side copy in parts opens its own upload. A forced stop with no journal that comes
+    while its CreateMultipartUpload is in flight waits for that answer and aborts the upload by its
+    id, without listing the key's uploads: that listing, a request more, answered after the stop's
+    deadline under load and the upload stayed open (here it never answers)."""
+    from s3bulk.engine.run.open_uploads import OpenUploads
+    from s3bulk.engine.transfer.notes import TransferListener
+    from s3bulk.engine.transfer.ways import ServerSide
+    from s3bulk.model import ObjectInfo
+
+    async def run() -> None:
+        sent: list[object] = []
+        uploads = OpenUploads(0, sent.append, None, False)  # no journal: the stop must abort it
+
+        class Listener(TransferListener):
+            def on_upload(self, note) -> None:
+                uploads.note(note)
+
+        async def no_upload_left(*args: object) -> tuple[None, set[int]]:
+            return None, set()
+
+        dst = _CopyingStore()
+        mover = SimpleNamespace(options=SimpleNamespace(copy_threshold=5), dst=dst, src=object(), no_clobber=False,
+                                in_parts=SimpleNamespace(continue_upload=no_upload_left), listener=Listener(),
+                                version_of=lambda info: None, dst_kind="memory")
+        copy = asyncio.ensure_future(ServerSide(mover, dst, mover.src).move(ObjectInfo("big.bin", 20), "big.bin"))
+        await dst.asked.wait()
+        assert uploads.unrecorded() and uploads.ids == {"big.bin": None}
+        loop = asyncio.get_running_loop()
+        stop = asyncio.ensure_future(uploads.abort_all(dst, loop.time() + 2.0))
+        dst.answer.set()  # the answer that was on its way when the stop came
+        await stop
+        copy.cancel()
+        assert dst.aborted == [("big.bin", "u-1")] and dst.listings == 0
+
+    asyncio.run(run())

@@ -69,7 +69,7 @@ class Abandoned:
 class UploadBegun(NamedTuple):
     """A multipart upload about to be asked for (no `upload_id` yet: an intent,
     engine/leftover_uploads.py), or begun: a Transfer's note (engine/transfer/notes.py). `part_size` 0: a copy in parts the store runs itself,
-    whose id never comes. The source's size, mtime and ETag say whether a resume may continue it."""
+    whose id comes when the store names it (stores.base.COPY_UPLOAD_OPENED). The source's size, mtime and ETag say whether a resume may continue it."""
 
     kind: Literal["upload"]
     key: str

@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import random
 import weakref
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import (Any, Awaitable, Callable, Iterator, NamedTuple, Protocol, Sequence, TypeVar, cast,
                     runtime_checkable)
@@ -463,6 +464,16 @@ def part_size_for(size: int, preferred: int) -> int:
         part = -(-size // MAX_PARTS)
         part = -(-part // mib) * mib
     return part
+
+
+# Who hears the id of the multipart upload a server-side copy in parts opens for itself (a
+# ServerSideCopier's copy_from, S3's UploadPartCopy): the transfer sets it around one such copy
+# (engine/transfer/ways.py ServerSide), so that the worker knows the upload the moment its
+# CreateMultipartUpload answers. A forced stop with no journal then aborts it by that id, its one
+# request sent at once; without it the stop had to list the key's uploads first, a round trip that
+# under load came too late and left the upload open. Unset (None): nobody asks.
+COPY_UPLOAD_OPENED: ContextVar[Callable[[str], None] | None] = ContextVar("s3bulk_copy_upload_opened",
+                                                                           default=None)
 
 
 async def upload_in_parts(upload: Multipart, size: int, part: int, concurrency: int,

@@ -30,9 +30,9 @@ class OpenUploads:
         # destination key -> upload id, None while CreateMultipartUpload is in flight (what a forced
         # stop must not leave open unrecorded)
         self.ids: dict[str, str | None] = {}
-        # when each upload still unnamed was asked for (time.time()), and whether its id will come (no:
-        # a copy in parts the store runs itself, noted with part size 0)
-        self.asked: dict[str, tuple[float, bool]] = {}
+        # when each upload still unnamed was asked for (time.time()): its id comes with the answer to
+        # CreateMultipartUpload, a copy in parts' too (the store names it: stores.base.COPY_UPLOAD_OPENED)
+        self.asked: dict[str, float] = {}
         self.log: UploadLog | None = None  # where they are recorded before any part is sent
 
     def note(self, note: UploadNote) -> None:
@@ -41,7 +41,7 @@ class OpenUploads:
         if isinstance(note, UploadBegun):
             self.ids[key] = upload_id
             if upload_id is None:
-                self.asked[key] = (time.time(), note.part_size != 0)
+                self.asked[key] = time.time()
         elif key in self.ids and self.ids[key] == upload_id:
             del self.ids[key]
             self.asked.pop(key, None)
@@ -63,10 +63,12 @@ class OpenUploads:
     async def abort_all(self, dst: Writer, until: float) -> None:
         """A forced stop with no journal to record the S3 uploads in flight: nothing would ever find
         them again, so they are aborted here (bounded by `until`, the loop's time). One whose
-        CreateMultipartUpload is in flight is waited for, then aborted; one still unnamed after
-        that (its answer late, or a copy in parts the store runs itself) is looked for among the
-        key's open uploads. What cannot be done in time is left to the bucket's lifecycle rule or
-        `s3bulk rm --incomplete-uploads`."""
+        CreateMultipartUpload is in flight (a copy in parts' too) is waited for, then aborted by
+        its id: that answer was on its way before the stop, while a listing of the key's uploads
+        is a request more, whose answer under load came after the deadline (and the upload stayed
+        open). One still unnamed near the deadline (its answer late, or a store that does not name
+        a copy's upload) is looked for among the key's open uploads. What cannot be done in time
+        is left to the bucket's lifecycle rule or `s3bulk rm --incomplete-uploads`."""
         loop = asyncio.get_running_loop()
         aborted: set[str] = set()
         while loop.time() < until:
@@ -81,9 +83,9 @@ class OpenUploads:
             unnamed = [k for k, u in self.ids.items() if u is None]
             if not unnamed:
                 return
-            if loop.time() >= until - 1.5 or not any(self.asked.get(k, (0.0, False))[1] for k in unnamed):
+            if loop.time() >= until - 1.5:
                 try:
-                    await asyncio.wait_for(asyncio.gather(*(_find(dst, k, self.asked.get(k, (None,))[0], aborted)
+                    await asyncio.wait_for(asyncio.gather(*(_find(dst, k, self.asked.get(k), aborted)
                                                             for k in unnamed)), until - loop.time())
                 except asyncio.TimeoutError:
                     pass

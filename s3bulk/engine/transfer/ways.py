@@ -26,7 +26,7 @@ from typing import cast
 
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
-from ...stores.base import WHOLE, FileBodyReader, GetOptions, ServerSideCopier, StreamedPutter
+from ...stores.base import COPY_UPLOAD_OPENED, WHOLE, FileBodyReader, GetOptions, ServerSideCopier, StreamedPutter
 from ...stores.reading import read_first, read_range
 from . import guards
 from ...stores.files.bodies import CHUNK as BODY_CHUNK
@@ -79,8 +79,8 @@ class Unsized:
 
 class ServerSide:
     """The destination copies from the source (CopyObject, or UploadPartCopy in parts above the
-    copy threshold through an upload of the store's own, whose id the engine never sees: an intent,
-    no id and part size 0, stands for it in the journal until it ends)."""
+    copy threshold through an upload of the store's own: an intent, no id and part size 0, stands
+    for it in the journal until the store names it (_CopyUpload), then the upload by its id, until it ends)."""
 
     def __init__(self, transfer: Mover, dst: Writer, src: Store) -> None:
         self.t = transfer
@@ -98,14 +98,20 @@ class ServerSide:
         in_parts = size > t.options.copy_threshold and t.dst.features.resumable_uploads
         if in_parts and t.no_clobber:
             await guards.skip_if_exists(t.dst, dst_key)  # no part copied in vain
-        if in_parts:
-            await t.in_parts.continue_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
-            t.listener.on_upload(UploadBegun.of(dst_key, None, size, 0, info))
-        # the copy (in parts: every UploadPartCopy) is of the version listed, or SourceChanged
-        await self.copier.copy_from(t.src, info.key, dst_key, size, info.mtime, props=props, replace=replace,
-                                    if_match=t.version_of(info))
-        if in_parts:
-            t.listener.on_upload(UploadEnd.of(dst_key, None))
+        if not in_parts:  # the copy is of the version listed, or SourceChanged
+            await self.copier.copy_from(t.src, info.key, dst_key, size, info.mtime, props=props, replace=replace,
+                                        if_match=t.version_of(info))
+            return size, True
+        await t.in_parts.continue_upload(dst_key, size, 0, None)  # a stopped run's, of no use to a copy: gone
+        t.listener.on_upload(UploadBegun.of(dst_key, None, size, 0, info))
+        named = _CopyUpload(t, dst_key, size, info)
+        token = COPY_UPLOAD_OPENED.set(named.opened)  # the store names its upload as soon as it has it
+        try:  # every UploadPartCopy of the version listed, or SourceChanged
+            await self.copier.copy_from(t.src, info.key, dst_key, size, info.mtime, props=props, replace=replace,
+                                        if_match=t.version_of(info))
+        finally:
+            COPY_UPLOAD_OPENED.reset(token)
+        t.listener.on_upload(UploadEnd.of(dst_key, named.upload_id))
         return size, True
 
     async def _props(self, src_key: str, dst_key: str) -> tuple[ObjectProps | None, bool]:
@@ -118,6 +124,22 @@ class ServerSide:
         if t.write_props.plain_copy:
             return t.write_props.set, False
         return t.dst_props(dst_key, await t.source_props(src_key)), True
+
+
+class _CopyUpload:
+    """The upload a server-side copy in parts opens for itself, told to the listener (the worker's
+    journal and its forced stop, engine/run/open_uploads.py) the moment its CreateMultipartUpload
+    answers (stores.base.COPY_UPLOAD_OPENED); a copy retried whole opens another, which replaces it."""
+
+    __slots__ = ("t", "dst_key", "size", "info", "upload_id")
+
+    def __init__(self, t: Mover, dst_key: str, size: int, info: ObjectInfo) -> None:
+        self.t, self.dst_key, self.size, self.info = t, dst_key, size, info
+        self.upload_id: str | None = None  # until the store names it (a store that does not: the intent stands)
+
+    def opened(self, upload_id: str) -> None:
+        self.upload_id = upload_id
+        self.t.listener.on_upload(UploadBegun.of(self.dst_key, upload_id, self.size, 0, self.info))
 
 
 class Streamed:

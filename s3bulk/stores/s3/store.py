@@ -22,7 +22,7 @@ from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Dest
                        S3BulkError, StoreError, Throttled, Transient, UsageError)
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
-from ..base import (WHOLE, ChecksumReader, Features, GetOptions, GetResult, LevelLister, LevelPage, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
+from ..base import (COPY_UPLOAD_OPENED, WHOLE, ChecksumReader, Features, GetOptions, GetResult, LevelLister, LevelPage, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
                     PartSizeReader, PropsReader, ResumableUploads, ServerSideCopier, Store, StreamedBody,
                     StreamedPutter, Traits, VersionedStore, VersionPage, Writer, abort_confirmed, part_request,
                     part_size_for, upload_in_parts)
@@ -1231,6 +1231,9 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
             algorithm = found.algorithm if found is not None else None
         upload = await self.start_multipart(dst_key, size, part, checksum=algorithm is not None, props=props,
                                             algorithm=algorithm)
+        opened = COPY_UPLOAD_OPENED.get()
+        if opened is not None and upload.upload_id is not None:
+            opened(upload.upload_id)  # the transfer's record of it, before any part is copied
 
         async def one(number: int, start: int, end: int) -> None:
             try:
