@@ -298,6 +298,8 @@ def fault_proxy(endpoint, make_fault_proxy):
 def listget_server():
     """start(*ARGS) runs `s3bulk serve ARGS --port 0` and returns its base URL (no trailing slash);
     every server is stopped at teardown. Front one with make_fault_proxy(url)."""
+    import threading
+
     procs: list[subprocess.Popen] = []
 
     def start(*args: str) -> str:
@@ -306,13 +308,17 @@ def listget_server():
         procs.append(proc)
         line = proc.stderr.readline()
         assert line.startswith("serving on "), line
+        # read the rest of its stderr as it comes: a pipe nobody reads fills at 64 KiB, and a server
+        # blocked writing to it runs no signal handler, so SIGTERM at teardown went unanswered
+        threading.Thread(target=proc.stderr.read, daemon=True).start()
         return line.split()[-1].rstrip("/")
 
     yield start
-    for proc in procs:  # a busy machine may take a while to run the server's shutdown: wait, then kill
+    for proc in procs:  # the server keeps nothing worth a graceful stop: SIGTERM, then SIGKILL soon
         proc.terminate()
+    for proc in procs:
         try:
-            proc.wait(60)
+            proc.wait(5)  # a stop takes milliseconds; a server that ignores SIGTERM costs 5 s, not 60
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(30)
