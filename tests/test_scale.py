@@ -9,7 +9,6 @@ number of listed pages.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from conftest import read_tree
 
