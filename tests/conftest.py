@@ -228,8 +228,17 @@ def stopped(pids: set[int]) -> Iterator[None]:
 
 
 def put_tree(s3, bucket: str, objects: dict[str, bytes]) -> None:
-    for key, body in objects.items():
-        s3.put_object(Bucket=bucket, Key=key, Body=body)
+    """PUT each object; a few hundred go 8 at once (a boto3 client is thread-safe), since one at a
+    time against LocalStack was most of what some tests cost."""
+    if len(objects) < 50:
+        for key, body in objects.items():
+            s3.put_object(Bucket=bucket, Key=key, Body=body)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        for done in [pool.submit(s3.put_object, Bucket=bucket, Key=k, Body=v) for k, v in objects.items()]:
+            done.result()
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
@@ -298,6 +307,8 @@ def fault_proxy(endpoint, make_fault_proxy):
 def listget_server():
     """start(*ARGS) runs `s3bulk serve ARGS --port 0` and returns its base URL (no trailing slash);
     every server is stopped at teardown. Front one with make_fault_proxy(url)."""
+    import threading
+
     procs: list[subprocess.Popen] = []
 
     def start(*args: str) -> str:
@@ -306,13 +317,17 @@ def listget_server():
         procs.append(proc)
         line = proc.stderr.readline()
         assert line.startswith("serving on "), line
+        # read the rest of its stderr as it comes: a pipe nobody reads fills at 64 KiB, and a server
+        # blocked writing to it runs no signal handler, so SIGTERM at teardown went unanswered
+        threading.Thread(target=proc.stderr.read, daemon=True).start()
         return line.split()[-1].rstrip("/")
 
     yield start
-    for proc in procs:  # a busy machine may take a while to run the server's shutdown: wait, then kill
+    for proc in procs:  # the server keeps nothing worth a graceful stop: SIGTERM, then SIGKILL soon
         proc.terminate()
+    for proc in procs:
         try:
-            proc.wait(60)
+            proc.wait(5)  # a stop takes milliseconds; a server that ignores SIGTERM costs 5 s, not 60
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(30)

@@ -17,7 +17,7 @@ from faultproxy import FaultProxy, s3_error
 
 
 def test_one_copy_resume_line_three_times(s3, bucket, tmp_path, endpoint):
-    tree = {f"d{i % 4}/f{i:03d}": os.urandom(100 + i) for i in range(150)}
+    tree = {f"d{i % 4}/f{i:03d}": os.urandom(100 + i) for i in range(80)}  # 4 pages of 20; killed at the 40th
     write_tree(tmp_path / "src", tree)
     env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))  # the default journal path, as in a job
     held, release = threading.Event(), threading.Event()
