@@ -198,6 +198,28 @@ class KeyMap:
 
 
 @dataclass(frozen=True, slots=True)
+class Found:
+    """What the planner's request that found one object said of it (`info`), the object itself when
+    that request was a GET that read it whole (`first`), and what it cost (its retries and requests,
+    by operation and status class), so the run's summary counts them as the worker's own."""
+
+    info: ObjectInfo
+    first: GetResult | None
+    retries: int
+    requests: dict[tuple[str, str], int]
+
+    @staticmethod
+    def of(info: ObjectInfo, first: GetResult | None, store: object) -> "Found":
+        """`store`'s counts so far: the planner opened it for this request alone."""
+        stats = getattr(store, "stats", None)
+        retries = stats.retries if stats is not None else 0
+        counted, inner = None, store
+        while counted is None and inner is not None:  # through a wrapper that does not forward it
+            counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
+        return Found(info, first, retries, dict(counted or {}))
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """A copy from src (listing under src.prefix) to dst, keys mapped by keymap."""
 
@@ -214,7 +236,14 @@ class Plan:
     manifest_name: str | None = None  # what the user named it ("-" for stdin): the journal's identity
     report_objects: bool = False     # workers report each object copied or deleted (--json -v)
     backup: Location | None = None   # --backup-dir (sync's, or copy's and mv's), resolved (engine/transfer/backup.py)
-    # what the planner's one request said of single_key (size, ETag, time): the worker lists nothing
-    single_info: ObjectInfo | None = None
-    # and the object itself, when that request was a GET that read it whole (a small download)
-    single_read: GetResult | None = field(default=None, repr=False, compare=False)
+    # what the planner's one request said of single_key (size, ETag, time, and the object itself when
+    # it was a GET that read it whole): the worker lists and reads nothing again
+    found: "Found | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def single_info(self) -> ObjectInfo | None:
+        return self.found.info if self.found is not None else None
+
+    @property
+    def single_read(self) -> GetResult | None:
+        return self.found.first if self.found is not None else None

@@ -29,7 +29,7 @@ from ..stores import GetResult, Store, Writer, open_store, settle_location
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
 from .job import Job
-from .plan import KeyMap, Plan, TransferOptions
+from .plan import Found, KeyMap, Plan, TransferOptions
 from .plan import SyncOptions
 
 
@@ -62,7 +62,7 @@ async def build_plan(job: Job) -> Plan:
     # a download of one plain object: the GET that finds it reads it too, when it is small enough to
     # be read whole anyway (the Whole way); the worker then writes what it brought
     read_below = options.multipart_threshold if dst.is_local and not options.dry_run else 0
-    src, single, single_info, single_read = await _resolve_source(
+    src, single, found = await _resolve_source(
         src, options, prefix_only=sync is not None or files_from is not None,
         empty_ok=empty_source_ok or guarded or _allows_empty(sync), read_below=read_below)
     filters = filters.located(src)  # --exclude-if-present: refused unless SRC is a local directory
@@ -81,7 +81,7 @@ async def build_plan(job: Job) -> Plan:
     backup_dir = sync.backup_dir if sync is not None else options.backup_dir  # copy / mv: options
     # checked before DST is prepared: a refused backup dir leaves nothing made (not even DST's directory)
     backup = _backup_location(backup_dir, src, dst, filters) if backup_dir else None
-    await _prepare_destination(dst, options, checked_by=src if single_info is not None else None)
+    await _prepare_destination(dst, options, checked_by=src if found is not None else None)
     if guarded:
         await _refuse_empty_source(src, dst, options, sync, empty_source_ok)
     if move and not src.writable:
@@ -89,7 +89,7 @@ async def build_plan(job: Job) -> Plan:
     return Plan(src=src, dst=dst, keymap=keymap, options=options, single_key=single, filters=filters, sync=sync,
                 move=move, manifest=files_from, manifest_format=manifest_format,
                 manifest_name=files_from_name or (os.path.abspath(files_from) if files_from else None),
-                backup=backup, single_info=single_info, single_read=single_read)
+                backup=backup, found=found)
 
 
 def _allows_empty(sync: SyncOptions | None) -> bool:
@@ -166,42 +166,41 @@ async def _found(store: Store, key: str, read_below: int) -> tuple[ObjectInfo, G
     if read_below and store.features.props == "s3":
         try:
             return await cast(_SmallReader, store).read_small(key, read_below)
-        except NotFound:
-            raise
-        except StoreError:
-            pass
+        except StoreError as exc:
+            if isinstance(exc, NotFound) or exc.retryable:
+                raise  # retried already (the store's wrapper): asking again by HEAD and GET would only repeat them
     return await store.head(key), None
 
 
 async def _resolve_source(src: Location, options: TransferOptions, prefix_only: bool = False,
                           empty_ok: bool = False, read_below: int = 0
-                          ) -> tuple[Location, str | None, ObjectInfo | None, GetResult | None]:
-    """(location listing under its prefix, the single key if SRC names one object, what the request
-    that found it said of it, and the object itself when `read_below` asked for it and it is that
-    small (_found): the worker then copies it without listing it again, or reading it again)."""
+                          ) -> tuple[Location, str | None, Found | None]:
+    """(location listing under its prefix, the single key if SRC names one object, and what the
+    request that found it said of it, with the object itself when `read_below` asked for it and it
+    is that small (_found): the worker then copies it without listing it again, or reading it again)."""
     if src.is_local:
         path = src.root
         if os.path.isfile(path) and prefix_only:
             raise UsageError(f"{src.raw!r} is a file; sync works on directories and prefixes (use copy)")
         if os.path.isfile(path):
-            return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path), None, None
+            return Location("local", os.path.dirname(path), "", src.raw), os.path.basename(path), None
         if not os.path.exists(path):
             raise NotFound("no such file or directory", op="read", url=src.raw)
         if not os.path.isdir(path):
             raise UsageError(f"{src.raw!r} is neither a regular file nor a directory")
         if not os.access(path, os.R_OK | os.X_OK):
             raise AccessDenied("permission denied", op="read", url=src.raw)
-        return src, None, None, None
+        return src, None, None
     store = await open_store(src, options.store_options())
     try:
         if not src.lists_in_order:
             await store.list_page("", WorkUnit(), 1)  # the server answers the contract
-            return src, None, None, None
+            return src, None, None
         prefix = src.prefix
         if prefix and not prefix.endswith("/") and not prefix_only:
             try:
                 info, first = await _found(store, prefix, read_below)
-                return src, prefix, info, first
+                return src, prefix, Found.of(info, first, store)
             except (NotFound, AccessDenied):
                 pass  # not one object: a prefix (listing below says if the bucket itself is the problem)
         prefix = _as_dir(prefix)
@@ -212,7 +211,7 @@ async def _resolve_source(src: Location, options: TransferOptions, prefix_only: 
             if any(c in prefix for c in "*?"):  # checked last: keys may hold these characters
                 raise UsageError(_no_wildcards(src))
             raise NothingListed(f"no such key or prefix: {src.raw}")
-        return src.with_prefix(prefix), None, None, None
+        return src.with_prefix(prefix), None, None
     finally:
         await store.close()
 
@@ -230,7 +229,7 @@ async def resolve_source(text: str, s3: S3Options | None = None,
                          options: TransferOptions = TransferOptions()) -> tuple[Location, str | None]:
     """What SRC `text` names, as `copy` reads it: (location listing under its prefix, the single key
     if it names one object). `ls` uses this so both read a key-or-prefix the same way."""
-    src, single, _, _ = await _resolve_source(parse_location(text, s3), options)
+    src, single, _ = await _resolve_source(parse_location(text, s3), options)
     return src, single
 
 

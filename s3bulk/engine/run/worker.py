@@ -30,7 +30,7 @@ from .peak_rss import peak_rss_bytes
 from ...model import Counters, Failure, ObjectInfo, WorkUnit
 from ...config.urls import Location
 from ...stores import Store, StoreOptions, Writer, open_store
-from ...stores.requests import take as take_requests
+from ...stores.requests import merge as merge_requests, take as take_requests
 from ...errors import DestinationExists
 from ..journal.units import ObjectLog, page_skipped
 from ..events import Difference, DryRunAction, Notice, PlannedEvent
@@ -472,8 +472,12 @@ class Worker:
         if self.stopping:
             self._send(Abandoned(self.wid, unit, False))
             return None
-        if plan.single_info is not None:  # the planner's HEAD found it: nothing to list
-            return _Page(unit, None, [], [plan.single_info], (), ())
+        found = plan.found
+        if found is not None:  # the planner's request found it: nothing to list; its cost is the run's
+            c = self.counters
+            c.retries += found.retries
+            merge_requests(c.requests, found.requests)
+            return _Page(unit, None, [], [found.info], (), ())
         try:
             page = await src.list_page(prefix, unit, plan.options.page_size)
         except S3BulkError as exc:
