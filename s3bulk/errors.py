@@ -305,6 +305,11 @@ class LandingRefused(Exception):
     copied (its temporary file is removed), and it is not a failure either."""
 
 
+class BodyRefused(Exception):
+    """A body longer than the request asked to read whole, refused at its first bytes (the lean
+    GET that finds one object reads it only when small): control flow, never shown to a user."""
+
+
 class CapabilityAbsent(Exception):
     """The store declares it lacks what a case tests, and the case checked that it really does
     (a method of a capability it does not declare is absent or raises Unsupported). Not a

@@ -32,7 +32,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import checksums
 from ...errors import Corrupt, StoreError, Transient, from_transport
-from ...errors import ChecksumRefused
+from ...errors import BodyRefused, ChecksumRefused
 from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
 from ..files.bodies import FileBody
@@ -309,10 +309,6 @@ def checksum_header(algorithm: str, data: bytes | bytearray | memoryview) -> dic
     return {"x-amz-sdk-checksum-algorithm": algorithm, checksums.header(algorithm): checksums.b64(algorithm, data)}
 
 
-class _TooLong(Exception):
-    """A body longer than a get_small asked for: not read (private control flow of get_small)."""
-
-
 class _Longer:
     """get_small's sink (http/client.py BodySink): a body of at most `most` bytes is received as
     usual; a longer one is taken here and refused at its first bytes, which drops the connection."""
@@ -329,7 +325,7 @@ class _Longer:
         return False
 
     def write(self, chunk: memoryview) -> None:
-        raise _TooLong()
+        raise BodyRefused()
 
 
 def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, key: str) -> tuple[str, str] | None:
@@ -736,7 +732,7 @@ class S3Wire:
         longer = _Longer(most)
         try:
             resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key, sink=longer)
-        except _TooLong:
+        except BodyRefused:
             counted = (WIRE_OPS.get("get", "get"), STATUS_CLASS[2])
             self.requests[counted] = self.requests.get(counted, 0) + 1
             return ObjectInfo(key, longer.length), None, {}, None
