@@ -10,6 +10,7 @@ from ..config.filters import Filters
 from ..config.sizes import size_field
 from ..model import ObjectInfo, WriteProps
 from ..stores import GetResult, ResilienceOptions, StoreOptions
+from ..stores.requests import counted_by
 from ..config.urls import Location
 
 if TYPE_CHECKING:
@@ -213,10 +214,7 @@ class Found:
         """`store`'s counts so far: the planner opened it for this request alone."""
         stats = getattr(store, "stats", None)
         retries = stats.retries if stats is not None else 0
-        counted, inner = None, store
-        while counted is None and inner is not None:  # through a wrapper that does not forward it
-            counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
-        return Found(info, first, retries, dict(counted or {}))
+        return Found(info, first, retries, dict(counted_by(store) or {}))
 
 
 @dataclass(frozen=True, slots=True)

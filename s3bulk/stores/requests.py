@@ -66,6 +66,15 @@ def botocore_op(name: str) -> str:
     return op
 
 
+def counted_by(store: object) -> Counts | None:
+    """The counts `store` keeps (its `requests`), found through wrappers that do not forward them
+    (a wrapper's `inner`); None for a store that counts nothing."""
+    counted, inner = None, store
+    while counted is None and inner is not None:
+        counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
+    return counted
+
+
 def take(counts: Counts, into: Counts) -> None:
     """Add `counts` into `into` and empty it (in place: the store's senders keep their reference)."""
     if counts:

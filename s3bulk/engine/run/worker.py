@@ -30,7 +30,7 @@ from .peak_rss import peak_rss_bytes
 from ...model import Counters, Failure, ObjectInfo, WorkUnit
 from ...config.urls import Location
 from ...stores import Store, StoreOptions, Writer, open_store
-from ...stores.requests import merge as merge_requests, take as take_requests
+from ...stores.requests import counted_by, merge as merge_requests, take as take_requests
 from ...errors import DestinationExists
 from ..journal.units import ObjectLog, page_skipped
 from ..events import Difference, DryRunAction, Notice, PlannedEvent
@@ -1087,9 +1087,7 @@ LEFT_OPEN = "UploadLeftOpen"  # the kind of a Failure naming an upload still lis
 
 def _take_requests(store: object, into: dict) -> None:
     """Add the requests `store` counted since the last time to `into` (stores/requests.py)."""
-    counted, inner = None, store
-    while counted is None and inner is not None:  # through a wrapper that does not forward it
-        counted, inner = getattr(inner, "requests", None), getattr(inner, "inner", None)
+    counted = counted_by(store)
     if counted:
         take_requests(counted, into)
 
