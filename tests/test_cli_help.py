@@ -38,8 +38,9 @@ def test_help_ends_with_numbered_examples_the_command_accepts(command, tmp_path,
     # parsing an example runs the options' callbacks: --log-requests opens its file and sets the
     # variables workers inherit, so parse in a scratch directory and leave the environment as it was
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("S3BULK_LOG_REQUESTS", raising=False)
-    monkeypatch.delenv("S3BULK_LOG_REQUESTS_HEADERS", raising=False)
+    for name in ("S3BULK_LOG_REQUESTS", "S3BULK_LOG_REQUESTS_HEADERS"):
+        monkeypatch.setenv(name, "")  # recorded as it was (unset), so what the callbacks set is undone
+        monkeypatch.delenv(name)
     import typer.main
 
     from s3bulk.cli import app

@@ -27,8 +27,11 @@ LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \d+ (GET|HEAD|PUT|PO
 @pytest.fixture
 def no_log_env(monkeypatch):
     """The option sets the log's variables in this process's environment: gone after the test."""
-    monkeypatch.delenv(requestlog.ENV, raising=False)
-    monkeypatch.delenv(requestlog.HEADERS_ENV, raising=False)
+    for name in (requestlog.ENV, requestlog.HEADERS_ENV):
+        # setenv first: delenv of an unset name records nothing, and what the option then sets would
+        # stay in this process's environment for every later test (and the CLI runs they start)
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
 
 @pytest.mark.unit
