@@ -7,7 +7,7 @@ import bisect
 import sys
 from datetime import datetime, timezone
 from json.encoder import encode_basestring
-from typing import TYPE_CHECKING, Generator
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -72,26 +72,17 @@ def ls_command(
             return quiet_broken_pipe()
     lines = LsLines(json_out)
     texts = ls_rendered(url, lines.render, s3=s3, ordered=not unordered, concurrency=concurrency, filters=filters)
-    if not _written(texts):
-        return
-    if not json_out:
-        print(ls_total(lines.count, lines.total, lines.unsized), file=sys.stderr)
-
-
-def _written(texts: Generator[str, None, None]) -> bool:
-    """Each text to stdout as it comes; False when the reader went away (`| head`: said quietly).
-    The generator is closed either way (`| head`, Ctrl-C): listings cancelled and spill files gone
-    before the loop closes."""
     try:
         for text in texts:
             if text:
                 sys.stdout.write(text)
     except BrokenPipeError:
         quiet_broken_pipe()
-        return False
+        return
     finally:
-        texts.close()
-    return True
+        texts.close()  # `| head`, Ctrl-C: listings cancelled and spill files gone before the loop closes
+    if not json_out:
+        print(ls_total(lines.count, lines.total, lines.unsized), file=sys.stderr)
 
 
 class LsLines:
@@ -165,19 +156,18 @@ def ls_level(url: str, s3: S3Options, json_out: bool) -> None:
 
     lines = LsLines(json_out)
     prefixes = 0
-
-    def texts() -> Generator[str, None, None]:
-        nonlocal prefixes
-        pages = stepped(list_levels(url, s3=s3))
-        try:
-            for page in pages:
-                prefixes += len(page.prefixes)
-                yield level_text(lines, page.entries, page.prefixes)
-        finally:
-            pages.close()
-
-    if not _written(texts()):
+    pages = stepped(list_levels(url, s3=s3))
+    try:
+        for page in pages:
+            prefixes += len(page.prefixes)
+            text = level_text(lines, page.entries, page.prefixes)
+            if text:
+                sys.stdout.write(text)
+    except BrokenPipeError:
+        quiet_broken_pipe()
         return
+    finally:
+        pages.close()
     if not json_out:  # what the lines above hold: the objects of this level, not those below its prefixes
         print(f"{prefixes:,} prefix{'' if prefixes == 1 else 'es'}, {ls_total(lines.count, lines.total, lines.unsized)}",
               file=sys.stderr)
