@@ -417,8 +417,7 @@ def row_gib(s: Sitting) -> dict:
         shutil.rmtree(work, ignore_errors=True)
     stem = s.row_stem("gib")
     versions = {"s5cmd": peers_bench.tool_version("s5cmd"), "versitygw": peers_bench.tool_version("versitygw"),
-                "curl": subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
-                .split(" (")[0]}
+                "curl": subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.split(" ")[1]}
     (RESULTS / f"{stem}.json").write_text(json.dumps({"mib": mib, "reps": reps, "commands": shown,
                                                       "versions": versions, "records": records}, indent=1))
     merge_versions(s, versions)
@@ -464,7 +463,7 @@ def judge_link(data: dict) -> dict:
         tuned = tools.get("crt-tuned", {}).get("median_s")
         cells.append(f"{cell_label(c)} {tools['s3bulk']['median_s']:.2f} s")
         ratios.append(f"{cell_label(c)} {' / '.join(got)}"
-                      + (f" ({tuned / tools['s3bulk']['median_s']:.2f}x tuned)" if tuned else ""))
+                      + (f" (tuned CRT: {tuned / tools['s3bulk']['median_s']:.2f}x)" if tuned else ""))
     return {"s3bulk": "; ".join(cells),
             "peer": "CRT / aws-cli: " + "; ".join(f"{cell_label(c)} {seconds(c, 'crt')} / {seconds(c, 'aws-cli')}"
                                                  for c in data["summary"]),

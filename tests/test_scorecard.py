@@ -70,7 +70,7 @@ def test_the_link_row_asks_the_crt_and_aws_cli_goals_and_reports_the_tuned_clien
             _link("s5cmd", "loopback", 1024, 0.5)]  # s5cmd faster: link_bench's own goal, not this row's
     row = scorecard.judge_link({"summary": link_bench.summarize(runs, tools)})
     assert row["met"] is True
-    assert row["ratio"] == "vs CRT / aws-cli: 1024 down lo 2.00x / 3.00x (1.50x tuned)"
+    assert row["ratio"] == "vs CRT / aws-cli: 1024 down lo 2.00x / 3.00x (tuned CRT: 1.50x)"
     runs[1] = _link("crt", "loopback", 1024, 1.2)  # 1.2x the CRT client: under 1.25x
     assert scorecard.judge_link({"summary": link_bench.summarize(runs, tools)})["met"] is False
 
