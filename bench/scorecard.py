@@ -3,7 +3,7 @@ one results file with the s3bulk figure, the peer's, the ratio, the goal and whe
 
     uv run --frozen python bench/scorecard.py                      # the whole table (~17 min on 2 cores)
     uv run --frozen python bench/scorecard.py --update-readme      # ... and its table into bench/README.md
-    uv run --frozen python bench/scorecard.py --quick              # every row at small sizes (~4 min)
+    uv run --frozen python bench/scorecard.py --quick              # every row at small sizes (~3 min)
     uv run --frozen python bench/scorecard.py --rows gib,small     # some rows
     uv run --frozen python bench/scorecard.py --rows sync32        # issue 32's sync A/B (~10 min, not by default)
     uv run --frozen python bench/scorecard.py --from-json bench/results/scorecard-DATE.json --update-readme
@@ -100,6 +100,12 @@ class Sitting:
 
     def row_stem(self, key: str) -> str:
         return f"{self.stem}-{key}" + ("-quick" if self.quick else "")
+
+    def fresh(self, stem: str) -> None:
+        """Remove an earlier sitting's files of this name, so a benchmark that stops before writing
+        cannot leave the row judging the old ones."""
+        for suffix in (".json", ".md"):
+            (RESULTS / f"{stem}{suffix}").unlink(missing_ok=True)
 
     def size(self, full: Any, quick: Any) -> Any:
         return quick if self.quick else full
@@ -218,6 +224,7 @@ def judge_ls200k(data: dict, shapes: list[str]) -> dict:
 def row_ls200k(s: Sitting) -> dict:
     keys, reps, shapes = s.size(200_000, 20_000), s.size(3, 1), ["flat", "dated"]
     stem = s.row_stem("ls200k")
+    s.fresh(stem)
     _, cmd = s.bench("listing_bench.py", ["--keys", str(keys), "--keys-copy", "0", "--shapes", ",".join(shapes),
                                           "--ls-tools", "s3bulk-json,s5cmd", "--reps", str(reps), "--name", stem],
                      "ls200k")
@@ -244,6 +251,7 @@ def judge_ls1m(data: dict, shapes: list[str]) -> dict:
 def row_ls1m(s: Sitting) -> dict:
     keys, shapes = s.size(1_000_000, 50_000), s.args.ls1m_shapes.split(",")
     stem = s.row_stem("ls1m")
+    s.fresh(stem)
     _, cmd = s.bench("listing_bench.py", ["--keys", str(keys), "--keys-copy", "0", "--shapes", ",".join(shapes),
                                           "--ls-tools", "s3bulk,s3bulk-json,s5cmd", "--reps", "1", "--name", stem],
                      "ls1m")
@@ -473,6 +481,7 @@ def judge_link(data: dict) -> dict:
 
 def row_link(s: Sitting) -> dict:
     stem = s.row_stem("link")
+    s.fresh(stem)
     argv = ["--links", "25MBps-10ms,loopback", "--tools", "s3bulk,crt,crt-tuned,aws-cli",
             "--repeats", str(s.size(3, 1)), "--name", stem,
             "--note", "the scorecard sitting (bench/scorecard.py), load beside its row."]
@@ -516,6 +525,7 @@ def judge_small(data: dict) -> dict:
 
 def row_small(s: Sitting) -> dict:
     stem = s.row_stem("small")
+    s.fresh(stem)
     argv = ["--scenarios", "dl-small", "--tools", "s3bulk,s5cmd,obstore", "--reps", str(s.size(5, 1)), "--name", stem]
     if s.quick:
         argv += ["--small", "2000"]
