@@ -21,7 +21,8 @@ Everything it needs is set up by the script itself:
   when missing (~10 min on 2 cores; Debian's 1.60 from PATH only when there is no Go toolchain,
   and the results say which ran). The AWS CRT transfer client (tool "crt": boto3[crt], as aws-cli
   v2 uses it) is bench/crt_cp.py run by a venv in .cache/crt (`uv pip install 'boto3[crt]'`).
-  s3bulk is the project's .venv/bin/s3bulk.
+  obstore (tool "obstore": Python bindings to Rust's object_store) is bench/obstore_cp.py run by a
+  venv in .cache/obstore (`uv pip install obstore`). s3bulk is the project's .venv/bin/s3bulk.
 
 Each tool is run the way a user chasing speed would run it:
 
@@ -31,6 +32,7 @@ Each tool is run the way a user chasing speed would run it:
 | s5cmd | `--log error --endpoint-url URL cp -c 16 -p 16 SRC DST` (`--numworkers` default 256; 16 parts of 16 MiB in flight for big objects); `ls 's3://b/prefix/*'` |
 | aws-cli | `aws --endpoint-url URL s3 cp --recursive --only-show-errors`, `s3 ls --recursive`; AWS_CONFIG_FILE with `s3 = max_concurrent_requests = 64, max_queue_size = 10000, multipart_threshold = 16MB, multipart_chunksize = 16MB` |
 | crt | `bench/crt_cp.py SRC DST --endpoint-url URL` (`--recursive` for a prefix): s3transfer's CRTTransferManager built as aws-cli v2 builds it, its defaults (CRT's throughput target, 8 MiB parts, up to 128 transfers in flight); download and upload only (aws-cli v2 uses its classic client for server-side copies; no listing) |
+| obstore | `bench/obstore_cp.py s3://B/PREFIX/ DIR --endpoint-url URL`: obstore's async API at its defaults, the prefix listed with `obstore.list` and each key fetched with `get_async` + `bytes_async`, at most 64 GETs in flight (an asyncio.Semaphore), each written with `open().write`; downloads of small objects only (dl-small: obstore has no prefix copy; this is what a user writes) |
 | rclone | remote from env only (`RCLONE_CONFIG_PB_TYPE=s3`, `PROVIDER=Other`, `ENDPOINT`, keys, `REGION=us-east-1`, `FORCE_PATH_STYLE=true`); `copy`/`copyto`/`ls` with `-q --transfers 64 --checkers 64 --fast-list --use-server-modtime --s3-no-check-bucket --s3-disable-checksum --s3-chunk-size 16M --s3-upload-cutoff 16M --s3-upload-concurrency 16 --multi-thread-cutoff 16M --multi-thread-streams 16` |
 
 AWS_CA_BUNDLE is removed from every tool's environment (the endpoints are plain http, and rclone
@@ -117,10 +119,12 @@ AWS = PEERS / "bin" / "aws"
 
 CRT_VENV = ROOT / ".cache" / "crt"
 CRT_CP = ROOT / "bench" / "crt_cp.py"
+OBSTORE_VENV = ROOT / ".cache" / "obstore"
+OBSTORE_CP = ROOT / "bench" / "obstore_cp.py"
 RCLONE_VERSION = "v1.68.2"
 RCLONE = "rclone"  # set by ensure_rclone(): the built one in SHARED_BIN, or one on PATH
 
-TOOLS = ("s3bulk", "s5cmd", "aws-cli", "rclone", "crt")
+TOOLS = ("s3bulk", "s5cmd", "aws-cli", "rclone", "crt", "obstore")
 # `--s3bulk-base PATH` adds "s3bulk-base": another build's s3bulk (e.g. main's checkout's .venv/bin/s3bulk),
 # run interleaved with the others, so a change is compared with what it changes in one run
 ALL_TOOLS = TOOLS + ("s3bulk-base",)
@@ -128,7 +132,7 @@ S3BULK_BASE: Path | None = None
 SCENARIOS = ("dl-small", "ul-small", "cp-small", "dl-big", "ul-big", "list")
 SMALL_SCENARIOS = ("dl-small", "ul-small", "cp-small")
 # what each peer can do at all (a tool not named here runs every scenario)
-SUPPORTED = {"crt": ("dl-small", "ul-small", "dl-big", "ul-big")}
+SUPPORTED = {"crt": ("dl-small", "ul-small", "dl-big", "ul-big"), "obstore": ("dl-small",)}
 DEFAULTS = dict(small=20_000, small_size=100, big_mib=1024, list=100_000, reps=3)
 RCLONE_FLAGS = ["-q", "--transfers", "64", "--checkers", "64", "--fast-list", "--use-server-modtime",
                 "--s3-no-check-bucket", "--s3-disable-checksum", "--s3-chunk-size", "16M",
@@ -407,6 +411,18 @@ def ensure_crt() -> Path:
     return py
 
 
+def ensure_obstore() -> Path:
+    """obstore's environment (.cache/obstore), apart from the project's: its python runs
+    bench/obstore_cp.py."""
+    py = OBSTORE_VENV / "bin" / "python"
+    probe = [str(py), "-c", "import obstore"]
+    if not py.exists() or subprocess.run(probe, capture_output=True).returncode != 0:
+        log(f"installing obstore into {OBSTORE_VENV}")
+        subprocess.run(["uv", "venv", "-q", "--allow-existing", str(OBSTORE_VENV)], check=True)
+        subprocess.run(["uv", "pip", "install", "-q", "--python", str(py), "obstore"], check=True)
+    return py
+
+
 def ensure_s3bulk() -> None:
     if not S3BULK.exists():
         subprocess.run(["uv", "sync", "-q"], cwd=ROOT, check=True)
@@ -416,7 +432,7 @@ def ensure_bytecode() -> None:
     """uv installs without .pyc files; with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every
     Python process would then compile botocore from source, ~2 s of CPU per process, which is not what a
     user's installed aws-cli or s3bulk costs. Compile both environments once (pip does this at install)."""
-    for venv in (ROOT / ".venv", PEERS, CRT_VENV):
+    for venv in (ROOT / ".venv", PEERS, CRT_VENV, OBSTORE_VENV):
         py = venv / "bin" / "python"
         if not py.exists():
             continue
@@ -590,6 +606,8 @@ def command(tool: str, scen: str, srv: Server, src: str, dst: str) -> list[str]:
     if tool == "crt":
         rec = ["--recursive"] if scen in SMALL_SCENARIOS else []
         return [str(CRT_VENV / "bin" / "python"), str(CRT_CP), src, dst, "--endpoint-url", url] + rec
+    if tool == "obstore":  # dl-small only (SUPPORTED)
+        return [str(OBSTORE_VENV / "bin" / "python"), str(OBSTORE_CP), src, dst, "--endpoint-url", url]
     raise ValueError(tool)
 
 
@@ -606,6 +624,7 @@ def tool_version(tool: str) -> str:
             return f"git {rev}{' + uncommitted changes' if dirty else ''}"
         argv = {"s5cmd": [str(S5CMD), "version"], "aws-cli": [str(AWS), "--version"],
                 "rclone": [RCLONE, "version"], "crt": [str(CRT_VENV / "bin" / "python"), str(CRT_CP), "--version"],
+                "obstore": [str(OBSTORE_VENV / "bin" / "python"), str(OBSTORE_CP), "--version"],
                 "versitygw": [str(ensure_versitygw()), "--version"],
                 "localstack": [str(ROOT / "localstack" / ".venv" / "bin" / "python"), "-c",
                                "import importlib.metadata as m; print(m.version('localstack-core'))"]}[tool]
@@ -1001,6 +1020,8 @@ def main() -> None:
         ensure_rclone()
     if "crt" in args.tools:
         ensure_crt()
+    if "obstore" in args.tools:
+        ensure_obstore()
     ensure_bytecode()
     if "versitygw" in args.servers:
         ensure_versitygw()
