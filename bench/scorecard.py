@@ -27,7 +27,7 @@ in one line and the sitting goes on.
 | link | `link_bench.py --links 25MBps-10ms,loopback --tools s3bulk,crt,crt-tuned,aws-cli --repeats 3` (toxiproxy) | 24 / 256 MiB down and up at 25 MB/s a connection + 10 ms, 1 GiB down on loopback, medians | >= 1.25x the CRT client at its defaults and >= 1.5x aws-cli, every case (crt-tuned reported) |
 | lambda | `startup_bench.py --lambda-sandbox --runs 7` (LocalStack, cgroup at 7% of a core) | the handler's cold call, import to result, vs boto3 copy_object | <= 0.7x boto3's time |
 | small | `peers_bench.py --scenarios dl-small --tools s3bulk,s5cmd,obstore --reps 5` (versitygw) | 20,000 x 100 B down: obj/s and CPU-us per object, each rep paired | >= 2x s5cmd at <= 0.4x its CPU and >= 1.5x obstore, every run |
-| sync32 (off by default) | `sync_ab_bench.py` (20,000 x 100 B, 3 reps, loopback and 25 MB/s + 10 ms, A = `--sync-before REV`) | sync's wall and CPU, this tree over the tree before | issue 32: no new option slows the default path (read here as CPU B/A <= 1.10 in every scenario) |
+| sync32 (off by default) | `sync_ab_bench.py` (20,000 x 100 B, 3 reps, loopback and 25 MB/s + 10 ms, A = `--sync-before REV`) | sync's wall and CPU, this tree over the tree before | issue 32: no new option slows the default path (read here as CPU B/A <= 1.05 in every scenario: a 5% allowance for noise) |
 
 `--quick` runs each row at small sizes (20,000 / 50,000 keys, 3 one-object runs, 128 MiB, 24 MiB on
 the link and 1 GiB loopback once, 2,000 small objects, one rep each): it proves the rows work, not
@@ -543,7 +543,7 @@ def judge_sync32(data: dict, before: str) -> dict:
     return {"s3bulk": f"this tree over {before}: wall {span(wall, unit='x')}, CPU {span(cpu, unit='x')}"
                       + (f" (most CPU: {worst['scenario']} on {worst['link']})" if worst else ""),
             "peer": f"the tree at {before}", "ratio": f"CPU B/A {span(cpu, unit='x')}",
-            "met": bool(cpu) and max(cpu) <= 1.10, "details": {"summary": data["summary"]}}
+            "met": bool(cpu) and max(cpu) <= 1.05, "details": {"summary": data["summary"]}}
 
 
 def row_sync32(s: Sitting) -> dict:
@@ -574,7 +574,7 @@ ROWS: dict[str, Row] = {r.key: r for r in (
     Row("small", "20,000 x 100 B down (versitygw)", ">= 2x s5cmd at <= 0.4x its CPU and >= 1.5x obstore, every run",
         2.5, 0.4, row_small),
     Row("sync32", "issue 32: 20,000 x 100 B sync, this tree against the tree before (loopback and shaped)",
-        "no slower (CPU B/A <= 1.10, every scenario)", 10, 0.5, row_sync32),
+        "no slower (CPU B/A <= 1.05, every scenario)", 10, 0.5, row_sync32),
 )}
 DEFAULT_ROWS = [k for k in ROWS if k != "sync32"]
 
