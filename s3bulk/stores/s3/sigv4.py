@@ -103,8 +103,8 @@ class Signer:
     """Signs requests for one region and service with whatever credentials it is given. What does
     not change from one request to the next is kept: the date strings (per second), the signing
     key, its HMAC states and the scope (per day, secret and region), the credential's part of the
-    Authorization header (per scope and access key). Each is keyed by what it is made from, so a new day, region
-    or credential makes it again."""
+    Authorization header (per scope and access key). Each is keyed by what it is made from, so a
+    new day, region or credential makes it again."""
 
     __slots__ = ("region", "service", "_key_cache", "_second", "_amz_date", "_scope_date",
                  "_credential")
