@@ -59,3 +59,27 @@ def test_signature_matches_botocore(method, key, params, extra, token, unsigned_
 def test_credentials_never_show_their_secret():
     text = repr(Credentials("AKID", "s3cr3t-value", "tok3n-value"))
     assert "s3cr3t" not in text and "tok3n" not in text
+
+
+def test_one_signer_follows_each_change_of_what_it_caches():
+    """A Signer keeps the signing key, its HMAC states, the scope and the Authorization's credential
+    part from request to request: a new secret, access key, region or day must each sign as
+    botocore does, and going back must too (no entry of the cache answers for another)."""
+    signer = Signer("eu-west-3")
+    host, path = "127.0.0.1:7070", "/bucket/k"
+    headers = {"x-amz-meta-mtime": "1700000000.5", "content-type": "text/plain"}
+    day = datetime.timedelta(days=1)
+    steps = [("AK1", "secret-1", "eu-west-3", NOW), ("AK1", "secret-2", "eu-west-3", NOW),
+             ("AK2", "secret-2", "eu-west-3", NOW), ("AK2", "secret-2", "us-east-1", NOW),
+             ("AK2", "secret-2", "us-east-1", NOW + day), ("AK1", "secret-1", "eu-west-3", NOW),
+             ("AK1", "secret-1", "eu-west-3", NOW + day + datetime.timedelta(seconds=1))]
+    for access, secret, region, when in steps:
+        signer.region = region
+        req = AWSRequest(method="PUT", url=f"https://{host}{path}", headers=dict(headers))
+        auth = S3SigV4Auth(BotoCredentials(access, secret), "s3", region)
+        auth._should_sha256_sign_payload = lambda request: False
+        with mock.patch("botocore.auth.get_current_datetime", return_value=when.replace(tzinfo=None)):
+            auth.add_auth(req)
+        with mock.patch("s3bulk.stores.s3.sigv4.time.time", return_value=when.timestamp()):
+            ours = signer.sign(Credentials(access, secret), "PUT", host, path, "", dict(headers))
+        assert ours["authorization"] == req.headers["Authorization"], (access, region, when)

@@ -716,7 +716,7 @@ class HttpClient:
         the socket takes them. With `into`, a response body that fits is received straight into it
         and returned as a memoryview of it. With `sink`, a body of known length that the sink
         accepts is handed to it chunk by chunk as it arrives, and the response's body is empty."""
-        extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items()) if headers else ""
+        extra = "".join([f"{k}: {v}\r\n" for k, v in headers.items()]) if headers else ""  # a list: no generator
         if body is not None:
             extra += f"Content-Length: {len(body)}\r\n"
         raw = (f"{method} {self._origin}{target} HTTP/1.1\r\nHost: {self.host_header}\r\n"

@@ -48,6 +48,10 @@ def format_mtime(mtime: float) -> str:
     """rclone's form of a time: fixed point, to the microsecond (a float of seconds holds no more
     at today's dates), trailing zeros dropped."""
     micros = round(mtime * 1_000_000)
+    if micros >= 1_000_000:  # every upload's (after 1970-01-01 00:00:01): cut from the digits, no divmod
+        digits = str(micros)
+        decimals = digits[-6:].rstrip("0")
+        return f"{digits[:-6]}.{decimals}" if decimals else digits[:-6]
     whole, frac = divmod(micros, 1_000_000)
     return f"{whole}.{frac:06d}".rstrip("0").rstrip(".") if frac else str(whole)
 

@@ -115,6 +115,7 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLis
         self.features: Features = features_of(self, self.traits)
         self.flush_writes = flush_writes
         self.root = location.root
+        self._root_slash = os.path.join(self.root, "")  # a key's path is this and the key (_src_path)
         self._real_root: str | None = None
         self._dirs: OrderedDict[str, _Dir] = OrderedDict()
         self._dir_cache_entries = dir_cache_entries
@@ -301,6 +302,9 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLis
     # ---------------------------------------------------------------- reading
 
     def _src_path(self, key: str) -> str:
+        # what os.path.join gives, without its layers for the keys a listing yields (~0.5 us an object)
+        if key and key[0] != "/":
+            return self._root_slash + key
         return os.path.join(self.root, key) if key else self.root
 
     async def head(self, key: str) -> ObjectInfo:

@@ -13,6 +13,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Mapping
 
 from ...model import ObjectProps
+from ..file_times import MTIME_KEY, format_mtime
 
 # ObjectProps field -> (HTTP header, botocore parameter)
 _FIELDS = (
@@ -32,6 +33,7 @@ _FIELDS = (
 # what a copy with the COPY directive may still set (not metadata): sent with a plain CopyObject
 _WRITE_ONLY = ("storage_class", "acl", "sse", "sse_kms_key_id", "request_payer")
 _META = "x-amz-meta-"
+_MTIME_HEADER = _META + MTIME_KEY
 
 
 _CACHE: dict[tuple[ObjectProps, bool], dict[str, str]] = {}
@@ -69,17 +71,13 @@ def with_mtime(headers: dict[str, str], mtime: float | None) -> dict[str, str]:
     properties carried."""
     if mtime is None:
         return headers
-    from ..file_times import MTIME_KEY, format_mtime
-
-    return {**headers, _META + MTIME_KEY: format_mtime(mtime)}
+    return {**headers, _MTIME_HEADER: format_mtime(mtime)}
 
 
 def params_with_mtime(props: ObjectProps | None, mtime: float | None) -> dict[str, Any]:
     """params(props), and the file's time in Metadata as with_mtime puts it in the headers."""
     out = params(props)
     if mtime is not None:
-        from ..file_times import MTIME_KEY, format_mtime
-
         out["Metadata"] = {**out.get("Metadata", {}), MTIME_KEY: format_mtime(mtime)}
     return out
 

@@ -16,7 +16,6 @@ here: the engine's retrying wrapper (stores/resilient.py) does them for both pat
 
 from __future__ import annotations
 
-import base64
 import bisect
 import calendar
 import hashlib
@@ -24,6 +23,7 @@ import re
 import ssl
 import sys
 import zlib
+from binascii import b2a_base64
 from datetime import datetime
 from operator import attrgetter
 from email.utils import parsedate_to_datetime
@@ -298,7 +298,7 @@ def read_tags(body: bytes) -> list[tuple[str, str]]:
 
 
 def crc32_b64(data: bytes | bytearray | memoryview) -> str:
-    return base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+    return b2a_base64(zlib.crc32(data).to_bytes(4, "big"), newline=False).decode()  # not base64's layer
 
 
 def checksum_header(algorithm: str, data: bytes | bytearray | memoryview) -> dict[str, str]:
@@ -575,16 +575,17 @@ class S3Wire:
             headers: dict[str, str] = {}
         elif isinstance(data, FileBody):
             headers = {"x-amz-sdk-checksum-algorithm": "CRC32", "x-amz-checksum-crc32": await data.crc32_b64()}
+        elif checksum is None or checksum == "CRC32":
+            headers = {"x-amz-sdk-checksum-algorithm": "CRC32", "x-amz-checksum-crc32": crc32_b64(data)}
         else:
-            headers = checksum_header(checksum or "CRC32", data)
+            headers = checksum_header(checksum, data)
         if content_type:
             headers["content-type"] = content_type
         if extra:
             headers.update(extra)  # the object's properties (props.py headers)
-        sent = dict(headers)
         resp = await self._send("PUT", self._object_path(key), None, headers, data, "put", url, key)
-        if resp.status != 200:
-            raise self._write_error(resp, "put", url, key, sent)
+        if resp.status != 200:  # `headers` as signed: the signer's own names are no checksum's
+            raise self._write_error(resp, "put", url, key, headers)
         written.note_headers(resp.headers)  # for --verify (stores/written.py)
         return resp.headers.get("x-amz-version-id")
 
