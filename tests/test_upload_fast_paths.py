@@ -35,14 +35,20 @@ def test_content_type_per_suffix_is_mimetypes_per_name():
         assert content_types.content_type_for(key) == _mimetypes(key), key
 
 
+def _fixed_point(micros: int) -> str:
+    """rclone's text of a time (Go's FormatFloat 'f', -1): a sign, then the digits; -1.25 s is
+    "-1.25" (a floored divmod would write "-2.75", which reads back 1.5 s off)."""
+    whole, frac = divmod(abs(micros), 1_000_000)
+    text = f"{whole}.{frac:06d}".rstrip("0").rstrip(".") if frac else str(whole)
+    return "-" + text if micros < 0 else text
+
+
 @pytest.mark.parametrize("mtime", [1764300000.1234567, 1700000000.0, 1700000000.5, 1.000001, 1.0, 0.5, 0.0,
                                    -1.25, -0.000001, 1e6 + 0.1, 4102444800.999999, 1700000000.9999996])
 def test_mtime_text_is_rclones_fixed_point(mtime):
     micros = round(mtime * 1_000_000)
-    whole, frac = divmod(micros, 1_000_000)
-    assert format_mtime(mtime) == (f"{whole}.{frac:06d}".rstrip("0").rstrip(".") if frac else str(whole))
-    if mtime >= 0:  # (a time before 1970 is written floored: -1.25 as "-2.75", as it always was)
-        assert parse_mtime(format_mtime(mtime)) == pytest.approx(micros / 1e6, abs=1e-6)
+    assert format_mtime(mtime) == _fixed_point(micros)
+    assert parse_mtime(format_mtime(mtime)) == pytest.approx(micros / 1e6, abs=1e-6)  # before 1970 too
 
 
 def test_mtime_text_many():
@@ -50,5 +56,4 @@ def test_mtime_text_many():
     for _ in range(50_000):
         mtime = rng.uniform(-1e9, 5e9) if rng.random() < 0.5 else rng.randint(0, 5 * 10**9) + rng.randint(0, 999_999) / 1e6
         micros = round(mtime * 1_000_000)
-        whole, frac = divmod(micros, 1_000_000)
-        assert format_mtime(mtime) == (f"{whole}.{frac:06d}".rstrip("0").rstrip(".") if frac else str(whole))
+        assert format_mtime(mtime) == _fixed_point(micros)

@@ -52,8 +52,9 @@ def format_mtime(mtime: float) -> str:
         digits = str(micros)
         decimals = digits[-6:].rstrip("0")
         return f"{digits[:-6]}.{decimals}" if decimals else digits[:-6]
-    whole, frac = divmod(micros, 1_000_000)
-    return f"{whole}.{frac:06d}".rstrip("0").rstrip(".") if frac else str(whole)
+    sign = "-" if micros < 0 else ""  # before 1970: divmod floors (-1.25 s would read -2 + 0.75)
+    whole, frac = divmod(abs(micros), 1_000_000)
+    return f"{sign}{whole}.{frac:06d}".rstrip("0").rstrip(".") if frac else f"{sign}{whole}"
 
 
 def parse_mtime(text: str) -> float | None:
