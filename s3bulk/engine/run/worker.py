@@ -744,7 +744,7 @@ class Worker:
                         doomed.append(step.dst.key)  # a dry run: printed (and counted) below
                 else:
                     assert step.src is not None
-                    if step.src.key not in done:
+                    if step.src.key not in done and self._sorted_now(step.src, step.dst, to_copy, absent):
                         await self._copy_if_different(step.src, step.dst, to_copy, absent, unsaved)
 
         seen = 0
@@ -814,6 +814,25 @@ class Worker:
                     if keeps(d, d.key[dst_cut:]):
                         deletes.add(d.key, d.size or 0)
 
+    def _sorted_now(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo], absent: set[str]) -> bool:
+        """_copy_if_different where it needs no request (DST lacks it, or sizes, times and a
+        download's mark decide; no --no-clobber, --update or --backup-dir), in no coroutine of its
+        own: a re-sync's per-object path. True when it could not: _copy_if_different then decides."""
+        if d is None:
+            absent.add(s.key)
+            to_copy.append(s)
+            return False
+        if self._keeps or self.backup is not None:
+            return True
+        differ = self.comparator.differs_now(s, d)
+        if differ is None:
+            return True
+        if differ:
+            to_copy.append(s)
+        else:
+            self._count_same(s)
+        return False
+
     async def _copy_if_different(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo],
                                  absent: set[str], unsaved: list[int]) -> None:
         """Queue s for copying when DST lacks it or has something different; else count it as equal.
@@ -835,12 +854,16 @@ class Worker:
                     return
             to_copy.append(s)
         else:
-            self.counters.skipped += 1
-            self.counters.skipped_bytes += s.size or 0
-            if self.plan.report_objects:
-                plan = self.plan
-                self.objects.append(("skipped", plan.src.url_for(s.key), plan.dst.url_for(plan.keymap(s.key)),
-                                     s.size, s.etag, self.comparator.checksums.pop(s.key, None)))
+            self._count_same(s)
+
+    def _count_same(self, s: ObjectInfo) -> None:
+        """An object DST holds the same: counted skipped, and reported with the checksum that proved it."""
+        self.counters.skipped += 1
+        self.counters.skipped_bytes += s.size or 0
+        if self.plan.report_objects:
+            plan = self.plan
+            self.objects.append(("skipped", plan.src.url_for(s.key), plan.dst.url_for(plan.keymap(s.key)),
+                                 s.size, s.etag, self.comparator.checksums.pop(s.key, None)))
 
     def _kept_at_dst(self, s: ObjectInfo, d: ObjectInfo) -> bool:
         """sync --no-clobber (DST has the key) or --update (DST's copy is newer), from the DST

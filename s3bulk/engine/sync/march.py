@@ -162,18 +162,22 @@ class Comparator:
             self._cache = HashCache(hash_cache)
 
     async def differs(self, s: ObjectInfo, d: ObjectInfo) -> bool:
+        now = self.differs_now(s, d)
+        return now if now is not None else await self.differs_later(s, d)
+
+    def differs_now(self, s: ObjectInfo, d: ObjectInfo) -> bool | None:
+        """differs() where no request is needed (sizes, times, the mark a download left: a re-sync's
+        every object, usually), in no coroutine of its own; None where it is (differs_later)."""
         if s.size is not None and d.size is not None and s.size != d.size:
             return True
-        if self.compare == "size-only":
+        compare = self.compare
+        if compare == "size-only":
             return False
-        if self.compare == "checksum":
-            same = await self._same_content(s, d)
-            if same is not None:
-                return not same
-            return False  # nothing to compare content with: equal sizes are all we know
+        if compare == "checksum":
+            return None
         if s.mtime is None or d.mtime is None:
             return False
-        if self.compare == "exact-timestamps" and self.dst.features.keeps_mtime:
+        if compare == "exact-timestamps" and self.dst.features.keeps_mtime:
             # As aws-cli's option: only a DST that keeps the source's time (local disk) can match it
             # exactly; an S3 object's time is when it was written, so there the default rule applies
             # (else every upload would be copied again on every run).
@@ -182,8 +186,21 @@ class Comparator:
             # default, as aws s3 sync: the source is newer (S3 times have whole seconds)
             differ = s.mtime - d.mtime >= (1.0 if _coarse(s, d) else 1e-6)
         if differ and self._times_kept:
-            return not await self._file_of(s, d)
+            mark = self.dst.copy_of(d.key)  # the mark a download left; none: _file_of asks S3
+            if mark is None:
+                return None
+            return abs(mark[0] - s.mtime) >= 1e-3 or abs(mark[1] - d.mtime) >= _SAME_TIME
         return differ
+
+    async def differs_later(self, s: ObjectInfo, d: ObjectInfo) -> bool:
+        """What differs_now left open (None): the contents compared (--checksum), or a file
+        without its download's mark asked of S3 (_file_of)."""
+        if self.compare == "checksum":
+            same = await self._same_content(s, d)
+            if same is not None:
+                return not same
+            return False  # nothing to compare content with: equal sizes are all we know
+        return not await self._file_of(s, d)
 
     async def _file_of(self, s: ObjectInfo, d: ObjectInfo) -> bool:
         """Whether the local file `d` is the S3 object `s` though their times differ: a download
@@ -191,12 +208,9 @@ class Comparator:
         than the object's LastModified. The mark the download left on the file says so without a
         request; a file without one (another tool's download, a filesystem without user xattrs)
         costs one HEAD, asked only of keys the times alone would copy, and is marked when it
-        matches, so the next run asks nothing."""
+        matches, so the next run asks nothing. Called by differs() once the file was found
+        without a mark (differs reads it: most files have one)."""
         assert s.mtime is not None and d.mtime is not None
-        mark = self.dst.copy_of(d.key)
-        if mark is not None:
-            last_modified, mtime = mark
-            return abs(last_modified - s.mtime) < 1e-3 and abs(mtime - d.mtime) < _SAME_TIME
         from ...errors import S3BulkError
         from ...stores import file_times
 

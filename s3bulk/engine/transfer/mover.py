@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from ...model import ObjectInfo, ObjectProps, WriteProps
 from ...stores import Store, Writer
 from ...stores.base import GetResult, Multipart
+from ...stores.file_times import CopyMarks
 from ..plan import TransferOptions
 from .link import Lanes
 from .notes import TransferListener
@@ -34,6 +35,14 @@ class ByteBudget:
         self.limit = max(1, limit)
         self.used = 0
         self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
+
+    def take(self, n: int) -> bool:
+        """acquire()'s fast path without a coroutine: True when the bytes were taken at once (a
+        small object's hot path calls this first, and awaits acquire() only when it says False)."""
+        if not self._waiters and (self.used + n <= self.limit or self.used == 0):
+            self.used += n
+            return True
+        return False
 
     async def acquire(self, n: int) -> None:
         if not self._waiters and (self.used + n <= self.limit or self.used == 0):
@@ -113,6 +122,7 @@ class Mover(Protocol):
     first_read: GetResult | None  # the one object, as the planner's GET brought it (taken once)
     no_clobber: bool
     local_dst: bool
+    marks: CopyMarks | None  # a destination whose files keep the mark of the object each came from
 
     @property
     def in_parts(self) -> PartsMover: ...

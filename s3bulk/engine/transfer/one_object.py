@@ -91,7 +91,7 @@ class Transfer:
             k.lower() == file_times.MTIME_KEY for k, _ in self.write_props.set.metadata or ())
         self.restore_mtime = self.src_kind == "s3" and self.local_dst
         # a destination whose files keep the mark of the object each came from (the local store)
-        self.marks = dst if isinstance(dst, CopyMarks) else None
+        self.marks: CopyMarks | None = dst if isinstance(dst, CopyMarks) else None
         self.link = LinkModel()  # the parts in flight that paid off for the last object (link.py)
         # --no-clobber and --update (guards.py): what DST already holds is kept. `update_by_head`: a
         # copy or mv (no DST listing) asks DST's time with a HEAD per object; sync knows it from its listing
@@ -112,8 +112,15 @@ class Transfer:
         self.server_side = server_side.possible
         self.in_parts = InParts(self)
         # the ways, asked in this order (ways.py); one that can never apply to these two stores is left out
-        ways: tuple[Way, ...] = (Unsized(self), server_side, Streamed(self, src, dst), Whole(self), self.in_parts)
+        whole, streamed = Whole(self), Streamed(self, src, dst)
+        ways: tuple[Way, ...] = (Unsized(self), server_side, streamed, whole, self.in_parts)
         self.ways = tuple(w for w in ways if w.possible)
+        # a sized object up to the threshold goes to Whole at once where no way asked before it
+        # could take it (no server-side copy, no streamed PUT between these two stores): the small
+        # objects' hot path asks no way's test (Unsized takes only objects without a size)
+        self._whole_first = whole if not (server_side.possible or streamed.possible) else None
+        # whether an object the listing gave no ETag is asked its version by a HEAD (_known_version)
+        self._asks_version = src.features.conditional_reads
 
     async def copy(self, info: ObjectInfo) -> Moved:
         """Copy one object; returns (bytes, whether it was copied server-side).
@@ -202,9 +209,13 @@ class Transfer:
     async def _copy_once(self, info: ObjectInfo) -> Moved:
         """One attempt: the version to read pinned, the write guarded, then the first way that applies."""
         dst_key = self.keymap(info.key)
-        info = await self._known_version(info)
+        if info.etag is None and self._asks_version:  # _known_version's own test first: no coroutine per object
+            info = await self._known_version(info)
         if self.no_clobber and not self.dst.features.conditional_writes:
             await guards.skip_if_exists(self.dst, dst_key)  # a store that cannot refuse the write itself
+        whole = self._whole_first
+        if whole is not None and info.size is not None and info.size <= whole.most:
+            return await whole.move(info, dst_key)
         src, dst = self.src, self.dst
         for way in self.ways:
             if way.applies(src, dst, info):

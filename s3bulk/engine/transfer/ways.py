@@ -26,7 +26,8 @@ from typing import cast
 
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
-from ...stores.base import COPY_UPLOAD_OPENED, WHOLE, FileBodyReader, GetOptions, ServerSideCopier, StreamedPutter
+from ...stores.base import (COPY_UPLOAD_OPENED, WHOLE, FileBodyReader, GetOptions, GetResult, ServerSideCopier,
+                                StreamedPutter)
 from ...stores.reading import read_first, read_range
 from . import guards
 from ...stores.files.bodies import CHUNK as BODY_CHUNK
@@ -172,13 +173,24 @@ class Streamed:
 
 
 class Whole:
-    """Up to the multipart threshold: one read, one write, the body held once against the budget."""
+    """Up to the multipart threshold: one read, one write, the body held once against the budget.
+
+    The hot path of many small downloads: one GET held to the listing's ETag (If-Match, its
+    answer checked by the store), the file time its metadata carries, the file written and marked
+    as the object's copy. It runs in this one coroutine frame (the read inline, the mark's put
+    called directly, the budget's fast path without a coroutine): each frame more is passed
+    through by every resumption of the GET's await, per object."""
 
     possible = True
 
     def __init__(self, transfer: Mover) -> None:
         self.t = transfer
         self.most = transfer.options.multipart_threshold
+        # decided once: whether a read is held to the listing's ETag (version_of), the file time
+        # read (not with the properties, which carry it), the destination keeping copy marks
+        self.held = transfer.src.features.conditional_reads
+        self.with_mtime = transfer.restore_mtime and not transfer.wants_src_props
+        self.marks = transfer.marks
 
     def applies(self, src: Store, dst: Writer, info: ObjectInfo) -> bool:
         size = info.size
@@ -188,16 +200,41 @@ class Whole:
         t = self.t
         size = info.size
         assert size is not None  # applies() said so (an assert, not a cast(): a call per object)
-        await t.budget.acquire(size)
+        budget = t.budget
+        if not budget.take(size):
+            await budget.acquire(size)
         try:
-            data, props, stored = await self._read_whole(info.key, dst_key, size, t.version_of(info))
+            if t.first_read is not None or t.wants_src_props:
+                data, props, stored = await self._read_whole(info.key, dst_key, size, t.version_of(info))
+            else:  # _read_whole's hot path, inline
+                etag = info.etag if self.held else None
+                with_mtime = self.with_mtime
+                opts = GetOptions(if_match=etag, with_mtime=with_mtime) if etag or with_mtime else WHOLE
+                got = await t.src.get(info.key, opts)
+                if len(got.data) != size:
+                    got = await self._read_again(info.key, opts, size)
+                data, props, stored = got.data, t.dst_props(dst_key, None), got.mtime if with_mtime else None
+            marks = self.marks
             if stored is None:
                 await t.put_checked(info.key, dst_key, data, size, info.mtime, props)
-            else:  # the object's own file time: the file marked as the copy of its LastModified
+            elif marks is not None and stored != info.mtime and info.mtime is not None and len(data) == size:
+                # put_checked's marked branch, called directly: the file given the object's own
+                # time and marked as the copy of its LastModified (stores/file_times.py)
+                await marks.put_marked(dst_key, data, stored, info.mtime, props=props)
+            else:
                 await t.put_checked(info.key, dst_key, data, size, stored, props, marked=info.mtime)
         finally:
-            t.budget.release(size)
+            budget.release(size)
         return size, False
+
+    async def _read_again(self, src_key: str, opts: GetOptions, size: int) -> GetResult:
+        """The GET asked again (up to --retries times) while it brings another length than listed
+        (see _read_whole); the last answer is returned as it is, and put_checked refuses it."""
+        for _ in range(self.t.options.retries):
+            got = await self.t.src.get(src_key, opts)
+            if len(got.data) == size:
+                break
+        return got
 
     async def _read_whole(self, src_key: str, dst_key: str, size: int, etag: str | None = None
                           ) -> tuple[bytes, ObjectProps | None, float | None]:

@@ -323,7 +323,7 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLis
         the same object then sees the two equal without asking S3. Best effort: a filesystem
         without user xattrs keeps no mark (such a sync asks with one HEAD instead), and a file that
         landed is never failed for want of its mark."""
-        _mark(self._src_path(key), f"{last_modified!r} {mtime!r}".encode())
+        _mark(self._src_path(key), file_times.mark_value(last_modified, mtime))
 
     def copy_of(self, key: str) -> tuple[float, float] | None:
         """(LastModified, mtime) as mark_copy_of noted them on the file, or None."""
@@ -586,7 +586,7 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLis
             await self.put(key, data, mtime, props=props)
             self.mark_copy_of(key, last_modified, mtime)
             return
-        mark = f"{last_modified!r} {mtime!r}".encode()
+        mark = file_times.mark_value(last_modified, mtime)
         if len(data) > _BIG:
             await write_in_thread(self._put_sync, key, data, mtime, props, mark)
         else:
