@@ -51,20 +51,27 @@ def entries(body: bytes, versitygw_order: bool, until: str | None) -> list[Objec
     `until`: the entries end with the first key above it (kept, so the caller sees the page went
     past its range). ValueError for bytes that are not UTF-8."""
     first = body.find(b"<ETag>")
-    quote = next((q for q in _QUOTES if body.startswith(q.encode(), first + 6)), None)
+    quote = next((q for q in _QUOTES if body.startswith(q.encode(), first + 6)), None) if first >= 0 else None
     if quote is None:
         return None
     pattern = _PATTERNS.get((versitygw_order, quote))
     if pattern is None:
         pattern = _PATTERNS[versitygw_order, quote] = re.compile(
             (_GATEWAY_ORDER if versitygw_order else _S3_ORDER).replace("{q}", re.escape(quote)))
-    found = pattern.findall(body.decode("utf-8"))
     # each match is one whole <Contents>...</Contents> (it holds the word twice), so every entry
     # was matched exactly when the page holds the word twice as often; and no field held an
-    # entity when the '&'s among the entries are the ETags' quotes
-    if 2 * len(found) != body.count(b"Contents") or \
-            body.count(b"&", body.find(b"<Contents>"), body.rfind(b"</Contents>")) != \
-            (0 if quote == '"' else 2 * len(found)):
+    # entity when the '&'s among the entries are the ETags' quotes. Both counted first, with a
+    # look at the first entry: a page of entity keys or another layout costs ~0.2 us a key here,
+    # not a whole failed matching (~1.2 us)
+    words = body.count(b"Contents")
+    start = body.find(b"<Contents>")
+    if body.count(b"&", start, body.rfind(b"</Contents>")) != (0 if quote == '"' else words):
+        return None
+    text = body.decode("utf-8")
+    if pattern.match(text, len(body[:start].decode("utf-8"))) is None:
+        return None
+    found = pattern.findall(text)
+    if 2 * len(found) != words:
         return None
     new, time_of, class_of = tuple.__new__, _TIMES.get, _CLASSES.get
     try:
