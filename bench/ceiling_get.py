@@ -8,13 +8,16 @@ the minute; X over what this reader moves in the same run does (issue goal: >= 0
     AWS_ACCESS_KEY_ID=.. AWS_SECRET_ACCESS_KEY=.. python bench/ceiling_get.py s3://bucket/key /dev/null \\
         --endpoint-url http://127.0.0.1:7070 [--lanes 8]
 
-The destination is ignored (the bytes are dropped). Credentials come from the environment only
+The destination is ignored (the bytes are dropped), unless `--write`: then each range is
+pwritten from the buffer at its offset of the destination file (sized up front), which is what a
+download to tmpfs cannot avoid (the `ceiling-file` tool of link_bench). Credentials come from the environment only
 and are never printed. The URLs are presigned with botocore (in the parent, before the clock).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 import threading
@@ -34,8 +37,9 @@ def presigned(endpoint: str, bucket: str, key: str) -> tuple[str, int]:
     return s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=600), size
 
 
-def read_range(url: str, start: int, end: int, got: list[int], i: int) -> None:
-    """GET bytes start..end-1 on one connection; count the body bytes (into got[i])."""
+def read_range(url: str, start: int, end: int, got: list[int], i: int, fd: int | None) -> None:
+    """GET bytes start..end-1 on one connection; count the body bytes (into got[i]) and, with a
+    file `fd`, pwrite them at their offsets."""
     u = urlsplit(url)
     sock = socket.create_connection((u.hostname, u.port or 80))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -52,11 +56,16 @@ def read_range(url: str, start: int, end: int, got: list[int], i: int) -> None:
     status = head.split(b" ", 2)[1]
     if status != b"206":
         raise OSError(f"status {status.decode()}")
-    total = len(head) - head.index(b"\r\n\r\n") - 4
+    body = head[head.index(b"\r\n\r\n") + 4:]
+    total = len(body)
+    if fd is not None and body:
+        os.pwrite(fd, body, start)
     while True:
         n = sock.recv_into(view)
         if not n:
             break
+        if fd is not None:
+            os.pwrite(fd, view[:n], start + total)
         total += n
     sock.close()
     got[i] = total
@@ -68,6 +77,7 @@ def main() -> None:
     ap.add_argument("dst", nargs="?", help="ignored: the bytes are dropped")
     ap.add_argument("--endpoint-url", required=True)
     ap.add_argument("--lanes", type=int, default=8, help="ranges read at once (default %(default)s)")
+    ap.add_argument("--write", action="store_true", help="pwrite the ranges into the destination file")
     args = ap.parse_args()
     if not args.src.startswith("s3://") or "/" not in args.src[5:]:
         sys.exit("ceiling_get: the source must be s3://bucket/key")
@@ -76,12 +86,19 @@ def main() -> None:
     step = -(-size // args.lanes)
     bounds = [(s, min(size, s + step)) for s in range(0, size, step)]
     got = [0] * len(bounds)
+    fd = None
+    if args.write:
+        if not args.dst:
+            sys.exit("ceiling_get: --write needs a destination file")
+        fd = os.open(args.dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     began = time.perf_counter()
-    threads = [threading.Thread(target=read_range, args=(url, s, e, got, i)) for i, (s, e) in enumerate(bounds)]
+    threads = [threading.Thread(target=read_range, args=(url, s, e, got, i, fd)) for i, (s, e) in enumerate(bounds)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if fd is not None:
+        os.close(fd)  # no fsync: s3bulk's download does not sync either
     took = time.perf_counter() - began
     if sum(got) != size:
         sys.exit(f"ceiling_get: read {sum(got)} of {size} bytes")
