@@ -90,7 +90,11 @@ from sync_peers import ensure_peers  # noqa: E402
 
 MiB = 1 << 20
 BUCKET = "linkbench"
-PEER_TOOLS = ("crt", "crt-tuned", "aws-cli", "s5cmd", "rclone")
+PEER_TOOLS = ("crt", "crt-tuned", "aws-cli", "s5cmd", "rclone", "ceiling", "ceiling-file")
+# `ceiling` (bench/ceiling_get.py, downloads only): 8 ranged GETs at once read into a buffer and dropped,
+# timed from the first request (no start-up, no presigning): what the machine moves at most;
+# `ceiling-file` also pwrites them into the destination file (what a download to tmpfs cannot avoid)
+CEILING = HERE / "ceiling_get.py"
 CRT_TUNED = "--target-gbps 100 --part-size-mib 5"  # --crt-tuned: crt-tuned's flags to bench/crt_cp.py
 # name -> (bandwidth KB/s a connection or None, latency ms each way, default cells [(MiB, direction)])
 LINKS: dict[str, dict] = {
@@ -108,7 +112,7 @@ ANCHOR_GOALS = [("speed", 1.25, "crt"), ("speed", 1.5, "aws-cli")]
 GOALS: dict[tuple[str, int, str], list[tuple[str, float, str]]] = {
     **{("25MBps-10ms", m, d): ANCHOR_GOALS for m in (24, 256) for d in ("down", "up")},
     ("100KBps", 20, "down"): [("time", 1.1, "aws-cli")],
-    ("loopback", 1024, "down"): [*ANCHOR_GOALS, ("speed", 1.0, "s5cmd")],
+    ("loopback", 1024, "down"): [*ANCHOR_GOALS, ("speed", 1.0, "s5cmd"), ("speed", 0.8, "ceiling"), ("speed", 0.8, "ceiling-file")],
 }
 TIMEOUT = {"25MBps-10ms": 600.0, "loopback": 600.0, "100KBps": 2400.0}
 
@@ -166,6 +170,8 @@ def command(tool: str, roots: dict[str, Path], url: str, src: str, dst: str) -> 
         def rcl(u: str) -> str:
             return "pb:" + u[5:] if u.startswith("s3://") else u
         return [peers_bench.RCLONE, "copyto", rcl(src), rcl(dst)]
+    if tool in ("ceiling", "ceiling-file"):
+        return [sys.executable, str(CEILING), src, dst, "--endpoint-url", url, *(["--write"] if tool != "ceiling" else [])]
     if tool in ("crt", "crt-tuned"):
         tuned = shlex.split(CRT_TUNED) if tool == "crt-tuned" else []
         return [str(CRT_VENV / "bin" / "python"), str(CRT_CP), src, dst, "--endpoint-url", url, *tuned]
@@ -337,6 +343,8 @@ class LinkBench:
             problem = "timed out"
         elif r["exit"] != 0:
             problem = f"exit {r['exit']}: {tail(logs / f'{stem}.err', 400)}"
+        elif tool.startswith("ceiling"):  # its own clock, from the first request: "N MiB/s (8 ranges, T s)"
+            r["wall_s"] = float((logs / f"{stem}.out").read_text().rsplit(", ", 1)[1].split(" s)")[0])
         else:
             problem = self.check(direction, mib, out, key)
         if direction == "up":
@@ -367,6 +375,8 @@ class LinkBench:
             for i, (mib, direction) in enumerate(cells):
                 k = (rep + i) % len(self.tools)  # every tool goes first in turn, in each cell
                 for tool in self.tools[k:] + self.tools[:k]:
+                    if tool.startswith("ceiling") and direction != "down":
+                        continue
                     self.runs.append(self.run_one(link, url, mib, direction, tool, rep))
         # drop the objects (the 1 GiB one) the links still to run do not use
         later = self.args.links[self.args.links.index(link) + 1:]
