@@ -23,7 +23,6 @@ import ssl
 import sys
 import zlib
 from binascii import b2a_base64
-from datetime import datetime
 from operator import attrgetter
 from email.utils import parsedate_to_datetime
 from typing import Any, Awaitable, Callable
