@@ -56,3 +56,33 @@ class StopSignals:
         for fd in self._pipe:
             os.close(fd)
         self._pipe = None
+
+
+class LatchedInterrupt:
+    """A context for an output loop: SIGINT raises KeyboardInterrupt as Python's own handler does,
+    and is also remembered. A KeyboardInterrupt raised while a weakref callback or a `__del__` runs
+    is printed as 'Exception ignored' and lost, and the loop would run to its end (exit 0 after a
+    Ctrl-C); the loop calls `check()` between pages to raise it again."""
+
+    def __init__(self) -> None:
+        self.came = False
+        self._old: Any = None
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.came = True
+        raise KeyboardInterrupt
+
+    def check(self) -> None:
+        """Raise the KeyboardInterrupt a SIGINT meant, if one came and was swallowed."""
+        if self.came:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> "LatchedInterrupt":
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+            self._old = None

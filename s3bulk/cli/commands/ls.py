@@ -16,6 +16,7 @@ from ...config.defaults import LIST_CONCURRENCY
 from ..options import Endpoint, NoSign, PathStyle, Profile, Region, S3Connection
 from ..options import LogRequests, LogRequestsHeaders  # --log-requests (http/requestlog.py)
 from ..shell import quiet_broken_pipe
+from ..signals import LatchedInterrupt
 from ..options import (Exclude, ExcludeFrom, ExcludeIfPresent, FilterFrom, FilterOptions, Include, IncludeFrom,  # filters
                        MaxAge, MaxDepth, MaxSize, MinAge, MinSize)
 from .. import shell
@@ -73,9 +74,11 @@ def ls_command(
     lines = LsLines(json_out)
     texts = ls_rendered(url, lines.render, s3=s3, ordered=not unordered, concurrency=concurrency, filters=filters)
     try:
-        for text in texts:
-            if text:
-                sys.stdout.write(text)
+        with LatchedInterrupt() as interrupt:
+            for text in texts:
+                if text:
+                    sys.stdout.write(text)
+                interrupt.check()  # a Ctrl-C lost in a weakref callback still ends ls (exit 130)
     except BrokenPipeError:
         quiet_broken_pipe()
         return
@@ -158,11 +161,13 @@ def ls_level(url: str, s3: S3Options, json_out: bool) -> None:
     prefixes = 0
     pages = stepped(list_levels(url, s3=s3))
     try:
-        for page in pages:
-            prefixes += len(page.prefixes)
-            text = level_text(lines, page.entries, page.prefixes)
-            if text:
-                sys.stdout.write(text)
+        with LatchedInterrupt() as interrupt:
+            for page in pages:
+                prefixes += len(page.prefixes)
+                text = level_text(lines, page.entries, page.prefixes)
+                if text:
+                    sys.stdout.write(text)
+                interrupt.check()
     except BrokenPipeError:
         quiet_broken_pipe()
         return
