@@ -17,7 +17,6 @@ from typing import Any, Protocol
 from ...model import ObjectInfo, ObjectProps, WriteProps
 from ...stores import Store, Writer
 from ...stores.base import GetResult, Multipart
-from ...stores.file_times import CopyMarks
 from ..plan import TransferOptions
 from .link import Lanes
 from .notes import TransferListener
@@ -122,7 +121,6 @@ class Mover(Protocol):
     first_read: GetResult | None  # the one object, as the planner's GET brought it (taken once)
     no_clobber: bool
     local_dst: bool
-    marks: CopyMarks | None  # a destination whose files keep the mark of the object each came from
 
     @property
     def in_parts(self) -> PartsMover: ...

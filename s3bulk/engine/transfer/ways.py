@@ -177,9 +177,9 @@ class Whole:
 
     The hot path of many small downloads: one GET held to the listing's ETag (If-Match, its
     answer checked by the store), the file time its metadata carries, the file written and marked
-    as the object's copy. It runs in this one coroutine frame (the read inline, the mark's put
-    called directly, the budget's fast path without a coroutine): each frame more is passed
-    through by every resumption of the GET's await, per object."""
+    as the object's copy. The read runs in this coroutine frame (inline, and the budget's fast
+    path without a coroutine): each frame more is passed through by every resumption of the GET's
+    await, per object. The write goes through put_checked, the one place that decides the mark."""
 
     possible = True
 
@@ -187,10 +187,9 @@ class Whole:
         self.t = transfer
         self.most = transfer.options.multipart_threshold
         # decided once: whether a read is held to the listing's ETag (version_of), the file time
-        # read (not with the properties, which carry it), the destination keeping copy marks
+        # read (not with the properties, which carry it)
         self.held = transfer.src.features.conditional_reads
         self.with_mtime = transfer.restore_mtime and not transfer.wants_src_props
-        self.marks = transfer.marks
 
     def applies(self, src: Store, dst: Writer, info: ObjectInfo) -> bool:
         size = info.size
@@ -214,14 +213,9 @@ class Whole:
                 if len(got.data) != size:
                     got = await self._read_again(info.key, opts, size)
                 data, props, stored = got.data, t.dst_props(dst_key, None), got.mtime if with_mtime else None
-            marks = self.marks
             if stored is None:
                 await t.put_checked(info.key, dst_key, data, size, info.mtime, props)
-            elif marks is not None and stored != info.mtime and info.mtime is not None and len(data) == size:
-                # put_checked's marked branch, called directly: the file given the object's own
-                # time and marked as the copy of its LastModified (stores/file_times.py)
-                await marks.put_marked(dst_key, data, stored, info.mtime, props=props)
-            else:
+            else:  # the object's own file time: the file marked as the copy of its LastModified
                 await t.put_checked(info.key, dst_key, data, size, stored, props, marked=info.mtime)
         finally:
             budget.release(size)
@@ -257,10 +251,9 @@ class Whole:
         # the hot path (no ETag to hold it to, nothing but the bytes) passes the shared WHOLE
         opts = GetOptions(if_match=etag, with_props=with_props, with_mtime=with_mtime) \
             if etag or with_props or with_mtime else WHOLE
-        for attempt in range(t.options.retries + 1):
-            got = await t.src.get(src_key, opts)
-            if len(got.data) == size:
-                break
+        got = await t.src.get(src_key, opts)
+        if len(got.data) != size:
+            got = await self._read_again(src_key, opts, size)
         stored = got.mtime if t.restore_mtime else None
         if got.props is None:
             return got.data, t.dst_props(dst_key, None), stored
