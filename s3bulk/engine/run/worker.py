@@ -739,8 +739,14 @@ class Worker:
                       allows=self.filters.allows if self.filters is not None else None,
                       keeps=self._dst_keeps(spared), has_folder=dst_keys.has_folder)
 
-        async def act(decisions: list[Decision]) -> None:
-            for step in decisions:
+        later = [SETTLED]  # what _sort_now left for the step act stopped at
+
+        def act(decisions: list[Decision], start: int = 0) -> int:
+            """The decisions from `start` on, in plain calls (no coroutine a key: a re-sync's every
+            object passes here); the index of the first one _sort_now could not settle (what is
+            left for it in `later`), or -1."""
+            for i in range(start, len(decisions)):
+                step = decisions[i]
                 if step.step == "delete":
                     assert step.dst is not None
                     if deletes is not None:
@@ -753,14 +759,29 @@ class Worker:
                         continue
                     pending = self._sort_now(step.src, step.dst, to_copy, absent)
                     if pending is not SETTLED:
-                        assert step.dst is not None
-                        await self._sort_later(step.src, step.dst, pending, to_copy, unsaved)
+                        later[0] = pending
+                        return i
+            return -1
+
+        async def finish(decisions: list[Decision], i: int) -> None:
+            """What act stopped at, decisions[i]: _sort_later's request for it, then act on from
+            there, in the decisions' order."""
+            while i >= 0:
+                step = decisions[i]
+                assert step.src is not None and step.dst is not None
+                await self._sort_later(step.src, step.dst, later[0], to_copy, unsaved)
+                i = act(decisions, i + 1)
 
         seen = 0
-        async for d in dst_keys:
-            seen += 1
-            await act(march.dst(d))
-        await act(march.end())
+        while page := await dst_keys.next_page():  # a page at a time: no awaited __anext__ a key
+            seen += len(page)
+            for d in page:
+                decisions = march.dst(d)
+                if decisions and (i := act(decisions)) >= 0:
+                    await finish(decisions, i)
+        decisions = march.end()
+        if (i := act(decisions)) >= 0:
+            await finish(decisions, i)
         if deletes is not None:
             deletes.seen += seen
         return self._dry(await self._dry_archived(src, to_copy), doomed, absent), unsaved[0]
