@@ -458,11 +458,14 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLis
     def _dst_path(self, key: str) -> tuple[str, str]:
         """(directory, final path) for key, creating parents; UnsafeKey if it would leave the root."""
         segments = safe_segments(key)
-        parent_rel = "/".join(segments[:-1])
-        parent = os.path.join(self.root, *segments[:-1]) if parent_rel else self.root
-        if parent_rel and parent_rel not in self._safe_parents:
+        # a safe key's segments are key.split("/"), none empty: the joins os.path.join would make
+        # are the key's own text after the root's (no join of each segment, ~2 us a download)
+        if len(segments) == 1:
+            return self.root, self._root_slash + key
+        parent_rel = key[:key.rindex("/")]
+        if parent_rel not in self._safe_parents:
             self._make_parents(segments[:-1], key)
-        return parent, os.path.join(parent, segments[-1])
+        return self._root_slash + parent_rel, self._root_slash + key
 
     def _make_parents(self, dirs: list[str], key: str) -> None:
         """Create the directories `dirs` under the root, from the deepest one known to be safe down.
