@@ -50,6 +50,8 @@ from ..listing.units import split_unit
 FLUSH_SECONDS = 0.25
 QUEUE_AHEAD = 64  # Deletes messages a worker lets wait unread before it sends more (_queue_room)
 _STOP = object()
+# _sort_now's answers: the object is sorted, or what _sort_later must still do for it
+SETTLED, ASK, SAVE = "settled", "ask", "save"
 
 
 class _UnitState:
@@ -338,7 +340,7 @@ class Worker:
                                  resume=self.resume.terms(), one_object=plan.single_key is not None,
                                  first_read=plan.single_read)
         self._sides(src, dst)
-        # --update: a copy or mv asks DST's time per object; sync has it from its listing (_copy_if_different)
+        # --update: a copy or mv asks DST's time per object; sync has it from its listing (_sort_now)
         self.transfer.update_by_head = opts.update and plan.sync is None
         self.filters = plan.filters.compiled() if plan.filters else None
         if plan.backup is not None and plan.sync is not None and not plan.sync.dry_run:
@@ -724,7 +726,10 @@ class Worker:
                 d = await self._head_or_none(dst, dst_key(s.key))
                 if d is not None and s.size is None:
                     s = await self._head_or_none(src, s.key) or s
-                await self._copy_if_different(s, d, to_copy, absent, unsaved)
+                pending = self._sort_now(s, d, to_copy, absent)
+                if pending is not SETTLED:
+                    assert d is not None
+                    await self._sort_later(s, d, pending, to_copy, unsaved)
             return self._dry(await self._dry_archived(src, to_copy), [], absent), unsaved[0]
         page_end = rest.after if rest is not None else unit.until
         doomed: list[str] = []
@@ -734,8 +739,14 @@ class Worker:
                       allows=self.filters.allows if self.filters is not None else None,
                       keeps=self._dst_keeps(spared), has_folder=dst_keys.has_folder)
 
-        async def act(decisions: list[Decision]) -> None:
-            for step in decisions:
+        later = [SETTLED]  # what _sort_now left for the step act stopped at
+
+        def act(decisions: list[Decision], start: int = 0) -> int:
+            """The decisions from `start` on, in plain calls (no coroutine a key: a re-sync's every
+            object passes here); the index of the first one _sort_now could not settle (what is
+            left for it in `later`), or -1."""
+            for i in range(start, len(decisions)):
+                step = decisions[i]
                 if step.step == "delete":
                     assert step.dst is not None
                     if deletes is not None:
@@ -744,14 +755,33 @@ class Worker:
                         doomed.append(step.dst.key)  # a dry run: printed (and counted) below
                 else:
                     assert step.src is not None
-                    if step.src.key not in done and self._sorted_now(step.src, step.dst, to_copy, absent):
-                        await self._copy_if_different(step.src, step.dst, to_copy, absent, unsaved)
+                    if step.src.key in done:
+                        continue
+                    pending = self._sort_now(step.src, step.dst, to_copy, absent)
+                    if pending is not SETTLED:
+                        later[0] = pending
+                        return i
+            return -1
+
+        async def finish(decisions: list[Decision], i: int) -> None:
+            """What act stopped at, decisions[i]: _sort_later's request for it, then act on from
+            there, in the decisions' order."""
+            while i >= 0:
+                step = decisions[i]
+                assert step.src is not None and step.dst is not None
+                await self._sort_later(step.src, step.dst, later[0], to_copy, unsaved)
+                i = act(decisions, i + 1)
 
         seen = 0
-        async for d in dst_keys:
-            seen += 1
-            await act(march.dst(d))
-        await act(march.end())
+        while page := await dst_keys.next_page():  # a page at a time: no awaited __anext__ a key
+            seen += len(page)
+            for d in page:
+                decisions = march.dst(d)
+                if decisions and (i := act(decisions)) >= 0:
+                    await finish(decisions, i)
+        decisions = march.end()
+        if (i := act(decisions)) >= 0:
+            await finish(decisions, i)
         if deletes is not None:
             deletes.seen += seen
         return self._dry(await self._dry_archived(src, to_copy), doomed, absent), unsaved[0]
@@ -814,47 +844,47 @@ class Worker:
                     if keeps(d, d.key[dst_cut:]):
                         deletes.add(d.key, d.size or 0)
 
-    def _sorted_now(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo], absent: set[str]) -> bool:
-        """_copy_if_different where it needs no request (DST lacks it, or sizes, times and a
-        download's mark decide; no --no-clobber, --update or --backup-dir), in no coroutine of its
-        own: a re-sync's per-object path. True when it could not: _copy_if_different then decides."""
+    def _sort_now(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo], absent: set[str]) -> str:
+        """Sort s against its DST entry where no request is needed, in no coroutine of its own (a
+        re-sync's per-object path): DST lacks it, --no-clobber or --update keep DST's copy, or
+        sizes, times and a download's mark decide. The one decision for every sync path: SETTLED
+        (queued, counted same or kept), or what _sort_later must still do, ASK (the comparison
+        needs a request: --checksum, a file without its mark) or SAVE (it differs, and --backup-dir
+        must keep DST's copy first). differs_now runs once an object: its mark is read once."""
         if d is None:
             absent.add(s.key)
             to_copy.append(s)
-            return False
-        if self._keeps or self.backup is not None:
-            return True
+            return SETTLED
+        if self._keeps and self._kept_at_dst(s, d):  # --no-clobber, --update: DST's copy stays
+            return SETTLED
         differ = self.comparator.differs_now(s, d)
         if differ is None:
-            return True
-        if differ:
-            to_copy.append(s)
-        else:
+            return ASK
+        if not differ:
             self._count_same(s)
-        return False
+            return SETTLED
+        if self.backup is not None:
+            return SAVE
+        to_copy.append(s)
+        return SETTLED
 
-    async def _copy_if_different(self, s: ObjectInfo, d: ObjectInfo | None, to_copy: list[ObjectInfo],
-                                 absent: set[str], unsaved: list[int]) -> None:
-        """Queue s for copying when DST lacks it or has something different; else count it as equal.
-        With --backup-dir, DST's object is backed up before it may be overwritten (not copied over,
-        a failure, when its backup fails: `unsaved`)."""
-        if d is None:
-            absent.add(s.key)
-            to_copy.append(s)
-        elif self._keeps and self._kept_at_dst(s, d):  # --no-clobber, --update: DST's copy stays
-            return
-        elif await self.comparator.differs(s, d):
-            if self.backup is not None:
-                lost = await self.backup.save([d.key])
-                if lost:
-                    unsaved[0] += 1
-                    self.counters.failed += 1
-                    self.failures.append(Failure("copy", self.plan.src.url_for(s.key), self.plan.dst.url_for(d.key),
-                                                 f"not overwritten: its backup failed: {lost[0][1]}", "BackupFailed"))
-                    return
-            to_copy.append(s)
-        else:
+    async def _sort_later(self, s: ObjectInfo, d: ObjectInfo, pending: str, to_copy: list[ObjectInfo],
+                          unsaved: list[int]) -> None:
+        """What _sort_now left `pending`: the comparison's request (ASK), then, for an object that
+        differs, its --backup-dir copy (SAVE) before it is queued (not copied over, a failure,
+        when its backup fails: `unsaved`)."""
+        if pending == ASK and not await self.comparator.differs_later(s, d):
             self._count_same(s)
+            return
+        if self.backup is not None:
+            lost = await self.backup.save([d.key])
+            if lost:
+                unsaved[0] += 1
+                self.counters.failed += 1
+                self.failures.append(Failure("copy", self.plan.src.url_for(s.key), self.plan.dst.url_for(d.key),
+                                             f"not overwritten: its backup failed: {lost[0][1]}", "BackupFailed"))
+                return
+        to_copy.append(s)
 
     def _count_same(self, s: ObjectInfo) -> None:
         """An object DST holds the same: counted skipped, and reported with the checksum that proved it."""

@@ -10,8 +10,7 @@ of the destination instead, and cannot `--delete`.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Literal, Sequence
+from typing import Any, Callable, Iterable, Literal, NamedTuple, Sequence
 
 from ...model import ObjectInfo, WorkUnit
 from ...stores import Store
@@ -41,6 +40,19 @@ class dst_range:
             self._unit = self._unit.rest(page)
         return self._page.pop()
 
+    async def next_page(self) -> Sequence[ObjectInfo]:
+        """The next page's entries in order, empty at the end: the worker's walk takes a page at a
+        time (an awaited __anext__ an entry costs a coroutine each)."""
+        if self._page:  # what __anext__ left of its page
+            left, self._page = self._page[::-1], []
+            return left
+        while self._unit is not None:
+            page = await self.dst.list_page(self.dst_prefix, self._unit, self.page_size)
+            self._unit = self._unit.rest(page)
+            if page.entries:
+                return page.entries
+        return ()
+
     def has_folder(self, key: str) -> bool:
         """Whether a local DST has the directory that the folder marker `key` ("a/b/") became."""
         root = _root_of(self.dst)
@@ -54,10 +66,11 @@ class dst_range:
 Step = Literal["copy", "compare", "delete"]
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """What to do about one relative key: "copy" (only SRC has it), "compare" (both have it: copy
-    when the comparator says they differ), "delete" (only DST has it and --delete allows it)."""
+    when the comparator says they differ), "delete" (only DST has it and --delete allows it).
+    A NamedTuple: one is made for every key of a sync, and a frozen dataclass's __init__ (a
+    setattr a field) costs twice as much."""
 
     step: Step
     rel: str
@@ -93,18 +106,18 @@ class March:
         """The next destination entry (in key order): the decisions it settles."""
         out: list[Decision] = []
         d_rel = d.key[self._d_len:]
-        d_b = d_rel.encode("utf-8", "surrogatepass")
         src = self._src
         while self._i < len(src):
             s = src[self._i]
             rel = s.key[self._s_len:]
-            rel_b = rel.encode("utf-8", "surrogatepass")
-            if d_b < rel_b:
+            # str order is code point order, which is the UTF-8 bytes' order (surrogates too, as
+            # surrogatepass encodes them): compared as they are, no encode a key
+            if d_rel < rel:
                 if not (d.size == 0 and d_rel.endswith("/") and rel.startswith(d_rel)):
                     self._dst_only(d_rel, d, out)
                 return out
             self._i += 1
-            if d_b == rel_b:
+            if d_rel == rel:
                 out.append(Decision("compare", rel, s, d))
                 return out
             self._src_only(rel, s, out)

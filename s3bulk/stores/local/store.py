@@ -193,8 +193,8 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLis
             if dirs[idx]:
                 sub_after = after if idx == descend_with_after else None
                 yield from self._walk(os.fsdecode(full), prefix, sub_after)
-            else:
-                yield os.fsdecode(full), False
+            else:  # the key as str: rel_dir (ends in "/") and the name scandir gave, no fsdecode a file
+                yield rel_dir + names[idx], False
 
     def list_page_sync(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
         """list_page without an event loop (the list/get server lists with it from its threads)."""
@@ -211,20 +211,22 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLis
         if start_dir and not os.path.isdir(os.path.join(self.root, start_dir)):
             return Page([])
         last: str | None = None
+        root_slash = self._root_slash
         walker = self._walk(start_dir, pfx, after)
         try:
             for key, _ in walker:
                 if until is not None and key > until:
                     return Page(entries, problems=tuple(problems))
                 last = key
+                if not key.isascii():  # (a flag of the str: only other names pay for the encode)
+                    try:
+                        key.encode("utf-8")
+                    except UnicodeEncodeError:
+                        problems.append((os.fsencode(key).decode("utf-8", "backslashreplace"),
+                                         "file name is not valid UTF-8"))
+                        continue
                 try:
-                    key.encode("utf-8")
-                except UnicodeEncodeError:
-                    problems.append((os.fsencode(key).decode("utf-8", "backslashreplace"),
-                                     "file name is not valid UTF-8"))
-                    continue
-                try:
-                    st = os.stat(os.path.join(self.root, key))
+                    st = os.stat(root_slash + key)  # os.path.join's result for a listed key, without its layers
                 except OSError as exc:
                     problems.append((key, f"cannot stat: {exc.strerror}"))
                     continue
@@ -456,11 +458,14 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLis
     def _dst_path(self, key: str) -> tuple[str, str]:
         """(directory, final path) for key, creating parents; UnsafeKey if it would leave the root."""
         segments = safe_segments(key)
-        parent_rel = "/".join(segments[:-1])
-        parent = os.path.join(self.root, *segments[:-1]) if parent_rel else self.root
-        if parent_rel and parent_rel not in self._safe_parents:
+        # a safe key's segments are key.split("/"), none empty: the joins os.path.join would make
+        # are the key's own text after the root's (no join of each segment, ~2 us a download)
+        if len(segments) == 1:
+            return self.root, self._root_slash + key
+        parent_rel = key[:key.rindex("/")]
+        if parent_rel not in self._safe_parents:
             self._make_parents(segments[:-1], key)
-        return parent, os.path.join(parent, segments[-1])
+        return self._root_slash + parent_rel, self._root_slash + key
 
     def _make_parents(self, dirs: list[str], key: str) -> None:
         """Create the directories `dirs` under the root, from the deepest one known to be safe down.
