@@ -159,8 +159,11 @@ def test_no_clobber_and_update_back_up_only_what_is_overwritten(cli, s3, bucket,
     """--no-clobber overwrites nothing: nothing is backed up. --update keeps a newer DST copy, so
     that one is not backed up either (the same HEAD decides both)."""
     write_tree(tmp_path / "src", {"a": b"a, new", "b": b"b, new"})
-    old = os.path.getmtime(tmp_path / "src" / "a") - 3600
-    os.utime(tmp_path / "src" / "b", (old, old))  # b at SRC is older than DST's
+    now = os.path.getmtime(tmp_path / "src" / "a")
+    # a at SRC an hour ahead, b an hour behind: DST's copies are written after the files, within
+    # the same second or not, so only times well apart decide --update without racing the clock
+    os.utime(tmp_path / "src" / "a", (now + 3600, now + 3600))
+    os.utime(tmp_path / "src" / "b", (now - 3600, now - 3600))  # b at SRC is older than DST's
     put_tree(s3, bucket, {"m/a": b"a, old", "m/b": b"b, at DST"})
     r = cli("copy", str(tmp_path / "src"), f"s3://{bucket}/m/", "--backup-dir", f"s3://{bucket}/bk/", "--no-clobber")
     assert r.code == 0 and not tree(s3, bucket, "bk/"), r
