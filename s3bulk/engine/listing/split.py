@@ -230,7 +230,10 @@ class _Ordered(Generic[P]):
             self.sample.add(rest.after)
         room = min(self.limits.max_streams - self.still_listing, self.limits.max_ranges - len(self.streams))
         if rest is not None and room > 0:
-            pieces = split_unit(rest, self.prefix, [e.key for e in page.entries], max_pieces=room + 1, coarse=True)
+            # fewer ranges than requests allowed in flight: requests are idle, cut finer (units.py)
+            idle = self.still_listing < self.limits.concurrency
+            pieces = split_unit(rest, self.prefix, [e.key for e in page.entries], max_pieces=room + 1, coarse=True,
+                                idle=idle)
             s.unit = pieces[0]
             at = self.streams.index(s) + 1
             self.streams[at:at] = [_Stream(p, self.next_id + k) for k, p in enumerate(pieces[1:])]

@@ -36,7 +36,7 @@ PER_POSITION = 2  # successors of a digit or letter tried at one position: more 
 
 
 def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str],
-                 max_points: int = MAX_PIECES - 1, coarse: bool = False) -> list[str]:
+                 max_points: int = MAX_PIECES - 1, coarse: bool = False, idle: bool = False) -> list[str]:
     """Increasing keys strictly between `last` and `until` (None: no upper bound), all starting with
     `prefix`, guessed from `sample` (the keys of the page just listed, in order, ending at `last`).
     `coarse` (`ls`): start one position further left, so that no range is likely smaller than a page
@@ -62,6 +62,9 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
         numbered = _spans_class(first, last, d)
         d = max(d - (2 if numbered else 1), 0)
     finest = min(max(d, len(prefix)), len(last) - 1)
+    # the position right after where the range's end differs from the page's last key: a range
+    # inside one value of a field (`(d13/..., d2]`: days 14-19) has it where the page varies
+    within = first_difference(last, until) + 1 if coarse and until is not None else -1
     # hex letters after a digit at the first position only where the page's names show them (hashes)
     hex_seen = coarse and hex_letters(sample[::50], len(prefix), len(last))
     points: list[str] = []
@@ -93,7 +96,32 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
         # rolls over (`...0999`, cut `...1`), so (last, cut] is empty and costs a request; the range
         # that keeps listing on from the page takes it (1M flat keys: 517 empty listings -> 117)
         points = points[1:]
+    if idle and within == varies and until is not None:
+        # the range lies inside one value of the field the page varies in (`(d13/..., d2]`: days
+        # 14-19, the page held two days): cut it every 1.5 pages' worth of that field's values, so
+        # each piece is two requests and none ends where a full page does (a chain of 3-5 pages
+        # was the last rounds of a dated listing)
+        points = (_strides(first, last, until, varies) + points)[:max_points]
     return points
+
+
+def _strides(first: str, last: str, until: str, j: int) -> list[str]:
+    """Cuts at position j, every 1.5 times the values a page spanned there, past `last`, below
+    `until`, within the class (digits, letters) of last[j]."""
+    if j >= len(first) or j >= len(last):
+        return []
+    cls = next((c for c in _CLASSES if last[j] in c and first[j] in c), None)
+    if cls is None:
+        return []
+    width = cls.index(last[j]) - cls.index(first[j]) + 1
+    step = max(2, (3 * width + 1) // 2)
+    out = []
+    for i in range(cls.index(last[j]) + 1 + step, len(cls), step):
+        cut = last[:j] + cls[i]
+        if cut >= until:
+            break
+        out.append(cut)
+    return out
 
 
 _CLASSES = ("0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -130,12 +158,12 @@ def _likely_after(here: str, column: set[str], wide: bool = False, by_class: boo
 
 
 def split_unit(rest: WorkUnit, prefix: str, sample: Sequence[str], max_pieces: int = MAX_PIECES,
-               coarse: bool = False) -> list[WorkUnit]:
+               coarse: bool = False, idle: bool = False) -> list[WorkUnit]:
     """`rest` (what follows a listed page, starting after its last key) as contiguous pieces covering
     exactly the same keys; [rest] when no split point is found or the unit is token-paged."""
     if rest.token is not None or rest.after is None or max_pieces < 2:
         return [rest]
-    points = split_points(rest.after, rest.until, prefix, sample, max_pieces - 1, coarse)
+    points = split_points(rest.after, rest.until, prefix, sample, max_pieces - 1, coarse, idle)
     if not points:
         return [rest]
     bounds = [rest.after, *points, rest.until]
