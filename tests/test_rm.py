@@ -1,5 +1,5 @@
 """`s3bulk rm`: everything under a prefix deleted in batches of 1,000 keys (10,000 objects in ~10
-requests, counted at a proxy), filters and dry runs delete nothing they should not, a whole bucket needs
+requests, counted at a proxy, on versitygw), filters and dry runs delete nothing they should not, a whole bucket needs
 --all, a key the server refuses inside DeleteObjects' 200 answer is reported and exits 1, and a killed
 rm resumed with --resume deletes the rest. Through the real CLI against LocalStack."""
 
@@ -14,9 +14,10 @@ import sys
 import threading
 from urllib.parse import parse_qs, urlsplit
 
-from conftest import ROOT, put_tree
+from conftest import ROOT, put_tree, write_tree
 
 from faultproxy import FaultProxy, s3_error
+from versitygw import versitygw  # noqa: F401  (one server for this module, started only if asked)
 
 
 def keys_of(s3, bucket: str) -> set[str]:
@@ -57,16 +58,20 @@ def test_rm_filters_and_dry_run_delete_nothing_they_should_not(cli, s3, bucket):
     assert keys_of(s3, bucket) == {k for k in objects if not k.startswith("p/") or k.endswith(".keep")}
 
 
-def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, s3, bucket, tmp_path, endpoint):
+def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, versitygw, endpoint, tmp_path):
     """10,000 objects under a prefix go in ~10 DeleteObjects requests of up to 1,000 keys: batches fill
     across listing pages and split key ranges, so requests stay ~ keys / 1000.
 
-    Counted at a proxy in front of LocalStack, not in LocalStack's own log: the test LocalStack is
-    shared by every test (and may be one we did not start), so its log is not ours to read or parse;
-    the proxy sees exactly the requests this rm sends, which is what the count is about."""
+    On versitygw (posix backend), whose objects are files under its root: written there directly,
+    10,000 objects take a moment, where 10,000 PUTs to LocalStack took most of a minute. Counted at
+    a proxy in front of the server, not in its log: the proxy sees exactly the requests this rm
+    sends, which is what the count is about."""
+    bucket = versitygw.bucket()
     keys = [f"d{i % 10}/f{i:05d}" for i in range(10_000)]
-    upload_tiny(cli, tmp_path, f"s3://{bucket}/p/", keys)
-    put_tree(s3, bucket, {"q/stays": b"y"})
+    write_tree(versitygw.root / bucket / "p", {key: b"x" for key in keys})
+    write_tree(versitygw.root / bucket, {"q/stays": b"y"})
+    s3 = versitygw.client()
+    assert len(keys_of(s3, bucket)) == 10_001, "versitygw serves the files as objects"
     posts = []
 
     def count(method, target, headers):
@@ -74,9 +79,9 @@ def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, s3, bucket, t
             posts.append(target)
         return None
 
-    host, port = re.match(r"http://([^:]+):(\d+)", endpoint).groups()
-    with FaultProxy(host, int(port), [count]) as proxy:
-        r = cli("rm", f"s3://{bucket}/p/", "--json", "--no-journal", "--endpoint-url", proxy.url)
+    with FaultProxy.for_url(versitygw.url, [count]) as proxy:
+        r = cli("rm", f"s3://{bucket}/p/", "--json", "--no-journal", "--endpoint-url", proxy.url, "--path-style",
+                env=versitygw.env)
     assert r.code == 0, r
     assert r.summary["deleted"] == 10_000 and r.summary["failed"] == 0, r.summary
     assert keys_of(s3, bucket) == {"q/stays"}

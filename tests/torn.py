@@ -95,7 +95,7 @@ def range_start(req: Request) -> int | None:
 
 
 def ranged_get_at(start: int) -> Callable[[Request], bool]:
-    """A ranged GET of bytes from `start` on (one a attempt: parts are cut at the part size): with
+    """A ranged GET of bytes from `start` on (one per attempt: parts are cut at the part size): with
     two parts in flight, the third part's GET is sent once a part before it is done."""
     return lambda req: range_start(req) == start
 
