@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from torn import (
     COPY_PARTS, COPY_SIZE, PART, PARTS, Gate, Running, _absent, _body, gated, no_open_uploads, one_line_failure,
-    part_copy, put_unchecked, ranged_get_at, versions)
+    part_copy, put_unchecked, ranged_get_at, versions, wait_held)
 
 
 def test_a_streamed_copy_in_parts_overwritten_meanwhile_restarts_and_lands_whole(endpoint, s3, make_bucket,
@@ -21,7 +21,7 @@ def test_a_streamed_copy_in_parts_overwritten_meanwhile_restarts_and_lands_whole
         run = Running(["copy", f"s3://{src}/big.bin", f"s3://{dst}/big.bin", "--json", *PARTS,
                        "--src-endpoint-url", src_url, "--dst-endpoint-url", endpoint], state_home)
         try:
-            held = gate.wait_held(run)
+            held = wait_held(gate, run)
             s3.put_object(Bucket=src, Key="big.bin", Body=new)
             held.set()
             code = run.finish()
@@ -45,7 +45,7 @@ def test_a_streamed_copy_whose_source_changes_again_fails_with_no_object_and_no_
                        "--src-endpoint-url", src_url, "--dst-endpoint-url", endpoint], state_home)
         try:
             for body in (new, newer):
-                held = gate.wait_held(run)
+                held = wait_held(gate, run)
                 s3.put_object(Bucket=src, Key="big.bin", Body=body)
                 held.set()
             code = run.finish()
@@ -69,7 +69,7 @@ def test_a_server_side_copy_in_parts_overwritten_meanwhile_restarts_and_lands_wh
         run = Running(["copy", f"s3://{src}/big.bin", f"s3://{dst}/big.bin", "--json", *COPY_PARTS,
                        "--endpoint-url", url], state_home)
         try:
-            held = gate.wait_held(run)
+            held = wait_held(gate, run)
             s3.put_object(Bucket=src, Key="big.bin", Body=new)
             held.set()
             code = run.finish()
@@ -93,7 +93,7 @@ def test_a_server_side_copy_whose_source_changes_again_fails_with_no_object_and_
                        "--endpoint-url", url], state_home)
         try:
             for body in (new, newer):
-                held = gate.wait_held(run)
+                held = wait_held(gate, run)
                 s3.put_object(Bucket=src, Key="big.bin", Body=body)
                 held.set()
             code = run.finish()

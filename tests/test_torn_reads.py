@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import pytest
 
-from torn import PART, PARTS, Gate, Running, gated, one_line_failure, part_landed, put_unchecked, ranged_get_at, versions
+from torn import (
+    PART, PARTS, Gate, Running, gated, one_line_failure, part_landed, put_unchecked, ranged_get_at, versions, wait_held)
 
 
 @pytest.mark.parametrize("path", ["lean", "botocore", "spread"])
@@ -36,7 +37,7 @@ def test_a_download_in_ranges_overwritten_meanwhile_restarts_and_lands_whole(pat
         run = Running(["copy", f"s3://{bucket}/big.bin", str(dst) + "/", "--json", *PARTS, "--endpoint-url", url],
                       state_home, env)
         try:
-            held = gate.wait_held(run)
+            held = wait_held(gate, run)
             run.wait_for(part_landed)
             s3.put_object(Bucket=bucket, Key="big.bin", Body=new)
             held.set()
@@ -63,12 +64,12 @@ def test_a_download_whose_object_changes_again_after_its_restart_fails_with_noth
         run = Running(["copy", f"s3://{bucket}/big.bin", str(dst) + "/", "--json", *PARTS, "--endpoint-url", url],
                       state_home)
         try:
-            held = gate.wait_held(run)
+            held = wait_held(gate, run)
             run.wait_for(part_landed)
             s3.put_object(Bucket=bucket, Key="big.bin", Body=new)
             held.set()
             run.wait_for(lambda e: e.get("event") == "restarted")
-            held = gate.wait_held(run)
+            held = wait_held(gate, run)
             run.wait_for(part_landed)  # the first attempt's bytes were taken back: this is the second's
             s3.put_object(Bucket=bucket, Key="big.bin", Body=newer)
             held.set()

@@ -5,7 +5,6 @@ two halves can run in two test processes at once."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -19,7 +18,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from conftest import ROOT
-from faultproxy import FaultProxy, Request
+from faultproxy import FaultProxy, Gate, Request
 
 MiB = 1024 * 1024
 PART = 5 * MiB
@@ -32,51 +31,20 @@ DEADLINE = 300           # seconds for any one wait below (a busy 2-core machine
 MESSAGE = "source changed during the copy"
 
 
-class Gate:
-    """A FaultProxy's hostile handler that holds requests `match` accepts, the first `holds` of
-    them, one at a time, until the test lets each go (every other request passes at once): the
-    overwrite lands while the run is between its parts, whatever the machine's load, with no slow
-    link to make the window and no clock to race. The held request reaches the server after the
-    overwrite, so it asks for the version the run started with and gets 412."""
-
-    def __init__(self, match: Callable[[Request], bool], holds: int = 1) -> None:
-        self.match = match
-        self._holds_left = holds
-        self._held: queue.Queue[threading.Event] = queue.Queue()
-        self._released: list[threading.Event] = []
-
-    async def __call__(self, req: Request, forward: Any, writer: Any) -> bool | None:
-        if self._holds_left > 0 and self.match(req):
-            self._holds_left -= 1
-            go = threading.Event()
-            self._released.append(go)
-            self._held.put(go)
-            while not go.is_set():  # the proxy's other connections go on meanwhile
-                await asyncio.sleep(0.01)
-        return None  # forwarded as usual
-
-    def wait_held(self, run: "Running") -> threading.Event:
-        """Until a request is held (set the event to let it go); fails if the run ends first."""
-        deadline = time.monotonic() + DEADLINE
-        while time.monotonic() < deadline:
-            try:
-                return self._held.get(timeout=0.2)
-            except queue.Empty:
-                if run.proc.poll() is not None:
-                    run.finish()
-                    pytest.fail(f"the run ended before the awaited request: {run!r}")
-        pytest.fail(f"no awaited request before the deadline: {run!r}")
-
-    def open(self) -> None:
-        """Hold nothing more, let everything held go (at a test's end, failed or not)."""
-        self._holds_left = 0
-        for go in self._released:
-            go.set()
+def wait_held(gate: Gate, run: "Running") -> threading.Event:
+    """Until `gate` holds a request of `run` (set the Event to let it go); fails if the run ends first."""
+    try:
+        return gate.wait_held(run.proc)
+    except AssertionError as exc:
+        if run.proc.poll() is not None:
+            run.finish()
+        pytest.fail(f"{exc}: {run!r}")
 
 
 @contextlib.contextmanager
 def gated(endpoint: str, gate: Gate) -> Iterator[str]:
-    """A FaultProxy to `endpoint` with `gate` in it: the URL to use."""
+    """A FaultProxy to `endpoint` with `gate` in it (the held request reaches the server after
+    the test's overwrite, so it asks for the version the run started with and gets 412): the URL."""
     proxy = FaultProxy.for_url(endpoint)
     proxy.hostile = gate
     with proxy:
