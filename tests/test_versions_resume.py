@@ -1,8 +1,9 @@
 """A versions copy is resumable (issue 16): `copy --all-versions` stopped mid-run by Ctrl-C lets
 the versions in flight land, keeps its journal and says how to resume; `--resume` then writes only
 the versions not yet copied, each key's history still in the source's order, none twice. Through
-the real CLI against LocalStack, slowed with --max-rps so the stop falls mid-run (the test waits
-on versions having landed, never on a clock). And a versions copy killed outright (SIGKILL) does
+the real CLI against LocalStack, behind a FaultProxy gate that holds every PUT after the third
+until the stop was sent, so the stop falls mid-run (the test waits on versions having landed and on
+a held request, never on a clock). And a versions copy killed outright (SIGKILL) does
 not write again the versions that had landed without their record."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import time
 
 from conftest import ROOT
+from faultproxy import Gate
 from toxiproxy import toxiproxy  # noqa: F401  (the fixture)
 
 KEYS = ("p/a.txt", "p/b.txt", "p/c.txt")
@@ -41,7 +43,8 @@ def _landed(s3, bucket: str) -> int:
     return len(resp.get("Versions", [])) + len(resp.get("DeleteMarkers", []))
 
 
-def test_all_versions_copy_interrupted_then_resumed(s3, make_bucket, endpoint, state_home, tmp_path):
+def test_all_versions_copy_interrupted_then_resumed(s3, make_bucket, endpoint, make_fault_proxy, state_home,
+                                                    tmp_path):
     src, dst = _versioned(s3, make_bucket), _versioned(s3, make_bucket)
     for i in range(VERSIONS):
         for key in KEYS:
@@ -49,19 +52,31 @@ def test_all_versions_copy_interrupted_then_resumed(s3, make_bucket, endpoint, s
     s3.delete_object(Bucket=src, Key="p/b.txt")  # b's latest is a delete marker, replayed too
     total = len(KEYS) * VERSIONS + 1
     journal = tmp_path / "versions.sqlite"
+    puts = []
+
+    def after_the_third_put(req) -> bool:
+        if req.method == "PUT":
+            puts.append(req.target)
+        return len(puts) > 3
+
+    gate = Gate(after_the_third_put, holds=total)  # each held until the stop was sent
+    proxy = make_fault_proxy(endpoint)
+    proxy.hostile = gate
     argv = [sys.executable, "-m", "s3bulk", "copy", f"s3://{src}/p/", f"s3://{dst}/q/", "--all-versions",
-            "--include-delete-markers", "--journal", str(journal), "--endpoint-url", endpoint, "--json"]
+            "--include-delete-markers", "--journal", str(journal), "--endpoint-url", proxy.url, "--json"]
     env = dict(os.environ, XDG_STATE_HOME=state_home)
-    first = subprocess.Popen([*argv, "--max-rps", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env, cwd=ROOT)
+    first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     try:
+        gate.wait_held(first)
         deadline = time.monotonic() + 300
         while _landed(s3, dst) < 3 and first.poll() is None:
             assert time.monotonic() < deadline, "no versions landed"
-            time.sleep(0.2)
+            time.sleep(0.05)
         first.send_signal(signal.SIGINT)
+        gate.open()  # the versions in flight land
         out, err = first.communicate(timeout=300)
     finally:
+        gate.open()
         if first.poll() is None:
             first.kill()
     assert first.returncode == 130, (out, err)
