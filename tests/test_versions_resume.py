@@ -14,10 +14,10 @@ import signal
 import subprocess
 import sys
 import time
+from urllib.parse import urlsplit
 
 from conftest import ROOT
 from faultproxy import Gate
-from toxiproxy import toxiproxy  # noqa: F401  (the fixture)
 
 KEYS = ("p/a.txt", "p/b.txt", "p/c.txt")
 VERSIONS = 4
@@ -174,10 +174,10 @@ def test_a_version_not_landed_is_written_on_resume_even_when_it_equals_the_one_b
     assert _history(s3, dst, "k") == ([b"same", b"same", b"last"], 0)
 
 
-def test_a_version_landed_before_a_sigkill_is_not_written_again(toxiproxy, s3, make_bucket, endpoint, state_home,
-                                                                 tmp_path):
+def test_a_version_landed_before_a_sigkill_is_not_written_again(s3, make_bucket, endpoint, make_fault_proxy,
+                                                                 state_home, tmp_path):
     """SIGKILL while versions are in flight, each already written at DST but its answer held back
-    (toxiproxy delays every DST answer 3 s): those versions landed without their record. `--resume`
+    (a FaultProxy gate holds the answer of every later version's PUT and of the big one's parts): those versions landed without their record. `--resume`
     asks DST about them and writes each source version exactly once: DST's history of every key is
     the source's, no version twice (two equal versions in a row included). A big version cut short
     in its multipart upload leaves no upload open either."""
@@ -189,16 +189,31 @@ def test_a_version_landed_before_a_sigkill_is_not_written_again(toxiproxy, s3, m
     bodies["big"] = [os.urandom(6 * 1024 * 1024), os.urandom(6 * 1024 * 1024)]
     for body in bodies["big"]:
         s3.put_object(Bucket=src, Key="big", Body=body)
-    late = toxiproxy.proxy("late-versions", endpoint)
-    toxiproxy.toxic("late-versions", "latency", "downstream", latency=3000)
+    written: set[str] = set()
+
+    def a_later_version_or_a_part(req) -> bool:
+        key = urlsplit(req.target).path.split("/", 2)[-1]
+        if req.method != "PUT":
+            return False
+        if key == "big":
+            return "partNumber=" in req.target
+        first = key not in written
+        written.add(key)
+        return not first
+
+    gate = Gate(a_later_version_or_a_part, holds=100, answered=True)  # answers held until the SIGKILL
+    proxy = make_fault_proxy(endpoint)
+    proxy.hostile = gate
+    late = proxy.url
     journal = tmp_path / "versions.sqlite"
     argv = [sys.executable, "-m", "s3bulk", "copy", f"s3://{src}/", f"s3://{dst}/", "--all-versions",
             "--journal", str(journal), "--src-endpoint-url", endpoint, "--dst-endpoint-url", late, "--json",
             "--multipart-threshold", "5MiB", "--part-size", "5MiB"]
     env = dict(os.environ, XDG_STATE_HOME=state_home)
 
-    def second_versions_landed() -> bool:  # a second version is at DST, its answer on the way
-        return sum(len(h) for h in (_history(s3, dst, k)[0] for k in "abc")) >= 4
+    def second_versions_landed() -> bool:  # a second version is at DST, its answer on the way, and big's upload open
+        return (sum(len(h) for h in (_history(s3, dst, k)[0] for k in "abc")) >= 4
+                and bool(s3.list_multipart_uploads(Bucket=dst).get("Uploads")))
 
     first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
                              start_new_session=True)
@@ -214,7 +229,7 @@ def test_a_version_landed_before_a_sigkill_is_not_written_again(toxiproxy, s3, m
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
             first.wait()
-    toxiproxy.remove_toxic("late-versions", "latency", "downstream")
+        gate.open()
     second = subprocess.run([*argv, "--resume"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert second.returncode == 0, second
     for key, history in bodies.items():
