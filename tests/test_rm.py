@@ -30,17 +30,6 @@ def keys_of(s3, bucket: str) -> set[str]:
             return keys
 
 
-def upload_tiny(cli, tmp_path, url: str, keys: list[str]) -> None:
-    """Many 1-byte objects, fast: written as local files, then one `s3bulk copy`."""
-    root = tmp_path / "tiny"
-    for key in keys:
-        p = root / key
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(b"x")
-    r = cli("copy", str(root), url, "--no-journal", "-w", "2")
-    assert r.code == 0, r
-
-
 def test_rm_filters_and_dry_run_delete_nothing_they_should_not(cli, s3, bucket):
     objects = {f"p/{i:03d}.{'log' if i % 10 else 'keep'}": b"x" for i in range(50)} | {"q/other": b"y", "p-not/x": b"z"}
     put_tree(s3, bucket, objects)
@@ -58,7 +47,7 @@ def test_rm_filters_and_dry_run_delete_nothing_they_should_not(cli, s3, bucket):
     assert keys_of(s3, bucket) == {k for k in objects if not k.startswith("p/") or k.endswith(".keep")}
 
 
-def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, versitygw, endpoint, tmp_path):
+def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, versitygw):
     """10,000 objects under a prefix go in ~10 DeleteObjects requests of up to 1,000 keys: batches fill
     across listing pages and split key ranges, so requests stay ~ keys / 1000.
 
@@ -88,12 +77,15 @@ def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, versitygw, en
     assert 10 <= len(posts) <= 12, f"{len(posts)} DeleteObjects requests for 10,000 keys"
 
 
-def test_rm_killed_then_resumed_deletes_the_rest(cli, s3, bucket, tmp_path, endpoint, state_home):
+def test_rm_killed_then_resumed_deletes_the_rest(cli, versitygw, tmp_path, state_home):
     """SIGKILL while the third DeleteObjects is held at a proxy (one request at a time: two batches,
     2,000 keys, are deleted and journaled), then the same line with --resume: it lists only after the
-    journaled range (start-after, seen at the proxy), deletes the rest, exits 0 and removes its journal; run once more, it finds nothing left, exit 0."""
+    journaled range (start-after, seen at the proxy), deletes the rest, exits 0 and removes its journal; run once more, it finds nothing left, exit 0.
+    On versitygw, its objects written as files under its root (as the 10,000 above)."""
+    bucket, s3 = versitygw.bucket(), versitygw.client()
     keys = [f"k{i:05d}" for i in range(3000)]
-    upload_tiny(cli, tmp_path, f"s3://{bucket}/p/", keys)
+    write_tree(versitygw.root / bucket / "p", {key: b"x" for key in keys})
+    assert len(keys_of(s3, bucket)) == 3000
     journal = tmp_path / "rm.sqlite"
     held, release = threading.Event(), threading.Event()
     posts, lists = [], []
@@ -109,12 +101,12 @@ def test_rm_killed_then_resumed_deletes_the_rest(cli, s3, bucket, tmp_path, endp
                 return s3_error(503, "Service Unavailable", "SlowDown", "held by the test")
         return None
 
-    host, port = re.match(r"http://([^:]+):(\d+)", endpoint).groups()
-    with FaultProxy(host, int(port), [hold_third]) as proxy:  # the journal is the endpoint's: one proxy throughout
-        args = ["rm", f"s3://{bucket}/p/", "--journal", str(journal), "-c", "1", "--json", "--endpoint-url", proxy.url]
+    with FaultProxy.for_url(versitygw.url, [hold_third]) as proxy:  # the journal is the endpoint's: one proxy throughout
+        args = ["rm", f"s3://{bucket}/p/", "--journal", str(journal), "-c", "1", "--json", "--endpoint-url", proxy.url,
+                "--path-style"]
         proc = subprocess.Popen([sys.executable, "-m", "s3bulk", *args], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, cwd=ROOT, env=dict(os.environ, XDG_STATE_HOME=state_home),
-                                start_new_session=True)
+                                stderr=subprocess.DEVNULL, cwd=ROOT, start_new_session=True,
+                                env=dict(os.environ, XDG_STATE_HOME=state_home, **versitygw.env))
         try:
             assert held.wait(300), "the third DeleteObjects never came"
         finally:
@@ -126,13 +118,13 @@ def test_rm_killed_then_resumed_deletes_the_rest(cli, s3, bucket, tmp_path, endp
         with sqlite3.connect(journal) as db:
             assert db.execute("SELECT sum(objects) FROM ranges").fetchone()[0] == 2000, "two batches journaled"
         lists.clear()
-        r = cli(*args, "--resume")
+        r = cli(*args, "--resume", env=versitygw.env)
         assert r.code == 0, r
         assert r.summary["deleted"] == 1000 and r.summary["resumed_deleted"] == 2000, r.summary
         assert lists and all(q.get("start-after", [""])[0] >= "p/k01999" for q in lists), \
             "the resumed run lists only what the journal does not record as deleted"
         assert keys_of(s3, bucket) == set() and not journal.exists()
-        r = cli(*args, "--resume")
+        r = cli(*args, "--resume", env=versitygw.env)
         assert r.code == 0 and "nothing left to delete" in r.err, r
 
 
