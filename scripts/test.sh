@@ -46,6 +46,9 @@ if [ -z "${S3BULK_TEST_ENDPOINT:-}" ]; then
   started=$!
   trap 'kill -TERM -- -"$started" 2>/dev/null; sleep 1; kill -KILL -- -"$started" 2>/dev/null; rm -rf "$state" "$state.log"' EXIT
   export S3BULK_TEST_ENDPOINT="http://127.0.0.1:$port"
+  # started by localstack/start.sh: tests/test_user_meets.py checks this one listens on loopback
+  # only, rather than starting a second LocalStack (~30 s) to check
+  export S3BULK_TEST_ENDPOINT_STARTED=start.sh
   for _ in $(seq 600); do  # up to 5 minutes on a busy machine
     if python3 - "$S3BULK_TEST_ENDPOINT" <<'PY' 2>/dev/null
 import json, sys, urllib.request

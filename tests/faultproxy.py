@@ -77,6 +77,14 @@ Counts (`proxy.counts`, a Counter; read it from the test thread at any time)
     slowdown, error500, reset, drop, stall, short_body, busy_slowdown   faults done, per kind
     `proxy.in_flight` and `proxy.max_in_flight`: requests inside the proxy now / at the peak.
 
+Gates (a hostile handler that holds one request, or its answer, until the test lets it go)
+    `proxy.hostile = Gate(match, holds=1, answered=False)`: the first `holds` requests `match`
+    accepts are held one at a time (every other request passes at once); `gate.wait_held(proc)`
+    returns an Event to set when the test has done what must come first (an overwrite before the
+    held request reaches the server; with `answered=True` the request has reached it and only its
+    answer waits: an upload made at the server that the client has not heard of yet). No slow link
+    makes the window, so no test races a clock. `gate.open()` lets everything go (at teardown).
+
 Pytest: the `fault_proxy` fixture (conftest) is a FaultProxy in front of the test LocalStack;
 `make_fault_proxy(url_or_(host, port), rates=..., rules=...)` fronts anything else (e.g. the URL of
 an `s3bulk serve`, see the `listget_server` fixture); both are stopped at teardown.
@@ -85,10 +93,13 @@ an `s3bulk serve`, see the `listget_server` fixture); both are stopped at teardo
 from __future__ import annotations
 
 import asyncio
+import queue
 import random
 import socket
 import struct
+import subprocess
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable
@@ -127,6 +138,56 @@ class Answer:
         return self.head(keep) + self.body
 
 Edit = Callable[[str, str, dict[str, str], bytes], bytes | None]
+
+
+class Gate:
+    """A hostile handler that holds the first `holds` requests `match` accepts, one at a time,
+    until the test sets the Event `wait_held` returned (see the module docstring)."""
+
+    def __init__(self, match: Callable[[Request], bool], holds: int = 1, answered: bool = False,
+                 deadline: float = 300) -> None:
+        self.match = match
+        self.answered = answered
+        self.deadline = deadline
+        self._holds_left = holds
+        self._held: queue.Queue[threading.Event] = queue.Queue()
+        self._made: list[threading.Event] = []
+
+    async def __call__(self, req: Request, forward: Callable[..., Awaitable[Answer]],
+                       writer: asyncio.StreamWriter) -> bool | None:
+        if self._holds_left <= 0 or not self.match(req):
+            return None  # forwarded as usual
+        self._holds_left -= 1
+        answer = await forward() if self.answered else None
+        go = threading.Event()
+        self._made.append(go)
+        self._held.put(go)
+        while not go.is_set():  # the proxy's other connections go on meanwhile
+            await asyncio.sleep(0.01)
+        if answer is None:
+            answer = await forward()
+        keep = answer.headers.get("connection", "").lower() != "close"
+        writer.write(answer.raw(keep))
+        await writer.drain()
+        return keep
+
+    def wait_held(self, proc: subprocess.Popen) -> threading.Event:
+        """Until a request is held: the Event that lets it go. AssertionError if `proc` (the
+        client) ends first or nothing is held before the deadline."""
+        deadline = time.monotonic() + self.deadline
+        while time.monotonic() < deadline:
+            try:
+                return self._held.get(timeout=0.2)
+            except queue.Empty:
+                if proc.poll() is not None:
+                    raise AssertionError(f"the client ended (exit {proc.returncode}) before the awaited request")
+        raise AssertionError("no awaited request before the deadline")
+
+    def open(self) -> None:
+        """Hold nothing more and let everything held go."""
+        self._holds_left = 0
+        for go in self._made:
+            go.set()
 Only = Callable[[str, str], bool]
 
 KINDS = ("slowdown", "error500", "reset", "drop", "stall", "short_body")

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -16,14 +17,25 @@ import pytest
 from conftest import ROOT
 
 
-@pytest.mark.parametrize("sig,workers", [(signal.SIGINT, "2"), (signal.SIGTERM, "2"), (signal.SIGINT, "1")])
-def test_interrupted_copy_leaves_only_whole_files(cli, bucket, tmp_path, endpoint, sig, workers):
-    src = tmp_path / "src"
-    src.mkdir()
+@pytest.fixture(scope="module")
+def three_thousand(s3, endpoint, tmp_path_factory) -> tuple[str, dict[str, bytes]]:
+    """(a bucket, its 3,000 objects by key): uploaded once for the module's cases, which only read it
+    (3,000 PUTs to LocalStack were most of each case's time)."""
+    bucket = f"t-{uuid.uuid4().hex[:20]}"
+    s3.create_bucket(Bucket=bucket)
+    src = tmp_path_factory.mktemp("three-thousand")
     bodies = {f"f{i:05d}": os.urandom(1000 + i) for i in range(3000)}
     for name, body in bodies.items():
         (src / name).write_bytes(body)
-    assert cli("copy", str(src), f"s3://{bucket}/", "-q").code == 0
+    up = subprocess.run([sys.executable, "-m", "s3bulk", "copy", str(src), f"s3://{bucket}/", "-q", "--no-journal",
+                         "--endpoint-url", endpoint], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert up.returncode == 0, up.stderr
+    return bucket, bodies
+
+
+@pytest.mark.parametrize("sig,workers", [(signal.SIGINT, "2"), (signal.SIGTERM, "2"), (signal.SIGINT, "1")])
+def test_interrupted_copy_leaves_only_whole_files(three_thousand, tmp_path, endpoint, sig, workers):
+    bucket, bodies = three_thousand
 
     dst = tmp_path / "dst"
     proc = subprocess.Popen(

@@ -1,8 +1,8 @@
 """No multipart upload is left open at the destination with nothing recording it (issue 24).
 
 Two Ctrl-C (the second one a forced stop), one Ctrl-C, or a SIGKILL, at three moments of a multipart
-upload to LocalStack: while CreateMultipartUpload is in flight (toxiproxy holds every answer back,
-so the upload exists at the server before s3bulk hears of it), while parts are being sent
+upload to LocalStack: while CreateMultipartUpload is in flight (a FaultProxy gate holds its answer
+back until the stop was sent, so the upload exists at the server before s3bulk hears of it), while parts are being sent
 (--max-bandwidth), and during a server-side copy in parts (UploadPartCopy through the store's own
 upload, whose id the engine never sees). With a journal, every upload left open is recorded and
 `--resume` completes or aborts it: none is open afterwards. Without one, the stop aborts them
@@ -22,7 +22,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import ROOT
-from toxiproxy import toxiproxy  # noqa: F401  (the fixture)
+from faultproxy import Gate
 
 SIZE = 20 * 1024 * 1024
 
@@ -48,17 +48,20 @@ def _wait(condition, what: str, proc: subprocess.Popen, timeout: float = 120) ->
     ("creating", False, "2", "ctrl-c twice"), ("creating", True, "2", "sigkill"),
     ("sending", True, "2", "ctrl-c twice"), ("sending", False, "2", "ctrl-c twice"), ("sending", False, "2", "ctrl-c"),
     ("copying", True, "2", "ctrl-c twice"), ("copying", False, "2", "ctrl-c twice")])
-def test_a_stop_leaves_no_upload_unrecorded(moment, journaled, workers, stop, toxiproxy, endpoint, s3, bucket,
-                                            make_bucket, tmp_path, state_home):
+def test_a_stop_leaves_no_upload_unrecorded(moment, journaled, workers, stop, endpoint, s3, bucket, make_bucket,
+                                            make_fault_proxy, tmp_path, state_home):
     src = tmp_path / "src"
     src.mkdir()
     body = os.urandom(SIZE)
     (src / "big.bin").write_bytes(body)
     url, slow, source = endpoint, [], str(src)
-    if moment in ("creating", "copying"):  # every answer comes 3 s late: uploads exist before s3bulk hears of them
-        name = f"late-{moment}-{journaled}-{workers}-{stop.replace(' ', '-')}"
-        url = toxiproxy.proxy(name, endpoint)
-        toxiproxy.toxic(name, "latency", "downstream", latency=3000)
+    # CreateMultipartUpload's answer held until the stop was sent: the upload exists before s3bulk hears of it
+    gate = Gate(lambda req: req.method == "POST" and "?uploads" in req.target and "uploadId=" not in req.target,
+                answered=True)
+    if moment in ("creating", "copying"):
+        proxy = make_fault_proxy(endpoint)
+        proxy.hostile = gate
+        url = proxy.url
     else:  # one 5 MiB part every 2.5 s, two in flight at most (the others wait for memory)
         slow = ["--max-bandwidth", "2MiB", "--max-buffer", "10MiB"]
     if moment == "copying":  # a server-side copy in parts (UploadPartCopy), the store's own upload
@@ -72,8 +75,10 @@ def test_a_stop_leaves_no_upload_unrecorded(moment, journaled, workers, stop, to
     proc = subprocess.Popen([sys.executable, "-m", "s3bulk", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=ROOT, start_new_session=True, env=env)
     try:
+        held = None
         if moment in ("creating", "copying"):  # made at the server, its answer still on the way
-            _wait(lambda: bool(_open_uploads(s3, bucket)), "upload made", proc)
+            held = gate.wait_held(proc)
+            assert _open_uploads(s3, bucket), "the held answer's upload is open at the server"
         else:
             _wait(lambda: any(_parts(s3, bucket, u) >= 1 for u in _open_uploads(s3, bucket)), "part landed", proc)
         os.killpg(proc.pid, signal.SIGKILL if stop == "sigkill" else signal.SIGINT)
@@ -82,18 +87,19 @@ def test_a_stop_leaves_no_upload_unrecorded(moment, journaled, workers, stop, to
                 if line.startswith("s3bulk: stopping"):
                     break
             os.killpg(proc.pid, signal.SIGINT)  # ...and the second Ctrl-C makes it immediate
+        if held is not None:
+            held.set()  # the answer reaches s3bulk only now, stopping
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        gate.open()
     assert proc.returncode == (-signal.SIGKILL if stop == "sigkill" else 130), (proc.returncode, err)
     assert "Traceback" not in err, err
     if not journaled:  # nothing could resume them: the stop aborted them
         assert not _open_uploads(s3, bucket), "an upload left open that nothing records"
         return
-    if moment in ("creating", "copying"):
-        toxiproxy.remove_toxic(name, "latency", "downstream")
     resumed = subprocess.run([sys.executable, "-m", "s3bulk", *args, "--resume"], capture_output=True, text=True,
                              cwd=ROOT, env=env, timeout=300)
     assert resumed.returncode == 0, resumed.stderr

@@ -1,5 +1,5 @@
 """`s3bulk rm`: everything under a prefix deleted in batches of 1,000 keys (10,000 objects in ~10
-requests, counted at a proxy), filters and dry runs delete nothing they should not, a whole bucket needs
+requests, counted at a proxy, on versitygw), filters and dry runs delete nothing they should not, a whole bucket needs
 --all, a key the server refuses inside DeleteObjects' 200 answer is reported and exits 1, and a killed
 rm resumed with --resume deletes the rest. Through the real CLI against LocalStack."""
 
@@ -14,9 +14,10 @@ import sys
 import threading
 from urllib.parse import parse_qs, urlsplit
 
-from conftest import ROOT, put_tree
+from conftest import ROOT, put_tree, write_tree
 
 from faultproxy import FaultProxy, s3_error
+from versitygw import versitygw  # noqa: F401  (one server for this module, started only if asked)
 
 
 def keys_of(s3, bucket: str) -> set[str]:
@@ -27,17 +28,6 @@ def keys_of(s3, bucket: str) -> set[str]:
         token = resp.get("NextContinuationToken")
         if not token:
             return keys
-
-
-def upload_tiny(cli, tmp_path, url: str, keys: list[str]) -> None:
-    """Many 1-byte objects, fast: written as local files, then one `s3bulk copy`."""
-    root = tmp_path / "tiny"
-    for key in keys:
-        p = root / key
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(b"x")
-    r = cli("copy", str(root), url, "--no-journal", "-w", "2")
-    assert r.code == 0, r
 
 
 def test_rm_filters_and_dry_run_delete_nothing_they_should_not(cli, s3, bucket):
@@ -57,16 +47,20 @@ def test_rm_filters_and_dry_run_delete_nothing_they_should_not(cli, s3, bucket):
     assert keys_of(s3, bucket) == {k for k in objects if not k.startswith("p/") or k.endswith(".keep")}
 
 
-def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, s3, bucket, tmp_path, endpoint):
+def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, versitygw):
     """10,000 objects under a prefix go in ~10 DeleteObjects requests of up to 1,000 keys: batches fill
     across listing pages and split key ranges, so requests stay ~ keys / 1000.
 
-    Counted at a proxy in front of LocalStack, not in LocalStack's own log: the test LocalStack is
-    shared by every test (and may be one we did not start), so its log is not ours to read or parse;
-    the proxy sees exactly the requests this rm sends, which is what the count is about."""
+    On versitygw (posix backend), whose objects are files under its root: written there directly,
+    10,000 objects take a moment, where 10,000 PUTs to LocalStack took most of a minute. Counted at
+    a proxy in front of the server, not in its log: the proxy sees exactly the requests this rm
+    sends, which is what the count is about."""
+    bucket = versitygw.bucket()
     keys = [f"d{i % 10}/f{i:05d}" for i in range(10_000)]
-    upload_tiny(cli, tmp_path, f"s3://{bucket}/p/", keys)
-    put_tree(s3, bucket, {"q/stays": b"y"})
+    write_tree(versitygw.root / bucket / "p", {key: b"x" for key in keys})
+    write_tree(versitygw.root / bucket, {"q/stays": b"y"})
+    s3 = versitygw.client()
+    assert len(keys_of(s3, bucket)) == 10_001, "versitygw serves the files as objects"
     posts = []
 
     def count(method, target, headers):
@@ -74,21 +68,24 @@ def test_rm_10000_objects_in_about_10_delete_objects_requests(cli, s3, bucket, t
             posts.append(target)
         return None
 
-    host, port = re.match(r"http://([^:]+):(\d+)", endpoint).groups()
-    with FaultProxy(host, int(port), [count]) as proxy:
-        r = cli("rm", f"s3://{bucket}/p/", "--json", "--no-journal", "--endpoint-url", proxy.url)
+    with FaultProxy.for_url(versitygw.url, [count]) as proxy:
+        r = cli("rm", f"s3://{bucket}/p/", "--json", "--no-journal", "--endpoint-url", proxy.url, "--path-style",
+                env=versitygw.env)
     assert r.code == 0, r
     assert r.summary["deleted"] == 10_000 and r.summary["failed"] == 0, r.summary
     assert keys_of(s3, bucket) == {"q/stays"}
     assert 10 <= len(posts) <= 12, f"{len(posts)} DeleteObjects requests for 10,000 keys"
 
 
-def test_rm_killed_then_resumed_deletes_the_rest(cli, s3, bucket, tmp_path, endpoint, state_home):
+def test_rm_killed_then_resumed_deletes_the_rest(cli, versitygw, tmp_path, state_home):
     """SIGKILL while the third DeleteObjects is held at a proxy (one request at a time: two batches,
     2,000 keys, are deleted and journaled), then the same line with --resume: it lists only after the
-    journaled range (start-after, seen at the proxy), deletes the rest, exits 0 and removes its journal; run once more, it finds nothing left, exit 0."""
+    journaled range (start-after, seen at the proxy), deletes the rest, exits 0 and removes its journal; run once more, it finds nothing left, exit 0.
+    On versitygw, its objects written as files under its root (as the 10,000 above)."""
+    bucket, s3 = versitygw.bucket(), versitygw.client()
     keys = [f"k{i:05d}" for i in range(3000)]
-    upload_tiny(cli, tmp_path, f"s3://{bucket}/p/", keys)
+    write_tree(versitygw.root / bucket / "p", {key: b"x" for key in keys})
+    assert len(keys_of(s3, bucket)) == 3000
     journal = tmp_path / "rm.sqlite"
     held, release = threading.Event(), threading.Event()
     posts, lists = [], []
@@ -104,12 +101,12 @@ def test_rm_killed_then_resumed_deletes_the_rest(cli, s3, bucket, tmp_path, endp
                 return s3_error(503, "Service Unavailable", "SlowDown", "held by the test")
         return None
 
-    host, port = re.match(r"http://([^:]+):(\d+)", endpoint).groups()
-    with FaultProxy(host, int(port), [hold_third]) as proxy:  # the journal is the endpoint's: one proxy throughout
-        args = ["rm", f"s3://{bucket}/p/", "--journal", str(journal), "-c", "1", "--json", "--endpoint-url", proxy.url]
+    with FaultProxy.for_url(versitygw.url, [hold_third]) as proxy:  # the journal is the endpoint's: one proxy throughout
+        args = ["rm", f"s3://{bucket}/p/", "--journal", str(journal), "-c", "1", "--json", "--endpoint-url", proxy.url,
+                "--path-style"]
         proc = subprocess.Popen([sys.executable, "-m", "s3bulk", *args], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, cwd=ROOT, env=dict(os.environ, XDG_STATE_HOME=state_home),
-                                start_new_session=True)
+                                stderr=subprocess.DEVNULL, cwd=ROOT, start_new_session=True,
+                                env=dict(os.environ, XDG_STATE_HOME=state_home, **versitygw.env))
         try:
             assert held.wait(300), "the third DeleteObjects never came"
         finally:
@@ -121,13 +118,13 @@ def test_rm_killed_then_resumed_deletes_the_rest(cli, s3, bucket, tmp_path, endp
         with sqlite3.connect(journal) as db:
             assert db.execute("SELECT sum(objects) FROM ranges").fetchone()[0] == 2000, "two batches journaled"
         lists.clear()
-        r = cli(*args, "--resume")
+        r = cli(*args, "--resume", env=versitygw.env)
         assert r.code == 0, r
         assert r.summary["deleted"] == 1000 and r.summary["resumed_deleted"] == 2000, r.summary
         assert lists and all(q.get("start-after", [""])[0] >= "p/k01999" for q in lists), \
             "the resumed run lists only what the journal does not record as deleted"
         assert keys_of(s3, bucket) == set() and not journal.exists()
-        r = cli(*args, "--resume")
+        r = cli(*args, "--resume", env=versitygw.env)
         assert r.code == 0 and "nothing left to delete" in r.err, r
 
 

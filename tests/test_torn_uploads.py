@@ -8,9 +8,10 @@ event), and a file that changes again fails with one line and leaves nothing, ne
 nor an open multipart upload. The same for a single PUT streamed from the file: it is cut before
 its last chunk, and the server stores nothing.
 
-Through real components on loopback: toxiproxy slows each connection to LocalStack to ~2 MB/s, so
-the upload lasts seconds; the file is changed once a condition shows the upload under way (a part
-landed, or the file open in s3bulk), never after a fixed sleep."""
+Through real components on loopback. An upload in parts goes through a FaultProxy gate that holds
+its second part's request (its bytes read, the next part's not yet: one part of buffer) until the
+file was changed; a streamed single PUT goes through toxiproxy, which slows each connection to
+LocalStack to ~2 MB/s, and the file is changed once it is open in s3bulk. Never a fixed sleep."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from typing import Callable, Iterator
 import pytest
 
 from conftest import ROOT, process_tree, stopped
+from faultproxy import Gate
 from toxiproxy import started
 
 from s3bulk.errors import SourceFileChanged
@@ -57,6 +59,17 @@ def slow_url(toxiproxy, endpoint) -> str:
     url = toxiproxy.proxy(name, endpoint)
     toxiproxy.toxic(name, "bandwidth", "upstream", rate=RATE)
     return url
+
+
+@pytest.fixture
+def second_part_held(endpoint, make_fault_proxy) -> tuple[str, Gate]:
+    """(an endpoint URL, its Gate): the first upload's part 2 is held until the test lets it go."""
+    gate = Gate(lambda req: req.method == "PUT" and "partNumber=2&" in req.target + "&"
+                and "x-amz-copy-source" not in req.headers)
+    proxy = make_fault_proxy(endpoint)
+    proxy.hostile = gate
+    yield proxy.url, gate
+    gate.open()
 
 
 class Running:
@@ -197,9 +210,9 @@ class Changer:
 @pytest.mark.parametrize("command,change", [("copy", _rewrite_ends), ("sync", _append)],
                          ids=["copy-rewritten-in-place", "sync-appended"])
 def test_a_file_changed_between_its_parts_lands_whole_from_its_new_version(
-        command, change, slow_url, s3, bucket, tmp_path):
-    """24 MiB in 5 MiB parts, one part at a time (--max-buffer): changed once the first part
-    landed, three parts before its last part is read. Before: exit 0 and an object neither old nor
+        command, change, second_part_held, s3, bucket, tmp_path):
+    """24 MiB in 5 MiB parts, one part at a time (--max-buffer): changed while part 2 is held
+    (part 1 landed), three parts before its last part is read. Before: exit 0 and an object neither old nor
     new (the rewrite), or the old bytes under the new file's name (the append), never a restart."""
     src = tmp_path / "src"
     src.mkdir()
@@ -207,10 +220,12 @@ def test_a_file_changed_between_its_parts_lands_whole_from_its_new_version(
     old = os.urandom(24 * MiB)
     path.write_bytes(old)
     target = [str(path), f"s3://{bucket}/f"] if command == "copy" else [str(src), f"s3://{bucket}/"]
-    run = Running([command, *target, "--part-size", PART, "--max-buffer", PART], tmp_path, slow_url)
-    run.wait_for(_parts_landed(s3, bucket, "f"), "part landed")
-    with _paused(run):
-        new = change(path)
+    url, gate = second_part_held
+    run = Running([command, *target, "--part-size", PART, "--max-buffer", PART], tmp_path, url)
+    held = gate.wait_held(run.proc)
+    assert _parts_landed(s3, bucket, "f")(), "part 1 landed"
+    new = change(path)
+    held.set()
 
     code, events, err = run.finish()
     assert code == 0, run.output()
@@ -224,15 +239,17 @@ def test_a_file_changed_between_its_parts_lands_whole_from_its_new_version(
     assert _uploads(s3, bucket) == []  # the first attempt's upload was aborted
 
 
-def test_a_file_that_keeps_changing_fails_with_one_line_and_leaves_nothing(slow_url, s3, bucket, tmp_path):
+def test_a_file_that_keeps_changing_fails_with_one_line_and_leaves_nothing(second_part_held, s3, bucket, tmp_path):
     """Changed again and again from the first part on: the upload is aborted, started over once,
     aborted again, and the object fails with one line; no object, no open multipart upload."""
     path = tmp_path / "f"
     path.write_bytes(os.urandom(24 * MiB))
+    url, gate = second_part_held
     run = Running(["copy", str(path), f"s3://{bucket}/f", "--part-size", PART, "--max-buffer", PART],
-                  tmp_path, slow_url)
-    run.wait_for(_parts_landed(s3, bucket, "f"), "part landed")
+                  tmp_path, url)
+    held = gate.wait_held(run.proc)
     with Changer(path):
+        held.set()
         code, events, err = run.finish()
     assert code != 0, run.output()
     failures = [e for e in events if e["event"] == "failure"]

@@ -211,13 +211,15 @@ def _listening(port: int) -> set[str]:
 @pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads the kernel's socket table (Linux)")
 def test_bundled_localstack_listens_on_loopback_only(endpoint, tmp_path):
     """localstack/start.sh serves on 127.0.0.1 only, as documented. The session's LocalStack was
-    started by start.sh unless S3BULK_TEST_ENDPOINT points elsewhere: then this starts one itself."""
+    started by start.sh unless S3BULK_TEST_ENDPOINT points elsewhere: then this starts one itself
+    (~30 s), except when scripts/test.sh started it with start.sh and says so
+    (S3BULK_TEST_ENDPOINT_STARTED=start.sh)."""
     from urllib.parse import urlsplit
 
     from conftest import _free_port, _healthy
 
     proc = None
-    if os.environ.get("S3BULK_TEST_ENDPOINT"):
+    if os.environ.get("S3BULK_TEST_ENDPOINT") and os.environ.get("S3BULK_TEST_ENDPOINT_STARTED") != "start.sh":
         port = _free_port()
         log = tmp_path / "localstack.log"
         with open(log, "wb") as out:

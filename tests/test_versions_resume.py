@@ -1,8 +1,9 @@
 """A versions copy is resumable (issue 16): `copy --all-versions` stopped mid-run by Ctrl-C lets
 the versions in flight land, keeps its journal and says how to resume; `--resume` then writes only
 the versions not yet copied, each key's history still in the source's order, none twice. Through
-the real CLI against LocalStack, slowed with --max-rps so the stop falls mid-run (the test waits
-on versions having landed, never on a clock). And a versions copy killed outright (SIGKILL) does
+the real CLI against LocalStack, behind a FaultProxy gate that holds every PUT after the third
+until the stop was sent, so the stop falls mid-run (the test waits on versions having landed and on
+a held request, never on a clock). And a versions copy killed outright (SIGKILL) does
 not write again the versions that had landed without their record."""
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import signal
 import subprocess
 import sys
 import time
+from urllib.parse import urlsplit
 
 from conftest import ROOT
-from toxiproxy import toxiproxy  # noqa: F401  (the fixture)
+from faultproxy import Gate
 
 KEYS = ("p/a.txt", "p/b.txt", "p/c.txt")
 VERSIONS = 4
@@ -41,7 +43,8 @@ def _landed(s3, bucket: str) -> int:
     return len(resp.get("Versions", [])) + len(resp.get("DeleteMarkers", []))
 
 
-def test_all_versions_copy_interrupted_then_resumed(s3, make_bucket, endpoint, state_home, tmp_path):
+def test_all_versions_copy_interrupted_then_resumed(s3, make_bucket, endpoint, make_fault_proxy, state_home,
+                                                    tmp_path):
     src, dst = _versioned(s3, make_bucket), _versioned(s3, make_bucket)
     for i in range(VERSIONS):
         for key in KEYS:
@@ -49,19 +52,31 @@ def test_all_versions_copy_interrupted_then_resumed(s3, make_bucket, endpoint, s
     s3.delete_object(Bucket=src, Key="p/b.txt")  # b's latest is a delete marker, replayed too
     total = len(KEYS) * VERSIONS + 1
     journal = tmp_path / "versions.sqlite"
+    puts = []
+
+    def after_the_third_put(req) -> bool:
+        if req.method == "PUT":
+            puts.append(req.target)
+        return len(puts) > 3
+
+    gate = Gate(after_the_third_put, holds=total)  # each held until the stop was sent
+    proxy = make_fault_proxy(endpoint)
+    proxy.hostile = gate
     argv = [sys.executable, "-m", "s3bulk", "copy", f"s3://{src}/p/", f"s3://{dst}/q/", "--all-versions",
-            "--include-delete-markers", "--journal", str(journal), "--endpoint-url", endpoint, "--json"]
+            "--include-delete-markers", "--journal", str(journal), "--endpoint-url", proxy.url, "--json"]
     env = dict(os.environ, XDG_STATE_HOME=state_home)
-    first = subprocess.Popen([*argv, "--max-rps", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env, cwd=ROOT)
+    first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     try:
+        gate.wait_held(first)
         deadline = time.monotonic() + 300
         while _landed(s3, dst) < 3 and first.poll() is None:
             assert time.monotonic() < deadline, "no versions landed"
-            time.sleep(0.2)
+            time.sleep(0.05)
         first.send_signal(signal.SIGINT)
+        gate.open()  # the versions in flight land
         out, err = first.communicate(timeout=300)
     finally:
+        gate.open()
         if first.poll() is None:
             first.kill()
     assert first.returncode == 130, (out, err)
@@ -159,10 +174,10 @@ def test_a_version_not_landed_is_written_on_resume_even_when_it_equals_the_one_b
     assert _history(s3, dst, "k") == ([b"same", b"same", b"last"], 0)
 
 
-def test_a_version_landed_before_a_sigkill_is_not_written_again(toxiproxy, s3, make_bucket, endpoint, state_home,
-                                                                 tmp_path):
+def test_a_version_landed_before_a_sigkill_is_not_written_again(s3, make_bucket, endpoint, make_fault_proxy,
+                                                                 state_home, tmp_path):
     """SIGKILL while versions are in flight, each already written at DST but its answer held back
-    (toxiproxy delays every DST answer 3 s): those versions landed without their record. `--resume`
+    (a FaultProxy gate holds the answer of every later version's PUT and of the big one's parts): those versions landed without their record. `--resume`
     asks DST about them and writes each source version exactly once: DST's history of every key is
     the source's, no version twice (two equal versions in a row included). A big version cut short
     in its multipart upload leaves no upload open either."""
@@ -174,16 +189,31 @@ def test_a_version_landed_before_a_sigkill_is_not_written_again(toxiproxy, s3, m
     bodies["big"] = [os.urandom(6 * 1024 * 1024), os.urandom(6 * 1024 * 1024)]
     for body in bodies["big"]:
         s3.put_object(Bucket=src, Key="big", Body=body)
-    late = toxiproxy.proxy("late-versions", endpoint)
-    toxiproxy.toxic("late-versions", "latency", "downstream", latency=3000)
+    written: set[str] = set()
+
+    def a_later_version_or_a_part(req) -> bool:
+        key = urlsplit(req.target).path.split("/", 2)[-1]
+        if req.method != "PUT":
+            return False
+        if key == "big":
+            return "partNumber=" in req.target
+        first = key not in written
+        written.add(key)
+        return not first
+
+    gate = Gate(a_later_version_or_a_part, holds=100, answered=True)  # answers held until the SIGKILL
+    proxy = make_fault_proxy(endpoint)
+    proxy.hostile = gate
+    late = proxy.url
     journal = tmp_path / "versions.sqlite"
     argv = [sys.executable, "-m", "s3bulk", "copy", f"s3://{src}/", f"s3://{dst}/", "--all-versions",
             "--journal", str(journal), "--src-endpoint-url", endpoint, "--dst-endpoint-url", late, "--json",
             "--multipart-threshold", "5MiB", "--part-size", "5MiB"]
     env = dict(os.environ, XDG_STATE_HOME=state_home)
 
-    def second_versions_landed() -> bool:  # a second version is at DST, its answer on the way
-        return sum(len(h) for h in (_history(s3, dst, k)[0] for k in "abc")) >= 4
+    def second_versions_landed() -> bool:  # a second version is at DST, its answer on the way, and big's upload open
+        return (sum(len(h) for h in (_history(s3, dst, k)[0] for k in "abc")) >= 4
+                and bool(s3.list_multipart_uploads(Bucket=dst).get("Uploads")))
 
     first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
                              start_new_session=True)
@@ -199,7 +229,7 @@ def test_a_version_landed_before_a_sigkill_is_not_written_again(toxiproxy, s3, m
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
             first.wait()
-    toxiproxy.remove_toxic("late-versions", "latency", "downstream")
+        gate.open()
     second = subprocess.run([*argv, "--resume"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert second.returncode == 0, second
     for key, history in bodies.items():

@@ -1,6 +1,7 @@
 """What the torn-read tests share (test_torn_reads.py: downloads; test_torn_copies.py: streamed
-and server-side copies): the toxiproxy links, a run read event by event, the overwrite's helpers.
-Two modules so the two halves run in two test processes at once (each is minutes of slow links)."""
+and server-side copies): a gate in front of LocalStack that holds one request until the test has
+overwritten the object, a run read event by event, the overwrite's helpers. Two modules so the
+two halves can run in two test processes at once."""
 
 from __future__ import annotations
 
@@ -12,50 +13,70 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from typing import Any, Callable, Iterator
 
 import pytest
 
-from conftest import ROOT, process_tree, stopped
-from toxiproxy import started
+from conftest import ROOT
+from faultproxy import FaultProxy, Gate, Request
 
 MiB = 1024 * 1024
-SIZE = 40 * MiB          # 8 parts of 5 MiB, two in flight (--max-buffer 10MiB): four rounds of parts
-RATE = 1536              # KB/s per connection: a part takes ~3.4 s, an attempt ~14 s
+PART = 5 * MiB
+SIZE = 4 * PART          # 4 parts of 5 MiB, two in flight (--max-buffer 10MiB)
 PARTS = ["--part-size", "5MiB", "--max-buffer", "10MiB", "-w", "1"]
-COPY_SIZE = 60 * MiB     # a server-side copy: 12 parts of 5 MiB
-COPY_LATENCY = 2500      # ms before each answer of the server-side copy's endpoint
-# three parts in flight: the 12 UploadPartCopy requests go in four rounds, each a COPY_LATENCY
-# long, so parts are copied for seconds after the first one landed: 3 x COPY_LATENCY for the test
-# to see a part and stop the run before the last round is asked (on a busy machine LocalStack takes
-# seconds to copy a round; with eight parts in flight, two rounds, a late look found the second one
-# already copied from the old version: a whole object, and no change to see)
+COPY_SIZE = 4 * PART     # a server-side copy: 4 parts of 5 MiB, three in flight
 COPY_PARTS = ["--copy-threshold", "5MiB", "--copy-part-size", "5MiB", "--copy-concurrency", "3", "-c", "1",
               "--max-memory", "128MiB"]
 DEADLINE = 300           # seconds for any one wait below (a busy 2-core machine)
 MESSAGE = "source changed during the copy"
 
 
-@pytest.fixture(scope="module")
-def toxiproxy(tmp_path_factory):
-    server = started(tmp_path_factory)
-    yield server
-    server.stop()
+def wait_held(gate: Gate, run: "Running") -> threading.Event:
+    """Until `gate` holds a request of `run` (set the Event to let it go); fails if the run ends first."""
+    try:
+        return gate.wait_held(run.proc)
+    except AssertionError as exc:
+        if run.proc.poll() is not None:
+            run.finish()
+        pytest.fail(f"{exc}: {run!r}")
+
+
+@contextlib.contextmanager
+def gated(endpoint: str, gate: Gate) -> Iterator[str]:
+    """A FaultProxy to `endpoint` with `gate` in it (the held request reaches the server after
+    the test's overwrite, so it asks for the version the run started with and gets 412): the URL."""
+    proxy = FaultProxy.for_url(endpoint)
+    proxy.hostile = gate
+    with proxy:
+        try:
+            yield proxy.url
+        finally:
+            gate.open()
+
+
+def range_start(req: Request) -> int | None:
+    """The first byte a ranged GET asks for (None: not a ranged GET)."""
+    value = req.headers.get("range", "")
+    if req.method != "GET" or not value.startswith("bytes="):
+        return None
+    return int(value[len("bytes="):].split("-", 1)[0] or 0)
+
+
+def ranged_get_at(start: int) -> Callable[[Request], bool]:
+    """A ranged GET of bytes from `start` on (one per attempt: parts are cut at the part size): with
+    two parts in flight, the third part's GET is sent once a part before it is done."""
+    return lambda req: range_start(req) == start
+
+
+def part_copy(number: int) -> Callable[[Request], bool]:
+    """UploadPartCopy of part `number`: with three in flight, part 4 is asked once one of the
+    first three was copied."""
+    return lambda req: (req.method == "PUT" and "x-amz-copy-source" in req.headers
+                        and f"partNumber={number}&" in req.target + "&")
 
 
 class Running:
     """An `s3bulk` command running in the background, its --json events read as they come."""
-
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        """The run's processes stopped (SIGSTOP) inside, continued after: an overwrite made inside
-        lands before the run sends its next request, whatever the machine's load. (A part seen at
-        DST is one the server has answered; the run sends the next parts once those answers reach
-        it, which the link delays by seconds, but a busy CI machine once took longer than that to
-        PUT the new version.)"""
-        with stopped(process_tree(self.proc.pid)):
-            yield
 
     def __init__(self, args: list[str], state_home: str, env: dict[str, str] | None = None) -> None:
         full_env = dict(os.environ, XDG_STATE_HOME=state_home, **(env or {}))
@@ -130,23 +151,6 @@ class Running:
 def part_landed(event: dict[str, Any]) -> bool:
     """A --json progress event with bytes of some part moved (parts count as they land)."""
     return event.get("event") == "progress" and event["moved_bytes"] > 0
-
-
-def slow_link(toxiproxy: Any, endpoint: str, rate: int = RATE) -> str:
-    """A proxy to LocalStack giving each connection `rate` KB/s each way: the URL to use."""
-    name = f"slow-{uuid.uuid4().hex[:8]}"
-    url = toxiproxy.proxy(name, endpoint)
-    for stream in ("downstream", "upstream"):
-        toxiproxy.toxic(name, "bandwidth", stream, rate=rate)
-    return url
-
-
-def laggy_link(toxiproxy: Any, endpoint: str, latency: int = COPY_LATENCY) -> str:
-    """A proxy to LocalStack that holds every answer `latency` ms (requests reach it at once)."""
-    name = f"lag-{uuid.uuid4().hex[:8]}"
-    url = toxiproxy.proxy(name, endpoint)
-    toxiproxy.toxic(name, "latency", "downstream", latency=latency)
-    return url
 
 
 def one_line_failure(run: Running, code: int) -> None:
