@@ -106,19 +106,20 @@ def test_an_upload_is_cut_finer_and_starts_wider_at_the_same_bytes_held():
     assert part_size(256 * MiB, auto, **up) == 5 * MiB     # 52 parts, not 32 of 8 MiB
     assert part_size(384 * MiB, auto, **up) == 6 * MiB
     assert part_size(512 * MiB, auto, **up) == 8 * MiB
-    assert start_lanes(auto, 5 * MiB) == 12                 # 60 MiB held against 8 x 8 MiB
+    assert start_lanes(auto, 5 * MiB) == 25                 # 125 MiB held: the first doubling ahead
     assert start_lanes(auto, 8 * MiB) == 8                  # a 1 GiB upload: as before
     assert start_lanes(auto, 32 * MiB) == 8
-    assert start_lanes(TransferOptions(part_concurrency=4), 5 * MiB) == 6
+    assert start_lanes(auto, 6 * MiB) == 21
+    assert start_lanes(TransferOptions(part_concurrency=4), 5 * MiB) == 12
     assert start_lanes(TransferOptions(part_size="5MiB", auto_part_size=False), 5 * MiB) == 8
-    clock = Clock()  # 12 lanes of 5 MiB at 25 MB/s a connection: one round to 24, one to the ceiling
+    clock = Clock()  # 25 lanes of 5 MiB at 25 MB/s a connection: one round to the ceiling
     lanes = Lanes(start_lanes(auto, 5 * MiB), 32, clock=clock)
     lanes.begin()
     seen = [lanes.lanes]
     for _ in range(2):
         round_of(lanes, clock, 0.21, 5 * MiB)
         seen.append(lanes.lanes)
-    assert seen == [12, 24, 32]
+    assert seen == [25, 32, 32]
 
 
 def test_the_part_concurrency_ceiling_is_the_auto_one_unless_fixed():
