@@ -43,7 +43,7 @@ MiB = 1024 * 1024
 PARTS_PER_OBJECT = 32
 # an upload's object (its parts held in buffers, S3's 5 MiB minimum) is cut into about this many:
 # smaller parts make each round of growing the lanes shorter, and the lanes start wider for them
-# (start_lanes) at the same bytes held. 256 MiB at 25 MB/s a connection + 10 ms: 52 parts of
+# (start_lanes). 256 MiB at 25 MB/s a connection + 10 ms: 52 parts of
 # 5 MiB from 25 lanes (START_ROUNDS_AHEAD), not 32 of 8 MiB from 8 (each round of growing cost ~0.34 s there); a
 # 1 GiB object keeps the --part-size default of 8 MiB, and its lanes and memory, as before
 PARTS_PER_UPLOAD = 64
