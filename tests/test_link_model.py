@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from s3bulk.engine.plan import TransferOptions
-from s3bulk.engine.transfer.link import Lanes, LinkModel, part_size
+from s3bulk.engine.transfer.link import Lanes, LinkModel, part_size, start_lanes
 
 pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
@@ -95,6 +95,31 @@ def test_part_sizes_follow_the_object_unless_one_was_given():
     assert part_size(1024 * MiB, given, **down) == 8 * MiB
     assert part_size(200_000 * MiB, given, **up) == 20 * MiB
     assert part_size(24 * MiB, TransferOptions(part_size="16MiB"), **down) == 16 * MiB  # the API's, given
+
+
+def test_an_upload_is_cut_finer_and_starts_wider_at_the_same_bytes_held():
+    """Each round of growing costs a part's time: an upload's parts are cut from the object into
+    about 64 (S3's 5 MiB at least, --part-size's 8 MiB at most), and its lanes start with the
+    bytes part_concurrency parts of --part-size hold."""
+    auto = TransferOptions()
+    up = dict(local_dst=False, sinks=False)
+    assert part_size(256 * MiB, auto, **up) == 5 * MiB     # 52 parts, not 32 of 8 MiB
+    assert part_size(384 * MiB, auto, **up) == 6 * MiB
+    assert part_size(512 * MiB, auto, **up) == 8 * MiB
+    assert start_lanes(auto, 5 * MiB) == 25                 # 125 MiB held: the first doubling ahead
+    assert start_lanes(auto, 8 * MiB) == 8                  # a 1 GiB upload: as before
+    assert start_lanes(auto, 32 * MiB) == 8
+    assert start_lanes(auto, 6 * MiB) == 21
+    assert start_lanes(TransferOptions(part_concurrency=4), 5 * MiB) == 12
+    assert start_lanes(TransferOptions(part_size="5MiB", auto_part_size=False), 5 * MiB) == 8
+    clock = Clock()  # 25 lanes of 5 MiB at 25 MB/s a connection: one round to the ceiling
+    lanes = Lanes(start_lanes(auto, 5 * MiB), 32, clock=clock)
+    lanes.begin()
+    seen = [lanes.lanes]
+    for _ in range(2):
+        round_of(lanes, clock, 0.21, 5 * MiB)
+        seen.append(lanes.lanes)
+    assert seen == [25, 32, 32]
 
 
 def test_the_part_concurrency_ceiling_is_the_auto_one_unless_fixed():

@@ -40,7 +40,7 @@ from ...stores.written import WRITTEN, WriteAnswer
 from . import guards, object_props
 from ..plan import KeyMap, TransferOptions
 from .in_parts import InParts, Stopped
-from .link import Lanes, LinkModel
+from .link import Lanes, LinkModel, start_lanes
 from .mover import ByteBudget, ResumeTerms
 from .notes import QUIET, TransferListener
 from .source_checks import ChecksumMismatch
@@ -289,7 +289,8 @@ class Transfer:
     def lanes(self, part: int, resumed: bool, held: bool = True) -> Lanes:
         """The parts of one object in flight (link.py): part_concurrency to start with (or what paid
         off for this worker's last object), grown while the link gives more, up to the ceiling and
-        the parts this worker's byte budget holds. Fixed for an object resumed (its parts already
+        the parts this worker's byte budget holds; an upload in parts cut smaller than --part-size
+        starts with more, holding the same bytes (link.start_lanes). Fixed for an object resumed (its parts already
         there would look like a fast link). Parts not `held` in memory (a download written into its
         file as it arrives) start at the most: a lane costs no buffer, and on a link that holds each
         connection back the rounds of growing cost most of a mid-size object's time (link.py)."""
@@ -298,4 +299,5 @@ class Transfer:
             return Lanes(self.options.part_concurrency, self.options.part_concurrency)
         if not held and self.options.max_part_concurrency != self.options.part_concurrency:
             return Lanes(most, most)
-        return Lanes(self.options.part_concurrency, most, self.link)
+        start = self.options.part_concurrency if self.local_dst else start_lanes(self.options, part)
+        return Lanes(start, most, self.link)
