@@ -1,4 +1,4 @@
-"""engine/record.py: a Record behaves as the frozen, slotted dataclass it replaced (equality, hash,
+"""config/record.py: a Record behaves as the frozen, slotted dataclass it replaced (equality, hash,
 repr, refused assignment, pickling), and a worker's messages are Records."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 from s3bulk.engine import messages
-from s3bulk.engine.record import Record
+from s3bulk.config.record import Record
 
 pytestmark = pytest.mark.unit
 

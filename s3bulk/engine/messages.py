@@ -2,7 +2,7 @@
 
 Workers (processes, the in-process thread, Dask tasks through cluster/driver.py) put these on the events
 queue; the coordinator (engine/run/coordinator.py) dispatches on their class. They are frozen, slotted
-records (engine/record.py: what dataclass(frozen=True, slots=True) gave them, without its cost at
+records (config/record.py: what dataclass(frozen=True, slots=True) gave them, without its cost at
 import): a field is read by name, never by position, and each pickles to a few dozen bytes more
 than the tuple it replaced (a run sends a handful per page, so that is noise).
 """
@@ -13,7 +13,7 @@ from typing import Literal, NamedTuple
 
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from .events import Notice, PlannedEvent
-from .record import Record, set_field as _set
+from ..config.record import Record, set_field as _set
 
 
 class Listed(Record):

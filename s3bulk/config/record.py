@@ -1,4 +1,5 @@
-"""Record: the base of a frozen, slotted record class whose methods are written once, here.
+"""Record: the base of a frozen, slotted record class whose methods are written once, here (in
+config, the lowest layer that both cli/groups.py and engine/messages.py import, and a light one).
 
 Why not @dataclass(frozen=True, slots=True): dataclasses writes each class's __init__, __repr__,
 __eq__, __hash__, __setattr__ and __delattr__ as source text and compiles it when the class is
@@ -35,10 +36,14 @@ class Record:
         names: tuple[str, ...] = self.__slots__
         return tuple(getattr(self, name) for name in names)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The fields by name (dataclasses.asdict's job, without its deep copy: nothing here nests)."""
+        names: tuple[str, ...] = self.__slots__
+        return {name: getattr(self, name) for name in names}
+
     def replaced(self, **changes: Any) -> Self:
         """A copy with these fields changed: dataclasses.replace's job."""
-        names: tuple[str, ...] = self.__slots__
-        fields: dict[str, Any] = {name: getattr(self, name) for name in names}
+        fields = self.as_dict()
         fields.update(changes)
         return type(self)(**fields)
 
