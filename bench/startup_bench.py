@@ -2,7 +2,7 @@
 `aws s3 cp` and `s5cmd cp`, in the same run, against the same LocalStack bucket.
 
     uv run python bench/startup_bench.py [--endpoint http://127.0.0.1:4566] [--runs 7]
-                                         [--s3bulk-root DIR]... [--importtime]
+                                         [--s3bulk-root DIR]... [--importtime] [--sync]
 
 s3bulk is started as a user starts it, by the installed entry point (`.venv/bin/s3bulk`; a tree
 given with `--s3bulk-root` by the same two lines with this interpreter).
@@ -17,6 +17,8 @@ Each tool gets one unmeasured warm-up run first (page cache, .pyc files, s3bulk'
 `--s3bulk-root DIR` (repeatable) adds s3bulk from another source tree (e.g. an older commit
 unpacked with `git archive REV | tar -x -C DIR`), run with this project's interpreter, to compare.
 `--importtime` prints s3bulk's heaviest imports (python -X importtime) for one download.
+`--sync` adds, for each s3bulk, a third column pair: `sync` of 10 local files to a prefix that holds
+them already (nothing to copy): what every no-change sync pays before its first object.
 
 `--lambda-sandbox` measures instead what a 128 MB Lambda function pays for one object copied from
 one bucket to another on a cold start: the s3bulk handler (`s3bulk.aws_lambda.handler`) against
@@ -202,6 +204,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--s3bulk-root", action="append", default=[], help="also run s3bulk from this source tree")
     ap.add_argument("--importtime", action="store_true")
+    ap.add_argument("--sync", action="store_true", help="also a no-change sync of 10 files (s3bulk only)")
     ap.add_argument("--lambda-sandbox", action="store_true",
                     help="the Lambda handler against boto3's copy_object at 7%% of a core, cold starts")
     ap.add_argument("--cpu-percent", type=float, default=7.0, help="the sandbox's CPU cap, percent of one core")
@@ -222,6 +225,10 @@ def main() -> None:
     local = work / "hello.bin"
     local.write_bytes(body)
     cache = work / "cache-first-run"  # emptied before each of its runs
+    synced = work / "synced"  # 10 files, already at s3://bucket/synced/ (put there before the runs)
+    synced.mkdir()
+    for i in range(10):
+        (synced / f"f{i}.bin").write_bytes(body)
     py = sys.executable
 
     def s3bulk(root: str | None, cache: Path) -> tuple[list[str], list[str], dict[str, str]]:
@@ -231,8 +238,12 @@ def main() -> None:
             env["PYTHONPATH"] = root
         common = ["--endpoint-url", ep, "-q", "--no-journal"]
         cmd = entry_point(root)
+        if args.sync:
+            syncs[str(cache)] = [*cmd, "sync", str(synced), f"s3://{bucket}/synced/", *common]
         return ([*cmd, "copy", f"s3://{bucket}/one/hello.bin", str(work / "down.bin"), *common],
                 [*cmd, "copy", str(local), f"s3://{bucket}/up/hello.bin", *common], env)
+
+    syncs: dict[str, list[str]] = {}  # an s3bulk's cache directory -> its no-change sync
 
     tools: dict[str, tuple[list[str], list[str], dict[str, str]]] = {"s3bulk": s3bulk(None, work / "cache")}
     for n, root in enumerate(args.s3bulk_root):
@@ -248,13 +259,17 @@ def main() -> None:
                         [aws, "--endpoint-url", ep, "s3", "cp", str(local), f"s3://{bucket}/up/hello.bin",
                          "--only-show-errors"], ENV)
 
+    def directions(d: list[str], u: list[str], e: dict[str, str]) -> list[tuple[str, list[str]]]:
+        sync = syncs.get(e["XDG_CACHE_HOME"]) if e is not ENV else None
+        return [("download", d), ("upload", u)] + ([("sync", sync)] if sync else [])
+
     rows: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for name, (d, u, e) in tools.items():
-        for direction, argv in (("download", d), ("upload", u)):
-            run(argv, e)  # warm-up, not measured
+        for direction, argv in directions(d, u, e):
+            run(argv, e)  # warm-up, not measured (the first sync puts the 10 files there)
     for i in range(args.runs):  # interleaved, so that a burst of load on the machine hits every tool alike
         for name, (d, u, e) in tools.items():
-            for direction, argv in (("download", d), ("upload", u)):
+            for direction, argv in directions(d, u, e):
                 if name == "s3bulk, first run":
                     for f in cache.glob("s3bulk/*"):
                         f.unlink()
@@ -267,13 +282,17 @@ def main() -> None:
 
     print(f"\nOne 100-byte object against LocalStack ({ep}), {date.today()}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}; median of {args.runs} runs\n")
-    print("| tool | download wall ms | download CPU ms | upload wall ms | upload CPU ms |")
-    print("| --- | --- | --- | --- | --- |")
+    shown = ("download", "upload", "sync") if syncs else ("download", "upload")
+    print("| tool | " + " | ".join(f"{d} wall ms | {d} CPU ms" for d in shown) + " |")
+    print("| --- " * (1 + 2 * len(shown)) + "|")
     result = []
     for name in tools:
         cells = []
-        for direction in ("download", "upload"):
-            runs = rows[(name, direction)]
+        for direction in shown:
+            runs = rows.get((name, direction))
+            if runs is None:
+                cells += ["", ""]
+                continue
             wall = statistics.median(r[0] for r in runs) * 1000
             cpu = statistics.median(r[1] for r in runs) * 1000
             cells += [f"{wall:.0f}", f"{cpu:.0f}"]

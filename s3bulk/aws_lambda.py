@@ -32,8 +32,12 @@ typer and the process pool are never loaded.
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
-from typing import TYPE_CHECKING, Any, Callable
+from . import lazy_inspect
+
+lazy_inspect.defer()  # before dataclasses is imported (lazy_inspect.py says why)
+
+from dataclasses import asdict, fields  # noqa: E402
+from typing import TYPE_CHECKING, Any, Callable  # noqa: E402
 
 if TYPE_CHECKING:
     from .config.urls import S3Options

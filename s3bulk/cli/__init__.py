@@ -11,8 +11,12 @@ import os
 import sys
 from typing import Any, Optional
 
-from ..errors import S3BulkError
-from . import shell
+from .. import lazy_inspect
+
+lazy_inspect.defer()  # before anything imports dataclasses (lazy_inspect.py says why)
+
+from ..errors import S3BulkError  # noqa: E402
+from . import shell  # noqa: E402
 
 __all__ = ["app", "main"]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -58,7 +57,7 @@ def run_watch(run: RunOptions, sync_options: SyncOptions, watching: WatchOptions
                 old[sig] = signal.signal(sig, on_signal)
         with renderer, signals:
             # the job of every sync of the watch (it refuses --files-from above, so reads no manifest)
-            job = replace(run, manifest=None).job("sync", sync_options, sides, options,
+            job = run.replaced(manifest=None).job("sync", sync_options, sides, options,
                                                   report_objects=not output.quiet)
             summary = watch(job, subscriber=metrics.relay(renderer) if metrics is not None else renderer,
                             should_stop=signals.seen, watch_options=watching, full_sync_stops=False)

@@ -814,7 +814,7 @@ class ClusterHandle:
                 if isinstance(msg, Listed) and msg.unit in self._rests:
                     continue  # the driver listed it and handed its rest on already
                 if isinstance(msg, UnitDone) and msg.unit in self._rests:
-                    msg = replace(msg, rest=self._rests.pop(msg.unit))  # the rest the journal must see
+                    msg = msg.replaced(rest=self._rests.pop(msg.unit))  # the rest the journal must see
                 self.events_q.put(msg)
             return
         if fut.status == "cancelled" or self._forced:

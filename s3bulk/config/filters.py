@@ -63,6 +63,9 @@ E = TypeVar("E", bound=Entry)
 
 @dataclass(frozen=True, slots=True)
 class Filters:
+    """A run's key filters as given (--include/--exclude and their files, sizes, ages, depth), before
+    they are compiled for a listing."""
+
     rules: tuple[tuple[bool, str], ...] = ()  # (include?, glob), --include / --exclude in order given
     include_from: tuple[str, ...] = ()
     exclude_from: tuple[str, ...] = ()

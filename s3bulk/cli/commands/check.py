@@ -3,7 +3,7 @@ groups; it keeps no journal, and moves no bytes, so it has no sizes or network o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -86,7 +86,7 @@ def _check(params: Params) -> None:
         raise UsageError("check needs SRC and DST (or --against-report FILE and DST)")
 
     options = gather(CheckChoice, params).sync_options()
-    run_transfer("check", replace(RunOptions.of(params), journal=JournalOptions(no_journal=True)), options)
+    run_transfer("check", RunOptions.of(params).replaced(journal=JournalOptions(no_journal=True)), options)
 
 
 check = command(parameters, _check)

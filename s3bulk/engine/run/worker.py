@@ -37,7 +37,7 @@ from ..events import Difference, DryRunAction, Notice, PlannedEvent
 from ..messages import (Abandoned, Deletes, Exited, Fatal, Listed, ObjectNote, ObjectsReported, Planned,
                         ProgressReport, UnitDone, WorkerMessage)
 from .deletes import KeySpool, delete_batch
-from ..loop import install_loop_policy, new_loop
+from ..loop import install_loop_policy, new_loop, plain_loop_for
 from .inflight import TICK, InFlight
 from .open_uploads import OpenUploads
 from ..plan import Plan
@@ -1213,7 +1213,7 @@ class ThreadHandle:
     def _main(self) -> None:
         plan, wid, units_q, events_q, body_bytes = self._args
         try:
-            loop = self._loop = new_loop()
+            loop = self._loop = new_loop(plain_loop_for(plan))
             self._task = loop.create_task(self.worker.run())
             self._ready.set()
             try:

@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from .. import checksums
 from ...errors import Corrupt, StoreError, Transient, from_transport
+from .lazy_re import lazy
 from ...errors import BodyRefused, ChecksumRefused
 from ...http.client import Body, HttpClient, HttpError, Response, retry_after
 from ...model import ObjectInfo
@@ -42,11 +43,11 @@ from .sigv4 import EMPTY_SHA256, UNSIGNED_PAYLOAD, Credentials, Signer, canonica
 
 CredentialSource = Callable[[], Awaitable[Credentials | None]]
 
-_CODE = re.compile(rb"<Code>([^<]*)</Code>")
-_MESSAGE = re.compile(rb"<Message>([^<]*)</Message>")
-_TRUNCATED = re.compile(rb"<IsTruncated>\s*true\s*</IsTruncated>")
-_IS_TRUNCATED = re.compile(rb"<IsTruncated>\s*(true|false)\s*</IsTruncated>")
-_NEXT_TOKEN = re.compile(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>")
+_CODE = lazy(rb"<Code>([^<]*)</Code>")
+_MESSAGE = lazy(rb"<Message>([^<]*)</Message>")
+_TRUNCATED = lazy(rb"<IsTruncated>\s*true\s*</IsTruncated>")
+_IS_TRUNCATED = lazy(rb"<IsTruncated>\s*(true|false)\s*</IsTruncated>")
+_NEXT_TOKEN = lazy(rb"<NextContinuationToken>([^<]*)</NextContinuationToken>")
 # S3's own order inside <Contents> (Key, LastModified, ETag, ..., Size): one match per object. Pages
 # whose every entry matches are read this way; any other page is read
 # by the reference parser (xml_reference.py), as is any page not in the plain formatting
@@ -60,23 +61,23 @@ def _upto(tag: bytes) -> bytes:
     return rb"[^<]*(?:<(?!" + tag + rb">|/Contents>)[^<]*)*<" + tag + rb">"
 
 
-_ENTRY = re.compile(rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</LastModified>\s*"
+_ENTRY = lazy(rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</LastModified>\s*"
                     + _ETAG + _upto(rb"Size") + rb"(\d+)</Size>"
                     + rb"(?:" + _upto(rb"StorageClass") + rb"([^<&]*)</StorageClass>)?")
 # versitygw's order (LastModified, checksum fields, ETag, Key, Size, StorageClass), read as fast
-_ENTRY_LM_FIRST = re.compile(rb"<Contents>\s*<LastModified>([^<]*)</LastModified>" + _upto(rb"ETag")[:-6]
+_ENTRY_LM_FIRST = lazy(rb"<Contents>\s*<LastModified>([^<]*)</LastModified>" + _upto(rb"ETag")[:-6]
                              + _ETAG + rb"\s*<Key>([^<]*)</Key>\s*<Size>(\d+)</Size>"
                              rb"(?:\s*<StorageClass>([^<&]*)</StorageClass>)?")
 # which group holds (key, last modified, etag, size, storage class), by the first tag in <Contents>
 _ORDERS = {b"<Key>": (_ENTRY, (1, 2, 3, 4, 5)), b"<LastModified>": (_ENTRY_LM_FIRST, (3, 1, 2, 4, 5))}
-_FIRST_TAG = re.compile(rb"<Contents>\s*(<[A-Za-z]+>)")
+_FIRST_TAG = lazy(rb"<Contents>\s*(<[A-Za-z]+>)")
 _KEY = attrgetter("key")
-_NOT_QUOTE = re.compile(rb"&(?!quot;</ETag>|#34;</ETag>)(?<!<ETag>&)")  # not an ETag's quote: a key may hold it
+_NOT_QUOTE = lazy(rb"&(?!quot;</ETag>|#34;</ETag>)(?<!<ETag>&)")  # not an ETag's quote: a key may hold it
 _CLASS_NAMES: dict[bytes, str] = {}  # b"STANDARD" -> one shared str, not one per key
-_TAG = re.compile(rb"<Tag>\s*<Key>([^<]*)</Key>\s*<Value>([^<]*)</Value>\s*</Tag>")
-_PART = re.compile(rb"<Part>(.*?)</Part>", re.S)
-_PART_FIELD = re.compile(rb"<(PartNumber|Size|Checksum(?:CRC32|CRC32C|CRC64NVME|SHA1|SHA256))>([^<]*)</\1>")
-_NEXT_PART = re.compile(rb"<NextPartNumberMarker>\s*(\d+)\s*</NextPartNumberMarker>")
+_TAG = lazy(rb"<Tag>\s*<Key>([^<]*)</Key>\s*<Value>([^<]*)</Value>\s*</Tag>")
+_PART = lazy(rb"<Part>(.*?)</Part>", re.S)
+_PART_FIELD = lazy(rb"<(PartNumber|Size|Checksum(?:CRC32|CRC32C|CRC64NVME|SHA1|SHA256))>([^<]*)</\1>")
+_NEXT_PART = lazy(rb"<NextPartNumberMarker>\s*(\d+)\s*</NextPartNumberMarker>")
 _unescape = xml_plain.unescape
 
 

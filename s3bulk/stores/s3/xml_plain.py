@@ -20,17 +20,19 @@ from __future__ import annotations
 
 import re
 
+from .lazy_re import lazy
+
 # the XML declaration (version, UTF-8 if any encoding, standalone) and the root's start tag with
 # no attribute but a default namespace
 _DECL = (rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml\s+version\s*=\s*(?:\"1\.[0-9]\"|'1\.[0-9]')"
          rb"(?:\s+encoding\s*=\s*(?:\"(?i:utf-8)\"|'(?i:utf-8)'))?"
          rb"(?:\s+standalone\s*=\s*(?:\"(?:yes|no)\"|'(?:yes|no)'))?\s*\?>\s*)?")
-_ROOT = re.compile(_DECL + rb"<([A-Za-z][\w.-]*)(?:\s+xmlns\s*=\s*\"[^\"<>&]*\")?\s*>")
-_LIST_ROOT = re.compile(_DECL + rb"<ListBucketResult(?:\s+xmlns\s*=\s*\"[^\"<>&]*\")?\s*>")
-_ODD_TAG = re.compile(rb"<(?!/?[A-Za-z][\w.-]*>)")  # any markup but <Name> and </Name>
+_ROOT = lazy(_DECL + rb"<([A-Za-z][\w.-]*)(?:\s+xmlns\s*=\s*\"[^\"<>&]*\")?\s*>")
+_LIST_ROOT = lazy(_DECL + rb"<ListBucketResult(?:\s+xmlns\s*=\s*\"[^\"<>&]*\")?\s*>")
+_ODD_TAG = lazy(rb"<(?!/?[A-Za-z][\w.-]*>)")  # any markup but <Name> and </Name>
 # an attribute: = and a quoted value, then the tag's end or another attribute (text that looks so,
 # a key holding a='b'>, sends its page to the reference: slower, still right)
-_ATTRIBUTE = re.compile(rb"=\s*(?:\"[^\"<]*\"|'[^'<]*')(?:\s*/?>|\s+[A-Za-z_])")
+_ATTRIBUTE = lazy(rb"=\s*(?:\"[^\"<]*\"|'[^'<]*')(?:\s*/?>|\s+[A-Za-z_])")
 
 
 def listing_page(body: bytes) -> bool:
@@ -70,7 +72,7 @@ def small_root(body: bytes) -> bytes | None:
     return m.group(1) if body.rstrip().endswith(b"</" + m.group(1) + b">") else None
 
 
-_XML_ENTITIES = re.compile(r"&(?:(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)?")  # no name: a bare &
+_XML_ENTITIES = lazy(r"&(?:(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)?")  # no name: a bare &
 _ENTITY = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
