@@ -164,8 +164,8 @@ def test_chunks_written_by_the_writer_thread_land_whole_with_the_same_checksum_a
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
             await read_request(reader)
-            for at in range(0, len(answer), 300_000):
-                writer.write(answer[at:at + 300_000])
+            for at in range(0, len(answer), 1 << 20):  # big pieces: most reads go to the writer thread
+                writer.write(answer[at:at + (1 << 20)])
                 await writer.drain()
 
     class Refused(Exception):

@@ -28,6 +28,10 @@ import errno
 import os
 from typing import Any, Callable
 
+# a chunk below this is written on the loop's thread (its buffer kept for the next read): on a slow
+# link the reads are small, and waking the writer thread for each would cost more than its write
+_HANDOFF = 256 * 1024
+
 # the lean client's statuses whose body is the range asked for: 206, and nothing else (a 200 to a
 # ranged GET is the whole object, received into memory and cut by the caller)
 _PARTIAL = 206
@@ -127,16 +131,16 @@ class RangeSink:
 
             raise Corrupt(f"range got more than its {self.end - self.start} bytes", op="get")
         held = self.held
-        if held is not None and chunk.obj is held.obj:  # received into the pool's buffer: written there
+        if n >= _HANDOFF and held is not None and chunk.obj is held.obj:  # the pool's buffer: written there
             if self.failed is not None:
                 failed, self.failed = self.failed, None
                 self._raise(failed)
+            if self.hasher is not None:  # here, in order (the writes may land in any order)
+                self.hasher.update(chunk)
             self.held = None
             self.writes.put(self, held, n, self.pos)
             self.pos += n
             return
-        if self.writes is not None and self.queued:
-            self.settle()  # (a chunk from elsewhere, the head's: after those before it)
         try:
             offset = self.pos
             view = chunk

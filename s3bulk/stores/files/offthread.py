@@ -51,7 +51,7 @@ class Writes:
             self.cond.notify_all()
 
     def put(self, sink: Any, buf: memoryview, n: int, offset: int) -> None:
-        """Write buf[:n] at `offset` of sink.fd (then feed sink.hasher, then give buf back)."""
+        """Write buf[:n] at `offset` of sink.fd, then give buf back to the pool."""
         with self.cond:
             sink.queued += 1
             self.queued += 1
@@ -77,8 +77,6 @@ class Writes:
                     while view:
                         done = os.pwrite(sink.fd, view, offset)
                         view, offset = view[done:], offset + done
-                    if sink.hasher is not None:
-                        sink.hasher.update(buf[:n])
                 except BaseException as exc:  # handed to the loop's thread by the sink
                     sink.failed = exc
             with cond:
