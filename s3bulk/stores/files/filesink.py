@@ -26,11 +26,26 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, cast
 
 # a chunk below this is written on the loop's thread (its buffer kept for the next read): on a slow
 # link the reads are small, and waking the writer thread for each would cost more than its write
 _HANDOFF = 256 * 1024
+
+_scratch_local = threading.local()
+
+
+def _thread_scratch() -> memoryview:
+    """This thread's buffer for the small reads of off-thread sinks (as big as the pool's)."""
+    try:
+        return cast(memoryview, _scratch_local.buf)
+    except AttributeError:
+        from .offthread import CHUNK
+
+        buf = _scratch_local.buf = memoryview(bytearray(CHUNK))
+        return buf
+
 
 # the lean client's statuses whose body is the range asked for: 206, and nothing else (a 200 to a
 # ranged GET is the whole object, received into memory and cut by the caller)
@@ -45,7 +60,7 @@ class RangeSink:
     destination), raised from write() and so from the read."""
 
     __slots__ = ("fd", "start", "end", "pos", "hasher", "algorithm", "on_error", "_allocated",
-                 "off_thread", "writes", "held", "queued", "failed")
+                 "off_thread", "writes", "held", "queued", "failed", "small")
 
     def __init__(self, fd: int, start: int, end: int, algorithm: str | None = None,
                  on_error: Callable[[OSError], BaseException] | None = None) -> None:
@@ -60,6 +75,7 @@ class RangeSink:
         self.held: memoryview | None = None  # the pool's buffer the next read goes into
         self.queued = 0  # chunks handed to that thread, not yet written (counted under its lock)
         self.failed: BaseException | None = None  # the OSError of a write there
+        self.small = False  # the last read was small: the next goes into _thread_scratch()
 
     def use_thread(self) -> None:
         """Chunks received into the pool's buffers and written by the process's writer thread
@@ -70,7 +86,10 @@ class RangeSink:
         self.off_thread = True
 
     def room(self) -> memoryview:
-        """BodySink with off_thread (http/client.py): the buffer the next read goes into."""
+        """BodySink with off_thread (http/client.py): the buffer the next read goes into: one of
+        the pool's, or while the reads are small this thread's scratch (no buffer held per lane)."""
+        if self.small:
+            return _thread_scratch()
         held = self.held
         if held is None:
             held = self.held = self.writes.take()
@@ -131,16 +150,27 @@ class RangeSink:
 
             raise Corrupt(f"range got more than its {self.end - self.start} bytes", op="get")
         held = self.held
-        if n >= _HANDOFF and held is not None and chunk.obj is held.obj:  # the pool's buffer: written there
+        if held is not None and chunk.obj is held.obj:  # received into the pool's buffer
             if self.failed is not None:
                 failed, self.failed = self.failed, None
                 self._raise(failed)
-            if self.hasher is not None:  # here, in order (the writes may land in any order)
-                self.hasher.update(chunk)
+            if n >= _HANDOFF:  # written by the writer thread
+                if self.hasher is not None:  # here, in order (the writes may land in any order)
+                    self.hasher.update(chunk)
+                self.held = None
+                self.writes.put(self, held, n, self.pos)
+                self.pos += n
+                return
+            self.small = True  # small reads (a slow link): the next go to this thread's scratch
             self.held = None
-            self.writes.put(self, held, n, self.pos)
-            self.pos += n
+            self._write_here(chunk, n)
+            self.writes.give(held)
             return
+        if self.off_thread and n >= _HANDOFF:
+            self.small = False  # a full read: the next goes to the pool again
+        self._write_here(chunk, n)
+
+    def _write_here(self, chunk: memoryview, n: int) -> None:
         try:
             offset = self.pos
             view = chunk
