@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -334,12 +335,14 @@ def judge_gib(records: list[dict], mib: int) -> dict:
         raise RowFailed(f"{bad[0]['tool']}: {bad[0]['problem']}" if bad else "no figures")
     top = max(ceilings, key=lambda t: med[t])
     ratio = med["s3bulk"] / med[top]
+    versus = f"{med['s3bulk'] / med['ceiling-file']:.2f}x ceiling-file" if "ceiling-file" in med else ""
+    before = f"; A tree {med['s3bulk-before']:,.0f} MiB/s" if "s3bulk-before" in med else ""
     return {"s3bulk": f"{med['s3bulk']:,.0f} MiB/s ({mib} MiB, whole process)",
             "peer": f"ceiling {med[top]:,.0f} MiB/s (8 ranges at once: "
                     + ", ".join(f"{t.removeprefix('ceiling-')} {med[t]:,.0f}" for t in ceilings) + ")"
                     + (f"; s5cmd {med['s5cmd']:,.0f} MiB/s" if "s5cmd" in med else ""),
-            "ratio": f"{ratio:.2f}x the ceiling" + (f", {med['s3bulk'] / med['s5cmd']:.2f}x s5cmd" if "s5cmd" in med
-                                                    else ""),
+            "ratio": f"{ratio:.2f}x the ceiling" + (f" ({versus})" if versus else "")
+                     + (f", {med['s3bulk'] / med['s5cmd']:.2f}x s5cmd" if "s5cmd" in med else "") + before,
             "met": ratio >= 0.8 and not bad,
             "details": {"mib_per_s": med, "ceiling": top,
                         "failed_runs": [f"{r['tool']} rep {r['rep'] + 1}: {r['problem']}" for r in bad]}}
@@ -380,7 +383,12 @@ def row_gib(s: Sitting) -> dict:
             "s5cmd": [str(peers_bench.S5CMD), "--endpoint-url", srv.url, "cp", "s3://gib/big.bin", str(dst)],
             "ceiling-curl": ceiling,
             "ceiling-python": [*ceiling, "--reader", "python"],
+            # the same 8 ranges also pwritten into the file, as a download to tmpfs must (ceiling_get.py)
+            "ceiling-file": [sys.executable, str(HERE / "ceiling_get.py"), "s3://gib/big.bin", str(dst),
+                             "--endpoint-url", srv.url, "--write"],
         }
+        if s.args.gib_before:  # the A tree's s3bulk, interleaved with this one's
+            tools["s3bulk-before"] = [str(Path(s.args.gib_before) / ".venv" / "bin" / "s3bulk"), *tools["s3bulk"][1:]]
         shown = {t: " ".join(shlex.quote(a) for a in argv).replace(url, "PRESIGNED-URL").replace(str(work), "WORK")
                  .replace(str(ROOT) + "/", "") for t, argv in tools.items()}
         env = dict(peers_bench.tool_env("s3bulk", srv, work), XDG_CACHE_HOME=str(work / "cache"))
@@ -400,6 +408,12 @@ def row_gib(s: Sitting) -> dict:
             problem = None
             if r["exit"] != 0:
                 problem = f"exit {r['exit']}: {peers_bench.tail(work / 'run.err', 300).strip()}"
+            elif tool == "ceiling-file":  # "N MiB/s (8 ranges, X s)": first request to last byte
+                took = re.search(r"([0-9.]+) s\)", (work / "run.out").read_text())
+                if took is None:
+                    problem = f"ceiling_get printed {peers_bench.tail(work / 'run.out', 200)!r}"
+                else:
+                    rec["seconds"] = float(took.group(1))
             elif tool.startswith("ceiling"):
                 try:
                     rec["seconds"] = json.loads((work / "run.out").read_text())["seconds"]  # first request to last byte
@@ -655,6 +669,8 @@ def main() -> None:
                     help="LocalStack for the one and lambda rows (default %(default)s; one is started if it "
                          "does not answer)")
     ap.add_argument("--ls1m-shapes", default="flat,dated,hashed", help="key shapes of the ls1m row (default %(default)s)")
+    ap.add_argument("--gib-before", default="", metavar="ROOT",
+                    help="a checkout whose .venv/bin/s3bulk the gib row also runs, interleaved (an A tree)")
     ap.add_argument("--sync-before", default="ca25f19", metavar="REV", help="the A tree of the sync32 row")
     ap.add_argument("--name", default="", help="results stem (default scorecard-DATE; -quick is added when quick)")
     ap.add_argument("--update-readme", action="store_true", help="put the table between the markers in bench/README.md")

@@ -143,3 +143,66 @@ def test_only_a_206_of_the_range_s_length_is_written_into_the_file_and_a_failing
             os.close(fd)
 
     asyncio.run(main())
+
+
+@pytest.mark.unit
+def test_chunks_written_by_the_writer_thread_land_whole_with_the_same_checksum_and_a_failed_write_fails(tmp_path):
+    """With use_thread() the chunks are received into the pool's buffers and pwritten by another
+    thread: after settle() the file holds the range and its CRC is the one an on-loop sink takes;
+    a write that fails there (here: a file opened read-only) fails the request with the sink's
+    own error, raised on the loop, and no write is left pending."""
+    import asyncio
+
+    from test_httpclient import read_request, serving
+
+    from s3bulk.http.client import HttpClient
+    from s3bulk.stores.files.filesink import RangeSink
+
+    body = os.urandom(3 * (1 << 20) + 12345)  # several pool buffers, the last one short
+    answer = b"HTTP/1.1 206 Partial Content\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            for at in range(0, len(answer), 1 << 20):  # big pieces: most reads go to the writer thread
+                writer.write(answer[at:at + (1 << 20)])
+                await writer.drain()
+
+    class Refused(Exception):
+        pass
+
+    async def main() -> None:
+        path = tmp_path / "f.bin"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        os.ftruncate(fd, 7 + len(body))
+        ro = os.open(path, os.O_RDONLY)
+        try:
+            async with serving(handler) as (port, _conns):
+                client = HttpClient("127.0.0.1", port)
+                crcs = []
+                for threaded in (True, False):
+                    sink = RangeSink(fd, 7, 7 + len(body), "CRC32")
+                    if threaded:
+                        sink.use_thread()
+                    sink.begin()
+                    resp = await asyncio.wait_for(client.request("GET", "/k", sink=sink), 30)
+                    sink.settle()
+                    assert resp.status == 206 and sink.written == len(body) and sink.queued == 0
+                    assert os.pread(fd, len(body), 7) == body
+                    crcs.append(sink.crc())
+                assert crcs[0] == crcs[1] != 0
+                failing = RangeSink(ro, 7, 7 + len(body), on_error=lambda exc: Refused(str(exc)))
+                failing.use_thread()
+                failing._allocated = True  # (allocating the range would fail first, on the loop)
+                failing.begin()
+                with pytest.raises(Refused):
+                    await asyncio.wait_for(client.request("GET", "/k", sink=failing), 30)
+                    failing.settle()
+                failing.settle(quiet=True)
+                assert failing.queued == 0
+                await client.close()
+        finally:
+            os.close(fd)
+            os.close(ro)
+
+    asyncio.run(main())

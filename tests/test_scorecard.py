@@ -83,6 +83,8 @@ def test_the_ceiling_is_the_faster_reader_and_a_failed_run_fails_the_goal() -> N
     assert row["details"]["ceiling"] == "ceiling-python"
     assert row["ratio"] == "0.80x the ceiling, 2.00x s5cmd" and row["met"] is True
     assert scorecard.judge_gib(runs + [rec("s5cmd", 9.0, ok=False)], 1024)["met"] is False
+    both = scorecard.judge_gib(runs + [rec("ceiling-file", 0.5), rec("s3bulk-before", 1.0)], 1024)
+    assert both["ratio"] == "0.80x the ceiling (1.00x ceiling-file), 2.00x s5cmd; A tree 1,024 MiB/s"
     with pytest.raises(scorecard.RowFailed, match="s3bulk: exit 1: boom"):
         scorecard.judge_gib([rec("s3bulk", 1.0, ok=False), rec("ceiling-curl", 0.5)], 1024)
 

@@ -61,7 +61,7 @@ import sys
 import threading
 from collections import deque
 from email.utils import parsedate_to_datetime
-from typing import AsyncGenerator, AsyncIterator, NamedTuple, Protocol, Union, cast
+from typing import AsyncGenerator, AsyncIterator, Callable, NamedTuple, Protocol, Union, cast
 from urllib.parse import unquote, urlsplit
 
 import httptools
@@ -165,7 +165,12 @@ class BodySink(Protocol):
     each chunk received is handed to write() at once, in order, from the scratch buffer the socket
     was read into, while it is still in the CPU's cache (stores/files/filesink.py writes it at its file
     offset). write() runs on the event loop and nothing is read from the connection meanwhile: a
-    slow sink slows the reading, and the socket's buffer then the peer (TCP), never memory here."""
+    slow sink slows the reading, and the socket's buffer then the peer (TCP), never memory here.
+
+    A sink with `off_thread` true also has room(): the buffer the next read goes into, which it
+    then hands to write() and keeps until its own thread has written it (so the loop's core
+    receives while the other writes); write() then returns before the bytes are in place, and the
+    sink waits for them itself before the range counts as done."""
 
     def accepts(self, status: int, length: int) -> bool:
         """Whether the answer with this status and Content-Length goes to the sink (anything
@@ -301,7 +306,7 @@ class _Conn(asyncio.BufferedProtocol):
     __slots__ = ("transport", "buf", "waiter", "head", "need", "body", "filled", "chunked", "closed",
                  "head_only", "keep_alive", "scratch", "into", "view", "idle_since", "rx", "rx_start",
                  "mark", "quiet_since", "fd", "paused", "drained", "parser", "fields", "head_seen",
-                 "chunks_done", "sink", "sinking", "sent", "head_by")
+                 "chunks_done", "sink", "sinking", "sent", "head_by", "sink_room", "sink_view")
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
@@ -323,6 +328,8 @@ class _Conn(asyncio.BufferedProtocol):
         self.head_seen = False    # llhttp reached the end of the head it was given
         self.chunks_done = False  # the chunked answer is whole: more bytes are not ours
         self.sink: BodySink | None = None  # where the caller wants the body's bytes, if it has a sink
+        self.sink_room: Callable[[], memoryview] = _thread_sink_scratch  # what a sunk body is received into
+        self.sink_view: memoryview | None = None  # the part of it the last read was given
         self.sent = False     # the whole request was handed to the transport
         self.head_by = 0.0    # loop time by which the head must be whole (0: not counting yet)
         self._reset()
@@ -390,7 +397,9 @@ class _Conn(asyncio.BufferedProtocol):
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self.sinking:  # never past this body, as below
-            return _thread_sink_scratch()[:min(_SINK_SCRATCH, self.need - self.filled)]
+            room = self.sink_room()
+            view = self.sink_view = room[:min(len(room), self.need - self.filled)]
+            return view
         if self.view is not None:
             return self.view[self.filled:self.need]  # never past this body: the next bytes are not ours
         return memoryview(self.scratch)
@@ -398,7 +407,7 @@ class _Conn(asyncio.BufferedProtocol):
     def buffer_updated(self, nbytes: int) -> None:
         self.rx += nbytes
         if self.sinking:
-            self._to_sink(_thread_sink_scratch()[:nbytes])
+            self._to_sink(cast(memoryview, self.sink_view)[:nbytes])
             return
         if self.view is not None:
             self.filled += nbytes
@@ -524,6 +533,10 @@ class _Conn(asyncio.BufferedProtocol):
     def _start_sink(self) -> None:
         """The body goes to the sink: what came with the head first, the rest as it arrives."""
         self.sinking = True
+        # a sink that writes off the loop's thread hands out the buffers it receives into (it keeps
+        # each until its write is done); any other takes its chunks from this thread's scratch
+        room = getattr(self.sink, "room", None)
+        self.sink_room = room if room is not None and getattr(self.sink, "off_thread", False) else _thread_sink_scratch
         buf = self.buf
         n = min(len(buf), self.need)
         if n:

@@ -9,6 +9,7 @@ part buffer, no second pass over the part's bytes for the pwrite or the checksum
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Protocol, cast, runtime_checkable
 
 from ...stores import Store, Writer
@@ -45,13 +46,18 @@ def sink_for(src: Store, upload: Multipart, start: int, end: int, check: Any) ->
     when this source or destination cannot do it (or S3BULK_RANGE_SINK=0 turns it off)."""
     if not sinks(src, upload):
         return None
-    return cast(SinkUpload, upload).range_sink(start, end, check.algorithm if check is not None else None)
+    sink = cast(SinkUpload, upload).range_sink(start, end, check.algorithm if check is not None else None)
+    if sink is not None and _OFF_THREAD:
+        sink.use_thread()
+    return sink
+
+
+# S3BULK_PWRITE_THREAD=0: the chunks are written on the event loop, as before (for comparing the two)
+_OFF_THREAD = os.environ.get("S3BULK_PWRITE_THREAD", "1") != "0"
 
 
 def enabled() -> bool:
     """S3BULK_RANGE_SINK=0: parts go through part buffers as before (for comparing the two)."""
-    import os
-
     return os.environ.get("S3BULK_RANGE_SINK", "1") != "0"
 
 
@@ -62,7 +68,12 @@ async def fill(src: Store, key: str, number: int, sink: RangeSink, check: Any, r
     part of a COMPOSITE object whose own checksum does not match is read again, `reads` times in
     all, then `mismatch()` is raised. Returns the CRC given to `check` (0 without one)."""
     for _ in range(max(1, reads)):
-        await read_to(src, key, sink.start, sink.end, sink, if_match=if_match)
+        try:
+            await read_to(src, key, sink.start, sink.end, sink, if_match=if_match)
+        except BaseException:
+            sink.settle(quiet=True)  # no write of this range left pending once the caller hears of it
+            raise
+        sink.settle()  # its last chunks written by the writer thread (filesink.py), its error raised
         if check is None:
             return 0
         crc = sink.crc()

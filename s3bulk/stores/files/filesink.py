@@ -13,17 +13,39 @@ a short or long answer is Corrupt (stores/s3/wire.py); a failed read starts the 
 first byte (begin(), called by every attempt); a part is recorded for a resume only once whole and
 durable (stores/files/partfile.py, by the caller).
 
-Why synchronous writes on the event loop: the pwrite of a chunk into the page cache takes
-microseconds, and while it runs nothing is read from the socket, so a destination slower than the
-network slows the reading (back-pressure through the socket's buffer to the server) instead of
-piling bytes up in memory. A handoff to a thread per chunk would cost more than the write.
+Where the writes run: by default on the event loop, synchronously: while a pwrite runs nothing
+is read from the socket, so a destination slower than the network slows the reading
+(back-pressure through the socket's buffer to the server) instead of piling bytes up in memory.
+A download in parts (engine/transfer/sinks.py) turns on off_thread(): the chunks are received into
+buffers of a small pool and pwritten by one thread of the process (offthread.py), so the loop's
+core receives the next chunk while another core copies the last into the page cache (a 1 MiB
+chunk's pwrite takes ~0.3 ms, the handoff microseconds); the pool's size is the back-pressure.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, cast
+
+# a chunk below this is written on the loop's thread (its buffer kept for the next read): on a slow
+# link the reads are small, and waking the writer thread for each would cost more than its write
+_HANDOFF = 256 * 1024
+
+_scratch_local = threading.local()
+
+
+def _thread_scratch() -> memoryview:
+    """This thread's buffer for the small reads of off-thread sinks (as big as the pool's)."""
+    try:
+        return cast(memoryview, _scratch_local.buf)
+    except AttributeError:
+        from .offthread import CHUNK
+
+        buf = _scratch_local.buf = memoryview(bytearray(CHUNK))
+        return buf
+
 
 # the lean client's statuses whose body is the range asked for: 206, and nothing else (a 200 to a
 # ranged GET is the whole object, received into memory and cut by the caller)
@@ -37,7 +59,8 @@ class RangeSink:
     `on_error` turns an OSError of the file into the caller's error (a StoreError naming the
     destination), raised from write() and so from the read."""
 
-    __slots__ = ("fd", "start", "end", "pos", "hasher", "algorithm", "on_error", "_allocated")
+    __slots__ = ("fd", "start", "end", "pos", "hasher", "algorithm", "on_error", "_allocated",
+                 "off_thread", "writes", "held", "queued", "failed", "small")
 
     def __init__(self, fd: int, start: int, end: int, algorithm: str | None = None,
                  on_error: Callable[[OSError], BaseException] | None = None) -> None:
@@ -47,6 +70,51 @@ class RangeSink:
         self.pos = start
         self.hasher: Any = None
         self._allocated = False
+        self.off_thread = False  # chunks written by offthread.py's thread (off_thread())
+        self.writes: Any = None  # offthread.Writes then
+        self.held: memoryview | None = None  # the pool's buffer the next read goes into
+        self.queued = 0  # chunks handed to that thread, not yet written (counted under its lock)
+        self.failed: BaseException | None = None  # the OSError of a write there
+        self.small = False  # the last read was small: the next goes into _thread_scratch()
+
+    def use_thread(self) -> None:
+        """Chunks received into the pool's buffers and written by the process's writer thread
+        (offthread.py): the caller then settle()s before it takes the range as written."""
+        from .offthread import writes
+
+        self.writes = writes()
+        self.off_thread = True
+
+    def room(self) -> memoryview:
+        """BodySink with off_thread (http/client.py): the buffer the next read goes into: one of
+        the pool's, or while the reads are small this thread's scratch (no buffer held per lane)."""
+        if self.small:
+            return _thread_scratch()
+        held = self.held
+        if held is None:
+            held = self.held = self.writes.take()
+        return held
+
+    def settle(self, quiet: bool = False) -> None:
+        """Wait until every chunk handed to the writer thread is written; its error, if a write
+        failed, raised here (unless `quiet`: the read failed already, and the file must not be
+        closed while a write to it is pending). A buffer held for a read that never came goes
+        back to the pool."""
+        writes = self.writes
+        if writes is None:
+            return
+        writes.settle(self)
+        if self.held is not None:
+            writes.give(self.held)
+            self.held = None
+        failed, self.failed = self.failed, None
+        if failed is not None and not quiet:
+            self._raise(failed)
+
+    def _raise(self, exc: BaseException) -> None:
+        if isinstance(exc, OSError):
+            raise (self.on_error(exc) if self.on_error is not None else exc) from exc
+        raise exc
 
     @property
     def length(self) -> int:
@@ -59,6 +127,8 @@ class RangeSink:
 
     def begin(self) -> None:
         """Start (over) at the range's first byte: every read attempt calls this first."""
+        if self.writes is not None:
+            self.settle()  # the last attempt's chunks written (or failed) before the hasher starts over
         self.pos = self.start
         if self.algorithm is not None:
             from ..checksums import Hasher
@@ -79,6 +149,28 @@ class RangeSink:
             from ...errors import Corrupt
 
             raise Corrupt(f"range got more than its {self.end - self.start} bytes", op="get")
+        held = self.held
+        if held is not None and chunk.obj is held.obj:  # received into the pool's buffer
+            if self.failed is not None:
+                failed, self.failed = self.failed, None
+                self._raise(failed)
+            if n >= _HANDOFF:  # written by the writer thread
+                if self.hasher is not None:  # here, in order (the writes may land in any order)
+                    self.hasher.update(chunk)
+                self.held = None
+                self.writes.put(self, held, n, self.pos)
+                self.pos += n
+                return
+            self.small = True  # small reads (a slow link): the next go to this thread's scratch
+            self.held = None
+            self._write_here(chunk, n)
+            self.writes.give(held)
+            return
+        if self.off_thread and n >= _HANDOFF:
+            self.small = False  # a full read: the next goes to the pool again
+        self._write_here(chunk, n)
+
+    def _write_here(self, chunk: memoryview, n: int) -> None:
         try:
             offset = self.pos
             view = chunk
