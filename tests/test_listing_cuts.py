@@ -56,3 +56,18 @@ def test_the_open_range_is_probed_only_where_names_go(page: list[str], hex_after
     assert bool(firsts & set("abcdef")) == hex_after
     if page[0].startswith("obj"):
         assert not any(p[0] > "o" for p in points)  # `p`...`z` after the word `obj`: no key there
+
+
+def test_a_dated_page_inside_a_month_keeps_its_finest_cut() -> None:
+    """A dated page ends mid-field (`day=02`): the cut at the next value of the day's tens digit holds
+    keys (days 03-09), so the month fans out into three ranges at once, not two."""
+    page = [f"year=2020/month=02/day={d:02d}/part-{j:06d}.parquet" for d in (1, 2) for j in range(500)]
+    points = split_points(page[-1], "year=2020/month=03", "", page, coarse=True)
+    assert points == ["year=2020/month=02/day=1", "year=2020/month=02/day=2"]
+
+
+def test_numbered_names_still_skip_the_empty_cut_after_a_rollover() -> None:
+    """Numbered names: the finest cut is left to the range that lists on from the page (unchanged)."""
+    page = [f"obj-{i:07d}" for i in range(1000)]
+    points = split_points(page[-1], None, "", page, coarse=True)
+    assert points[0] == "obj-002" and all(p > page[-1] for p in points)
