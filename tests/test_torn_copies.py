@@ -8,6 +8,19 @@ from torn import (
     part_copy, put_unchecked, ranged_get_at, versions, wait_held)
 
 
+def overwritten_while_held(run: Running, gate: Gate, s3, bucket: str, bodies: list[bytes]) -> int:
+    """Each body put over the source while the gate holds the copy's request (one hold an
+    attempt), then the copy's exit code; the copy is killed if anything here fails."""
+    try:
+        for body in bodies:
+            held = wait_held(gate, run)
+            s3.put_object(Bucket=bucket, Key="big.bin", Body=body)
+            held.set()
+        return run.finish()
+    finally:
+        run.kill()
+
+
 def test_a_streamed_copy_in_parts_overwritten_meanwhile_restarts_and_lands_whole(endpoint, s3, make_bucket,
                                                                                 state_home):
     """S3 to S3 on two endpoints (no server-side copy: ranges read, parts uploaded): the source
@@ -20,13 +33,7 @@ def test_a_streamed_copy_in_parts_overwritten_meanwhile_restarts_and_lands_whole
     with gated(endpoint, gate) as src_url:
         run = Running(["copy", f"s3://{src}/big.bin", f"s3://{dst}/big.bin", "--json", *PARTS,
                        "--src-endpoint-url", src_url, "--dst-endpoint-url", endpoint], state_home)
-        try:
-            held = wait_held(gate, run)
-            s3.put_object(Bucket=src, Key="big.bin", Body=new)
-            held.set()
-            code = run.finish()
-        finally:
-            run.kill()
+        code = overwritten_while_held(run, gate, s3, src, [new])
     assert code == 0, run
     got = _body(s3, dst, "big.bin")
     assert got == new, f"{'a torn object' if got != old else 'the old version'}: {run!r}"
@@ -43,14 +50,7 @@ def test_a_streamed_copy_whose_source_changes_again_fails_with_no_object_and_no_
     with gated(endpoint, gate) as src_url:
         run = Running(["copy", f"s3://{src}/big.bin", f"s3://{dst}/big.bin", "--json", *PARTS,
                        "--src-endpoint-url", src_url, "--dst-endpoint-url", endpoint], state_home)
-        try:
-            for body in (new, newer):
-                held = wait_held(gate, run)
-                s3.put_object(Bucket=src, Key="big.bin", Body=body)
-                held.set()
-            code = run.finish()
-        finally:
-            run.kill()
+        code = overwritten_while_held(run, gate, s3, src, [new, newer])
     one_line_failure(run, code)
     assert _absent(s3, dst, "big.bin"), run
     no_open_uploads(s3, dst)
@@ -68,13 +68,7 @@ def test_a_server_side_copy_in_parts_overwritten_meanwhile_restarts_and_lands_wh
     with gated(endpoint, gate) as url:
         run = Running(["copy", f"s3://{src}/big.bin", f"s3://{dst}/big.bin", "--json", *COPY_PARTS,
                        "--endpoint-url", url], state_home)
-        try:
-            held = wait_held(gate, run)
-            s3.put_object(Bucket=src, Key="big.bin", Body=new)
-            held.set()
-            code = run.finish()
-        finally:
-            run.kill()
+        code = overwritten_while_held(run, gate, s3, src, [new])
     assert code == 0, run
     got = _body(s3, dst, "big.bin")
     assert got == new, f"{'a torn object' if got != old else 'the old version'}: {run!r}"
@@ -91,14 +85,7 @@ def test_a_server_side_copy_whose_source_changes_again_fails_with_no_object_and_
     with gated(endpoint, gate) as url:
         run = Running(["copy", f"s3://{src}/big.bin", f"s3://{dst}/big.bin", "--json", *COPY_PARTS,
                        "--endpoint-url", url], state_home)
-        try:
-            for body in (new, newer):
-                held = wait_held(gate, run)
-                s3.put_object(Bucket=src, Key="big.bin", Body=body)
-                held.set()
-            code = run.finish()
-        finally:
-            run.kill()
+        code = overwritten_while_held(run, gate, s3, src, [new, newer])
     one_line_failure(run, code)
     assert _absent(s3, dst, "big.bin"), run
     no_open_uploads(s3, dst)
