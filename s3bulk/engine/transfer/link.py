@@ -8,17 +8,19 @@ home uplink far less, so an object read in one big range crawls along on one con
   within bounds: a download into a local file in ranges of at least 1 MiB, and small enough that
   the first round of lanes has a part each (a 24 MiB object: 8 ranges of 3 MiB) up to
   SMALL_RANGE, so a mid-size object is not read in dozens of requests where the link is fast; a
-  part S3 must take at least 5 MiB (an upload's object is cut into about PARTS_PER_UPLOAD:
-  each round of growing its lanes costs a part's time, so smaller parts grow them sooner); at most the --part-size default of 8 MiB for a part held in a
-  buffer, or LARGEST_RANGE for a download written into the file as it arrives (sinks.py). Parts of one
-  object are all the same size (but the last): a resumed upload or file, the CRC of a download
-  and the ETag `sync` compares with all count parts that way.
+  part S3 must take at least 5 MiB (an upload's object is cut into about PARTS_PER_UPLOAD: each
+  round of growing its lanes costs a part's time, so smaller parts grow them sooner); at most the
+  --part-size default of 8 MiB for a part held in a buffer, or LARGEST_RANGE for a download
+  written into the file as it arrives (sinks.py). Parts of one object are all the same size (but
+  the last): a resumed upload or file, the CRC of a download and the ETag `sync` compares with all
+  count parts that way.
 - The parts in flight (`Lanes`) start at TransferOptions.part_concurrency (8), or for an upload
-  cut into parts smaller than --part-size at twice the bytes that many hold (`start_lanes`), and grow
-  while the link gives more: once every lane has finished a part, the bytes per second of that round are
-  compared with the round before; while twice the lanes move GROW_IF times the bytes a second or
-  more (each connection is held back by the link, not by a bottleneck they share) they double, up to the ceiling
-  (TransferOptions.part_concurrency_ceiling, and the parts the worker's byte budget holds); once
+  cut into parts smaller than --part-size at twice the bytes that many hold (`start_lanes`), and
+  grow while the link gives more: once every lane has finished a part, the bytes per second of
+  that round are compared with the round before; while twice the lanes move GROW_IF times the
+  bytes a second or more (each connection is held back by the link, not by a bottleneck they
+  share) they double, up to the ceiling (TransferOptions.part_concurrency_ceiling, and the parts
+  the worker's byte budget holds); once
   they do not, growth stops, and the lanes go back if the last step made things slower. The
   worker remembers (`LinkModel`) how many lanes paid off, and its next object starts there.
   A download whose parts are written into the file as they arrive (sinks.py) holds no buffer per
@@ -43,9 +45,9 @@ MiB = 1024 * 1024
 PARTS_PER_OBJECT = 32
 # an upload's object (its parts held in buffers, S3's 5 MiB minimum) is cut into about this many:
 # smaller parts make each round of growing the lanes shorter, and the lanes start wider for them
-# (start_lanes). 256 MiB at 25 MB/s a connection + 10 ms: 52 parts of
-# 5 MiB from 25 lanes (START_ROUNDS_AHEAD), not 32 of 8 MiB from 8 (each round of growing cost ~0.34 s there); a
-# 1 GiB object keeps the --part-size default of 8 MiB, and its lanes and memory, as before
+# (start_lanes). 256 MiB at 25 MB/s a connection + 10 ms: 52 parts of 5 MiB from 25 lanes
+# (START_ROUNDS_AHEAD), not 32 of 8 MiB from 8 (each round of growing cost ~0.34 s there); a 1 GiB
+# object keeps the --part-size default of 8 MiB, and its lanes and memory, as before
 PARTS_PER_UPLOAD = 64
 SMALLEST_RANGE = 1 * MiB  # a download into a local file (ranges have no minimum at S3)
 SMALL_RANGE = 4 * MiB     # ranges are this big (or one for each first lane) before they are smaller

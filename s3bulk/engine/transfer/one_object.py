@@ -290,8 +290,8 @@ class Transfer:
         """The parts of one object in flight (link.py): part_concurrency to start with (or what paid
         off for this worker's last object), grown while the link gives more, up to the ceiling and
         the parts this worker's byte budget holds; an upload in parts cut smaller than --part-size
-        starts with more, holding the same bytes (link.start_lanes). Fixed for an object resumed (its parts already
-        there would look like a fast link). Parts not `held` in memory (a download written into its
+        starts with more (link.start_lanes). Fixed for an object resumed (its parts already there
+        would look like a fast link). Parts not `held` in memory (a download written into its
         file as it arrives) start at the most: a lane costs no buffer, and on a link that holds each
         connection back the rounds of growing cost most of a mid-size object's time (link.py)."""
         most = min(self.options.part_concurrency_ceiling(), max(1, self.budget.limit // part))
