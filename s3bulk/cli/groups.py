@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional, TypeVar
 
-from ..config.record import Record, set_field as _set
+from ..config.record import Record
 from ..errors import UsageError
 from ..config.property_options import customer_keys, write_props
 from ..config.sizes import parse_size
@@ -38,63 +38,27 @@ class PropsOptions(Record):
     """The object-property options as given; each defaults to "not given" (check takes only the
     four SSE-C ones, to read both sides)."""
 
-    __slots__ = ("content_type", "no_guess_mime_type", "metadata", "cache_control", "content_disposition",
-                 "content_encoding", "content_language", "expires", "storage_class", "acl", "tagging", "sse",
-                 "sse_kms_key_id", "sse_c", "sse_c_key", "sse_c_copy_source", "sse_c_copy_source_key",
-                 "request_payer", "copy_props", "metadata_directive", "preserve_xattrs")
-    content_type: Optional[str]
-    no_guess_mime_type: bool
-    metadata: Optional[str]
-    cache_control: Optional[str]
-    content_disposition: Optional[str]
-    content_encoding: Optional[str]
-    content_language: Optional[str]
-    expires: Optional[str]
-    storage_class: Optional[str]
-    acl: Optional[str]
-    tagging: Optional[str]
-    sse: Optional[str]
-    sse_kms_key_id: Optional[str]
-    sse_c: Optional[str]
-    sse_c_key: Optional[str]
-    sse_c_copy_source: Optional[str]
-    sse_c_copy_source_key: Optional[str]
-    request_payer: Optional[str]
-    copy_props: str
-    metadata_directive: Optional[str]
-    preserve_xattrs: bool
-
-    def __init__(self, content_type: Optional[str] = None, no_guess_mime_type: bool = False,
-                 metadata: Optional[str] = None, cache_control: Optional[str] = None,
-                 content_disposition: Optional[str] = None, content_encoding: Optional[str] = None,
-                 content_language: Optional[str] = None, expires: Optional[str] = None,
-                 storage_class: Optional[str] = None, acl: Optional[str] = None, tagging: Optional[str] = None,
-                 sse: Optional[str] = None, sse_kms_key_id: Optional[str] = None, sse_c: Optional[str] = None,
-                 sse_c_key: Optional[str] = None, sse_c_copy_source: Optional[str] = None,
-                 sse_c_copy_source_key: Optional[str] = None, request_payer: Optional[str] = None,
-                 copy_props: str = "default", metadata_directive: Optional[str] = None,
-                 preserve_xattrs: bool = False) -> None:
-        _set(self, "content_type", content_type)
-        _set(self, "no_guess_mime_type", no_guess_mime_type)
-        _set(self, "metadata", metadata)
-        _set(self, "cache_control", cache_control)
-        _set(self, "content_disposition", content_disposition)
-        _set(self, "content_encoding", content_encoding)
-        _set(self, "content_language", content_language)
-        _set(self, "expires", expires)
-        _set(self, "storage_class", storage_class)
-        _set(self, "acl", acl)
-        _set(self, "tagging", tagging)
-        _set(self, "sse", sse)
-        _set(self, "sse_kms_key_id", sse_kms_key_id)
-        _set(self, "sse_c", sse_c)
-        _set(self, "sse_c_key", sse_c_key)
-        _set(self, "sse_c_copy_source", sse_c_copy_source)
-        _set(self, "sse_c_copy_source_key", sse_c_copy_source_key)
-        _set(self, "request_payer", request_payer)
-        _set(self, "copy_props", copy_props)
-        _set(self, "metadata_directive", metadata_directive)
-        _set(self, "preserve_xattrs", preserve_xattrs)
+    content_type: Optional[str] = None
+    no_guess_mime_type: bool = False
+    metadata: Optional[str] = None
+    cache_control: Optional[str] = None
+    content_disposition: Optional[str] = None
+    content_encoding: Optional[str] = None
+    content_language: Optional[str] = None
+    expires: Optional[str] = None
+    storage_class: Optional[str] = None
+    acl: Optional[str] = None
+    tagging: Optional[str] = None
+    sse: Optional[str] = None
+    sse_kms_key_id: Optional[str] = None
+    sse_c: Optional[str] = None
+    sse_c_key: Optional[str] = None
+    sse_c_copy_source: Optional[str] = None
+    sse_c_copy_source_key: Optional[str] = None
+    request_payer: Optional[str] = None
+    copy_props: str = "default"
+    metadata_directive: Optional[str] = None
+    preserve_xattrs: bool = False
 
     def customer_keys(self, src: str, dst: str, src_s3: S3Options, dst_s3: S3Options) -> tuple[S3Options, S3Options]:
         """Each side's S3Options with the SSE-C key its objects are read with (config/property_options.py)."""
@@ -131,20 +95,11 @@ def gather_declared(cls: type[G], params: Params) -> G | None:
 class S3Connection(Record):
     """--endpoint-url, --profile, --region, --no-sign-request, --path-style: both sides'."""
 
-    __slots__ = ("endpoint_url", "profile", "region", "no_sign_request", "path_style")
-    endpoint_url: Optional[str]
-    profile: Optional[str]
-    region: Optional[str]
-    no_sign_request: bool
-    path_style: bool
-
-    def __init__(self, endpoint_url: Optional[str] = None, profile: Optional[str] = None,
-                 region: Optional[str] = None, no_sign_request: bool = False, path_style: bool = False) -> None:
-        _set(self, "endpoint_url", endpoint_url)
-        _set(self, "profile", profile)
-        _set(self, "region", region)
-        _set(self, "no_sign_request", no_sign_request)
-        _set(self, "path_style", path_style)
+    endpoint_url: Optional[str] = None
+    profile: Optional[str] = None
+    region: Optional[str] = None
+    no_sign_request: bool = False
+    path_style: bool = False
 
     def options(self) -> S3Options:
         """The engine's S3Options; a malformed endpoint is a UsageError."""
@@ -158,18 +113,10 @@ class S3Connection(Record):
 class S3SideOptions(Record):
     """One side's overrides (--src-endpoint-url, --dst-profile, ...); None: as both sides'."""
 
-    __slots__ = ("endpoint_url", "profile", "region", "no_sign_request")
-    endpoint_url: Optional[str]
-    profile: Optional[str]
-    region: Optional[str]
-    no_sign_request: Optional[bool]
-
-    def __init__(self, endpoint_url: Optional[str] = None, profile: Optional[str] = None,
-                 region: Optional[str] = None, no_sign_request: Optional[bool] = None) -> None:
-        _set(self, "endpoint_url", endpoint_url)
-        _set(self, "profile", profile)
-        _set(self, "region", region)
-        _set(self, "no_sign_request", no_sign_request)
+    endpoint_url: Optional[str] = None
+    profile: Optional[str] = None
+    region: Optional[str] = None
+    no_sign_request: Optional[bool] = None
 
     @classmethod
     def of(cls, side: str, params: Params) -> S3SideOptions:
@@ -187,15 +134,9 @@ class S3SideOptions(Record):
 class S3Endpoints(Record):
     """Each side's S3 options: both sides' connection, then each side's overrides."""
 
-    __slots__ = ("both", "src", "dst")
     both: S3Connection
     src: S3SideOptions
     dst: S3SideOptions
-
-    def __init__(self, both: S3Connection, src: S3SideOptions, dst: S3SideOptions) -> None:
-        _set(self, "both", both)
-        _set(self, "src", src)
-        _set(self, "dst", dst)
 
     @classmethod
     def of(cls, params: Params) -> S3Endpoints:
@@ -210,47 +151,27 @@ class S3Endpoints(Record):
 class ParallelOptions(Record):
     """-w, -c, --page-size: how much runs at once."""
 
-    __slots__ = ("workers", "concurrency", "page_size")
     workers: int
     concurrency: Optional[int]
     page_size: int
-
-    def __init__(self, workers: int, concurrency: Optional[int], page_size: int) -> None:
-        _set(self, "workers", workers)
-        _set(self, "concurrency", concurrency)
-        _set(self, "page_size", page_size)
 
 
 class SizeOptions(Record):
     """Part sizes, thresholds and the memory the objects in flight may hold (as typed: parsed by
     transfer_options, so a bad size is reported by the run's renderer)."""
 
-    __slots__ = ("part_size", "multipart_threshold", "max_buffer", "max_memory", "copy_threshold", "copy_part_size",
-                 "copy_concurrency")
     part_size: str
     multipart_threshold: str
     max_buffer: str
     max_memory: Optional[str]
     copy_threshold: str
     copy_part_size: str
-    copy_concurrency: int
-
-    def __init__(self, part_size: str, multipart_threshold: str, max_buffer: str, max_memory: Optional[str],
-                 copy_threshold: str, copy_part_size: str, copy_concurrency: int = 8) -> None:
-        _set(self, "part_size", part_size)
-        _set(self, "multipart_threshold", multipart_threshold)
-        _set(self, "max_buffer", max_buffer)
-        _set(self, "max_memory", max_memory)
-        _set(self, "copy_threshold", copy_threshold)
-        _set(self, "copy_part_size", copy_part_size)
-        _set(self, "copy_concurrency", copy_concurrency)
+    copy_concurrency: int = 8
 
 
 class NetworkOptions(Record):
     """Retries, time limits and rate caps."""
 
-    __slots__ = ("retries", "request_timeout", "request_deadline", "retry_max_time", "max_rps", "max_bandwidth",
-                 "adaptive")
     retries: int
     request_timeout: float
     request_deadline: float
@@ -259,32 +180,14 @@ class NetworkOptions(Record):
     max_bandwidth: str
     adaptive: bool
 
-    def __init__(self, retries: int, request_timeout: float, request_deadline: float, retry_max_time: float,
-                 max_rps: float, max_bandwidth: str, adaptive: bool) -> None:
-        _set(self, "retries", retries)
-        _set(self, "request_timeout", request_timeout)
-        _set(self, "request_deadline", request_deadline)
-        _set(self, "retry_max_time", retry_max_time)
-        _set(self, "max_rps", max_rps)
-        _set(self, "max_bandwidth", max_bandwidth)
-        _set(self, "adaptive", adaptive)
-
 
 class JournalOptions(Record):
     """The resume journal: where it is kept, whether to resume from it, or none at all."""
 
-    __slots__ = ("resume", "journal", "journal_dir", "no_journal")
-    resume: bool
-    journal: Optional[str]
-    journal_dir: Optional[str]
-    no_journal: bool
-
-    def __init__(self, resume: bool = False, journal: Optional[str] = None, journal_dir: Optional[str] = None,
-                 no_journal: bool = False) -> None:
-        _set(self, "resume", resume)
-        _set(self, "journal", journal)
-        _set(self, "journal_dir", journal_dir)
-        _set(self, "no_journal", no_journal)
+    resume: bool = False
+    journal: Optional[str] = None
+    journal_dir: Optional[str] = None
+    no_journal: bool = False
 
     def check(self) -> None:
         if self.journal is not None and self.journal_dir is not None:
@@ -302,57 +205,28 @@ class JournalOptions(Record):
 class OutputOptions(Record):
     """--json, -q, -v, --progress."""
 
-    __slots__ = ("json_out", "quiet", "verbose", "progress", "report")
-    json_out: bool
-    quiet: bool
-    verbose: bool
-    progress: Optional[bool]
-    report: Optional[str]
-
-    def __init__(self, json_out: bool = False, quiet: bool = False, verbose: bool = False,
-                 progress: Optional[bool] = None, report: Optional[str] = None) -> None:
-        _set(self, "json_out", json_out)
-        _set(self, "quiet", quiet)
-        _set(self, "verbose", verbose)
-        _set(self, "progress", progress)
-        _set(self, "report", report)
+    json_out: bool = False
+    quiet: bool = False
+    verbose: bool = False
+    progress: Optional[bool] = None
+    report: Optional[str] = None
 
 
 class FilterOptions(Record):
     """--include and --exclude, the rule files, --max-depth, --exclude-if-present, the size and
     age limits (config/filters.py says how they combine)."""
 
-    __slots__ = ("include", "exclude", "include_from", "exclude_from", "filter_from", "max_depth",
-                 "exclude_if_present", "min_size", "max_size", "min_age", "max_age")
-    include: Optional[list[str]]
-    exclude: Optional[list[str]]
-    include_from: Optional[list[str]]
-    exclude_from: Optional[list[str]]
-    filter_from: Optional[list[str]]
-    max_depth: Optional[int]
-    exclude_if_present: Optional[str]
-    min_size: Optional[str]
-    max_size: Optional[str]
-    min_age: Optional[str]
-    max_age: Optional[str]
-
-    def __init__(self, include: Optional[list[str]] = None, exclude: Optional[list[str]] = None,
-                 include_from: Optional[list[str]] = None, exclude_from: Optional[list[str]] = None,
-                 filter_from: Optional[list[str]] = None, max_depth: Optional[int] = None,
-                 exclude_if_present: Optional[str] = None, min_size: Optional[str] = None,
-                 max_size: Optional[str] = None, min_age: Optional[str] = None,
-                 max_age: Optional[str] = None) -> None:
-        _set(self, "include", include)
-        _set(self, "exclude", exclude)
-        _set(self, "include_from", include_from)
-        _set(self, "exclude_from", exclude_from)
-        _set(self, "filter_from", filter_from)
-        _set(self, "max_depth", max_depth)
-        _set(self, "exclude_if_present", exclude_if_present)
-        _set(self, "min_size", min_size)
-        _set(self, "max_size", max_size)
-        _set(self, "min_age", min_age)
-        _set(self, "max_age", max_age)
+    include: Optional[list[str]] = None
+    exclude: Optional[list[str]] = None
+    include_from: Optional[list[str]] = None
+    exclude_from: Optional[list[str]] = None
+    filter_from: Optional[list[str]] = None
+    max_depth: Optional[int] = None
+    exclude_if_present: Optional[str] = None
+    min_size: Optional[str] = None
+    max_size: Optional[str] = None
+    min_age: Optional[str] = None
+    max_age: Optional[str] = None
 
     @property
     def given(self) -> bool:
@@ -394,13 +268,8 @@ class FilterOptions(Record):
 class ManifestOptions(Record):
     """--files-from and its format: the keys to copy, instead of listing SRC."""
 
-    __slots__ = ("files_from", "files_from_format")
     files_from: Optional[str]
     files_from_format: str
-
-    def __init__(self, files_from: Optional[str], files_from_format: str) -> None:
-        _set(self, "files_from", files_from)
-        _set(self, "files_from_format", files_from_format)
 
     def user_format(self) -> str:
         """--files-from-format as given, if it is one offered to users (the engine also reads an
@@ -416,18 +285,10 @@ class ManifestOptions(Record):
 class VersionsOptions(Record):
     """--version-id, --all-versions, --include-delete-markers, --as-of (copy and mv)."""
 
-    __slots__ = ("version_id", "all_versions", "include_delete_markers", "as_of")
-    version_id: Optional[str]
-    all_versions: bool
-    include_delete_markers: bool
-    as_of: Optional[str]
-
-    def __init__(self, version_id: Optional[str] = None, all_versions: bool = False,
-                 include_delete_markers: bool = False, as_of: Optional[str] = None) -> None:
-        _set(self, "version_id", version_id)
-        _set(self, "all_versions", all_versions)
-        _set(self, "include_delete_markers", include_delete_markers)
-        _set(self, "as_of", as_of)
+    version_id: Optional[str] = None
+    all_versions: bool = False
+    include_delete_markers: bool = False
+    as_of: Optional[str] = None
 
     @property
     def given(self) -> bool:
@@ -440,26 +301,13 @@ class GuardOptions(Record):
     SyncChoice's), --max-transfer, --max-duration (copy, sync, mv); copy's and mv's --backup-dir
     and --suffix (`copy_backup_dir`, `copy_suffix`: sync's are its SyncChoice's)."""
 
-    __slots__ = ("no_clobber", "update", "copy_dry_run", "max_transfer", "max_duration", "copy_backup_dir",
-                 "copy_suffix")
-    no_clobber: bool
-    update: bool
-    copy_dry_run: bool
-    max_transfer: Optional[str]
-    max_duration: Optional[str]
-    copy_backup_dir: Optional[str]
-    copy_suffix: str
-
-    def __init__(self, no_clobber: bool = False, update: bool = False, copy_dry_run: bool = False,
-                 max_transfer: Optional[str] = None, max_duration: Optional[str] = None,
-                 copy_backup_dir: Optional[str] = None, copy_suffix: str = "") -> None:
-        _set(self, "no_clobber", no_clobber)
-        _set(self, "update", update)
-        _set(self, "copy_dry_run", copy_dry_run)
-        _set(self, "max_transfer", max_transfer)
-        _set(self, "max_duration", max_duration)
-        _set(self, "copy_backup_dir", copy_backup_dir)
-        _set(self, "copy_suffix", copy_suffix)
+    no_clobber: bool = False
+    update: bool = False
+    copy_dry_run: bool = False
+    max_transfer: Optional[str] = None
+    max_duration: Optional[str] = None
+    copy_backup_dir: Optional[str] = None
+    copy_suffix: str = ""
 
     @property
     def given(self) -> bool:
@@ -489,9 +337,6 @@ class GuardOptions(Record):
 class RunOptions(Record):
     """Everything copy, sync, mv and check take besides their own comparison options."""
 
-    __slots__ = ("src", "dst", "s3", "parallel", "sizes", "network", "journal", "output", "filters", "props",
-                 "manifest", "versions", "cluster", "checksum_algorithm", "expected_size", "metrics",
-                 "metrics_linger", "force_archived", "guards", "verify")
     src: str
     dst: str
     s3: S3Endpoints
@@ -504,41 +349,14 @@ class RunOptions(Record):
     props: PropsOptions
     manifest: Optional[ManifestOptions]
     versions: VersionsOptions
-    cluster: Optional[str]
-    checksum_algorithm: Optional[str]
-    expected_size: Optional[str]
-    metrics: Optional[str]      # --metrics HOST:PORT (cli/metrics.py)
-    metrics_linger: float
-    force_archived: bool       # --force-archived (engine/transfer/archived.py)
-    guards: GuardOptions  # --no-clobber, --update, --dry-run (copy, mv), --max-transfer, --max-duration
-    verify: bool               # --verify (engine/transfer/verify.py)
-
-    def __init__(self, src: str, dst: str, s3: S3Endpoints, parallel: ParallelOptions, sizes: Optional[SizeOptions],
-                 network: Optional[NetworkOptions], journal: JournalOptions, output: OutputOptions,
-                 filters: FilterOptions, props: PropsOptions, manifest: Optional[ManifestOptions],
-                 versions: VersionsOptions, cluster: Optional[str] = None, checksum_algorithm: Optional[str] = None,
-                 expected_size: Optional[str] = None, metrics: Optional[str] = None, metrics_linger: float = 0.0,
-                 force_archived: bool = False, guards: GuardOptions = GuardOptions(), verify: bool = False) -> None:
-        _set(self, "src", src)
-        _set(self, "dst", dst)
-        _set(self, "s3", s3)
-        _set(self, "parallel", parallel)
-        _set(self, "sizes", sizes)
-        _set(self, "network", network)
-        _set(self, "journal", journal)
-        _set(self, "output", output)
-        _set(self, "filters", filters)
-        _set(self, "props", props)
-        _set(self, "manifest", manifest)
-        _set(self, "versions", versions)
-        _set(self, "cluster", cluster)
-        _set(self, "checksum_algorithm", checksum_algorithm)
-        _set(self, "expected_size", expected_size)
-        _set(self, "metrics", metrics)
-        _set(self, "metrics_linger", metrics_linger)
-        _set(self, "force_archived", force_archived)
-        _set(self, "guards", guards)
-        _set(self, "verify", verify)
+    cluster: Optional[str] = None
+    checksum_algorithm: Optional[str] = None
+    expected_size: Optional[str] = None
+    metrics: Optional[str] = None      # --metrics HOST:PORT (cli/metrics.py)
+    metrics_linger: float = 0.0
+    force_archived: bool = False       # --force-archived (engine/transfer/archived.py)
+    guards: GuardOptions = GuardOptions()  # --no-clobber, --update, --dry-run (copy, mv), --max-transfer, --max-duration
+    verify: bool = False               # --verify (engine/transfer/verify.py)
 
     @classmethod
     def of(cls, params: Params) -> RunOptions:

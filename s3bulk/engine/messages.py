@@ -13,46 +13,29 @@ from typing import Literal, NamedTuple
 
 from ..model import Counters, Failure, ObjectInfo, WorkUnit
 from .events import Notice, PlannedEvent
-from ..config.record import Record, set_field as _set
+from ..config.record import Record
 
 
 class Listed(Record):
     """The unit's page was listed; `pieces` is what the page did not cover, as contiguous units
     (several when the range was split: engine/listing/units.py), empty when the unit is done listing."""
 
-    __slots__ = ("wid", "unit", "pieces")
     wid: int
     unit: WorkUnit
     pieces: list[WorkUnit]
-
-    def __init__(self, wid: int, unit: WorkUnit, pieces: list[WorkUnit]) -> None:
-        _set(self, "wid", wid)
-        _set(self, "unit", unit)
-        _set(self, "pieces", pieces)
 
 
 class UnitDone(Record):
     """Every object of the unit's page was handled. `rest` is what was handed on (the journal
     records the page as the range between); `object_log` is the page's per-object journal file."""
 
-    __slots__ = ("wid", "unit", "rest", "objects", "nbytes", "failed", "object_log")
     wid: int
     unit: WorkUnit
     rest: WorkUnit | None
     objects: int
     nbytes: int
     failed: int
-    object_log: str | None
-
-    def __init__(self, wid: int, unit: WorkUnit, rest: WorkUnit | None, objects: int, nbytes: int, failed: int,
-                 object_log: str | None = None) -> None:
-        _set(self, "wid", wid)
-        _set(self, "unit", unit)
-        _set(self, "rest", rest)
-        _set(self, "objects", objects)
-        _set(self, "nbytes", nbytes)
-        _set(self, "failed", failed)
-        _set(self, "object_log", object_log)
+    object_log: str | None = None
 
 
 class Deletes(Record):
@@ -63,37 +46,21 @@ class Deletes(Record):
     objects this worker copied to --backup-dir since its last report (overwrites, and
     --delete-during's deletes)."""
 
-    __slots__ = ("wid", "keys", "dst_seen", "skipped", "backed_up", "unit")
     wid: int
     keys: list[tuple[str, int]]
-    dst_seen: int
-    skipped: int
-    backed_up: int
-    unit: WorkUnit | None
-
-    def __init__(self, wid: int, keys: list[tuple[str, int]], dst_seen: int = 0, skipped: int = 0,
-                 backed_up: int = 0, unit: WorkUnit | None = None) -> None:
-        _set(self, "wid", wid)
-        _set(self, "keys", keys)
-        _set(self, "dst_seen", dst_seen)
-        _set(self, "skipped", skipped)
-        _set(self, "backed_up", backed_up)
-        _set(self, "unit", unit)
+    dst_seen: int = 0
+    skipped: int = 0
+    backed_up: int = 0
+    unit: WorkUnit | None = None
 
 
 class Abandoned(Record):
     """A stop was requested: the unit (narrowed to its page when it was listed) is not finished
     and goes back to the coordinator's frontier."""
 
-    __slots__ = ("wid", "unit", "was_listed")
     wid: int
     unit: WorkUnit
     was_listed: bool
-
-    def __init__(self, wid: int, unit: WorkUnit, was_listed: bool) -> None:
-        _set(self, "wid", wid)
-        _set(self, "unit", unit)
-        _set(self, "was_listed", was_listed)
 
 
 class UploadBegun(NamedTuple):
@@ -138,51 +105,30 @@ class UploadStarted(Record):
     with no upload_id, is about to be asked for (an intent: engine/leftover_uploads.py): the
     transfer's note of it, from worker `wid`."""
 
-    __slots__ = ("wid", "note")
     wid: int
     note: UploadBegun
-
-    def __init__(self, wid: int, note: UploadBegun) -> None:
-        _set(self, "wid", wid)
-        _set(self, "note", note)
 
 
 class UploadEnded(Record):
     """An S3 multipart upload was completed or aborted (no upload_id: it was refused, not made)."""
 
-    __slots__ = ("wid", "note")
     wid: int
     note: UploadEnd
-
-    def __init__(self, wid: int, note: UploadEnd) -> None:
-        _set(self, "wid", wid)
-        _set(self, "note", note)
 
 
 class ProgressReport(Record):
     """Counters added up since the last report (a quarter second) and the failures seen meanwhile."""
 
-    __slots__ = ("wid", "counters", "failures")
     wid: int
     counters: Counters
     failures: list[Failure]
-
-    def __init__(self, wid: int, counters: Counters, failures: list[Failure]) -> None:
-        _set(self, "wid", wid)
-        _set(self, "counters", counters)
-        _set(self, "failures", failures)
 
 
 class Planned(Record):
     """A dry run's would-be actions or `check`'s differences for one page (events.py), in key order."""
 
-    __slots__ = ("wid", "events")
     wid: int
     events: list[PlannedEvent | Notice]  # a Notice: said once a run (the coordinator drops repeats)
-
-    def __init__(self, wid: int, events: list[PlannedEvent | Notice]) -> None:
-        _set(self, "wid", wid)
-        _set(self, "events", events)
 
 
 ObjectNote = tuple[str, str, str, "int | None", "str | None", "str | None"]
@@ -199,41 +145,24 @@ class ObjectsReported(Record):
     and always each object started over because its source changed ("restarted", src_url, dst_url,
     0, None, None)."""
 
-    __slots__ = ("wid", "notes")
     wid: int
     notes: list[ObjectNote]
-
-    def __init__(self, wid: int, notes: list[ObjectNote]) -> None:
-        _set(self, "wid", wid)
-        _set(self, "notes", notes)
 
 
 class Fatal(Record):
     """The run cannot go on (the first one wins; its exit code is the run's)."""
 
-    __slots__ = ("wid", "message", "exit_code")
     wid: int
     message: str
     exit_code: int
-
-    def __init__(self, wid: int, message: str, exit_code: int) -> None:
-        _set(self, "wid", wid)
-        _set(self, "message", message)
-        _set(self, "exit_code", exit_code)
 
 
 class Exited(Record):
     """A worker's last words: its peak RSS and the CPU seconds it used."""
 
-    __slots__ = ("wid", "peak_rss_bytes", "cpu_seconds")
     wid: int
     peak_rss_bytes: int
     cpu_seconds: float
-
-    def __init__(self, wid: int, peak_rss_bytes: int, cpu_seconds: float) -> None:
-        _set(self, "wid", wid)
-        _set(self, "peak_rss_bytes", peak_rss_bytes)
-        _set(self, "cpu_seconds", cpu_seconds)
 
 
 WorkerMessage = (Listed | UnitDone | Deletes | Abandoned | UploadStarted | UploadEnded | ProgressReport | Planned
