@@ -90,10 +90,12 @@ from sync_peers import ensure_peers  # noqa: E402
 
 MiB = 1 << 20
 BUCKET = "linkbench"
-PEER_TOOLS = ("crt", "crt-tuned", "aws-cli", "s5cmd", "rclone", "ceiling", "ceiling-file")
+PEER_TOOLS = ("crt", "crt-tuned", "aws-cli", "s5cmd", "rclone", "ceiling", "ceiling-file", "ceiling-splice",
+              "ceiling-mmap")
 # `ceiling` (bench/ceiling_get.py, downloads only): 8 ranged GETs at once read into a buffer and dropped,
 # timed from the first request (no start-up, no presigning): what the machine moves at most;
-# `ceiling-file` also pwrites them into the destination file (what a download to tmpfs cannot avoid)
+# `ceiling-file` also pwrites them into the destination file (what a download to tmpfs cannot avoid);
+# `ceiling-splice` / `ceiling-mmap` write the file the other ways ceiling_get.py knows (`--write splice|mmap`)
 CEILING = HERE / "ceiling_get.py"
 CRT_TUNED = "--target-gbps 100 --part-size-mib 5"  # --crt-tuned: crt-tuned's flags to bench/crt_cp.py
 # name -> (bandwidth KB/s a connection or None, latency ms each way, default cells [(MiB, direction)])
@@ -170,8 +172,9 @@ def command(tool: str, roots: dict[str, Path], url: str, src: str, dst: str) -> 
         def rcl(u: str) -> str:
             return "pb:" + u[5:] if u.startswith("s3://") else u
         return [peers_bench.RCLONE, "copyto", rcl(src), rcl(dst)]
-    if tool in ("ceiling", "ceiling-file"):
-        return [sys.executable, str(CEILING), src, dst, "--endpoint-url", url, *(["--write"] if tool != "ceiling" else [])]
+    if tool.startswith("ceiling"):
+        how = {"ceiling": [], "ceiling-file": ["--write"]}.get(tool, ["--write", tool.removeprefix("ceiling-")])
+        return [sys.executable, str(CEILING), src, dst, "--endpoint-url", url, *how]
     if tool in ("crt", "crt-tuned"):
         tuned = shlex.split(CRT_TUNED) if tool == "crt-tuned" else []
         return [str(CRT_VENV / "bin" / "python"), str(CRT_CP), src, dst, "--endpoint-url", url, *tuned]
