@@ -47,13 +47,17 @@ def sink_for(src: Store, upload: Multipart, start: int, end: int, check: Any) ->
     if not sinks(src, upload):
         return None
     sink = cast(SinkUpload, upload).range_sink(start, end, check.algorithm if check is not None else None)
-    if sink is not None and _OFF_THREAD:
-        sink.use_thread()
+    if sink is not None:
+        env = os.environ
+        if env.get("S3BULK_PWRITE_THREAD", "1") != "0":
+            sink.use_thread()
     return sink
 
 
-# S3BULK_PWRITE_THREAD=0: the chunks are written on the event loop, as before (for comparing the two)
-_OFF_THREAD = os.environ.get("S3BULK_PWRITE_THREAD", "1") != "0"
+# The switches below are read per range, as S3BULK_RANGE_SINK is (one dict lookup against a range's
+# megabytes), so a test or a benchmark can set them in-process:
+# - S3BULK_RANGE_SINK=0: parts go through part buffers as before;
+# - S3BULK_PWRITE_THREAD=0: a sink's chunks are written on the event loop, not by the writer thread.
 
 
 def enabled() -> bool:

@@ -79,11 +79,13 @@ class RangeSink:
 
     def use_thread(self) -> None:
         """Chunks received into the pool's buffers and written by the process's writer thread
-        (offthread.py): the caller then settle()s before it takes the range as written."""
-        from .offthread import writes
-
-        self.writes = writes()
+        (offthread.py, started on the first such read): the caller then settle()s before it takes
+        the range as written."""
         self.off_thread = True
+
+    def file_error(self, exc: OSError) -> BaseException:
+        """The caller's error for a failed write into the file (a StoreError naming it)."""
+        return self.on_error(exc) if self.on_error is not None else exc
 
     def room(self) -> memoryview:
         """BodySink with off_thread (http/client.py): the buffer the next read goes into: one of
@@ -92,7 +94,12 @@ class RangeSink:
             return _thread_scratch()
         held = self.held
         if held is None:
-            held = self.held = self.writes.take()
+            writes = self.writes
+            if writes is None:
+                from .offthread import writes as process_writes
+
+                writes = self.writes = process_writes()
+            held = self.held = writes.take()
         return held
 
     def settle(self, quiet: bool = False) -> None:
@@ -107,13 +114,21 @@ class RangeSink:
         if self.held is not None:
             writes.give(self.held)
             self.held = None
+        if quiet:
+            self.failed = None
+        else:
+            self._raise_failed()
+
+    def _raise_failed(self) -> None:
+        """The writer thread's failure for this sink, if any, raised once (then forgotten)."""
         failed, self.failed = self.failed, None
-        if failed is not None and not quiet:
+        if failed is not None:
             self._raise(failed)
 
     def _raise(self, exc: BaseException) -> None:
+        """A write's failure raised as the caller's error (an OSError as file_error() says)."""
         if isinstance(exc, OSError):
-            raise (self.on_error(exc) if self.on_error is not None else exc) from exc
+            raise self.file_error(exc) from exc
         raise exc
 
     @property
@@ -152,8 +167,7 @@ class RangeSink:
         held = self.held
         if held is not None and chunk.obj is held.obj:  # received into the pool's buffer
             if self.failed is not None:
-                failed, self.failed = self.failed, None
-                self._raise(failed)
+                self._raise_failed()
             if n >= _HANDOFF:  # written by the writer thread
                 if self.hasher is not None:  # here, in order (the writes may land in any order)
                     self.hasher.update(chunk)
@@ -178,7 +192,7 @@ class RangeSink:
                 done = os.pwrite(self.fd, view, offset)
                 view, offset = view[done:], offset + done
         except OSError as exc:
-            raise (self.on_error(exc) if self.on_error is not None else exc) from exc
+            raise self.file_error(exc) from exc
         if self.hasher is not None:
             self.hasher.update(chunk)
         self.pos += n
@@ -194,7 +208,7 @@ class RangeSink:
         try:
             allocate_range(self.fd, self.start, self.end - self.start)
         except OSError as exc:
-            raise (self.on_error(exc) if self.on_error is not None else exc) from exc
+            raise self.file_error(exc) from exc
 
 
 def allocate_range(fd: int, offset: int, length: int) -> None:
