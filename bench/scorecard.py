@@ -23,7 +23,7 @@ in one line and the sitting goes on.
 | ls200k | `listing_bench.py --keys 200000 --keys-copy 0 --shapes flat,dated --ls-tools s3bulk-json,s5cmd --reps 3` (slow_s3, 50 ms a request) | `ls --json` wall vs `s5cmd ls`, each rep paired | >= 12x s5cmd in every run, flat and structured (dated) keys |
 | ls1m | `listing_bench.py --keys 1000000 --keys-copy 0 --shapes flat,dated,hashed --ls-tools s3bulk,s3bulk-json,s5cmd --reps 1` | `ls` text and `--json` vs s5cmd, per key shape ("mixed" = each of the three shapes) | >= 20x both, every shape |
 | one | `startup_bench.py --runs 15` (LocalStack) | one 100 B object down and up, whole process by the installed entry point, median wall vs s5cmd (aws-cli beside) | <= 2x s5cmd's time, both directions |
-| gib | in this script: versitygw on loopback, one 1 GiB object, interleaved reps of `s3bulk copy` and `s5cmd cp` to tmpfs and `ceiling_read.py` (8 ranged GETs at once: curl to /dev/null, and Python threads into a reused buffer) | s3bulk MiB/s (whole process) vs the faster ceiling's (first request to last byte) | >= 0.8x the ceiling |
+| gib | in this script: versitygw on loopback, one 1 GiB object, interleaved reps of `s3bulk copy` and `s5cmd cp` to tmpfs and `ceiling_read.py` (8 ranged GETs at once: curl to /dev/null, and Python threads into a reused buffer); `ceiling_get.py --write` / `--write splice` (the same 8 ranges written into the file: pwritten, or spliced socket -> pipe -> file) | s3bulk MiB/s (whole process) vs the faster ceiling's (first request to last byte) | >= 0.8x the ceiling |
 | link | `link_bench.py --links 25MBps-10ms,loopback --tools s3bulk,crt,crt-tuned,aws-cli --repeats 3` (toxiproxy) | 24 / 256 MiB down and up at 25 MB/s a connection + 10 ms, 1 GiB down on loopback, medians | >= 1.25x the CRT client at its defaults and >= 1.5x aws-cli, every case (crt-tuned reported) |
 | lambda | `startup_bench.py --lambda-sandbox --runs 7` (LocalStack, cgroup at 7% of a core) | the handler's cold call, import to result, vs boto3 copy_object | <= 0.7x boto3's time |
 | small | `peers_bench.py --scenarios dl-small --tools s3bulk,s5cmd,obstore --reps 5` (versitygw) | 20,000 x 100 B down: obj/s and CPU-us per object, each rep paired | >= 2x s5cmd at <= 0.4x its CPU and >= 1.5x obstore, every run |
@@ -335,7 +335,12 @@ def judge_gib(records: list[dict], mib: int) -> dict:
         raise RowFailed(f"{bad[0]['tool']}: {bad[0]['problem']}" if bad else "no figures")
     top = max(ceilings, key=lambda t: med[t])
     ratio = med["s3bulk"] / med[top]
-    versus = f"{med['s3bulk'] / med['ceiling-file']:.2f}x ceiling-file" if "ceiling-file" in med else ""
+    # the best a tool that writes the file reaches here: 8 ranges pwritten, or spliced (one copy a byte)
+    files = [t for t in ("ceiling-file", "ceiling-splice") if t in med]
+    best_file = max(files, key=lambda t: med[t]) if files else ""
+    versus = f"{med['s3bulk'] / med[best_file]:.2f}x {best_file}" if best_file else ""
+    if best_file and best_file != "ceiling-file" and "ceiling-file" in med:
+        versus += f", {med['s3bulk'] / med['ceiling-file']:.2f}x ceiling-file"
     before = f"; A tree {med['s3bulk-before']:,.0f} MiB/s" if "s3bulk-before" in med else ""
     return {"s3bulk": f"{med['s3bulk']:,.0f} MiB/s ({mib} MiB, whole process)",
             "peer": f"ceiling {med[top]:,.0f} MiB/s (8 ranges at once: "
@@ -386,6 +391,9 @@ def row_gib(s: Sitting) -> dict:
             # the same 8 ranges also pwritten into the file, as a download to tmpfs must (ceiling_get.py)
             "ceiling-file": [sys.executable, str(HERE / "ceiling_get.py"), "s3://gib/big.bin", str(dst),
                              "--endpoint-url", srv.url, "--write"],
+            # the same, spliced socket -> pipe -> file (one kernel copy a byte): the best file-writing reader here
+            "ceiling-splice": [sys.executable, str(HERE / "ceiling_get.py"), "s3://gib/big.bin", str(dst),
+                               "--endpoint-url", srv.url, "--write", "splice"],
         }
         if s.args.gib_before:  # the A tree's s3bulk, interleaved with this one's
             tools["s3bulk-before"] = [str(Path(s.args.gib_before) / ".venv" / "bin" / "s3bulk"), *tools["s3bulk"][1:]]
@@ -408,7 +416,7 @@ def row_gib(s: Sitting) -> dict:
             problem = None
             if r["exit"] != 0:
                 problem = f"exit {r['exit']}: {peers_bench.tail(work / 'run.err', 300).strip()}"
-            elif tool == "ceiling-file":  # "N MiB/s (8 ranges, X s)": first request to last byte
+            elif tool in ("ceiling-file", "ceiling-splice"):  # "N MiB/s (8 ranges, X s)": first request to last byte
                 took = re.search(r"([0-9.]+) s\)", (work / "run.out").read_text())
                 if took is None:
                     problem = f"ceiling_get printed {peers_bench.tail(work / 'run.out', 200)!r}"
