@@ -4,6 +4,7 @@ one level: --no-recursive)."""
 from __future__ import annotations
 
 import bisect
+import gc
 from operator import itemgetter
 import sys
 from datetime import datetime, timezone
@@ -74,6 +75,7 @@ def ls_command(
             return quiet_broken_pipe()
     lines = LsLines(json_out)
     texts = ls_rendered(url, lines.render, s3=s3, ordered=not unordered, concurrency=concurrency, filters=filters)
+    collections = _fewer_collections()
     try:
         with LatchedInterrupt() as interrupt:
             for text in texts:
@@ -85,8 +87,25 @@ def ls_command(
         return
     finally:
         texts.close()  # `| head`, Ctrl-C: listings cancelled and spill files gone before the loop closes
+        gc.set_threshold(*collections)
     if not json_out:
         print(ls_total(lines.count, lines.total, lines.unsized), file=sys.stderr)
+
+
+YOUNG_OBJECTS = 100_000  # objects allocated and still alive that start a collection while ls lists
+
+
+def _fewer_collections() -> tuple[int, int, int]:
+    """While ls lists, a garbage collection only after 100,000 objects more are alive, not 700.
+    Why: a page's entries are made and dropped by the thousand (freed by their counts, not by the
+    collector), and at 700 the collector walked each page's young objects several times and every
+    object the imports made in 10 full collections: 12% of a 1,000,000-key listing's CPU (360 ms of
+    2.9 s), ~10 ms at 100,000. Memory stays bounded: the count is of objects alive, and cycles
+    (an exception's frames) are still collected, at 100,000 as at 700. Returns the thresholds
+    before, to put back."""
+    before = gc.get_threshold()
+    gc.set_threshold(YOUNG_OBJECTS, before[1], before[2])
+    return before
 
 
 class LsLines:
