@@ -114,3 +114,17 @@ def test_empty_pages_and_pages_without_etags_are_left_to_the_general_reader() ->
     for body in (page([]), page([], "tok"), page(["<Contents><Key>k</Key><LastModified>2026-11-23T04:05:06Z</LastModified><Size>1</Size></Contents>"])):
         assert list_exact.entries(body, False, None) is None
         assert wire.read_listing(body, False) == xml_reference.listing(body, False)
+
+
+@pytest.mark.parametrize("gateway", [False, True], ids=["s3-order", "versitygw-order"])
+def test_times_and_classes_beyond_the_remembered_ones_are_read_from_the_page(gateway: bool) -> None:
+    """The shared tables of times (4,096) and classes (64) fill up: entries then take their time and
+    class from the page's own table, the same values the reference reads."""
+    rows = [entry(f"k{i:05d}", f"2026-01-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z",
+                  f"{i:032x}", i, f"CLASS{i % 80}", "", "&quot;", gateway) for i in range(4200)]
+    body = page(rows)
+    want = xml_reference.listing(body, False)[0]
+    for _ in range(2):  # the second time with the tables as the first left them
+        assert list_exact.entries(body, gateway, None) == want
+    assert list_exact.entries(page([entry("k", "2026-13-01T00:00:00Z", "e", 1, "", "", '"', gateway)]),
+                              gateway, None) is None  # no such month: the general reader says why

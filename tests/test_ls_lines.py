@@ -4,6 +4,7 @@ them, whichever way a page is rendered: a column at a time (every size known) or
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 from datetime import datetime, timezone
@@ -71,3 +72,29 @@ def test_many_distinct_seconds_keep_the_stamp_cache_bounded(json_out: bool) -> N
         page = [ObjectInfo(f"k{start + i:06d}", i, 1.6e9 + start + i, '"e"') for i in range(1000)]
         assert lines.render(page) == "".join(line(e) + "\n" for e in page)
         assert len(lines.stamps) <= 4097
+
+
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+def test_ls_of_a_directory_prints_the_reference_lines_and_puts_the_collector_back(tmp_path, json_out: bool) -> None:
+    """The whole command on local files (names a JSON escape needs among plain ones, so a page goes
+    either way): every line as the reference makes it, and the collector's thresholds, raised while
+    ls lists, as they were."""
+    from typer.testing import CliRunner
+
+    from s3bulk.cli.app import app
+
+    names = [f"f{i:03d}" for i in range(40)] + ['q"uote', "back\\slash", "caf\u00e9"]
+    for i, name in enumerate(names):
+        (tmp_path / name).write_bytes(b"x" * i)
+    before = gc.get_threshold()
+    run = CliRunner().invoke(app, ["ls", str(tmp_path), *(["--json"] if json_out else [])])
+    assert run.exit_code == 0, run.output
+    assert gc.get_threshold() == before
+    printed = [line for line in run.stdout.splitlines() if line and not line.endswith("bytes")]
+    assert len(printed) == len(names)
+    if json_out:
+        rows = [json.loads(line) for line in printed]
+        assert printed == [json.dumps(r, ensure_ascii=False) for r in rows]
+        assert sorted(r["key"] for r in rows) == sorted(names)
+    else:
+        assert [line[33:] for line in printed]  # after "date time", the size in 12 == sorted(names)

@@ -19,6 +19,7 @@ exactly (units.py).
 
 from __future__ import annotations
 
+from itertools import zip_longest
 from typing import Sequence
 
 PAGES_PER_PIECE = 4  # pieces: one request each to learn they ended, so ~1/4 more requests at most
@@ -102,9 +103,12 @@ def _digits(sample: Sequence[str], until: str, cp: int, d: int, depth: int) -> l
 
 def hex_letters(seen: Sequence[str], cp: int, depth: int) -> bool:
     """The keys vary in hex digits, letters among them, somewhere in positions cp..depth-1: hashed
-    names (a date's or a counter's fields vary in decimal digits only)."""
-    for j in range(cp, depth):
-        col = {k[j] for k in seen if len(k) > j}
+    names (a date's or a counter's fields vary in decimal digits only). The positions' columns come
+    from one transposition in C (zip_longest, a short key's missing positions as ""), not a set
+    comprehension a position: ran once a page over ~50 positions, 5% of a dated `ls`'s CPU."""
+    for column in zip_longest(*[k[cp:depth] for k in seen], fillvalue=""):
+        col = set(column)
+        col.discard("")
         if len(col) > 1 and col.issubset(HEX) and not col.issubset(DIGITS):
             return True
     return False

@@ -73,21 +73,29 @@ def entries(body: bytes, versitygw_order: bool, until: str | None) -> list[Objec
     found = pattern.findall(text)
     if 2 * len(found) != words:
         return None
-    new, time_of, class_of = tuple.__new__, _TIMES.get, _CLASSES.get
     try:
-        if versitygw_order:
-            out = [new(ObjectInfo, (key, int(size), time_of(lm) or timestamp(lm), etag,
-                                    class_of(sc) or _class(sc)))
-                   for lm, etag, key, size, sc in found]
-        else:
-            out = [new(ObjectInfo, (key, int(size), time_of(lm) or timestamp(lm), etag,
-                                    class_of(sc) or _class(sc)))
-                   for key, lm, etag, size, sc in found]
-    except ValueError:  # a LastModified that is no plain time: read the general way
-        return None
+        out = _made(found, versitygw_order, _TIMES, _CLASSES)
+    except KeyError:  # a time or class first seen (or no longer remembered): this page's own tables
+        column = 0 if versitygw_order else 1
+        try:
+            times = {lm: timestamp(lm) for lm in {f[column] for f in found}}
+            classes = {sc: _class(sc) for sc in {f[4] for f in found}}
+        except ValueError:  # a LastModified or class that is not plain: read the general way
+            return None
+        out = _made(found, versitygw_order, times, classes)
     if until is not None and out and out[-1].key > until:
         del out[bisect.bisect_right(out, until, key=_KEY) + 1:]
     return out
+
+
+def _made(found: list[tuple[str, str, str, str, str]], versitygw_order: bool, times: dict[str, float],
+          classes: dict[str, str | None]) -> list[ObjectInfo]:
+    """The matches as entries; KeyError when a time or a class is not in the tables. Subscripts,
+    not .get() with a fallback: ~70 ns a key less (a method call and a branch a field)."""
+    new = tuple.__new__
+    if versitygw_order:
+        return [new(ObjectInfo, (key, int(size), times[lm], etag, classes[sc])) for lm, etag, key, size, sc in found]
+    return [new(ObjectInfo, (key, int(size), times[lm], etag, classes[sc])) for key, lm, etag, size, sc in found]
 
 
 def timestamp(text: str) -> float:
