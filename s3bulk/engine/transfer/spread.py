@@ -28,10 +28,10 @@ import os
 import signal
 import struct
 import sys
-from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from ...errors import StoreError
+from ...config.record import Record
 from ...config.sizes import parse_size
 from ...config.urls import Location
 from ...stores import StoreOptions
@@ -124,8 +124,7 @@ async def run_parts(parts: list[tuple[int, int, int]], concurrency: int,
         raise group.exceptions[0] from None
 
 
-@dataclass(frozen=True)
-class HelperTask:
+class HelperTask(Record):
     """What every helper of one object is given (in the fork's copy of memory, never sent): the
     source to open again, the object, the destination file to write at offsets, the parts each
     keeps in flight. `check` (a checksums.PartCrcs or None): helpers send each part's CRC back for
