@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..config.filters import Filters
+from ..config.record import Record
 from ..config.urls import S3Options
 from ..model import WorkUnit
 from .plan import SyncOptions, TransferOptions
@@ -23,8 +24,7 @@ __all__ = ["Command", "Job", "JournalChoice", "Manifest"]
 Command = Literal["copy", "mv", "sync", "check"]
 
 
-@dataclass(frozen=True, slots=True)
-class JournalChoice:
+class JournalChoice(Record):
     """Where the run's resume journal is kept and whether the run continues the one there. Kept
     when `path` is given, or at the per-run default path when `default` (the command line keeps
     one unless --no-journal; the API none unless given a path)."""
@@ -39,8 +39,7 @@ class JournalChoice:
         return self.path is not None or self.default
 
 
-@dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(Record):
     """The keys to copy, from a file instead of a listing (--files-from). `name` is what the
     journal knows it by when `path` is a spooled copy of stdin or of an S3 Inventory report."""
 

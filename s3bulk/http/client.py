@@ -60,11 +60,12 @@ import struct
 import sys
 import threading
 from collections import deque
-from email.utils import parsedate_to_datetime
 from typing import AsyncGenerator, AsyncIterator, Callable, NamedTuple, Protocol, Union, cast
 from urllib.parse import unquote, urlsplit
 
 import httptools
+
+from .dates import http_date_seconds
 
 try:  # Linux: bytes the kernel still holds for the peer, so progress hidden in socket buffers counts
     import fcntl
@@ -194,7 +195,7 @@ def retry_after(headers: dict[str, str]) -> float | None:
     try:
         import time
 
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        return max(0.0, http_date_seconds(value) - time.time())
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
 

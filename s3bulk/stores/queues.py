@@ -7,8 +7,9 @@ SQS's, which every queue the watcher reads keeps (LocalStack's and ElasticMQ's t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol, Sequence
+
+from ..config.record import Record
 
 __all__ = ["EventQueue", "Message", "MAX_BATCH", "MAX_VISIBILITY", "MAX_WAIT"]
 
@@ -17,8 +18,7 @@ MAX_BATCH = 10   # messages per ReceiveMessage, entries per *Batch request
 MAX_VISIBILITY = 43200  # seconds (12 hours): SQS's longest visibility timeout
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(Record):
     """One received message: its id (the same every time it is received), the receipt handle of
     this receipt (what deletes it, or changes its visibility), its body, how often SQS has handed
     it out, and when it was sent (SentTimestamp, milliseconds since the epoch; None if unknown)."""

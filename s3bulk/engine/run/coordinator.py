@@ -46,6 +46,7 @@ from ..messages import (Abandoned, Deletes, Exited, Fatal, Listed, ObjectNote, O
 from ..listing import hints
 from ..events import Copied, Deleted, Event, Notice, Progress, Restarted, Skipped, Stopping
 from ..plan import Plan
+from ...config.record import Record
 from ..listing.units import join_units
 
 MAX_FAILURES_KEPT = 1000
@@ -84,8 +85,7 @@ class Signals:
         self._old = {}
 
 
-@dataclasses.dataclass(frozen=True)
-class Crew:
+class Crew(Record):
     """The workers a run started (launch.py), as the coordinator drives them: their handles, the
     queue they take units from and the one they report on, whether they run on a thread of this
     process, the signals counted meanwhile, and what closes a runner's connection at the end."""

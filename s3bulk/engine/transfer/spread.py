@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pickle
 import signal
 import struct
 import sys
-from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from ...errors import StoreError
+from ...config.record import Record
 from ...config.sizes import parse_size
 from ...config.urls import Location
 from ...stores import StoreOptions
@@ -125,8 +124,7 @@ async def run_parts(parts: list[tuple[int, int, int]], concurrency: int,
         raise group.exceptions[0] from None
 
 
-@dataclass(frozen=True)
-class HelperTask:
+class HelperTask(Record):
     """What every helper of one object is given (in the fork's copy of memory, never sent): the
     source to open again, the object, the destination file to write at offsets, the parts each
     keeps in flight. `check` (a checksums.PartCrcs or None): helpers send each part's CRC back for
@@ -167,6 +165,8 @@ class Helpers:
         """Until every helper has ended; each part they wrote goes to `parts` (in this loop), the
         requests the helpers sent are added into `requests` (the source store's count). Raises the
         first helper's error (or a StoreError naming how it died)."""
+        import pickle  # here: a run that spreads nothing (one small object) never loads it
+
         loop = asyncio.get_running_loop()
 
         def collect(fd: int) -> tuple[BaseException | None, dict[tuple[str, str], int]]:
@@ -268,6 +268,8 @@ def _die_with(parent: int) -> None:
 
 def _helper_main(w: int, parts: list[tuple[int, int, int]], task: HelperTask) -> None:
     """Body of a helper process: its own event loop and source store; exits, never returns."""
+    import pickle
+
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # its parent decides what Ctrl-C means
@@ -296,6 +298,8 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], task: HelperTask) ->
 
 
 async def _helper_parts(w: int, parts: list[tuple[int, int, int]], task: HelperTask) -> None:
+    import pickle
+
     from ...stores import open_store
     from ...stores.files.filesink import RangeSink
     from .part_buffers import part_buffer

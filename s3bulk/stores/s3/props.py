@@ -9,9 +9,9 @@ from __future__ import annotations
 import base64
 import hashlib
 from datetime import datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, Mapping
 
+from ...http.dates import http_datetime
 from ...model import ObjectProps
 from ..file_times import MTIME_KEY, format_mtime
 
@@ -173,7 +173,7 @@ def from_botocore(resp: Mapping[str, Any], *, tag_count_known: bool = False) -> 
 
 def _http_date(value: str) -> datetime | str:
     try:
-        return parsedate_to_datetime(value)
+        return http_datetime(value)
     except (TypeError, ValueError):
         return value
 

@@ -43,9 +43,10 @@ import json
 import os
 import re
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, Awaitable, Callable
 
+from ...config.record import Record
 from ...config.urls import S3Options, S3Settings
 from .sigv4 import Credentials
 
@@ -58,8 +59,7 @@ _MAX_ENTRIES = 64
 _SECRET_WORDS = ("SECRET", "TOKEN", "PASSWORD", "ACCESS_KEY_ID", "CREDENTIAL_EXPIRATION", "ACCOUNT_ID")
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(Record):
     """Where botocore sends this bucket's requests, as the lean path needs it."""
 
     endpoint_url: str          # the client's endpoint (identity for server-side copies)
@@ -160,7 +160,7 @@ def remember(key: str, resolved: Resolved) -> None:
     """Keep `resolved` for this process and the next runs (best effort: a read-only or missing
     cache directory, as on Lambda, only means the next run resolves again)."""
     _MEMO[key] = resolved
-    _store(key, asdict(resolved))
+    _store(key, resolved.as_dict())
 
 
 def _store(key: str, value: dict[str, Any]) -> None:

@@ -24,7 +24,6 @@ import sys
 import zlib
 from binascii import b2a_base64
 from operator import attrgetter
-from email.utils import parsedate_to_datetime
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -33,6 +32,7 @@ from ...errors import Corrupt, StoreError, Transient, from_transport
 from .lazy_re import lazy
 from ...errors import BodyRefused, ChecksumRefused
 from ...http.client import Body, HttpClient, HttpError, Response, retry_after
+from ...http.dates import http_date_seconds
 from ...model import ObjectInfo
 from ..files.bodies import FileBody
 from ..conditions import check_answer, copy_source_if_match_header
@@ -491,7 +491,7 @@ class S3Wire:
         h = resp.headers
         try:
             size = int(h["content-length"])
-            mtime = parsedate_to_datetime(h["last-modified"]).timestamp() if "last-modified" in h else None
+            mtime = http_date_seconds(h["last-modified"]) if "last-modified" in h else None
         except (KeyError, ValueError, TypeError) as exc:
             raise Transient(f"HEAD answer without a usable size ({exc})", op="head", url=url, key=key) from exc
         etag = h.get("etag")
@@ -737,7 +737,7 @@ class S3Wire:
             raise self._error(resp, "get", url, key)
         h = resp.headers
         try:
-            mtime = parsedate_to_datetime(h["last-modified"]).timestamp() if "last-modified" in h else None
+            mtime = http_date_seconds(h["last-modified"]) if "last-modified" in h else None
         except (ValueError, TypeError) as exc:
             raise Transient(f"GET answer with an unusable Last-Modified ({exc})", op="get", url=url, key=key) from exc
         etag = h.get("etag")
