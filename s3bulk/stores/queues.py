@@ -7,8 +7,12 @@ SQS's, which every queue the watcher reads keeps (LocalStack's and ElasticMQ's t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ..quick_dataclass import dataclass
 
 __all__ = ["EventQueue", "Message", "MAX_BATCH", "MAX_VISIBILITY", "MAX_WAIT"]
 

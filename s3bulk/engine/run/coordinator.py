@@ -36,7 +36,7 @@ import signal
 import threading
 import time
 from collections import deque
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .peak_rss import peak_rss_bytes
 from ...errors import S3BulkError
@@ -47,6 +47,11 @@ from ..listing import hints
 from ..events import Copied, Deleted, Event, Notice, Progress, Restarted, Skipped, Stopping
 from ..plan import Plan
 from ..listing.units import join_units
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ...quick_dataclass import dataclass
 
 MAX_FAILURES_KEPT = 1000
 DRAIN_SECONDS = 30.0  # a graceful stop that takes longer than this becomes an immediate one
@@ -84,7 +89,7 @@ class Signals:
         self._old = {}
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class Crew:
     """The workers a run started (launch.py), as the coordinator drives them: their handles, the
     queue they take units from and the one they report on, whether they run on a thread of this

@@ -29,13 +29,17 @@ import pickle
 import signal
 import struct
 import sys
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from ...errors import StoreError
 from ...config.sizes import parse_size
 from ...config.urls import Location
 from ...stores import StoreOptions
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ...quick_dataclass import dataclass
 
 SPREAD_ABOVE = 128 * 1024 * 1024
 MAX_PROCESSES = 8

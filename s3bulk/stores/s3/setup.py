@@ -43,11 +43,16 @@ import json
 import os
 import re
 import sys
-from dataclasses import asdict, dataclass
-from typing import Any, Awaitable, Callable
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ...config.urls import S3Options, S3Settings
 from .sigv4 import Credentials
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ...quick_dataclass import dataclass
 
 CredentialSource = Callable[[], Awaitable[Credentials | None]]
 
