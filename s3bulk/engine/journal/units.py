@@ -49,17 +49,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import time
 from bisect import bisect_right
 from json.encoder import encode_basestring_ascii
-from typing import Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from ...config.filters import Filters
 from ...config.urls import Location
 from ...errors import UsageError
 from ...model import WorkUnit
 from ..plan import SyncOptions
+
+if TYPE_CHECKING:
+    import sqlite3  # imported where a journal is opened: a run with none (--no-journal) never needs it
 
 VERSION = "1"
 COMMIT_SECONDS = 0.02  # at most 50 commits a second; each is one WAL append (no fsync), ~50 us
@@ -434,6 +436,8 @@ class Journal:
         return j
 
     def _connect(self) -> sqlite3.Connection:
+        import sqlite3
+
         parent = os.path.dirname(self.path)
         if parent:
             os.makedirs(parent, exist_ok=True)
@@ -455,6 +459,8 @@ class Journal:
         db.execute("COMMIT")
 
     def _load(self, *, check: bool) -> None:
+        import sqlite3
+
         try:
             db = self.db = self._connect()
             meta = dict(db.execute("SELECT k, v FROM meta").fetchall())
@@ -683,6 +689,8 @@ class Journal:
             return
         self._ops.append(("INSERT OR REPLACE INTO meta VALUES ('state', ?)", ("incomplete",)))
         self.commit()
+        import sqlite3
+
         try:
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error:
@@ -738,6 +746,8 @@ def export_token(path: str) -> dict[str, list[list[Any]]]:
     into done_keys: what a process with no lasting disk (AWS Lambda) hands to the next one, which
     rebuilds the file with import_token and resumes from it. Its size is that of the journal:
     a few ranges, the open uploads, and the objects finished in unfinished pages."""
+    import sqlite3
+
     db = sqlite3.connect(path)
     try:
         out = {t: [list(r) for r in db.execute(f"SELECT * FROM {t}").fetchall()] for t in _TABLES}
@@ -759,6 +769,8 @@ def export_token(path: str) -> dict[str, list[list[Any]]]:
 def import_token(path: str, token: dict[str, Any]) -> None:
     """Write `token` (export_token's) as the journal file at `path`, replacing what is there;
     opening it with resume=True then checks it belongs to the same run, as for any journal."""
+    import sqlite3
+
     remove_files(path)
     remove_object_logs(path)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

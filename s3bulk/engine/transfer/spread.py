@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pickle
 import signal
 import struct
 import sys
@@ -171,6 +170,8 @@ class Helpers:
         """Until every helper has ended; each part they wrote goes to `parts` (in this loop), the
         requests the helpers sent are added into `requests` (the source store's count). Raises the
         first helper's error (or a StoreError naming how it died)."""
+        import pickle  # here, not at import: only an object big enough for helpers gets here
+
         loop = asyncio.get_running_loop()
 
         def collect(fd: int) -> tuple[BaseException | None, dict[tuple[str, str], int]]:
@@ -272,6 +273,8 @@ def _die_with(parent: int) -> None:
 
 def _helper_main(w: int, parts: list[tuple[int, int, int]], task: HelperTask) -> None:
     """Body of a helper process: its own event loop and source store; exits, never returns."""
+    import pickle
+
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # its parent decides what Ctrl-C means
@@ -300,6 +303,8 @@ def _helper_main(w: int, parts: list[tuple[int, int, int]], task: HelperTask) ->
 
 
 async def _helper_parts(w: int, parts: list[tuple[int, int, int]], task: HelperTask) -> None:
+    import pickle
+
     from ...stores import open_store
     from ...stores.files.filesink import RangeSink
     from .part_buffers import part_buffer
