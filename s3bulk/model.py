@@ -6,9 +6,14 @@ pickle cheaply: work units and counters cross process boundaries, objects do not
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from os.path import commonprefix
-from typing import Any, ClassVar, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from .quick_dataclass import dataclass
 
 
 class ObjectInfo(NamedTuple):

@@ -275,6 +275,8 @@ class ManifestOptions(Record):
         """--files-from-format as given, if it is one offered to users (the engine also reads an
         internal format, that of `sync --watch`'s narrowed syncs, which the command line must not
         reach); a UsageError otherwise."""
+        if self.files_from_format == "auto":  # the default, one of FORMATS: no need to import the reader
+            return "auto"
         from ..engine.listing.manifest import FORMATS
 
         if self.files_from_format not in FORMATS:

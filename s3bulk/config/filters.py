@@ -33,14 +33,17 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from fnmatch import translate
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
 
 from ..errors import UsageError
 
 if TYPE_CHECKING:
+    from dataclasses import dataclass
     from .urls import Location
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ..quick_dataclass import dataclass
 
 Age = tuple[bool, float]
 """An age limit: (True, seconds) is that long before the filters are compiled ("7d"), (False,

@@ -30,10 +30,14 @@ DryRunAction (on_dry_run): a kind reaches its base's method, so the methods abov
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TextIO, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TextIO, Union
 
 from ..model import Counters, Failure
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ..quick_dataclass import dataclass
 
 __all__ = ["Copied", "Deleted", "Difference", "DryRunAction", "Event", "Failure",
            "Notice", "PlannedEvent", "Progress", "Relay", "Restarted",

@@ -10,14 +10,19 @@ it, so the Job stays plain data: frozen, and it pickles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import field
+from typing import TYPE_CHECKING, Literal
 
 from ..config.filters import Filters
 from ..config.record import Record
 from ..config.urls import S3Options
 from ..model import WorkUnit
 from .plan import SyncOptions, TransferOptions
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ..quick_dataclass import dataclass
 
 __all__ = ["Command", "Job", "JournalChoice", "Manifest"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Literal
 
 from ..config.filters import Filters
@@ -14,7 +14,10 @@ from ..stores.requests import counted_by
 from ..config.urls import Location
 
 if TYPE_CHECKING:
+    from dataclasses import dataclass
     from ..config.sizes import Size
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ..quick_dataclass import dataclass
 
 MiB = 1024 * 1024
 # transfers in flight per worker a run may grow to by default: at 50 ms a request and ~150 us of CPU

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..config.urls import Location
@@ -13,6 +14,11 @@ from .base import (WHOLE, Features, GetOptions, GetResult, Multipart, PartInfo, 
 from .features import features_of
 from .queues import EventQueue
 from .resilient import ResilienceOptions
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ..quick_dataclass import dataclass
 
 __all__ = ["STORE_MODULES", "StoreOptions", "ResilienceOptions", "open_store", "settle_location", "open_event_queue",
            "Store", "Writer", "Multipart", "ServerSideCopier", "GetOptions", "GetResult", "WHOLE", "ResumableUploads",

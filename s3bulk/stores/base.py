@@ -32,14 +32,18 @@ import contextlib
 import random
 import weakref
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import (Any, Awaitable, Callable, Iterator, NamedTuple, Protocol, Sequence, TypeVar, cast,
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Iterator, NamedTuple, Protocol, Sequence, TypeVar, cast,
                     runtime_checkable)
 
 from ..errors import NotFound, StoreError
 from ..errors import PartsHalted, Unsupported
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ..quick_dataclass import dataclass
 
 
 @dataclass(frozen=True, slots=True)

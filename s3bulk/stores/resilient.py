@@ -42,8 +42,7 @@ import random
 import struct
 import time
 from contextvars import Token
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar, cast
 
 from ..errors import NotFound, StoreError, Throttled, Transient
 from ..http.requestlog import RETRY
@@ -54,6 +53,11 @@ from .base import (WHOLE, ChecksumReader, FileBodyReader, Features, GetOptions, 
                    ServerSideCopier, Store, StreamedBody, StreamedPutter, Unsupported, VersionedStore, VersionPage, Writer,
                    abort_confirmed, part_request, unwrap)
 from .features import mask
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ..quick_dataclass import dataclass
 
 T = TypeVar("T")
 

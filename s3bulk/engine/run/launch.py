@@ -117,9 +117,10 @@ def _start_workers(plan: Plan, workers: int, in_process: bool, runner: Runner | 
         events_q = queue.Queue(maxsize=1024)
         handles = list(runner.start(plan, units_q, events_q, body_bytes, resume_info))
     elif in_process:
+        from .loop_queue import LoopQueue
         from .worker import ThreadHandle
 
-        units_q = queue.Queue(maxsize=workers * 4 + 4)
+        units_q = LoopQueue(maxsize=workers * 4 + 4)  # awaited by the worker's loop, no thread
         events_q = queue.Queue(maxsize=1024)
         handles = [ThreadHandle(plan, 0, units_q, events_q, body_bytes, resume_info)]
     else:

@@ -393,7 +393,9 @@ class Worker:
         loop = asyncio.get_running_loop()
         objects: asyncio.Queue[Any] = asyncio.Queue(maxsize=opts.concurrency * 2)
         slots = asyncio.Semaphore(opts.pages_ahead)
-        getter = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="s3bulk-units")
+        get_async = getattr(self.units_q, "get_async", None)  # an in-process worker's LoopQueue: no thread
+        getter = None if get_async is not None else concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="s3bulk-units")
         consumers = [asyncio.create_task(self._consume(objects)) for _ in range(opts.concurrency)]
         flusher = asyncio.create_task(self._flush_periodically())
         grower = asyncio.create_task(self._grow(objects, consumers))
@@ -401,7 +403,10 @@ class Worker:
         try:
             while self.fatal is None:
                 await slots.acquire()
-                unit = await loop.run_in_executor(getter, self.units_q.get)
+                if get_async is not None:
+                    unit = await get_async()
+                else:
+                    unit = await loop.run_in_executor(getter, self.units_q.get)
                 if unit is None:
                     break
                 if self.stopping:  # keep reading until the coordinator's None: no unit may be lost
@@ -421,7 +426,8 @@ class Worker:
             for task in (*consumers, *units, flusher, grower):
                 task.cancel()  # no-ops after a normal end; on cancellation, stop every transfer
             await asyncio.gather(*consumers, *units, return_exceptions=True)
-            getter.shutdown(wait=False)
+            if getter is not None:
+                getter.shutdown(wait=False)
 
     async def _grow(self, objects: asyncio.Queue, consumers: list[asyncio.Task[None]]) -> None:
         """More transfers in flight while requests, not the CPU, hold the worker back (inflight.py)."""

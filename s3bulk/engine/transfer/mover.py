@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...model import ObjectInfo, ObjectProps, WriteProps
 from ...stores import Store, Writer
@@ -20,6 +20,11 @@ from ...stores.base import GetResult, Multipart
 from ..plan import TransferOptions
 from .link import Lanes
 from .notes import TransferListener
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes at less compiling (quick_dataclass.py says why)
+    from ...quick_dataclass import dataclass
 
 
 class ByteBudget:
