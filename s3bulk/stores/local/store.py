@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..files.filesink import RangeSink
 
 _tmp_counter = itertools.count()
+_tuple_new = tuple.__new__  # a listed file's ObjectInfo made without NamedTuple's own __new__ (a Python call)
 TMP_SUFFIX = ".s3bulk.part"
 _BIG = 1 << 20  # reads and writes above this go to a thread so the event loop keeps moving
 
@@ -241,11 +242,11 @@ class LocalStore(Writer, ServerSideCopier, PropsReader, FileBodyReader, LevelLis
                     problems.append((key, "not a regular file"))
                     continue
                 if atimes:
-                    listed = Listed(key, st.st_size, st.st_mtime, None)
+                    listed = _tuple_new(Listed, (key, st.st_size, st.st_mtime, None, None))
                     listed.atime_ns = st.st_atime_ns
                     entries.append(listed)
-                else:
-                    entries.append(ObjectInfo(key, st.st_size, st.st_mtime, None))
+                else:  # (tuple.__new__: ObjectInfo() is a Python function that calls it, ~0.2 us a file)
+                    entries.append(_tuple_new(ObjectInfo, (key, st.st_size, st.st_mtime, None, None)))
                 if len(entries) + len(problems) >= limit:
                     break
             else:
