@@ -152,8 +152,8 @@ def test_a_bug_inside_a_unit_ends_the_run_with_one_error_instead_of_hanging(buck
     def broken_now(self, s, d):
         raise IsADirectoryError(21, "Is a directory")
 
-    monkeypatch.setattr(Comparator, "differs", broken)
     monkeypatch.setattr(Comparator, "differs_now", broken_now)  # the worker's first, request-free look
+    monkeypatch.setattr(Comparator, "differs_later", broken)  # what it leaves to a request
     s, sb, d, db = _sync_fixture(buckets)
     summary = run_sync(f"memory://{s}/", f"memory://{d}/")
     assert not summary.ok and summary.fatal and "internal error" in summary.fatal, summary.fatal

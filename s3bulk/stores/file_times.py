@@ -10,6 +10,12 @@ A download that set a file's time from the metadata marks the file (`COPY_OF`, a
 holding the object's LastModified and the time set): S3's listing carries no metadata, so a later
 sync sees LastModified (newer than the file) and would copy the object again; the mark tells it,
 without a request, that the file is that very object (engine/sync/march.py Comparator).
+
+The download also writes the mark where the listing already looks, so a re-sync needs no getxattr a
+file: the file's atime is set to the object's LastModified to the millisecond, its nanoseconds
+below the millisecond a check of the two (`atime_mark`). The local listing hands the atime on
+(`Listed`) when the comparator asks for it; an atime that proves nothing (moved by a read under
+relatime, cut by a filesystem's coarser times, another tool's file) leaves the xattr to decide.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Protocol, runtime_checkable
 
-from ..model import ObjectProps
+from ..model import ObjectInfo, ObjectProps
 
 MTIME_KEY = "mtime"          # x-amz-meta-mtime, rclone's
 MC_ATTRS_KEY = "mc-attrs"    # x-amz-meta-mc-attrs, mc's --preserve
@@ -38,6 +44,18 @@ class CopyMarks(Protocol):
         ...
 
     def copy_of(self, key: str) -> tuple[float, float] | None: ...
+
+    def list_atimes(self) -> None:
+        """From now on, list files as `Listed` (with their atimes): asked by a comparator that reads marks."""
+        ...
+
+
+class Listed(ObjectInfo):
+    """A local file as listed for a comparator that reads marks: an ObjectInfo (equal to one, the
+    public type unchanged) that also holds the file's atime in ns, where the download's mark may be
+    (`atime_mark`). Store-private: only a local store lists these, and only once asked (list_atimes)."""
+
+    atime_ns: int
 
 
 _FIXED = re.compile(r"-?\d{1,12}(?:\.\d{0,30})?")
@@ -106,3 +124,30 @@ def mark_value(last_modified: float, mtime: float) -> bytes:
     (float() of each) compares within a millisecond and 2 us (engine/sync/march.py). Fixed point,
     not repr(): a float's shortest repr costs ~1 us (bignum arithmetic), once per download."""
     return b"%.6f %.6f" % (last_modified, mtime)
+
+
+_MS = 1_000_000  # ns in a millisecond: the atime's part above it is LastModified, below it the check
+_CHECK = 999_983  # a prime below _MS: mtimes less than ~1 s apart never share a check
+
+
+def mtime_ns(mtime: float) -> int:
+    """The ns a download gives its file as mtime: the stored time to the microsecond (what it
+    carries: format_mtime), so the file's st_mtime reads back as the very float that was stored."""
+    return round(mtime * 1_000_000) * 1000
+
+
+def atime_mark(last_modified: float, mtime: float) -> int:
+    """The atime (ns) that marks a file as the copy of the object whose LastModified is
+    `last_modified`, its mtime set to `mtime` (mtime_ns): LastModified to the millisecond (a
+    listing's precision), and below it a check of both, so that the same atime with another mtime
+    is not the mark (unless the two mtimes are a multiple of ~1 s apart and the check collides:
+    1 in _CHECK)."""
+    ms = round(last_modified * 1000)
+    return ms * _MS + (ms * 7919 + round(mtime * 1_000_000)) % _CHECK
+
+
+def atime_proves(atime_ns: int, last_modified: float, mtime: float) -> bool:
+    """Whether a file's atime is atime_mark(last_modified, mtime): the file is that object's copy,
+    as the COPY_OF xattr would say, without reading it."""
+    ms = round(last_modified * 1000)
+    return atime_ns == ms * _MS + (ms * 7919 + round(mtime * 1_000_000)) % _CHECK

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Literal, NamedTuple, Sequence
 
 from ...model import ObjectInfo, WorkUnit
 from ...stores import Store
-from ...stores.file_times import CopyMarks
+from ...stores.file_times import CopyMarks, Listed, atime_proves
 from ..plan import Compare
 
 class dst_range:
@@ -169,18 +169,17 @@ class Comparator:
         # an S3 source against local files: a file may carry its object's stored time, not its
         # LastModified (_file_of)
         self._times_kept = src.features.props == "s3" and isinstance(dst, CopyMarks)
+        if self._times_kept:
+            dst.list_atimes()  # a download's mark is in the atime too: read with the listing's stat
         if compare == "checksum":
             from .hashcache import HashCache
 
             self._cache = HashCache(hash_cache)
 
-    async def differs(self, s: ObjectInfo, d: ObjectInfo) -> bool:
-        now = self.differs_now(s, d)
-        return now if now is not None else await self.differs_later(s, d)
-
     def differs_now(self, s: ObjectInfo, d: ObjectInfo) -> bool | None:
-        """differs() where no request is needed (sizes, times, the mark a download left: a re-sync's
-        every object, usually), in no coroutine of its own; None where it is (differs_later)."""
+        """Whether `s` must be copied over `d`, where no request is needed (sizes, times, the mark a
+        download left: a re-sync's every object, usually), in no coroutine of its own; None where
+        one is (differs_later)."""
         if s.size is not None and d.size is not None and s.size != d.size:
             return True
         compare = self.compare
@@ -199,7 +198,11 @@ class Comparator:
             # default, as aws s3 sync: the source is newer (S3 times have whole seconds)
             differ = s.mtime - d.mtime >= (1.0 if _coarse(s, d) else 1e-6)
         if differ and self._times_kept:
-            mark = self.dst.copy_of(d.key)  # the mark a download left; none: _file_of asks S3
+            # the mark a download left: in the atime the listing read (no syscall), else (a read
+            # moved the atime, another tool's file) in the xattr; none: _file_of asks S3
+            if isinstance(d, Listed) and atime_proves(d.atime_ns, s.mtime, d.mtime):
+                return False
+            mark = self.dst.copy_of(d.key)
             if mark is None:
                 return None
             return abs(mark[0] - s.mtime) >= 1e-3 or abs(mark[1] - d.mtime) >= _SAME_TIME
@@ -221,8 +224,8 @@ class Comparator:
         than the object's LastModified. The mark the download left on the file says so without a
         request; a file without one (another tool's download, a filesystem without user xattrs)
         costs one HEAD, asked only of keys the times alone would copy, and is marked when it
-        matches, so the next run asks nothing. Called by differs() once the file was found
-        without a mark (differs reads it: most files have one)."""
+        matches, so the next run asks nothing. Called once differs_now found the file without a
+        mark (it reads the marks: most files have one)."""
         assert s.mtime is not None and d.mtime is not None
         from ...errors import S3BulkError
         from ...stores import file_times
