@@ -187,3 +187,39 @@ def test_numbered_and_dated_names_cost_few_requests_beyond_the_pages(shape: str,
     assert max(rounds[:3]) >= 16
     assert len(rounds) <= 40  # the chain: 400
     assert store.requests <= 1.5 * 400
+
+
+class FailsOnce(Shuffled):
+    """Shuffled, with the `fail_at`-th listing request failing: a server's error mid-listing."""
+
+    def __init__(self, store: memory.MemoryStore, rng: random.Random, fail_at: int) -> None:
+        super().__init__(store, rng)
+        self.fail_at = fail_at
+        self.running = 0
+
+    async def list_page(self, prefix: str, unit: WorkUnit, limit: int) -> Page:
+        self.running += 1
+        try:
+            number = self.requests + 1
+            page = await super().list_page(prefix, unit, limit)
+            if number == self.fail_at:
+                raise OSError("the server went away")
+            return page
+        finally:
+            self.running -= 1
+
+
+@pytest.mark.parametrize("fail_at", [1, 2, 5, 20, 60])
+def test_a_failed_page_request_ends_the_listing_with_its_error(fail_at: int, bucket, tmp_path) -> None:
+    """Each page's cut and next requests are done by the task that listed it (split._Ordered._list):
+    a failure there must still reach the consumer, not leave the listing waiting, and no request
+    or spill file may outlive it."""
+    name, b = bucket
+    for i in range(2000):
+        b.put(f"k/{i:05d}", b"x")
+    store = FailsOnce(memory.MemoryStore(parse_location(f"memory://{name}/")), random.Random(fail_at), fail_at)
+    with pytest.raises(OSError, match="went away"):
+        asyncio.run(asyncio.wait_for(listed(store, "k/", tmp_path, page_size=10, concurrency=8, max_pages=2,
+                                            spill_bytes=1 << 20), timeout=120))
+    assert store.running == 0
+    assert os.listdir(tmp_path) == []
