@@ -177,8 +177,8 @@ class _Ordered(Generic[P]):
         disk, and pages held at the limit, only the next ranges to print that hold nothing yet list
         on (one page each at most), so the head never waits alone."""
         limits, inflight = self.limits, self.inflight
-        if len(inflight) >= limits.concurrency:
-            return
+        if len(inflight) >= limits.concurrency or len(inflight) >= self.still_listing:
+            return  # no room, or every range with keys left is being listed: no walk of the streams
         limited = self.held >= limits.max_pages and (self.spill is None or not self.spill.room())
         for i, s in enumerate(self.streams):
             if len(inflight) >= limits.concurrency or (limited and i >= limits.concurrency):
