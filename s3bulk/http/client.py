@@ -242,8 +242,10 @@ _SINK_SCRATCH = 1024 * 1024
 # 2 MiB / 4 MiB reads (fewer syscalls, until the chunk no longer stays in the core's 2 MiB L2).
 
 
-def _thread_sink_scratch() -> memoryview:
-    """This thread's scratch buffer for sunk bodies, made on first use."""
+def thread_sink_scratch() -> memoryview:
+    """This thread's scratch buffer for sunk bodies, made on first use; also what a sink that
+    hands out its own buffers (stores/files/filesink.py) gives for small reads: each is written
+    before the next read, so one buffer a thread serves both."""
     try:
         return cast(memoryview, _scratch_local.sink)
     except AttributeError:
@@ -329,7 +331,7 @@ class _Conn(asyncio.BufferedProtocol):
         self.head_seen = False    # llhttp reached the end of the head it was given
         self.chunks_done = False  # the chunked answer is whole: more bytes are not ours
         self.sink: BodySink | None = None  # where the caller wants the body's bytes, if it has a sink
-        self.sink_room: Callable[[], memoryview] = _thread_sink_scratch  # what a sunk body is received into
+        self.sink_room: Callable[[], memoryview] = thread_sink_scratch  # what a sunk body is received into
         self.sink_view: memoryview | None = None  # the part of it the last read was given
         self.sent = False     # the whole request was handed to the transport
         self.head_by = 0.0    # loop time by which the head must be whole (0: not counting yet)
@@ -537,7 +539,7 @@ class _Conn(asyncio.BufferedProtocol):
         # a sink that writes off the loop's thread hands out the buffers it receives into (it keeps
         # each until its write is done); any other takes its chunks from this thread's scratch
         room = getattr(self.sink, "room", None)
-        self.sink_room = room if room is not None and getattr(self.sink, "off_thread", False) else _thread_sink_scratch
+        self.sink_room = room if room is not None and getattr(self.sink, "off_thread", False) else thread_sink_scratch
         buf = self.buf
         n = min(len(buf), self.need)
         if n:

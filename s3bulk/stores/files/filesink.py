@@ -26,26 +26,11 @@ from __future__ import annotations
 
 import errno
 import os
-import threading
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 # a chunk below this is written on the loop's thread (its buffer kept for the next read): on a slow
 # link the reads are small, and waking the writer thread for each would cost more than its write
 _HANDOFF = 256 * 1024
-
-_scratch_local = threading.local()
-
-
-def _thread_scratch() -> memoryview:
-    """This thread's buffer for the small reads of off-thread sinks (as big as the pool's)."""
-    try:
-        return cast(memoryview, _scratch_local.buf)
-    except AttributeError:
-        from .offthread import CHUNK
-
-        buf = _scratch_local.buf = memoryview(bytearray(CHUNK))
-        return buf
-
 
 # the lean client's statuses whose body is the range asked for: 206, and nothing else (a 200 to a
 # ranged GET is the whole object, received into memory and cut by the caller)
@@ -75,7 +60,7 @@ class RangeSink:
         self.held: memoryview | None = None  # the pool's buffer the next read goes into
         self.queued = 0  # chunks handed to that thread, not yet written (counted under its lock)
         self.failed: BaseException | None = None  # the OSError of a write there
-        self.small = False  # the last read was small: the next goes into _thread_scratch()
+        self.small = False  # the last read was small: the next goes into the thread's scratch
 
     def use_thread(self) -> None:
         """Chunks received into the pool's buffers and written by the process's writer thread
@@ -90,8 +75,10 @@ class RangeSink:
     def room(self) -> memoryview:
         """BodySink with off_thread (http/client.py): the buffer the next read goes into: one of
         the pool's, or while the reads are small this thread's scratch (no buffer held per lane)."""
-        if self.small:
-            return _thread_scratch()
+        if self.small:  # written here before the next read: the client's own scratch serves
+            from ...http.client import thread_sink_scratch
+
+            return thread_sink_scratch()
         held = self.held
         if held is None:
             writes = self.writes
