@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any, Awaitable, Callable
 
 import pytest
 
@@ -14,6 +15,22 @@ from conftest import ROOT
 MiB = 1024 * 1024
 PART = 5 * MiB
 OPTS = ["--part-size", "5MiB", "--multipart-threshold", "6MiB", "--no-journal"]
+
+
+def _answering(next_answer: Callable[[], bytes], piece: int) -> Callable[..., Awaitable[None]]:
+    """A test server's connection handler: every request (until the client closes the connection)
+    answered with next_answer(), written `piece` bytes at a time."""
+    from test_httpclient import read_request
+
+    async def handler(reader: Any, writer: Any) -> None:
+        while True:
+            await read_request(reader)
+            answer = next_answer()
+            for at in range(0, len(answer), piece):
+                writer.write(answer[at:at + piece])
+                await writer.drain()
+
+    return handler
 
 
 def _copy(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -87,7 +104,7 @@ def test_only_a_206_of_the_range_s_length_is_written_into_the_file_and_a_failing
     fails (a full disk) fails the request with its own error, and the connection is not reused."""
     import asyncio
 
-    from test_httpclient import read_request, serving
+    from test_httpclient import serving
 
     from s3bulk.http.client import HttpClient
     from s3bulk.stores.files.filesink import RangeSink
@@ -98,13 +115,7 @@ def test_only_a_206_of_the_range_s_length_is_written_into_the_file_and_a_failing
                b"HTTP/1.1 206 Partial Content\r\nContent-Length: %d\r\n\r\n" % len(body) + body,
                b"HTTP/1.1 206 Partial Content\r\nContent-Length: %d\r\n\r\n" % len(body) + body]
 
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:  # until the client closes the connection
-            await read_request(reader)
-            answer = answers.pop(0)
-            for at in range(0, len(answer), 100_000):  # in pieces, as a network delivers it
-                writer.write(answer[at:at + 100_000])
-                await writer.drain()
+    handler = _answering(lambda: answers.pop(0), 100_000)  # in pieces, as a network delivers it
 
     class DiskFull(Exception):
         pass
@@ -153,7 +164,7 @@ def test_chunks_written_by_the_writer_thread_land_whole_with_the_same_checksum_a
     own error, raised on the loop, and no write is left pending."""
     import asyncio
 
-    from test_httpclient import read_request, serving
+    from test_httpclient import serving
 
     from s3bulk.http.client import HttpClient
     from s3bulk.stores.files.filesink import RangeSink
@@ -161,12 +172,7 @@ def test_chunks_written_by_the_writer_thread_land_whole_with_the_same_checksum_a
     body = os.urandom(3 * (1 << 20) + 12345)  # several pool buffers, the last one short
     answer = b"HTTP/1.1 206 Partial Content\r\nContent-Length: %d\r\n\r\n" % len(body) + body
 
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            await read_request(reader)
-            for at in range(0, len(answer), 1 << 20):  # big pieces: most reads go to the writer thread
-                writer.write(answer[at:at + (1 << 20)])
-                await writer.drain()
+    handler = _answering(lambda: answer, 1 << 20)  # big pieces: most reads go to the writer thread
 
     class Refused(Exception):
         pass
