@@ -149,5 +149,4 @@ def atime_mark(last_modified: float, mtime: float) -> int:
 def atime_proves(atime_ns: int, last_modified: float, mtime: float) -> bool:
     """Whether a file's atime is atime_mark(last_modified, mtime): the file is that object's copy,
     as the COPY_OF xattr would say, without reading it."""
-    ms = round(last_modified * 1000)
-    return atime_ns == ms * _MS + (ms * 7919 + round(mtime * 1_000_000)) % _CHECK
+    return atime_ns == atime_mark(last_modified, mtime)
