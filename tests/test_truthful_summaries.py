@@ -36,6 +36,17 @@ def test_check_json_with_differences_is_not_ok(cli, tmp_path):
     assert kinds == ["differs", "differs", "only-in-dst", "only-in-src"]
 
 
+def test_check_json_that_cannot_run_keeps_checks_words(cli, tmp_path):
+    """A check stopped before it compared anything (its SRC is missing) is not ok and still says so in
+    check's fields, not a copy's."""
+    (tmp_path / "b").mkdir()
+    r = cli("check", str(tmp_path / "missing"), str(tmp_path / "b"), "--json")
+    assert r.code not in (0, 1), r
+    s = r.summary
+    assert s["ok"] is False and s["fatal"], s
+    assert CHECK_FIELDS <= set(s) and not COPY_ONLY & set(s), s
+
+
 def test_check_text_speaks_of_differences(cli, tmp_path):
     a, b = _trees(tmp_path)
     r = cli("check", a, b)

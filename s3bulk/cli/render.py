@@ -212,7 +212,7 @@ class JsonRenderer(Renderer):
         self._write({"event": "error", "error": message})
         super().error(message)
         if not self.summarized:
-            self.finish(Summary(workers=0, fatal=message, fatal_code=code))
+            self.finish(Summary(workers=0, fatal=message, fatal_code=code, check=self.command == "check"))
 
 
 class HumanRenderer(Renderer):
