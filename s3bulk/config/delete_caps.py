@@ -45,8 +45,9 @@ def check_caps(what: str, count: int, nbytes: int, seen: int, max_delete: str | 
     """Raise TooManyDeletes when `count` deletes (`nbytes` in all, of `seen` objects) exceed a cap."""
     limit = max_delete_count(max_delete, seen)
     if limit is not None and count > limit:
+        of = f" ({limit:,} of the {seen:,} objects seen at DST)" if max_delete and max_delete.endswith("%") else ""
         raise TooManyDeletes(f"{what} would delete {count:,} objects, more than --max-delete {max_delete} "
-                             f"allows ({limit:,} of {seen:,} seen); nothing deleted")
+                             f"allows{of}; nothing deleted")
     if max_delete_size is not None and nbytes > max_delete_size:
         raise TooManyDeletes(f"{what} would delete {human_bytes(nbytes)} ({count:,} objects), more than "
                              f"--max-delete-size {human_bytes(max_delete_size)}; nothing deleted")
