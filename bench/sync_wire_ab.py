@@ -21,6 +21,7 @@ import os
 import resource
 import time
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -214,8 +215,23 @@ def main() -> None:
         print(f"== {name}")
         print(json.dumps({k: v for k, v in r.items() if not k.startswith("sample")}, indent=None))
         print("-- a GET:\n" + r["sample_get"] + "\n-- an answer:\n" + r["sample_answer"] + "\n")
+    print(table(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
+
+
+def table(result: dict) -> str:
+    """Medians over the reps of each download (tree, objects): the markdown table of bench/README."""
+    cells: dict[str, list[dict]] = {}
+    for name, r in result.items():
+        if ", rep " in name:
+            cells.setdefault(name.split(", rep ")[0], []).append(r)
+    cols = ("wall_s", "client_cpu_s", "server_cpu_s", "proxy_cpu_s", "connections", "requests",
+            "get_head_bytes_mean", "answer_head_bytes_mean")
+    lines = ["| download | " + " | ".join(cols) + " |", "| --- |" + " --- |" * len(cols)]
+    for name, rs in cells.items():
+        lines.append(f"| {name} | " + " | ".join(f"{statistics.median(r[c] for r in rs):g}" for c in cols) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
