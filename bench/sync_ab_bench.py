@@ -33,6 +33,13 @@ else, a fresh XDG_STATE_HOME a run, one XDG_CACHE_HOME per tree):
 Not in the default set: down-big (issue 34's "a 1 GiB download, before and after": ask for it with
 `--scenarios down-new,down-big`); its CPU column is per run, not per object.
 
+Whose objects a sync down reads (`--down-from`): by default each tree its own seed/, as its own
+`copy` uploaded it. The trees' uploads differ in what they store: since issue 32's file times a
+`copy` stores each file's time as x-amz-meta-mtime, which the server then reads and sends with
+every GET of it (and a download sets). `--down-from B` (or A) has both trees download the same
+objects, so that what differs is the downloading client alone (bench/README "Sync down: what
+differs on the wire").
+
 up-same and delete need up-new, down-same needs down-new (they run on its result). How the runs
 interleave: per link, one unmeasured warm-up per tree (a sync down of seed/'s first 1,000 keys:
 page cache, s3bulk's endpoint cache for the link's URL), then `--reps` rounds; in each round every
@@ -132,6 +139,10 @@ class SyncAB:
 
     def bucket(self, tree: str) -> str:
         return f"syncab-{tree.lower()}"
+
+    def down_bucket(self, tree: str) -> str:
+        """Whose seed/ a sync down reads: the tree's own (--down-from own), or one tree's for both."""
+        return self.bucket(tree if self.args.down_from == "own" else self.args.down_from)
 
     def env(self, tree: str, state: Path) -> dict:
         env = {k: v for k, v in tool_env("s3bulk", self.srv, self.work).items() if not k.startswith("S3BULK_")}
@@ -239,8 +250,8 @@ class SyncAB:
             src, dst = str(self.src), f"s3://{bucket}/up-{rep}/"
         elif scen == "down-big":
             src, dst = f"s3://{bucket}/big/", str(out)
-        else:
-            src, dst = f"s3://{bucket}/seed/", str(out)
+        else:  # down-new, down-same: the objects --down-from says
+            src, dst = f"s3://{self.down_bucket(tree)}/seed/", str(out)
         stem = f"{link}-{scen}-{tree}-{rep}"
         proxy0 = tree_cpu_s(self.tox.proc.pid) if self.tox and url != self.srv.url else 0.0
         load = os.getloadavg()[0]
@@ -262,6 +273,7 @@ class SyncAB:
                "peak_pss_tree_mib": round(r["peak_pss_tree_mib"], 1), "peak_rss_tree_mib": round(r["peak_rss_tree_mib"], 1),
                "processes": r["processes"], "server_cpu_s": round(r["server_cpu_s"], 3),
                "proxy_cpu_s": round(proxy_cpu, 3),
+               "requests": sum(n for by in ((summary or {}).get("requests") or {}).values() for n in by.values()),
                "summary": {k: summary.get(k) for k in ("copied", "skipped", "deleted", "failed", "requests")}
                if summary else None}
         log(f"  {link} {scen} {tree} rep {rep}: wall {rec['wall_s']:.2f} s, CPU {rec['cpu_s']:.2f} s "
@@ -276,7 +288,7 @@ class SyncAB:
         log(f"link {link} ({LINKS[link]['what']}) at {url}")
         trees = list(self.trees)
         for tree in trees:  # warm-up, not measured
-            self.s3bulk(tree, url, "sync", f"s3://{self.bucket(tree)}/seed/{small_rel(0).split('/')[0]}/",
+            self.s3bulk(tree, url, "sync", f"s3://{self.down_bucket(tree)}/seed/{small_rel(0).split('/')[0]}/",
                         str(self.work / "warm" / tree), [], f"{link}-warm-{tree}")
             shutil.rmtree(self.work / "warm", ignore_errors=True)
         for rep in range(self.args.reps):
@@ -302,14 +314,15 @@ def summarize(runs: list[dict]) -> list[dict]:
         med: dict[str, dict] = {}
         for tree, rs in c["trees"].items():
             ok = [r for r in rs if r["ok"]] or rs
-            med[tree] = {k: round(statistics.median(r[k] for r in ok), 4)
-                         for k in ("wall_s", "cpu_s", "cpu_us_per_object", "peak_pss_tree_mib", "server_cpu_s")}
+            med[tree] = {k: round(statistics.median(r.get(k, 0) for r in ok), 4)
+                         for k in ("wall_s", "cpu_s", "cpu_us_per_object", "peak_pss_tree_mib", "server_cpu_s",
+                                   "proxy_cpu_s", "requests")}
             med[tree]["ok"] = f"{sum(r['ok'] for r in rs)}/{len(rs)}"
             med[tree]["walls"] = [r["wall_s"] for r in rs]
         row = {"link": c["link"], "scenario": c["scenario"], "median": med}
         if "A" in med and "B" in med:
             row["b_over_a"] = {k: round(med["B"][k] / med["A"][k], 3) if med["A"][k] else None
-                               for k in ("wall_s", "cpu_s", "peak_pss_tree_mib")}
+                               for k in ("wall_s", "cpu_s", "peak_pss_tree_mib", "server_cpu_s", "proxy_cpu_s")}
         out.append(row)
     order_l = {ln: i for i, ln in enumerate(AB_LINKS)}
     order_s = {s: i for i, s in enumerate(SCENARIOS)}
@@ -323,8 +336,8 @@ def markdown(meta: dict, summary: list[dict], runs: list[dict]) -> str:
              f"{n:,} objects of {meta['size']} B, median of {meta['reps']} rep(s), A and B interleaved.", "",
              f"Command: `{meta['command']}`", "",
              "| link | scenario | wall s A -> B | B/A | CPU s A -> B | B/A | CPU us/object A -> B | "
-             "peak PSS MiB A -> B | B/A | ok A, B |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "peak PSS MiB A -> B | B/A | server CPU s A -> B | proxy CPU s A -> B | requests A, B | ok A, B |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for c in summary:
         a, b = c["median"].get("A"), c["median"].get("B")
         if not (a and b):
@@ -332,16 +345,21 @@ def markdown(meta: dict, summary: list[dict], runs: list[dict]) -> str:
         q = c["b_over_a"]
 
         def ratio(k: str) -> str:
-            return "" if q[k] is None else f"**{q[k]:.2f}**" if abs(q[k] - 1) >= 0.1 else f"{q[k]:.2f}"
+            if q.get(k) is None:
+                return ""
+            return f"**{q[k]:.2f}**" if abs(q[k] - 1) >= 0.1 else f"{q[k]:.2f}"
         what = WHAT[c["scenario"]].replace("BIG", f"{big:,}").replace("N", f"{n:,}")
         lines.append(f"| {LINKS[c['link']]['what']} | {what} | "
                      f"{a['wall_s']:.2f} -> {b['wall_s']:.2f} | {ratio('wall_s')} | "
                      f"{a['cpu_s']:.2f} -> {b['cpu_s']:.2f} | {ratio('cpu_s')} | "
                      f"{a['cpu_us_per_object']:.0f} -> {b['cpu_us_per_object']:.0f} | "
                      f"{a['peak_pss_tree_mib']:.0f} -> {b['peak_pss_tree_mib']:.0f} | {ratio('peak_pss_tree_mib')} | "
-                     f"{a['ok']}, {b['ok']} |")
+                     f"{a['server_cpu_s']:.2f} -> {b['server_cpu_s']:.2f} ({ratio('server_cpu_s') or '-'}) | "
+                     f"{a.get('proxy_cpu_s', 0):.2f} -> {b.get('proxy_cpu_s', 0):.2f} ({ratio('proxy_cpu_s') or '-'}) | "
+                     f"{a.get('requests', 0):.0f}, {b.get('requests', 0):.0f} | {a['ok']}, {b['ok']} |")
     bad = [r for r in runs if not r["ok"]]
-    lines += ["", "Ratios at least 10% from 1 in bold. " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items())
+    lines += ["", f"Down scenarios read the objects of: {meta.get('down_from', 'own')} ('own': each tree its own "
+              "upload). Ratios at least 10% from 1 in bold. " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items())
               + "."]
     if bad:
         lines += ["", f"{len(bad)} run(s) failed their check (left out of the medians):"]
@@ -371,6 +389,9 @@ def main() -> None:
     ap.add_argument("--links", default=",".join(AB_LINKS), help="comma list of " + ", ".join(AB_LINKS))
     ap.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS),
                     help="comma list of " + ", ".join(SCENARIOS) + " (default all but down-big)")
+    ap.add_argument("--down-from", default="own", choices=("own", "A", "B"),
+                    help="whose seed/ down-new and down-same read: each tree's own upload (default), or the "
+                         "objects tree A or B uploaded, for both (the same objects: the client compared alone)")
     ap.add_argument("--big-mib", type=int, default=1024, help="down-big's object in MiB (default %(default)s)")
     ap.add_argument("--name", default="", help="added to the results' file names")
     ap.add_argument("--update-readme", action="store_true", help="put the table between the markers in bench/README.md")
@@ -404,7 +425,7 @@ def main() -> None:
     compile_roots(trees)
     meta = {"benchmark": "sync-ab", "date": str(started.date()), "started_utc": f"{started:%Y-%m-%d %H:%M} UTC",
             "command": cmdline, "objects": args.objects, "size": args.size, "reps": args.reps,
-            "links": args.links, "scenarios": args.scenarios, "big_mib": args.big_mib, "machine": machine_info(),
+            "links": args.links, "scenarios": args.scenarios, "big_mib": args.big_mib, "down_from": args.down_from, "machine": machine_info(),
             "versions": versions(trees, []), "load_before": os.getloadavg()[0]}
     work = Path(tempfile.mkdtemp(prefix="s3bulk-syncab-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None))
     bench = SyncAB(args, trees, work)

@@ -31,11 +31,13 @@ def test_medians_leave_out_failed_runs_and_the_table_gives_b_over_a() -> None:
     assert cell["median"]["A"]["wall_s"] == 1.0
     assert cell["median"]["B"]["wall_s"] == 2.0  # the failed 99 s run is not in the median
     assert cell["median"]["B"]["ok"] == "2/3"
-    assert cell["b_over_a"] == {"wall_s": 2.0, "cpu_s": 2.0, "peak_pss_tree_mib": 1.0}
+    assert cell["b_over_a"] == {"wall_s": 2.0, "cpu_s": 2.0, "peak_pss_tree_mib": 1.0, "server_cpu_s": 1.0,
+                                "proxy_cpu_s": None}  # no proxy on loopback: no ratio
     meta = {"started_utc": "2026-11-27 21:00 UTC", "machine": {"nproc": 2, "cpu_model": "x"}, "load_before": 1.0,
             "load_after": 1.0, "objects": 3, "size": 100, "reps": 3, "command": "cmd", "versions": {"A": "a"}}
     md = sync_ab_bench.markdown(meta, [cell], runs)
     assert "| loopback, no proxy | sync up again (nothing to copy) | 1.00 -> 2.00 | **2.00** |" in md
+    assert "| 0.10 -> 0.10 (1.00) | 0.00 -> 0.00 (-) |" in md  # server and proxy CPU
     assert "1 run(s) failed their check" in md and "B rep 1" in md
 
 

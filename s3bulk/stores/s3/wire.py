@@ -701,18 +701,39 @@ class S3Wire:
                                ) -> tuple[bytes | bytearray | memoryview, dict[str, str], tuple[str, str] | None]:
         """The whole object, its answer's headers (the client's dict, not a copy: read, never kept)
         and the composite checksum the answer names, for the store to check against the parts
-        (verify_body), in the one GET a download makes anyway. A download's hot path: the
-        If-Match header and the answer's check only for a read held to an ETag (`if_match`)."""
+        (verify_body), in the one GET a download makes anyway. A download's hot path.
+
+        A read held to an ETag (`if_match`) is first asked without If-Match: the answer of a whole
+        object names the ETag of the very bytes it carries, so its check holds the read to the
+        listed version as well. Only an answer naming another ETag is asked again with If-Match,
+        whose 412 tells an object changed since the listing (SourceChanged, restarted as before)
+        from an answer that was not this request's (Transient, retried). Why: If-Match on every
+        small GET of a mirror cost versitygw ~3% and toxiproxy ~6% more CPU per object (the
+        header read, signed and checked; bench/README "Sync down: what differs on the wire");
+        a read in ranges keeps it on every request (its ranges must be of one version)."""
         headers = {"x-amz-checksum-mode": "ENABLED", **self.read_headers}
-        if if_match:
-            headers["if-match"] = f'"{if_match}"'
         resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key)
         if resp.status != 200:
             raise self._error(resp, "get", url, key)
         if if_match:  # a read held to a version: the usual answer names it (quoted), else looked at closely
             etag = resp.headers.get("etag")
             if etag is None or if_match not in etag:
-                check_answer(etag, "get", url, key, if_match)
+                try:
+                    check_answer(etag, "get", url, key, if_match)
+                except Transient:
+                    return await self._get_held(key, url, if_match)
+        return resp.body, resp.headers, verify_body(resp.body, resp.headers, url, key)
+
+    async def _get_held(self, key: str, url: str, if_match: str
+                        ) -> tuple[bytes | bytearray | memoryview, dict[str, str], tuple[str, str] | None]:
+        """get_with_headers' GET again, with If-Match, after an answer named another ETag."""
+        headers = {"x-amz-checksum-mode": "ENABLED", **self.read_headers, "if-match": f'"{if_match}"'}
+        resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key)
+        if resp.status != 200:
+            raise self._error(resp, "get", url, key)  # 412: SourceChanged
+        etag = resp.headers.get("etag")
+        if etag is None or if_match not in etag:
+            check_answer(etag, "get", url, key, if_match)
         return resp.body, resp.headers, verify_body(resp.body, resp.headers, url, key)
 
     async def get_small(self, key: str, url: str, most: int
