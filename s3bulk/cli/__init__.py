@@ -108,12 +108,13 @@ def _ls(params: dict[str, Any]) -> None:
     """`ls` with the values quick.py read (the others at their defaults): the run_ls of typer's
     command (cli/commands/ls.py)."""
     from ..config.defaults import LIST_CONCURRENCY
+    from ..config.filters import Filters
     from .groups import S3Connection
     from .ls_lines import run_ls
 
     s3 = S3Connection(params["endpoint_url"], params["profile"], params["region"], params["no_sign_request"],
                       params["path_style"]).options()
-    run_ls(params["url"], s3, None, json_out=params["json_out"], unordered=params["unordered"],
+    run_ls(params["url"], s3, Filters(), json_out=params["json_out"], unordered=params["unordered"],
            concurrency=LIST_CONCURRENCY, all_versions=False, recursive=params["recursive"])
 
 

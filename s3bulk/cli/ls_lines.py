@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from ..model import ObjectInfo
 
 
-def run_ls(url: str, s3: S3Options, filters: Filters | None, *, json_out: bool, unordered: bool, concurrency: int,
+def run_ls(url: str, s3: S3Options, filters: Filters, *, json_out: bool, unordered: bool, concurrency: int,
            all_versions: bool, recursive: bool) -> None:
     """`s3bulk ls URL` with its options read: every object under URL (or every version, or one
-    level) to stdout, the total to stderr (text). `filters` None: none given."""
+    level) to stdout, the total to stderr (text)."""
     from ..engine.actions.ls import list_rendered, stepped
 
     if not recursive:
