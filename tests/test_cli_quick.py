@@ -135,3 +135,104 @@ def test_errors_read_as_they_do_through_typer(s3, bucket, endpoint, tmp_path, st
         return re.sub(r'"(elapsed_seconds|cpu_seconds|peak_rss_bytes)": [0-9.]+', "", out)
     assert timeless(mine.stdout) == timeless(theirs.stdout)
     assert not any((tmp_path / n).exists() for n in "abcd")
+
+
+# `ls URL` read without typer (quick.ls_params, run by cli._ls through cli/ls_lines.run_ls)
+
+def _ls_typer_values(monkeypatch, argv):
+    """What typer's `ls` hands run_ls for `argv`."""
+    from s3bulk import cli
+    from s3bulk.cli.commands import ls
+
+    seen = []
+    monkeypatch.setattr(ls, "run_ls", lambda *a, **k: seen.append((a, k)))
+    assert cli._run_typer(argv) == 0
+    return seen
+
+
+def _ls_quick_values(monkeypatch, argv):
+    """What cli._ls hands run_ls for the values quick.py read from `argv`."""
+    from s3bulk import cli
+    from s3bulk.cli import ls_lines
+
+    params = quick.ls_params(argv)
+    assert params is not None
+    seen = []
+    monkeypatch.setattr(ls_lines, "run_ls", lambda *a, **k: seen.append((a, k)))
+    cli._ls(params)
+    return seen
+
+
+@pytest.mark.unit
+def test_ls_options_read_here_are_typer_s_with_its_defaults():
+    import typer.main
+
+    from s3bulk.cli import app
+    from s3bulk.cli.commands.ls import ls_command
+
+    declared = {k: p.default for k, p in inspect.signature(ls_command).parameters.items()}
+    params = typer.main.get_command(app).commands["ls"].params  # type: ignore[attr-defined]
+    by_flag = {opt: (p, True) for p in params for opt in getattr(p, "opts", [])}
+    by_flag.update({opt: (p, False) for p in params for opt in getattr(p, "secondary_opts", [])})
+    for flag, (name, value) in quick.LS_FLAGS.items():
+        option, primary = by_flag[flag]
+        assert option.name == name and option.is_flag and primary == value, flag
+        assert quick.LS_DEFAULTS[name] == option.default
+    for flag, name in quick.LS_VALUES.items():
+        option, _ = by_flag[flag]
+        assert option.name == name and not option.is_flag and option.nargs == 1 and not option.multiple, flag
+        assert option.callback is None and quick.LS_DEFAULTS[name] is declared[name] is option.default is None
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv", [
+    ["ls", "s3://b/"],
+    ["ls", "s3://b/p/", "--json", "--endpoint-url", "http://127.0.0.1:4566"],
+    ["ls", "--unordered", "s3://b/k", "--endpoint-url=http://h:1", "--region", "eu-west-1", "--profile=p"],
+    ["ls", "s3://b/", "--no-recursive", "--no-sign-request", "--path-style", "--json"],
+    ["ls", "s3://b/", "--recursive"],
+    ["ls", "/tmp/dir"],
+])
+def test_an_ls_command_line_read_here_runs_ls_with_typer_s_values(monkeypatch, argv):
+    assert _ls_quick_values(monkeypatch, argv) == _ls_typer_values(monkeypatch, argv)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv", [
+    ["ls"], ["ls", "a", "b"], ["ls", "-"], ["ls", ""], ["ls", "a", "--help"], ["ls", "a", "-c", "8"],
+    ["ls", "a", "--json", "--json"], ["ls", "a", "--recursive", "--no-recursive"], ["ls", "a", "--json=1"],
+    ["ls", "a", "--endpoint-url"], ["ls", "a", "--endpoint-url", "--json"], ["ls", "a", "--all-versions"],
+    ["ls", "a", "--include", "*.jpg"], ["ls", "a", "--log-requests", "-"], ["ls", "--", "a"], ["du", "a"],
+])
+def test_any_other_ls_command_line_is_typer_s(argv):
+    assert quick.ls_params(argv) is None
+
+
+@pytest.mark.parametrize("case", ["listing", "missing prefix", "missing bucket", "bad endpoint", "no credentials"])
+def test_ls_reads_as_it_does_through_typer(s3, bucket, endpoint, tmp_path, state_home, case):
+    """The same `ls` through quick.py and through typer (`-c 64`, the default, is typer's to read):
+    the same output, the same one error line and exit code; quick's imports no typer."""
+    for key in ("d/a", "d/b", "e"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"xy")
+    args, env = {
+        "listing": (["ls", f"s3://{bucket}/", "--endpoint-url", endpoint, "--json"], {}),
+        "missing prefix": (["ls", f"s3://{bucket}/nothing/", "--endpoint-url", endpoint], {}),
+        "missing bucket": (["ls", "s3://no-such-bucket-s3bulk-quick/", f"--endpoint-url={endpoint}"], {}),
+        "bad endpoint": (["ls", f"s3://{bucket}/", "--endpoint-url", "localhost:1"], {}),
+        "no credentials": (["ls", f"s3://{bucket}/", "--endpoint-url", endpoint],
+                           {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "",
+                            "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+                            "AWS_CONFIG_FILE": str(tmp_path / "none")}),
+    }[case]
+    assert quick.ls_params(args) is not None
+    env = dict(env, XDG_STATE_HOME=state_home)
+    mine, theirs = _s3bulk(args, env), _s3bulk([*args, "-c", "64"], env)
+    assert mine.returncode == theirs.returncode
+    assert (mine.returncode == 0) == (case == "listing")
+    assert _errors(mine.stderr) == _errors(theirs.stderr)
+    assert mine.stdout == theirs.stdout
+    if case == "listing":
+        assert [line.split('"')[3] for line in mine.stdout.splitlines()] == ["d/a", "d/b", "e"]
+    else:
+        assert len(_errors(mine.stderr).splitlines()) == 1 and "Traceback" not in mine.stderr
+    assert not [m for m in _imported(mine.stderr) if m.startswith(("typer", "rich", "click"))]

@@ -58,12 +58,34 @@ def test_the_open_range_is_probed_only_where_names_go(page: list[str], hex_after
         assert not any(p[0] > "o" for p in points)  # `p`...`z` after the word `obj`: no key there
 
 
-def test_a_dated_page_inside_a_month_keeps_its_finest_cut() -> None:
-    """A dated page ends mid-field (`day=02`): the cut at the next value of the day's tens digit holds
-    keys (days 03-09), so the month fans out into three ranges at once, not two."""
+def test_a_dated_page_inside_a_month_cuts_the_month_at_days() -> None:
+    """A dated page of two days (engine/listing/dates.py): the rest of its month is cut every three
+    days at once (each piece a page and a half: two requests), the first piece holding three days
+    after the page's last, none at or past the range's end."""
     page = [f"year=2020/month=02/day={d:02d}/part-{j:06d}.parquet" for d in (1, 2) for j in range(500)]
     points = split_points(page[-1], "year=2020/month=03", "", page, coarse=True)
-    assert points == ["year=2020/month=02/day=1", "year=2020/month=02/day=2"]
+    assert points == [f"year=2020/month=02/day={d:02d}" for d in range(6, 30, 3)]
+
+
+def test_a_dated_page_cuts_its_month_at_days_and_the_later_months_and_years_once_each() -> None:
+    page = [f"2024/01/{d:02d}/part-{j:04d}.parquet" for d in (1, 2) for j in range(500)]
+    points = split_points(page[-1], None, "", page, coarse=True)
+    days = [f"2024/01/{d:02d}" for d in range(6, 28, 3)]  # the last piece, days 27-31, runs to the month's end
+    months = [f"2024/{m:02d}" for m in range(2, 13)]
+    assert points[:len(days) + len(months)] == days + months
+    assert points == sorted(set(points)) and "2025" in points and all(p > page[-1] for p in points)
+
+
+@pytest.mark.parametrize("first, last", [
+    ("obj-2024/13/01/a", "obj-2024/13/02/a"),  # no month 13: not a date
+    ("x/2024/01/01/a", "y/2024/01/02/a"),  # the text before the date differs
+    ("2024/01/01/a", "2024-01-02/a"),  # another layout
+    ("2024/01/03/a", "2024/01/02/a"),  # going back in time
+])
+def test_keys_that_are_not_one_dated_layout_get_no_date_cuts(first: str, last: str) -> None:
+    from s3bulk.engine.listing.dates import date_cuts
+
+    assert date_cuts(first, last, None, 100) is None
 
 
 def test_numbered_names_still_skip_the_empty_cut_after_a_rollover() -> None:

@@ -2,14 +2,14 @@
 
 app.py is the typer app; commands/ holds one module per command; options.py declares the shared
 options once and gathers them into groups; run.py runs copy, sync, mv and check. The exit codes
-are in shell.py. A plain `copy SRC DST` is read by quick.py, without typer.
+are in shell.py. A plain `copy SRC DST` or `ls URL` is read by quick.py, without typer.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .. import lazy_inspect
 
@@ -40,10 +40,16 @@ def _typer_app() -> Any:
 def main(argv: Optional[list[str]] = None) -> None:
     """Console entry point: every expected failure becomes one line on stderr and an exit code."""
     shell.ARGV[:] = list(sys.argv[1:] if argv is None else argv)
-    from .quick import copy_params
+    from .quick import copy_params, ls_params
 
     params = copy_params(shell.ARGV)
-    code = _run_typer(argv) if params is None else _run_quick(params)
+    listed = ls_params(shell.ARGV) if params is None else None
+    if params is not None:
+        code = _run_quick(_copy, params)
+    elif listed is not None:
+        code = _run_quick(_ls, listed)
+    else:
+        code = _run_typer(argv)
     if argv is None:  # the process's own command line: the process ends here
         _skip_exit_collections()
     sys.exit(code)
@@ -90,17 +96,36 @@ def _is_the_help(exc: Exception) -> bool:
         exc.format_message() == ctx.get_help()  # type: ignore[attr-defined]
 
 
-def _run_quick(params: dict[str, Any]) -> int:
-    """A copy whose command line quick.py read, run as typer would run it (the same run_transfer,
-    the same handling of what it raises as typer's main and _run_typer give it); its exit code."""
+def _copy(params: dict[str, Any]) -> None:
+    """`copy` with the values quick.py read: the run_transfer typer's command makes."""
     from .groups import RunOptions
-    from .run import json_error, run_transfer
+    from .run import run_transfer
 
+    run_transfer("copy", RunOptions.of(params))
+
+
+def _ls(params: dict[str, Any]) -> None:
+    """`ls` with the values quick.py read (the others at their defaults): the run_ls of typer's
+    command (cli/commands/ls.py)."""
+    from ..config.defaults import LIST_CONCURRENCY
+    from ..config.filters import Filters
+    from .groups import S3Connection
+    from .ls_lines import run_ls
+
+    s3 = S3Connection(params["endpoint_url"], params["profile"], params["region"], params["no_sign_request"],
+                      params["path_style"]).options()
+    run_ls(params["url"], s3, Filters(), json_out=params["json_out"], unordered=params["unordered"],
+           concurrency=LIST_CONCURRENCY, all_versions=False, recursive=params["recursive"])
+
+
+def _run_quick(command: Callable[[dict[str, Any]], None], params: dict[str, Any]) -> int:
+    """A command whose command line quick.py read, run as typer would run it (the same code,
+    the same handling of what it raises as typer's main and _run_typer give it); its exit code."""
     shell.QUICK = True  # the command ends with shell.Exit, not typer's
     try:
         try:
             try:
-                run_transfer("copy", RunOptions.of(params))
+                command(params)
                 code = 0
             except EOFError:  # as typer: a blank line, then Abort
                 print(file=sys.stderr)
@@ -119,6 +144,8 @@ def _run_quick(params: dict[str, Any]) -> int:
         except shell.Exit as exc:
             code = exc.exit_code
         except S3BulkError as exc:
+            from .run import json_error
+
             code = exc.exit_code
             if not json_error(str(exc), code):
                 print(f"s3bulk: error: {exc}", file=sys.stderr)

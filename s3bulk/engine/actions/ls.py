@@ -95,10 +95,19 @@ async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callabl
     from ...config.urls import parse_location
     from ..planner import resolve_source
 
+    located = parse_location(url, s3) if resolved is None else resolved[0]
     if filters:
-        filters.check_source(parse_location(url, s3))
-    src, single = resolved if resolved is not None else await resolve_source(url, s3)
+        filters.check_source(located)
+    listed: list[bool] | None = None  # the listing itself tells whether the prefix holds anything
+    if resolved is None and _names_a_prefix(located):
+        src, single = located, None
+        if src.prefix:
+            listed = [False]
+    else:
+        src, single = resolved if resolved is not None else await resolve_source(url, s3)
     select = _selector(filters.located(src), len(src.prefix)) if filters else None
+    if listed is not None:
+        select = _noting(listed, select)
     store = await open_store(src)
     try:
         if single is not None:
@@ -114,10 +123,41 @@ async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callabl
                 yield item
         finally:
             await items.aclose()
+        if listed is not None and not listed[0]:
+            _nothing_under(src)
         if sample is not None:  # listed to the end: where its pages ended, for the next listing
             hints.save(src, sample)
     finally:
         await store.close()
+
+
+def _names_a_prefix(src: Location) -> bool:
+    """A bucket URL that can only name a prefix (the bucket, or a prefix ending in '/'): no object
+    to look for, so the listing's own first page says what resolve_source's one-key probe would
+    (the bucket is there, the credentials sign, the endpoint answers, the prefix holds keys), and
+    that round trip is saved (~50 ms at a remote region's latency, a quarter of a 200,000-key `ls`'s
+    start). Its errors are the same: the probe's request is the listing's first."""
+    return src.is_bucket and src.lists_in_order and (not src.prefix or src.prefix.endswith("/"))
+
+
+def _noting(listed: list[bool], select: Select | None) -> Select:
+    """`select`, noting in listed[0] that the store listed an entry (whatever the filters keep):
+    a prefix with none is an error, as resolve_source's probe makes it. One call a page."""
+    def noted(page: list[ObjectInfo]) -> list[ObjectInfo]:
+        listed[0] = True
+        return page if select is None else select(page)
+    return noted
+
+
+def _nothing_under(src: Location) -> None:
+    """The error of a listed prefix that holds no key, as resolve_source raises it."""
+    from ...errors import NothingListed, UsageError
+
+    if any(c in src.prefix for c in "*?"):  # checked last: keys may hold these characters
+        from ..planner import _no_wildcards
+
+        raise UsageError(_no_wildcards(src))
+    raise NothingListed(f"no such key or prefix: {src.raw}")
 
 
 def _selector(filters: Filters, cut: int) -> Select:

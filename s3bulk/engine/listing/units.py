@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...model import WorkUnit
+from .dates import date_cuts
 from .density import even_cuts, first_difference, hex_letters, in_word
 
 MAX_PIECES = 32  # split points proposed per split, at most
@@ -47,7 +48,8 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
     if max_points <= 0 or not last.startswith(prefix):
         return []
     first = sample[0] if sample else last
-    if coarse and until is not None:
+    dated = date_cuts(first, last, until, max_points) if coarse else None
+    if coarse and until is not None and dated is None:
         # a range with an end: cut evenly by how many pages it still holds, or not at all
         cuts = even_cuts(sample or [last], until, max_points)
         if cuts is not None:
@@ -85,6 +87,10 @@ def split_points(last: str, until: str | None, prefix: str, sample: Sequence[str
             points.append(cand)
         if stop:
             break
+    if dated is not None:
+        # the rest of the page's year at its days (dates.py), then the coarser cuts from its next year
+        days, next_year = dated
+        return (days + [p for p in points if p >= next_year and p > last])[:max_points]
     if len(points) > max_points:
         # keep the coarsest (they bound the big ranges) and spread the rest evenly
         step = len(points) / max_points
