@@ -74,3 +74,18 @@ def test_a_key_that_is_no_object_is_still_a_prefix_and_archived_is_still_skipped
     asked = through_proxy("copy", f"s3://{src}/cold", str(tmp_path / "cold"))
     assert asked[:2] == [f"GET /{src}/cold", f"HEAD /{src}/cold"] and "LIST" not in asked, asked
     assert not (tmp_path / "cold").exists()
+
+
+def test_a_big_object_down_is_found_by_its_first_get(through_proxy, s3, make_bucket, tmp_path):
+    """A download in parts starts from what the refused first GET's head said (size, ETag, time): no
+    HEAD asks for the version its ranges are held to (If-Match) again."""
+    src = make_bucket()
+    body = bytes(range(256)) * (48 * 1024)  # 12 MiB
+    s3.put_object(Bucket=src, Key="big.bin", Body=body)
+    asked = through_proxy("copy", f"s3://{src}/big.bin", str(tmp_path / "big.bin"), "--multipart-threshold", "6MiB",
+                          "--part-size", "5MiB")
+    assert (tmp_path / "big.bin").read_bytes() == body
+    assert asked[0] == f"GET /{src}/big.bin" and "LIST" not in asked, asked
+    heads = [a for a in asked if a.startswith("HEAD")]
+    assert len(heads) <= 2, asked  # the properties (the file's time) and the checksum, not the version
+    assert asked.count(f"GET /{src}/big.bin") >= 3, asked  # the refused one, then its ranges

@@ -173,9 +173,10 @@ class BodySink(Protocol):
     receives while the other writes); write() then returns before the bytes are in place, and the
     sink waits for them itself before the range counts as done."""
 
-    def accepts(self, status: int, length: int) -> bool:
-        """Whether the answer with this status and Content-Length goes to the sink (anything
-        else, an error answer above all, is received into memory as usual)."""
+    def accepts(self, status: int, length: int, headers: dict[str, str]) -> bool:
+        """Whether the answer with this status, Content-Length and head (lower-case names; read,
+        not kept past the request) goes to the sink (anything else, an error answer above all, is
+        received into memory as usual)."""
         ...
 
     def write(self, chunk: memoryview) -> None:
@@ -511,7 +512,7 @@ class _Conn(asyncio.BufferedProtocol):
         self.need = int(length)
         # (not on Windows: its proactor keeps a read's buffer across the wait, so the per-thread
         # sink scratch cannot be shared; the body is received into memory and handed over whole)
-        if self.sink is not None and _SHARED_SCRATCH and self.sink.accepts(status, self.need):
+        if self.sink is not None and _SHARED_SCRATCH and self.sink.accepts(status, self.need, headers):
             self._start_sink()
             return False
         n = min(len(buf), self.need)

@@ -140,7 +140,7 @@ class RangeSink:
             self._allocated = True
             self._allocate()
 
-    def accepts(self, status: int, length: int) -> bool:
+    def accepts(self, status: int, length: int, headers: dict[str, str]) -> bool:
         """BodySink (http/client.py): only the range itself, as a 206 of exactly its length."""
         return status == _PARTIAL and length == self.end - self.start and self.pos == self.start
 

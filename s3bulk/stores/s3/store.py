@@ -485,14 +485,14 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         """What one GET says of the object (size, ETag, time, storage class) and, when it is at most
         `most` bytes, the object itself with the file time its metadata carries (as a download's
         get with_mtime reads it): a small one-object download is then this one request
-        (engine/planner.py). A longer one's body is not read: its size only, and None (the download in
-        parts that follows reads its ETag, time and properties by a HEAD of its own). Through botocore, or
+        (engine/planner.py). A longer one's body is not read: what its head said (size, ETag, time:
+        the version the download in parts that follows holds its ranges to), and None. Through botocore, or
         where the lean path cannot refuse a body: one HEAD, as before, and None."""
         got = await self._on_wire(lambda wire: wire.get_small(key, self._url(key), most))
         if got is _NO_WIRE or got is None:
             return await self.head(key), None
         info, data, headers, composite = got
-        if data is None:  # longer: its size only (a download in parts asks its HEAD for the rest)
+        if data is None:  # longer: what its head said, its body not read
             return info, None
         if composite is not None:
             await self.check_composite_body(key, data, (*composite, "COMPOSITE"))

@@ -307,21 +307,33 @@ def checksum_header(algorithm: str, data: bytes | bytearray | memoryview) -> dic
 
 class _Longer:
     """get_small's sink (http/client.py BodySink): a body of at most `most` bytes is received as
-    usual; a longer one is taken here and refused at its first bytes, which drops the connection."""
+    usual; a longer one is taken here and refused at its first bytes, which drops the connection.
+    Its head is kept: it says of the object all a HEAD would (ETag, time, checksum, properties)."""
 
-    __slots__ = ("most", "length")
+    __slots__ = ("most", "length", "headers")
 
     def __init__(self, most: int) -> None:
         self.most, self.length = most, 0
+        self.headers: dict[str, str] = {}
 
-    def accepts(self, status: int, length: int) -> bool:
+    def accepts(self, status: int, length: int, headers: dict[str, str]) -> bool:
         if status == 200 and length > self.most:
-            self.length = length
+            self.length, self.headers = length, dict(headers)
             return True
         return False
 
     def write(self, chunk: memoryview) -> None:
         raise BodyRefused()
+
+
+def _answered(key: str, size: int, h: dict[str, str], url: str) -> ObjectInfo:
+    """What a GET's answer says of the object: its size, time, ETag and storage class."""
+    try:
+        mtime = http_date_seconds(h["last-modified"]) if "last-modified" in h else None
+    except (ValueError, TypeError) as exc:
+        raise Transient(f"GET answer with an unusable Last-Modified ({exc})", op="get", url=url, key=key) from exc
+    etag = h.get("etag")
+    return ObjectInfo(key, size, mtime, etag.strip('"') if etag else None, h.get("x-amz-storage-class"))
 
 
 def verify_body(data: bytes | bytearray | memoryview, headers: Any, url: str, key: str) -> tuple[str, str] | None:
@@ -742,8 +754,9 @@ class S3Wire:
         """One GET that finds the object and, when it is at most `most` bytes, reads it whole (its
         checksum checked as get_with_headers checks it): (what the answer says of it: size, ETag,
         time, storage class; the body, or None for a longer object, whose body is not read: the
-        connection is dropped after the head, and only its size is known; the answer's headers;
-        the composite checksum to check). None where a body cannot be refused (no sink on Windows)."""
+        connection is dropped after the head; the answer's headers, a longer object's too: they
+        tell what a HEAD would; the composite checksum to check). None where a body cannot be
+        refused (no sink on Windows)."""
         if sys.platform == "win32":
             return None
         headers = {"x-amz-checksum-mode": "ENABLED", **self.read_headers}
@@ -753,17 +766,11 @@ class S3Wire:
         except BodyRefused:
             counted = (WIRE_OPS.get("get", "get"), STATUS_CLASS[2])
             self.requests[counted] = self.requests.get(counted, 0) + 1
-            return ObjectInfo(key, longer.length), None, {}, None
+            return _answered(key, longer.length, longer.headers, url), None, longer.headers, None
         if resp.status != 200:
             raise self._error(resp, "get", url, key)
         h = resp.headers
-        try:
-            mtime = http_date_seconds(h["last-modified"]) if "last-modified" in h else None
-        except (ValueError, TypeError) as exc:
-            raise Transient(f"GET answer with an unusable Last-Modified ({exc})", op="get", url=url, key=key) from exc
-        etag = h.get("etag")
-        info = ObjectInfo(key, len(resp.body), mtime, etag.strip('"') if etag else None, h.get("x-amz-storage-class"))
-        return info, resp.body, h, verify_body(resp.body, h, url, key)
+        return _answered(key, len(resp.body), h, url), resp.body, h, verify_body(resp.body, h, url, key)
 
     async def get_tagging(self, key: str, url: str) -> list[tuple[str, str]]:
         """GetObjectTagging's (key, value) pairs: asked only of objects whose answer counted tags,
