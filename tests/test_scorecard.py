@@ -89,6 +89,23 @@ def test_the_ceiling_is_the_faster_reader_and_a_failed_run_fails_the_goal() -> N
         scorecard.judge_gib([rec("s3bulk", 1.0, ok=False), rec("ceiling-curl", 0.5)], 1024)
 
 
+def test_the_gib_row_shows_s3bulk_from_its_first_request_too(tmp_path: Path) -> None:
+    log = tmp_path / "requests.log"  # --log-requests lines; a header line (indented) is not a request
+    log.write_text("2026-11-28T15:10:06.000Z 1 GET http://h/b/k ERR sent=0 received=0 time=1.0ms retry=0 error=x\n"
+                   "  > range: bytes=0-1\n"
+                   "2026-11-28T15:10:06.100Z 1 GET http://h/b/k 206 sent=0 received=9 time=400.0ms retry=0\n"
+                   "2026-11-28T15:10:06.050Z 1 GET http://h/b/k 206 sent=0 received=9 time=450.0ms retry=0\n")
+    assert scorecard.request_span(log) == pytest.approx(0.5)  # the first start to the last answer's end
+    assert scorecard.request_span(tmp_path / "none.log") is None
+
+    def rec(tool: str, seconds: float, first: float | None = None) -> dict:
+        return {"tool": tool, "rep": 0, "seconds": seconds, "ok": True, "problem": None, "from_first_request_s": first}
+    row = scorecard.judge_gib([rec("s3bulk", 1.0, 0.5), rec("ceiling-python", 0.5), rec("ceiling-splice", 0.8)], 1024)
+    assert row["s3bulk"] == ("1,024 MiB/s (1024 MiB, whole process; 2,048 MiB/s from its first request "
+                             "(1.00x the ceiling, 1.60x ceiling-splice))")
+    assert row["met"] is False  # the verdict stays on the whole process: 0.50x
+
+
 def test_start_up_rows_read_startup_bench_results() -> None:
     def one(tool: str, direction: str, wall: int) -> dict:
         return {"tool": tool, "direction": direction, "wall_ms": wall, "cpu_ms": wall // 2,
