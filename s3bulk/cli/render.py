@@ -9,8 +9,10 @@ into output and has no say in what is transferred.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
+from functools import cached_property
 from dataclasses import asdict
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, TextIO
@@ -215,16 +217,60 @@ class JsonRenderer(Renderer):
             self.finish(Summary(workers=0, fatal=message, fatal_code=code, check=self.command == "check"))
 
 
+class _Rows:
+    """The summary's rows (label, value) as the row functions add them."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str]] = []
+
+    def add_row(self, label: str, value: str) -> None:
+        self.rows.append((label, value))
+
+
+# what makes rich treat stdout as a terminal, or size its console, other than the file itself
+_RICH_ENVIRON = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "JUPYTER_COLUMNS", "JUPYTER_LINES")
+
+
+def _console_width() -> int:
+    """The width rich gives a console (rich.console.Console.size): the first standard stream that
+    is a terminal, COLUMNS over it, else 80."""
+    width = 0
+    for fd in (0, 1, 2):
+        try:
+            width = os.get_terminal_size(fd).columns
+        except (AttributeError, ValueError, OSError):
+            continue
+        break
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.isdigit():
+        width = int(columns)
+    return width or 80
+
+
+def _grid_text(rows: list[tuple[str, str]]) -> str | None:
+    """The summary as rich prints `Table.grid(padding=(0, 2))` of two columns to a file that is
+    not a terminal (no styles: each cell padded to its column's width, two spaces between), byte
+    for byte (tests/test_render_plain.py holds the two equal), without importing rich; None where
+    rich could print it otherwise: stdout a terminal (or said to be one), a cell that is not
+    printable ASCII (rich measures cells, wraps and escapes), a row wider than the console (rich
+    wraps or cuts it)."""
+    if sys.stdout.isatty() or any(name in os.environ for name in _RICH_ENVIRON) or "ipykernel" in sys.modules:
+        return None
+    if not all(a.isascii() and a.isprintable() and b.isascii() and b.isprintable() for a, b in rows):
+        return None
+    left = max((len(a) for a, _ in rows), default=0)
+    right = max((len(b) for _, b in rows), default=0)
+    if not left or not right or left + 2 + right > _console_width():
+        return None
+    return "".join(f"{a.ljust(left)}  {b.ljust(right)}\n" for a, b in rows)
+
+
 class HumanRenderer(Renderer):
     """A live one-screen display on a terminal (rich), failures as lines, a summary at the end."""
 
     def __init__(self, command: str, src: str, dst: str, *, live: bool, verbose: bool = False) -> None:
         super().__init__(command, src, dst)
         self.verbose = verbose
-        from rich.console import Console
-
-        self.out = Console(highlight=False)
-        self.err = Console(stderr=True, highlight=False)
         self.live_enabled = live
         # --progress with stderr not a terminal (a log file, a CI job): a plain status line about
         # once a second, which a log keeps readable, instead of a display redrawn in place
@@ -235,6 +281,20 @@ class HumanRenderer(Renderer):
         self._failures_shown = 0
         self._rate_window: list[tuple[float, int, int]] = []
         self._watch: WatchStatus | None = None
+
+    @cached_property
+    def out(self) -> Any:
+        """rich's console on stdout, made when first needed: a run whose summary prints as plain
+        text (_grid_text) never imports rich (~25 ms of a one-object copy's start)."""
+        from rich.console import Console
+
+        return Console(highlight=False)
+
+    @cached_property
+    def err(self) -> Any:
+        from rich.console import Console
+
+        return Console(stderr=True, highlight=False)
 
     def __enter__(self) -> "HumanRenderer":
         if self.live_enabled and not self.plain_progress:
@@ -362,12 +422,8 @@ class HumanRenderer(Renderer):
         self.__exit__(None, None, None)
         if self.plain_progress and self._progress is not None:
             self.err.print(self._status_line(), markup=False, soft_wrap=True, highlight=False)  # the final figures
-        from rich.table import Table
-
         d = summary_dict(summary, self.command, self.src, self.dst)
-        t = Table.grid(padding=(0, 2))
-        t.add_column(style="bold")
-        t.add_column()
+        t = _Rows()
         if summary.check:
             self._check_rows(t, summary, d)
         else:
@@ -393,7 +449,19 @@ class HumanRenderer(Renderer):
             t.add_row("cpu", cpu)
             t.add_row("peak RSS", f"{human_bytes(summary.peak_rss_bytes)} (all "
                       f"{plural(summary.workers, 'worker')} and the coordinator, each at its peak)")
-        self.out.print(t, markup=False)
+        text = _grid_text(t.rows)
+        if text is not None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            from rich.table import Table
+
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(style="bold")
+            grid.add_column()
+            for row in t.rows:
+                grid.add_row(*row)
+            self.out.print(grid, markup=False)
         if summary.fatal:
             self.error(summary.fatal)
 
