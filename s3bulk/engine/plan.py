@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from ..config.filters import Filters
 from ..config.sizes import size_field
 from ..model import ObjectInfo, WriteProps
-from ..stores import GetResult, ResilienceOptions, StoreOptions
+from ..stores import GetResult, ObjectHead, ResilienceOptions, StoreOptions
 from ..stores.requests import counted_by
 from ..config.urls import Location
 
@@ -204,20 +204,23 @@ class KeyMap:
 @dataclass(frozen=True, slots=True)
 class Found:
     """What the planner's request that found one object said of it (`info`), the object itself when
-    that request was a GET that read it whole (`first`), and what it cost (its retries and requests,
-    by operation and status class), so the run's summary counts them as the worker's own."""
+    that request was a GET that read it whole (`first`), what the head of a GET refused for the
+    object's length said of its properties and checksum (`head`: a download in parts asks no HEAD
+    for them), and what it cost (its retries and requests, by operation and status class), so the
+    run's summary counts them as the worker's own."""
 
     info: ObjectInfo
     first: GetResult | None
     retries: int
     requests: dict[tuple[str, str], int]
+    head: ObjectHead | None = None
 
     @staticmethod
-    def of(info: ObjectInfo, first: GetResult | None, store: object) -> "Found":
+    def of(info: ObjectInfo, first: GetResult | None, store: object, head: ObjectHead | None = None) -> "Found":
         """`store`'s counts so far: the planner opened it for this request alone."""
         stats = getattr(store, "stats", None)
         retries = stats.retries if stats is not None else 0
-        return Found(info, first, retries, dict(counted_by(store) or {}))
+        return Found(info, first, retries, dict(counted_by(store) or {}), head)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,3 +251,7 @@ class Plan:
     @property
     def single_read(self) -> GetResult | None:
         return self.found.first if self.found is not None else None
+
+    @property
+    def single_head(self) -> ObjectHead | None:
+        return self.found.head if self.found is not None else None

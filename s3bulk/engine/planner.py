@@ -25,7 +25,7 @@ from typing import Protocol, cast
 
 from ..errors import AccessDenied, NotFound, NothingListed, StoreError, UsageError
 from ..model import ObjectInfo, WorkUnit
-from ..stores import GetResult, Store, Writer, open_store, settle_location
+from ..stores import GetResult, ObjectHead, Store, Writer, open_store, settle_location
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
 from .job import Job
@@ -155,10 +155,10 @@ def _as_dir(prefix: str) -> str:
 class _SmallReader(Protocol):
     """An S3 store's one GET that finds an object and reads it when small (stores/s3/store.py)."""
 
-    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None]: ...
+    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None, ObjectHead | None]: ...
 
 
-async def _found(store: Store, key: str, read_below: int) -> tuple[ObjectInfo, GetResult | None]:
+async def _found(store: Store, key: str, read_below: int) -> tuple[ObjectInfo, GetResult | None, ObjectHead | None]:
     """What the one request that finds `key` says of it (NotFound: no such object), and with
     `read_below` the object itself when an S3 GET found it at most that long. A GET refused for
     another reason (an archived object, a policy that allows HEAD) is asked again as before, by a
@@ -169,7 +169,7 @@ async def _found(store: Store, key: str, read_below: int) -> tuple[ObjectInfo, G
         except StoreError as exc:
             if isinstance(exc, NotFound) or exc.retryable:
                 raise  # retried already (the store's wrapper): asking again by HEAD and GET would only repeat them
-    return await store.head(key), None
+    return await store.head(key), None, None
 
 
 async def _resolve_source(src: Location, options: TransferOptions, prefix_only: bool = False,
@@ -199,8 +199,8 @@ async def _resolve_source(src: Location, options: TransferOptions, prefix_only: 
         prefix = src.prefix
         if prefix and not prefix.endswith("/") and not prefix_only:
             try:
-                info, first = await _found(store, prefix, read_below)
-                return src, prefix, Found.of(info, first, store)
+                info, first, head = await _found(store, prefix, read_below)
+                return src, prefix, Found.of(info, first, store, head)
             except (NotFound, AccessDenied):
                 pass  # not one object: a prefix (listing below says if the bucket itself is the problem)
         prefix = _as_dir(prefix)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..config.urls import Location
-from .base import (WHOLE, Features, GetOptions, GetResult, Multipart, PartInfo, ResumableUploads, ServerSideCopier,
+from .base import (WHOLE, Features, GetOptions, GetResult, ObjectHead, Multipart, PartInfo, ResumableUploads, ServerSideCopier,
                    Store, Traits, Unsupported, Writer, part_size_for, unwrap)
 from .features import features_of
 from .queues import EventQueue
@@ -21,7 +21,7 @@ else:  # the same classes at less compiling (quick_dataclass.py says why)
     from ..quick_dataclass import dataclass
 
 __all__ = ["STORE_MODULES", "StoreOptions", "ResilienceOptions", "open_store", "settle_location", "open_event_queue",
-           "Store", "Writer", "Multipart", "ServerSideCopier", "GetOptions", "GetResult", "WHOLE", "ResumableUploads",
+           "Store", "Writer", "Multipart", "ServerSideCopier", "GetOptions", "GetResult", "ObjectHead", "WHOLE", "ResumableUploads",
            "Features", "Traits", "features_of", "PartInfo", "Unsupported", "unwrap", "part_size_for"]
 
 

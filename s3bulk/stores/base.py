@@ -124,6 +124,16 @@ class ObjectChecksum(NamedTuple):
     kind: str
 
 
+class ObjectHead(NamedTuple):
+    """What a GET's answer head said of an object it did not read (a one-object download refused
+    for its length, stores/s3/store.py read_small): its properties and its checksum (the GET asked
+    for it, x-amz-checksum-mode), the answers of the HEADs a download in parts would ask again."""
+
+    key: str
+    props: ObjectProps
+    checksum: ObjectChecksum | None
+
+
 @runtime_checkable
 class ChecksumReader(Protocol):
     """features.checksums: the checksum the object carries, which (unlike its ETag) does not depend on

@@ -48,7 +48,7 @@ from ..errors import NotFound, StoreError, Throttled, Transient
 from ..http.requestlog import RETRY
 from ..model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ..config.urls import Location
-from .base import (WHOLE, ChecksumReader, FileBodyReader, Features, GetOptions, GetResult, LevelLister, LevelPage, Multipart, ObjectChecksum,
+from .base import (WHOLE, ChecksumReader, FileBodyReader, Features, GetOptions, GetResult, LevelLister, ObjectHead, LevelPage, Multipart, ObjectChecksum,
                    ObjectVersion, OpenUpload, PartInfo, PartSizeReader, PartsHalted, PropsReader, ResumableUploads,
                    ServerSideCopier, Store, StreamedBody, StreamedPutter, Unsupported, VersionedStore, VersionPage, Writer,
                    abort_confirmed, part_request, unwrap)
@@ -459,7 +459,7 @@ class ResilientStore(Store, PartSizeReader, ChecksumReader, VersionedStore, Prop
             raise self._no_props(key)
         return await self._call(lambda: self.inner.read_props(key))
 
-    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None]:
+    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None, ObjectHead | None]:
         """An S3 object found, and read when small, by one GET (stores/s3/store.py read_small)."""
         return await self._call(lambda: self.inner.read_small(key, most), op="get", key=key)
 

@@ -338,7 +338,7 @@ class Worker:
         assert isinstance(dst, Writer)
         self.transfer = Transfer(src, dst, plan.keymap, opts, self.bodies, listener=_Listener(self),
                                  resume=self.resume.terms(), one_object=plan.single_key is not None,
-                                 first_read=plan.single_read)
+                                 first_read=plan.single_read, first_head=plan.single_head)
         self._sides(src, dst)
         # --update: a copy or mv asks DST's time per object; sync has it from its listing (_sort_now)
         self.transfer.update_by_head = opts.update and plan.sync is None

@@ -34,7 +34,7 @@ from .mover import Mover
 from .notes import UploadBegun, UploadEnd
 from .part_buffers import part_buffer
 from .sinks import fill, range_sinks, sink_for, sinks
-from .source_checks import ChecksumMismatch, part_mismatch, source_check, verifier
+from .source_checks import ASK, ChecksumMismatch, part_mismatch, source_check, verifier
 from .spread import Helpers, HelperTask, SharedFile, deal, run_parts, spread_processes
 
 if TYPE_CHECKING:
@@ -166,14 +166,25 @@ class InParts:
             await guards.skip_if_exists(t.dst, dst_key)  # no part sent in vain (the completion is conditional too)
         stored: float | None = None
         read: ObjectProps | None = None
-        if t.restore_mtime:
+        head = t.first_head
+        if head is not None:
+            t.first_head = None  # once: a retry (ChecksumMismatch) asks the server again
+            if head.key != src_key:
+                head = None
+        if head is not None and t.restore_mtime:
+            read = head.props
+            stored = file_times.stored_mtime(read.metadata)
+            if stored is not None:
+                mtime = stored
+        elif t.restore_mtime:
             read = await cast(PropsReader, t.src).read_props(src_key)
             stored = file_times.stored_mtime(read.metadata)
             if stored is not None:
                 mtime = stored
         part = link_part_size(size, t.options, local_dst=t.local_dst, sinks=range_sinks(t.options, t.src, t.dst))
         # before any upload is opened (its HEAD may fail)
-        check = await source_check(t.src, src_key, size, t.dst_kind == "s3", t.budget.limit)
+        check = await source_check(t.src, src_key, size, t.dst_kind == "s3", t.budget.limit,
+                                   head.checksum if head is not None else ASK)
         if isinstance(check, CompositeParts):
             part = check.part_size  # read (and write) by the object's own parts: each is checked alone
         job = await self._open(src_key, dst_key, size, part, mtime, check, read, info)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ...model import ObjectInfo, ObjectProps, WriteProps
 from ...stores import Store, Writer
-from ...stores.base import GetResult, Multipart
+from ...stores.base import GetResult, Multipart, ObjectHead
 from ..plan import TransferOptions
 from .link import Lanes
 from .notes import TransferListener
@@ -124,6 +124,7 @@ class Mover(Protocol):
     restore_mtime: bool
     wants_src_props: bool
     first_read: GetResult | None  # the one object, as the planner's GET brought it (taken once)
+    first_head: ObjectHead | None  # its properties and checksum, from a GET refused for its length (taken once)
     no_clobber: bool
     local_dst: bool
 

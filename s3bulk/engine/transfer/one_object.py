@@ -32,7 +32,7 @@ from typing import Any, Protocol, cast
 from ...errors import Corrupt, NotStored, SourceChanged
 from ...model import ObjectInfo, ObjectProps
 from ...stores import Store, Writer
-from ...stores.base import GetResult, PropsReader
+from ...stores.base import GetResult, ObjectHead, PropsReader
 from ...stores.conditions import NO_CLOBBER, SOURCE_FILE, FileVersion
 from ...stores import file_times
 from ...stores.file_times import CopyMarks
@@ -74,7 +74,8 @@ class Transfer:
 
     def __init__(self, src: Store, dst: Writer, keymap: KeyMap, options: TransferOptions,
                  budget: ByteBudget, *, listener: TransferListener = QUIET, resume: ResumeTerms | None = None,
-                 one_object: bool = False, first_read: GetResult | None = None) -> None:
+                 one_object: bool = False, first_read: GetResult | None = None,
+                 first_head: ObjectHead | None = None) -> None:
         self.src, self.dst, self.keymap, self.options, self.budget = src, dst, keymap, options, budget
         self.listener = listener
         self.resume = resume if resume is not None else ResumeTerms()
@@ -108,6 +109,9 @@ class Transfer:
         # the one object as the planner's GET brought it (engine/planner.py): written without a read
         # of its own (ways.py Whole), once
         self.first_read = first_read
+        # what the planner's GET, refused for the object's length, said of its properties and
+        # checksum: the download in parts takes them instead of two HEADs (in_parts.py), once
+        self.first_head = first_head
         server_side = ServerSide(self, dst, src)
         self.server_side = server_side.possible
         self.in_parts = InParts(self)

@@ -12,24 +12,27 @@ from typing import Any, Callable, cast
 
 from ...errors import ChecksumMismatch
 from ...stores import Store
-from ...stores.base import ChecksumReader
+from ...stores.base import ChecksumReader, ObjectChecksum
 from ...stores.checksums import CompositeParts, note_once
 
 MIN_S3_PART = 5 * 1024 * 1024  # S3 refuses smaller parts (but the last) at completion
+ASK = ObjectChecksum("", "", "ask")  # source_check's `known` when nothing was told: the HEAD is asked
 
 
-async def source_check(src: Store, key: str, size: int, dst_is_s3: bool, max_part: int) -> Any:
+async def source_check(src: Store, key: str, size: int, dst_is_s3: bool, max_part: int,
+                       known: ObjectChecksum | None = ASK) -> Any:
     """What checks a multipart download of the source object, from one HEAD with checksum mode:
     a checksums.PartCrcs when it carries a FULL_OBJECT CRC this process can combine from parts; a
     checksums.CompositeParts when it carries a COMPOSITE checksum and the store tells its parts
     (one GetObjectAttributes more) in equal sizes of at most `max_part` bytes (the worker's byte
-    budget); else None (no checksum: nothing more is asked)."""
+    budget); else None (no checksum: nothing more is asked). `known`: the checksum an answer
+    already told (None: none), instead of the HEAD."""
     if not src.features.checksums:
         return None
     from ...stores.checksums import PartCrcs, available, combinable
 
     reader = cast(ChecksumReader, src)  # declared by its features
-    found = await reader.object_checksum(key)
+    found = await reader.object_checksum(key) if known is ASK else known
     if found is None:
         return None
     if found.kind == "FULL_OBJECT":

@@ -23,7 +23,7 @@ from ...errors import (AccessDenied, BucketMissing, ConnectFailed, Corrupt, Dest
                        S3BulkError, StoreError, Throttled, Transient, UsageError)
 from ...model import ObjectInfo, ObjectProps, Page, WorkUnit
 from ...config.urls import Location
-from ..base import (COPY_UPLOAD_OPENED, WHOLE, ChecksumReader, Features, GetOptions, GetResult, LevelLister, LevelPage, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
+from ..base import (COPY_UPLOAD_OPENED, WHOLE, ChecksumReader, Features, GetOptions, GetResult, LevelLister, ObjectHead, LevelPage, ObjectChecksum, ObjectVersion, OpenUpload, PartInfo,
                     PartSizeReader, PropsReader, ResumableUploads, ServerSideCopier, Store, StreamedBody,
                     StreamedPutter, Traits, VersionedStore, VersionPage, Writer, abort_confirmed, part_request,
                     part_size_for, upload_in_parts)
@@ -481,22 +481,25 @@ class S3Store(Writer, ResumableUploads, ServerSideCopier, PartSizeReader,
         data, props = await self._read_with_props(key, if_match)
         return data, file_times.stored_mtime(props.metadata)
 
-    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None]:
+    async def read_small(self, key: str, most: int) -> tuple[ObjectInfo, GetResult | None, ObjectHead | None]:
         """What one GET says of the object (size, ETag, time, storage class) and, when it is at most
         `most` bytes, the object itself with the file time its metadata carries (as a download's
         get with_mtime reads it): a small one-object download is then this one request
         (engine/planner.py). A longer one's body is not read: what its head said (size, ETag, time:
-        the version the download in parts that follows holds its ranges to), and None. Through botocore, or
-        where the lean path cannot refuse a body: one HEAD, as before, and None."""
+        the version the download in parts that follows holds its ranges to; its properties and
+        checksum, which that download would otherwise ask two HEADs for), and None. Through
+        botocore, or where the lean path cannot refuse a body: one HEAD, as before, and None."""
         got = await self._on_wire(lambda wire: wire.get_small(key, self._url(key), most))
         if got is _NO_WIRE or got is None:
-            return await self.head(key), None
+            return await self.head(key), None, None
         info, data, headers, composite = got
         if data is None:  # longer: what its head said, its body not read
-            return info, None
+            found = checksums.from_headers(headers)
+            return info, None, ObjectHead(key, s3props.from_headers(headers),
+                                          ObjectChecksum(*found) if found is not None else None)
         if composite is not None:
             await self.check_composite_body(key, data, (*composite, "COMPOSITE"))
-        return info, GetResult(data, len(data), None, file_times.from_headers(headers))
+        return info, GetResult(data, len(data), None, file_times.from_headers(headers)), None
 
     async def restore_status(self, key: str) -> str | None:
         """HEAD: the object's x-amz-restore header (`ongoing-request="false", expiry-date=...` once a
