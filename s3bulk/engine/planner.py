@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Protocol, cast
+from typing import NoReturn, Protocol, cast
 
 from ..errors import AccessDenied, NotFound, NothingListed, StoreError, UsageError
 from ..model import ObjectInfo, WorkUnit
@@ -208,12 +208,18 @@ async def _resolve_source(src: Location, options: TransferOptions, prefix_only: 
         # that the prefix is not empty
         page = await store.list_page(prefix, WorkUnit(), 1)
         if prefix and not page.entries and not page.problems and not empty_ok:
-            if any(c in prefix for c in "*?"):  # checked last: keys may hold these characters
-                raise UsageError(_no_wildcards(src))
-            raise NothingListed(f"no such key or prefix: {src.raw}")
+            nothing_under(src)
         return src.with_prefix(prefix), None, None
     finally:
         await store.close()
+
+
+def nothing_under(src: Location) -> NoReturn:
+    """The error of an S3 SRC prefix that lists no key: a pattern refused with the command meant
+    (checked only now: keys may hold '*' and '?'), else NothingListed."""
+    if any(c in src.prefix for c in "*?"):
+        raise UsageError(_no_wildcards(src))
+    raise NothingListed(f"no such key or prefix: {src.raw}")
 
 
 def _no_wildcards(src: Location) -> str:

@@ -124,7 +124,9 @@ async def _listed(url: str, s3: S3Options | None, concurrency: int, one: Callabl
         finally:
             await items.aclose()
         if listed is not None and not listed[0]:
-            _nothing_under(src)
+            from ..planner import nothing_under
+
+            nothing_under(src)  # as resolve_source's probe would have raised
         if sample is not None:  # listed to the end: where its pages ended, for the next listing
             hints.save(src, sample)
     finally:
@@ -147,17 +149,6 @@ def _noting(listed: list[bool], select: Select | None) -> Select:
         listed[0] = True
         return page if select is None else select(page)
     return noted
-
-
-def _nothing_under(src: Location) -> None:
-    """The error of a listed prefix that holds no key, as resolve_source raises it."""
-    from ...errors import NothingListed, UsageError
-
-    if any(c in src.prefix for c in "*?"):  # checked last: keys may hold these characters
-        from ..planner import _no_wildcards
-
-        raise UsageError(_no_wildcards(src))
-    raise NothingListed(f"no such key or prefix: {src.raw}")
 
 
 def _selector(filters: Filters, cut: int) -> Select:
