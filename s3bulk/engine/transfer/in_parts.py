@@ -171,13 +171,8 @@ class InParts:
             t.first_head = None  # once: a retry (ChecksumMismatch) asks the server again
             if head.key != src_key:
                 head = None
-        if head is not None and t.restore_mtime:
-            read = head.props
-            stored = file_times.stored_mtime(read.metadata)
-            if stored is not None:
-                mtime = stored
-        elif t.restore_mtime:
-            read = await cast(PropsReader, t.src).read_props(src_key)
+        if t.restore_mtime:
+            read = head.props if head is not None else await cast(PropsReader, t.src).read_props(src_key)
             stored = file_times.stored_mtime(read.metadata)
             if stored is not None:
                 mtime = stored
