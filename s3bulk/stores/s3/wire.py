@@ -723,30 +723,24 @@ class S3Wire:
         small GET of a mirror cost versitygw ~3% and toxiproxy ~6% more CPU per object (the
         header read, signed and checked; bench/README "Sync down: what differs on the wire");
         a read in ranges keeps it on every request (its ranges must be of one version)."""
-        headers = {"x-amz-checksum-mode": "ENABLED", **self.read_headers}
-        resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key)
-        if resp.status != 200:
-            raise self._error(resp, "get", url, key)
-        if if_match:  # a read held to a version: the usual answer names it (quoted), else looked at closely
-            etag = resp.headers.get("etag")
-            if etag is None or if_match not in etag:
-                try:
-                    check_answer(etag, "get", url, key, if_match)
-                except Transient:
-                    return await self._get_held(key, url, if_match)
-        return resp.body, resp.headers, verify_body(resp.body, resp.headers, url, key)
-
-    async def _get_held(self, key: str, url: str, if_match: str
-                        ) -> tuple[bytes | bytearray | memoryview, dict[str, str], tuple[str, str] | None]:
-        """get_with_headers' GET again, with If-Match, after an answer named another ETag."""
-        headers = {"x-amz-checksum-mode": "ENABLED", **self.read_headers, "if-match": f'"{if_match}"'}
-        resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key)
-        if resp.status != 200:
-            raise self._error(resp, "get", url, key)  # 412: SourceChanged
-        etag = resp.headers.get("etag")
-        if etag is None or if_match not in etag:
-            check_answer(etag, "get", url, key, if_match)
-        return resp.body, resp.headers, verify_body(resp.body, resp.headers, url, key)
+        held: dict[str, str] = {}  # {"if-match": ...} once an answer named another ETag
+        while True:
+            # (a new dict each time: _send signs it in place)
+            headers = {"x-amz-checksum-mode": "ENABLED", **self.read_headers, **held}
+            resp = await self._send("GET", self._object_path(key), None, headers, None, "get", url, key)
+            if resp.status != 200:
+                raise self._error(resp, "get", url, key)  # with If-Match, 412: SourceChanged
+            if if_match:  # a read held to a version: the usual answer names it (quoted), else looked at closely
+                etag = resp.headers.get("etag")
+                if etag is None or if_match not in etag:
+                    try:
+                        check_answer(etag, "get", url, key, if_match)
+                    except Transient:
+                        if held:
+                            raise  # held to the version and still another's answer: retried as before
+                        held = {"if-match": f'"{if_match}"'}
+                        continue
+            return resp.body, resp.headers, verify_body(resp.body, resp.headers, url, key)
 
     async def get_small(self, key: str, url: str, most: int
                         ) -> tuple[ObjectInfo, bytes | bytearray | memoryview | None, dict[str, str],
