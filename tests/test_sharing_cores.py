@@ -1,0 +1,63 @@
+"""A run whose server listens on this machine's loopback gets half the cores' workers by default,
+each starting with proportionally more transfers in flight (engine/plan.py sharing_cores): the
+server spends about as much CPU a small object as the client, on the same cores. What the user
+asked for (--workers, -c) and a server elsewhere are left as they are."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from s3bulk.config.urls import S3Options, parse_location
+from s3bulk.engine.plan import TransferOptions, server_here, sharing_cores
+
+pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
+
+LOCAL_DIR = parse_location("/tmp/dst/")
+
+
+def s3(url: str | None):
+    return parse_location("s3://b/p/", S3Options(endpoint_url=url))
+
+
+@pytest.mark.parametrize("url, here", [
+    ("http://127.0.0.1:7070", True), ("http://localhost:9000", True), ("http://[::1]:9000", True),
+    ("http://127.1.2.3", True), ("https://s3.us-east-1.amazonaws.com", False), ("http://10.0.0.5:9000", False),
+    (None, False),
+])
+def test_server_here_by_endpoint_host(url, here):
+    assert server_here(s3(url)) is here
+    assert server_here(LOCAL_DIR) is False
+
+
+def test_list_get_server_on_loopback_counts():
+    assert server_here(parse_location("http://127.0.0.1:8080/data/"))
+    assert not server_here(parse_location("http://files.example.com/data/"))
+
+
+def test_half_the_cores_with_the_same_transfers_in_flight(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    got = sharing_cores(TransferOptions(), s3("http://127.0.0.1:7070"), LOCAL_DIR)
+    assert (got.workers, got.concurrency, got.max_concurrency) == (2, 128, 0)
+    # either side: an upload to a local gateway too
+    up = sharing_cores(TransferOptions(), LOCAL_DIR, s3("http://localhost:9000"))
+    assert (up.workers, up.concurrency) == (2, 128)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    two = sharing_cores(TransferOptions(), s3("http://127.0.0.1:7070"), LOCAL_DIR)
+    assert (two.workers, two.concurrency) == (1, 128)
+
+
+def test_what_the_user_asked_and_remote_servers_are_kept(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    here = s3("http://127.0.0.1:7070")
+    asked_workers = TransferOptions(workers=3)
+    assert sharing_cores(asked_workers, here, LOCAL_DIR) is asked_workers
+    fixed = TransferOptions(concurrency=16, max_concurrency=16)  # what -c 16 builds
+    got = sharing_cores(fixed, here, LOCAL_DIR)
+    assert (got.workers, got.concurrency, got.max_concurrency) == (2, 16, 16)
+    default = TransferOptions()
+    assert sharing_cores(default, s3("https://s3.us-east-1.amazonaws.com"), LOCAL_DIR) is default
+    assert sharing_cores(default, s3(None), s3(None)) is default
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert sharing_cores(default, here, LOCAL_DIR) is default
