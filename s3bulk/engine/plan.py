@@ -60,7 +60,7 @@ class TransferOptions:
     as bytes or as strings such as "16MiB" and read back as bytes; every value is checked when the
     options are built (UsageError)."""
 
-    workers: int = 0                 # worker processes; 0 = one per core
+    workers: int = 0                 # worker processes; 0 = one per core (half for a server here: sharing_cores)
     concurrency: int = 64            # transfers in flight per worker (at the start: see max_concurrency)
     # while requests are slow (latency, not CPU, bounds the worker: engine/run/inflight.py) a worker adds
     # transfers up to this many; 0 = AUTO_MAX_CONCURRENCY; equal to concurrency = fixed (what -c N asks)
