@@ -61,3 +61,20 @@ def test_what_the_user_asked_and_remote_servers_are_kept(monkeypatch):
     assert sharing_cores(default, s3(None), s3(None)) is default
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert sharing_cores(default, here, LOCAL_DIR) is default
+
+
+def test_a_run_from_a_server_on_loopback_starts_half_the_workers(listget_server, tmp_path, monkeypatch):
+    """Through the one path every run takes (orchestrate.run): a copy from `s3bulk serve` on
+    127.0.0.1 runs one worker on a 2-core machine; --workers as given is kept."""
+    import s3bulk
+
+    (tmp_path / "src").mkdir()
+    for i in range(6):
+        (tmp_path / "src" / f"f{i}").write_bytes(b"x" * i)
+    url = listget_server(str(tmp_path / "src"), "--processes", "1") + "/"
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    auto = s3bulk.copy(url, str(tmp_path / "auto"), journal=None)
+    assert auto.ok and auto.counters.done == 6 and auto.workers == 1
+    asked = s3bulk.copy(url, str(tmp_path / "asked"), options=TransferOptions(workers=2), journal=None)
+    assert asked.ok and asked.counters.done == 6 and asked.workers == 2
+    assert sorted(os.listdir(tmp_path / "auto")) == sorted(os.listdir(tmp_path / "asked")) == [f"f{i}" for i in range(6)]

@@ -281,7 +281,8 @@ def server_here(location: Location) -> bool:
 def sharing_cores(options: TransferOptions, src: Location, dst: Location) -> TransferOptions:
     """`options` for a run whose server (either side's) runs on this machine: by default (no
     --workers) half the cores get a worker, and each starts with as many more transfers in flight
-    (without -c) as the run would have started with on one worker a core.
+    (without -c) as the run would have started with on one worker a core. orchestrate.run asks it
+    for a run on this machine's workers, not a cluster's (whose tasks run on other cores).
 
     Why: each small object costs the server about the CPU it costs the client (versitygw ~150 us a
     GET, s3bulk ~130 us), so with one worker a core the workers and the server take turns on the

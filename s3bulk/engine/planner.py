@@ -29,7 +29,7 @@ from ..stores import GetResult, ObjectHead, Store, Writer, open_store, settle_lo
 from ..config.urls import Location, S3Options, parse_location
 from ..config.filters import Filters
 from .job import Job
-from .plan import Found, KeyMap, Plan, TransferOptions, sharing_cores
+from .plan import Found, KeyMap, Plan, TransferOptions
 from .plan import SyncOptions
 
 
@@ -75,7 +75,6 @@ async def build_plan(job: Job) -> Plan:
         if dst.is_s3:
             dst = dst.with_prefix(_as_dir(dst.prefix))
         keymap = KeyMap(src.prefix, dst.prefix)
-        options = sharing_cores(options, src, dst)  # a server on this machine: fewer workers (plan.py)
     _refuse_overlap(src, dst, single)
     if sync is not None and options.backup_dir is not None:
         raise UsageError("sync's backup_dir goes in its SyncOptions, not in TransferOptions")
