@@ -38,7 +38,9 @@ Each tool is run the way a user chasing speed would run it:
 AWS_CA_BUNDLE is removed from every tool's environment (the endpoints are plain http, and rclone
 refuses to start with it set: "LoadCustomCABundleError").
 
-Scenarios (`--scenarios`, all by default), every tool, `--reps` times each, runs interleaved by tool:
+Scenarios (`--scenarios`, all by default), every tool, `--reps` times each, runs interleaved by tool;
+each rep starts one tool later than the one before (rep 1: s3bulk, s5cmd, obstore; rep 2: s5cmd,
+obstore, s3bulk; ...), so no tool always runs first, right after the seeding or another tool:
 
 | name | what |
 | --- | --- |
@@ -865,7 +867,7 @@ class Bench:
         self.seed(srv, s3)
         for scen in a.scenarios:
             for rep in range(a.reps):
-                for tool in a.tools:
+                for tool in rotated(a.tools, rep):
                     if scen in SMALL_SCENARIOS and rep >= self.caps.get(tool, a.reps):
                         continue
                     if scen not in SUPPORTED.get(tool, SCENARIOS):
@@ -873,6 +875,16 @@ class Bench:
                     self.records.append(self.run_one(srv, s3, scen, tool, rep))
         for b in ("pb-src-small", "pb-src-big", "pb-list"):
             drop_bucket(srv, s3, b)
+
+
+def rotated(tools: list[str], rep: int) -> list[str]:
+    """The tools in the order rep `rep` runs them: each rep starts one tool later. Why: in a fixed
+    order the first tool always ran first in a rep, and in rep 1 right after the seeding, when the
+    server spent the most CPU on the same GETs (s3bulk's rep 1 was its slowest, or tied, in three
+    of the four scorecard sittings of 2026-11-28, with the server's CPU the highest of its reps);
+    rotated, every tool takes the first place as often as the others over len(tools) reps."""
+    k = rep % len(tools) if tools else 0
+    return tools[k:] + tools[:k]
 
 
 # ---------------------------------------------------------------------------------- report

@@ -41,7 +41,7 @@ SyncSrc = Annotated[str, typer.Argument(metavar="SRC", help="s3://BUCKET[/PREFIX
 SyncDst = Annotated[str, typer.Argument(metavar="DST", help="s3://BUCKET[/PREFIX] or a local directory")]
 
 # how much runs at once, and in what sizes
-Workers = Annotated[int, O("--workers", "-w", metavar="N", help="worker processes (0 = one per core)", min=0)]
+Workers = Annotated[int, O("--workers", "-w", metavar="N", help="worker processes (0 = one per core; half the cores for a server on this machine)", min=0)]
 Concurrency = Annotated[Optional[int], O("--concurrency", "-c", metavar="N", min=1, show_default=False,
                                           help="transfers in flight per worker; without it 64 to begin with, raised by itself up to 512 while requests are slow and the CPU has room; a given N stays N")]
 PartSize = Annotated[str, O(metavar="SIZE", help="part size for multipart transfers (raised to fit 10,000 parts)")]

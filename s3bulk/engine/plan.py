@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import field
 from typing import TYPE_CHECKING, Literal
@@ -30,6 +31,8 @@ DEFAULT_PART_SIZE = 8 * MiB
 
 
 Compare = Literal["default", "size-only", "exact-timestamps", "checksum"]
+# hosts of an endpoint whose server runs on this machine, on the cores the workers run on
+_HERE = ("localhost", "::1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,7 @@ class TransferOptions:
     as bytes or as strings such as "16MiB" and read back as bytes; every value is checked when the
     options are built (UsageError)."""
 
-    workers: int = 0                 # worker processes; 0 = one per core
+    workers: int = 0                 # worker processes; 0 = one per core (half for a server here: sharing_cores)
     concurrency: int = 64            # transfers in flight per worker (at the start: see max_concurrency)
     # while requests are slow (latency, not CPU, bounds the worker: engine/run/inflight.py) a worker adds
     # transfers up to this many; 0 = AUTO_MAX_CONCURRENCY; equal to concurrency = fixed (what -c N asks)
@@ -255,3 +258,44 @@ class Plan:
     @property
     def single_head(self) -> ObjectHead | None:
         return self.found.head if self.found is not None else None
+
+
+def server_here(location: Location) -> bool:
+    """Whether `location`'s server (an S3 endpoint, a list/get server) listens on this machine's
+    loopback: it then spends its CPU on the cores this run's workers use."""
+    if location.is_s3:
+        settled = location.s3.settled
+        url = settled.endpoint_url if settled is not None else location.s3.endpoint_url
+    elif location.kind == "http":
+        url = location.root
+    else:
+        return False
+    if not url:
+        return False
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    return host in _HERE or host.startswith("127.")
+
+
+def sharing_cores(options: TransferOptions, src: Location, dst: Location) -> TransferOptions:
+    """`options` for a run whose server (either side's) runs on this machine: by default (no
+    --workers) half the cores get a worker, and each starts with as many more transfers in flight
+    (without -c) as the run would have started with on one worker a core. orchestrate.run asks it
+    for a run on this machine's workers, not a cluster's (whose tasks run on other cores).
+
+    Why: each small object costs the server about the CPU it costs the client (versitygw ~150 us a
+    GET, s3bulk ~130 us), so with one worker a core the workers and the server take turns on the
+    same cores: a second worker process adds its own event loop, connections and hand-offs, not
+    speed. 20,000 x 100 B from versitygw on 2 cores (bench/README "Small downloads: a server on the
+    same cores"): 2 workers 3.19-3.23 s at 2.77-2.84 s client / 3.12-3.20 s server CPU; 1 worker
+    with 128 in flight 2.80-2.92 s at 2.36-2.49 s / 2.77-2.89 s."""
+    if options.workers or not (server_here(src) or server_here(dst)):
+        return options
+    cores = options.resolved_workers()
+    workers = max(1, cores // 2)
+    if workers == cores:
+        return options
+    # with -c N the count is fixed (max_concurrency = N): as asked, per worker
+    concurrency = options.concurrency if options.max_concurrency else options.concurrency * cores // workers
+    return dataclasses.replace(options, workers=workers, concurrency=concurrency)

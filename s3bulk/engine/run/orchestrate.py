@@ -21,6 +21,7 @@ from ...model import Summary
 from ...config.urls import S3Options
 from ..events import Notice, Subscriber
 from ..job import Job, Manifest
+from ..plan import sharing_cores
 from .handles import Runner
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ def run(job: Job, *, subscriber: Subscriber | None = None, should_stop: Callable
         plan = _planned(job, events)
         if plan is None:
             return Summary()
+        if runner is None:  # this machine's workers: fewer where the server shares their cores (plan.py)
+            plan = dataclasses.replace(plan, options=sharing_cores(plan.options, plan.src, plan.dst))
         run_journal = _opened_journal(job, plan, events)
         with contextlib.ExitStack() as stack:
             if job.report is not None:
