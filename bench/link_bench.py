@@ -335,6 +335,9 @@ class LinkBench:
         logs = self.work / "logs"
         logs.mkdir(exist_ok=True)
         stem = f"{link}-{mib}-{direction}-{safe}-{rep}"
+        if self.args.log_requests and tool in self.roots:  # a timeline for bench/request_timeline.py
+            Path(self.args.log_requests).mkdir(parents=True, exist_ok=True)
+            argv += ["--log-requests", str(Path(self.args.log_requests) / f"{stem}.log")]
         proxy0 = tree_cpu_s(self.tox.proc.pid) if self.tox and url != self.srv.url else 0.0
         load = os.getloadavg()[0]
         at = f"{datetime.now(timezone.utc):%Y-%m-%dT%H:%M:%SZ}"
@@ -525,6 +528,9 @@ def main() -> None:
                     help="where the results go (default: bench/results of this checkout)")
     ap.add_argument("--note", default="the machine shared with other agents' work.",
                     help="what else ran on the machine, for the record")
+    ap.add_argument("--log-requests", default=None, metavar="DIR",
+                    help="each s3bulk run writes its --log-requests lines to DIR/<link>-<MiB>-<direction>-<tool>-<rep>.log "
+                         "(read them with bench/request_timeline.py)")
     ap.add_argument("--update-readme", action="store_true", help="put the table between the markers in bench/README.md")
     ap.add_argument("--merge", action="store_true",
                     help="keep the runs of the links not run now from the results file this run rewrites "

@@ -227,3 +227,25 @@ def test_crc64nvme_without_awscrt_is_one_line_usage_error(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc
     assert proc.stderr.strip() == "s3bulk: error: CRC64NVME needs awscrt: pip install 's3bulk[crc]' (or pip install awscrt)"
+
+
+@pytest.mark.unit
+def test_crc32_of_a_part_is_zlibs_crc32_on_both_sides_of_the_fast_size():
+    """An upload part's CRC32 (zlib-ng's from FAST_CRC32_FROM bytes, the system zlib's below) is
+    the same number either way, whole or in chunks, as x-amz-checksum-crc32 must carry it; and a
+    process that sent only small bodies has not imported zlib-ng."""
+    import sys
+    import zlib
+
+    from s3bulk.stores.s3.wire import crc32_b64
+
+    big = os.urandom(checksums.FAST_CRC32_FROM + 7)
+    for data in (b"", b"x" * 100, big[:checksums.FAST_CRC32_FROM - 1], big, memoryview(big)):
+        assert checksums.crc32_of(data) == zlib.crc32(data)
+        assert crc32_b64(data) == base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+    cut = checksums.FAST_CRC32_FROM  # a fast chunk, then a small one carrying its CRC on
+    assert checksums.crc32_of(big[cut:], checksums.crc32_of(big[:cut])) == zlib.crc32(big)
+    code = ("import sys; from s3bulk.stores.s3.wire import crc32_b64; crc32_b64(b'x' * 100_000); "
+            "print('zlib_ng' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "False", proc

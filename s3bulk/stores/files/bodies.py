@@ -21,10 +21,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-import zlib
 from typing import AsyncIterator
 
 from ...errors import Corrupt, StoreError
+from ..checksums import crc32_of
 from ..conditions import FileVersion
 
 CHUNK = 1024 * 1024  # bytes read from the file at a time (and written to the socket per write)
@@ -93,7 +93,7 @@ class FileBody:
         afresh on every call: a retry after a BadDigest must see the file as it is now."""
         crc = 0
         async for data in self.chunks():
-            crc = zlib.crc32(data, crc)
+            crc = crc32_of(data, crc)
         return base64.b64encode(crc.to_bytes(4, "big")).decode()
 
     async def read_all(self) -> bytes:

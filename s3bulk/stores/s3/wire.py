@@ -21,7 +21,6 @@ import hashlib
 import re
 import ssl
 import sys
-import zlib
 from binascii import b2a_base64
 from operator import attrgetter
 from typing import Any, Awaitable, Callable
@@ -294,11 +293,13 @@ def read_tags(body: bytes) -> list[tuple[str, str]]:
 
 
 def crc32_b64(data: bytes | bytearray | memoryview) -> str:
-    return b2a_base64(zlib.crc32(data).to_bytes(4, "big"), newline=False).decode()  # not base64's layer
+    """An upload part's (or a body's) CRC32 as its header carries it: zlib-ng's for a big body
+    (checksums.crc32_of), computed on the thread that sends every connection's bytes."""
+    return b2a_base64(checksums.crc32_of(data).to_bytes(4, "big"), newline=False).decode()  # not base64's layer
 
 
 def checksum_header(algorithm: str, data: bytes | bytearray | memoryview) -> dict[str, str]:
-    """The x-amz-checksum-* header of a PUT or UploadPart body (CRC32 by zlib, the rest by stores/checksums.py),
+    """The x-amz-checksum-* header of a PUT or UploadPart body (CRC32 by crc32_b64, the rest by stores/checksums.py),
     with x-amz-sdk-checksum-algorithm as botocore sends it (moto keeps no checksum without it)."""
     if algorithm == "CRC32":
         return {"x-amz-sdk-checksum-algorithm": "CRC32", "x-amz-checksum-crc32": crc32_b64(data)}
