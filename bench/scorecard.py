@@ -358,7 +358,8 @@ def cpu_floor(records: list[dict], goal_wall_s: float, cores: int) -> tuple[dict
                         f"{c['client_cpu_s'] + c['server_cpu_s']:.2f} s over {cores} x {c['wall_s']:.2f} s "
                         f"({c['busy']:.0%} busy, floor {c['floor_s']:.2f} s)" for t, c in per.items())
             + f". The goal's wall (0.8x the ceiling): {goal_wall_s:.2f} s"
-            + (f"; below the CPU floor of {', '.join(above)}" if above else "; under every tool's CPU floor"))
+            + (f"; below the CPU floor of {', '.join(above)}" if above
+               else "; above every tool's CPU floor (CPU alone does not rule it out)"))
     return {"tools": per, "cores": cores, "goal_wall_s": round(goal_wall_s, 3), "floor_above_goal": above}, text
 
 
