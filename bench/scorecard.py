@@ -334,7 +334,36 @@ def request_span(requests_log: Path) -> float | None:
     return max(e for _, e in spans) - min(s for s, _ in spans) if spans else None
 
 
-def judge_gib(records: list[dict], mib: int) -> dict:
+def cpu_floor(records: list[dict], goal_wall_s: float, cores: int) -> tuple[dict, str]:
+    """Each tool's CPU (its process tree's user+sys, and versitygw's over the same run) against the
+    cores x its wall: (client + server CPU) / cores is a floor under any wall of a way that costs that
+    much CPU. When the floor of every file-writing way is above the goal's wall, no such way reaches
+    the goal on this machine, whatever it overlaps; this puts that arithmetic in the row with numbers."""
+    per: dict[str, dict] = {}
+    for tool in dict.fromkeys(r["tool"] for r in records):
+        good = [r for r in records if r["tool"] == tool and r["ok"] and r.get("server_cpu_s") is not None]
+        if not good:
+            continue
+        client = statistics.median(r["cpu_s"] for r in good)
+        server = statistics.median(r["server_cpu_s"] for r in good)
+        wall = statistics.median(r["wall_s"] for r in good)
+        per[tool] = {"wall_s": round(wall, 3), "client_cpu_s": round(client, 3), "server_cpu_s": round(server, 3),
+                     "floor_s": round((client + server) / cores, 3),
+                     "busy": round((client + server) / (cores * wall), 3) if wall else None}
+    if not per:
+        return {}, ""
+    above = [t for t, c in per.items() if c["floor_s"] > goal_wall_s]
+    text = (f"CPU a run, whole process (client + versitygw = sum, over {cores} cores x wall): "
+            + "; ".join(f"{t} {c['client_cpu_s']:.2f} + {c['server_cpu_s']:.2f} = "
+                        f"{c['client_cpu_s'] + c['server_cpu_s']:.2f} s over {cores} x {c['wall_s']:.2f} s "
+                        f"({c['busy']:.0%} busy, floor {c['floor_s']:.2f} s)" for t, c in per.items())
+            + f". The goal's wall (0.8x the ceiling): {goal_wall_s:.2f} s"
+            + (f"; below the CPU floor of {', '.join(above)}" if above
+               else "; above every tool's CPU floor (CPU alone does not rule it out)"))
+    return {"tools": per, "cores": cores, "goal_wall_s": round(goal_wall_s, 3), "floor_above_goal": above}, text
+
+
+def judge_gib(records: list[dict], mib: int, cores: int | None = None) -> dict:
     """s3bulk's MiB/s (whole process) against the faster ceiling reader's (first request to last byte)."""
     bad = [r for r in records if not r["ok"]]
     med: dict[str, float] = {}
@@ -360,14 +389,16 @@ def judge_gib(records: list[dict], mib: int) -> dict:
     first_clock = mib / statistics.median(spans) if spans else 0.0
     from_first = (f"; {first_clock:,.0f} MiB/s from its first request ({first_clock / med[top]:.2f}x the ceiling"
                   + (f", {first_clock / med[best_file]:.2f}x {best_file}" if best_file else "") + ")") if spans else ""
+    cpu, cpu_text = cpu_floor(records, mib / (0.8 * med[top]), cores or len(os.sched_getaffinity(0)))
     return {"s3bulk": f"{med['s3bulk']:,.0f} MiB/s ({mib} MiB, whole process{from_first})",
             "peer": f"ceiling {med[top]:,.0f} MiB/s (8 ranges at once: "
                     + ", ".join(f"{t.removeprefix('ceiling-')} {med[t]:,.0f}" for t in ceilings) + ")"
                     + (f"; s5cmd {med['s5cmd']:,.0f} MiB/s" if "s5cmd" in med else ""),
             "ratio": f"{ratio:.2f}x the ceiling" + (f" ({versus})" if versus else "")
                      + (f", {med['s3bulk'] / med['s5cmd']:.2f}x s5cmd" if "s5cmd" in med else "") + before,
-            "met": ratio >= 0.8 and not bad,
+            "met": ratio >= 0.8 and not bad, "note": cpu_text,
             "details": {"mib_per_s": med, "ceiling": top, "s3bulk_from_first_request_mib_per_s": first_clock,
+                        "cpu": cpu,
                         "failed_runs": [f"{r['tool']} rep {r['rep'] + 1}: {r['problem']}" for r in bad]}}
 
 
@@ -658,7 +689,8 @@ def markdown(data: dict) -> str:
         lines.append(f"- **{r['key']}** ({r['started_utc'][11:16]} UTC, {r['seconds'] / 60:.1f} min; load "
                      f"{loads(r['uptime_before'])} -> {loads(r['uptime_after'])}): "
                      + "; ".join(f"`{c}`" if not c.endswith("`") else c for c in r.get("commands", []))
-                     + (f"; files {files}" if files else "") + ".")
+                     + (f"; files {files}" if files else "") + "."
+                     + (f" {r['note']}." if r.get("note") else ""))
     if data.get("versions"):
         lines += ["", "Versions: " + "; ".join(f"{k} {v}" for k, v in sorted(data["versions"].items())) + "."]
     return "\n".join(lines) + "\n"

@@ -83,6 +83,44 @@ def test_any_other_command_line_is_typer_s(argv):
     assert quick.copy_params(argv) is None
 
 
+@pytest.mark.unit
+def test_log_requests_is_read_here_and_starts_the_log_as_typer_s_callback_does(monkeypatch, tmp_path):
+    """`--log-requests FILE` (the scorecard's gib row gives it) is read here: the same values as
+    typer's, the log started on FILE as its callback starts it; typer's option is the one named."""
+    import typer.main
+
+    from s3bulk.cli import app, options
+    from s3bulk.http import requestlog
+
+    by_flag = {opt: p for p in typer.main.get_command(app).commands["copy"].params  # type: ignore[attr-defined]
+               for opt in getattr(p, "opts", [])}
+    for flag, name in quick.STARTED.items():
+        assert by_flag[flag].name == name and not by_flag[flag].is_flag and not by_flag[flag].multiple
+    assert by_flag["--log-requests"].callback.__name__ == options._log_requests.__name__  # typer wraps it
+    log = tmp_path / "requests.log"
+    monkeypatch.delenv(requestlog.ENV, raising=False)
+    argv = ["copy", "s3://b/k", "/tmp/x", "--log-requests", str(log), "-q"]
+    params = quick.copy_params(argv)
+    assert params is not None and params["log_requests"] == str(log)
+    assert os.environ[requestlog.ENV] == str(log) and log.exists()
+    from s3bulk.cli import run
+    from s3bulk.cli.groups import RunOptions
+
+    monkeypatch.setattr(run, "run_transfer", lambda *a: None)
+    assert _typer_run(monkeypatch, argv) == [("copy", RunOptions.of(params))]
+
+
+@pytest.mark.unit
+def test_a_log_file_that_cannot_be_opened_is_left_to_typer(monkeypatch, tmp_path):
+    from s3bulk.http import requestlog
+
+    monkeypatch.delenv(requestlog.ENV, raising=False)
+    unwritable = str(tmp_path / "no-such-dir" / "requests.log")
+    assert quick.copy_params(["copy", "a", "b", "--log-requests", unwritable]) is None
+    assert requestlog.ENV not in os.environ
+    assert quick.copy_params(["copy", "a", "b", "--log-requests", "-"]) is None  # '-' (stderr): typer's
+
+
 def _s3bulk(args, env=None):
     full = dict(os.environ, **(env or {}))
     return subprocess.run([sys.executable, "-X", "importtime", "-m", "s3bulk", *args], capture_output=True,
@@ -100,9 +138,12 @@ def _errors(stderr: str) -> str:
 def test_one_object_is_copied_without_typer_rich_botocore_or_worker_processes(s3, bucket, endpoint, tmp_path, state_home):
     s3.put_object(Bucket=bucket, Key="one/k", Body=b"q" * 100)
     env = {"XDG_STATE_HOME": state_home, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    down = _s3bulk(["copy", f"s3://{bucket}/one/k", str(tmp_path / "k"), "--endpoint-url", endpoint, "-q"], env)
+    log = tmp_path / "requests.log"  # --log-requests too is read without typer
+    down = _s3bulk(["copy", f"s3://{bucket}/one/k", str(tmp_path / "k"), "--endpoint-url", endpoint, "-q",
+                    "--log-requests", str(log)], env)
     assert down.returncode == 0, _errors(down.stderr)
     assert (tmp_path / "k").read_bytes() == b"q" * 100
+    assert " GET " in log.read_text()
     up = _s3bulk(["copy", str(tmp_path / "k"), f"s3://{bucket}/up/k", "--endpoint-url", endpoint, "-q"], env)
     assert up.returncode == 0, _errors(up.stderr)
     assert s3.get_object(Bucket=bucket, Key="up/k")["Body"].read() == b"q" * 100

@@ -106,6 +106,22 @@ def test_the_gib_row_shows_s3bulk_from_its_first_request_too(tmp_path: Path) -> 
     assert row["met"] is False  # the verdict stays on the whole process: 0.50x
 
 
+def test_the_gib_row_puts_each_tool_s_cpu_and_the_server_s_against_cores_times_its_wall() -> None:
+    def rec(tool: str, seconds: float, wall: float, cpu: float, server: float) -> dict:
+        return {"tool": tool, "rep": 0, "seconds": seconds, "ok": True, "problem": None, "wall_s": wall,
+                "cpu_s": cpu, "server_cpu_s": server}
+    runs = [rec("s3bulk", 2.0, 2.0, 1.6, 1.2), rec("ceiling-curl", 1.0, 1.0, 0.4, 0.8),
+            rec("ceiling-file", 1.5, 1.6, 1.0, 1.0)]
+    row = scorecard.judge_gib(runs, 1024, cores=2)
+    cpu = row["details"]["cpu"]
+    assert cpu["goal_wall_s"] == 1.25  # 1024 MiB at 0.8x the ceiling's 1,024 MiB/s
+    assert cpu["tools"]["s3bulk"] == {"wall_s": 2.0, "client_cpu_s": 1.6, "server_cpu_s": 1.2, "floor_s": 1.4,
+                                      "busy": 0.7}
+    assert cpu["floor_above_goal"] == ["s3bulk"]  # (1.0 + 1.0) / 2 = 1.0 s: ceiling-file's floor is under it
+    assert "s3bulk 1.60 + 1.20 = 2.80 s over 2 x 2.00 s (70% busy, floor 1.40 s)" in row["note"]
+    assert row["note"].endswith("below the CPU floor of s3bulk")
+
+
 def test_start_up_rows_read_startup_bench_results() -> None:
     def one(tool: str, direction: str, wall: int) -> dict:
         return {"tool": tool, "direction": direction, "wall_ms": wall, "cpu_ms": wall // 2,

@@ -6,7 +6,7 @@ Why: importing typer, building its click commands from every command's signature
 ~70 ms of CPU of a one-object copy's ~210 (2 cores, loopback), more than the copy itself. Only a
 command line this module reads exactly as typer reads it is taken here: `copy`, two arguments that
 are neither options nor '-', and a few options, each at most once, in their exact spelling
-(`--endpoint-url URL` or `--endpoint-url=URL`, `-q`...). Anything else (another command, any other
+(`--endpoint-url URL` or `--endpoint-url=URL`, `-q`, `--log-requests FILE`...). Anything else (another command, any other
 option, a repeated one, an option's value that starts with '-', help, shell completion) returns
 None and typer parses the whole command line as before, errors and all. The values are those typer
 passes (tests/test_cli_quick.py holds both to the same groups for every option taken here), and the
@@ -27,6 +27,10 @@ FLAGS = {"-q": "quiet", "--quiet": "quiet", "--json": "json_out", "-v": "verbose
 VALUES = {"--endpoint-url": "endpoint_url", "--profile": "profile", "--region": "region",
           "--src-endpoint-url": "src_endpoint_url", "--src-profile": "src_profile", "--src-region": "src_region",
           "--dst-endpoint-url": "dst_endpoint_url", "--dst-profile": "dst_profile", "--dst-region": "dst_region"}
+# options with one text value whose typer callback acts as it is read: --log-requests FILE starts the
+# request log (cli/options.py _log_requests), done here by copy_params the same way; a FILE that
+# cannot be opened leaves the command line to typer, which says so with its own words and exit code
+STARTED = {"--log-requests": "log_requests"}
 
 # every parameter of `copy` (cli/commands/copy.py) with the value typer passes when it is not given
 DEFAULTS: dict[str, Any] = {
@@ -57,15 +61,30 @@ def copy_params(argv: list[str]) -> dict[str, Any] | None:
     """`copy`'s parameter values for this command line, or None when typer must read it."""
     if len(argv) < 3 or argv[0] != "copy" or "_S3BULK_COMPLETE" in os.environ:
         return None
-    read = _read(argv[1:], _COPY_FLAGS, VALUES, DEFAULTS)
+    read = _read(argv[1:], _COPY_FLAGS, _COPY_VALUES, DEFAULTS)
     if read is None or len(read[1]) != 2:
         return None
     params, positional = read
+    if params["log_requests"] is not None and not _start_request_log(params["log_requests"]):
+        return None
     params["src"], params["dst"] = positional
     return params
 
 
 _COPY_FLAGS = {flag: (name, True) for flag, name in FLAGS.items()}
+_COPY_VALUES = {**VALUES, **STARTED}
+
+
+def _start_request_log(target: str) -> bool:
+    """Whether the request log (--log-requests) is started on `target`, as typer's callback starts
+    it: False when the file cannot be opened, whose error typer's reading then gives."""
+    from ..http import requestlog
+
+    try:
+        requestlog.start(target)
+    except OSError:
+        return False
+    return True
 
 
 def _read(args: list[str], flags: dict[str, tuple[str, Any]], values: dict[str, str], defaults: dict[str, Any]
