@@ -84,7 +84,7 @@ def _run_typer(argv: Optional[list[str]]) -> int:
         elif not json_error(exc.format_message(), code):
             print(f"s3bulk: error: {exc.format_message()}", file=sys.stderr)
     except Exception as exc:  # a bug: one line unless asked for the traceback
-        code = _internal_error(exc)
+        code = _output_failed(exc) or _internal_error(exc)
     return code
 
 
@@ -150,10 +150,27 @@ def _run_quick(command: Callable[[dict[str, Any]], None], params: dict[str, Any]
             if not json_error(str(exc), code):
                 print(f"s3bulk: error: {exc}", file=sys.stderr)
         except Exception as exc:
-            code = _internal_error(exc)
+            code = _output_failed(exc) or _internal_error(exc)
         return code
     finally:
         shell.QUICK = False
+
+
+def _output_failed(exc: Exception) -> int:
+    """The exit code for an OSError that is an output refusing what the run printed (a full disk,
+    `> /dev/full`, a quota, a failing device), after saying so in one line; 0 when it is not that.
+    Such an error escapes only from writing the run's output (standard output, a --report or
+    --metrics file): the engine's own files report their errors as failures. The run itself
+    finished (what it copied is copied); only its output is lost, so the code is the fatal one `cat`
+    gives a refused output, not an internal error's words."""
+    import errno
+
+    if not isinstance(exc, OSError) or exc.filename is not None or \
+            exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+        return 0
+    shell.quiet_broken_pipe()  # the interpreter's own last flush of standard output must not fail again
+    print(f"s3bulk: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+    return shell.EXIT_FATAL
 
 
 def _internal_error(exc: Exception) -> int:
