@@ -98,7 +98,7 @@ def test_log_requests_is_read_here_and_starts_the_log_as_typer_s_callback_does(m
         assert by_flag[flag].name == name and not by_flag[flag].is_flag and not by_flag[flag].multiple
     assert by_flag["--log-requests"].callback.__name__ == options._log_requests.__name__  # typer wraps it
     log = tmp_path / "requests.log"
-    monkeypatch.delenv(requestlog.ENV, raising=False)
+    _no_request_log(monkeypatch)
     argv = ["copy", "s3://b/k", "/tmp/x", "--log-requests", str(log), "-q"]
     params = quick.copy_params(argv)
     assert params is not None and params["log_requests"] == str(log)
@@ -114,11 +114,22 @@ def test_log_requests_is_read_here_and_starts_the_log_as_typer_s_callback_does(m
 def test_a_log_file_that_cannot_be_opened_is_left_to_typer(monkeypatch, tmp_path):
     from s3bulk.http import requestlog
 
-    monkeypatch.delenv(requestlog.ENV, raising=False)
+    _no_request_log(monkeypatch)
     unwritable = str(tmp_path / "no-such-dir" / "requests.log")
     assert quick.copy_params(["copy", "a", "b", "--log-requests", unwritable]) is None
     assert requestlog.ENV not in os.environ
     assert quick.copy_params(["copy", "a", "b", "--log-requests", "-"]) is None  # '-' (stderr): typer's
+
+
+def _no_request_log(monkeypatch) -> None:
+    """No request log in this process's environment, and none left after the test: starting the
+    log sets it (requestlog.start), and a later in-process run would log to this test's file.
+    (delenv of an unset name records nothing to undo; setenv first does.)"""
+    from s3bulk.http import requestlog
+
+    for name in (requestlog.ENV, requestlog.HEADERS_ENV):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
 
 def _s3bulk(args, env=None):
