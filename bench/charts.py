@@ -67,7 +67,7 @@ MEMORY = "memory-2026-11-22.json"
 LISTINGS = ["listing-2026-11-23-100k-ls11.json", "listing-2026-11-23-1m-ls11-flat.json",
             "listing-2026-11-23-1m-ls11-dated.json", "listing-2026-11-23-1m-ls11-hashed.json",
             "listing-2026-11-23-2m-ls11-mem.json"]
-LINK = "link.json"
+LINK = "scorecard-2026-11-28-s17-link.json"  # the s17 sitting's link row (link_bench.py, 5 reps)
 SOURCES = {
     "headline.png": [PEERS_SMALL],
     "objects_per_s.png": [*COPIES, MEMORY],
