@@ -2,8 +2,8 @@
 one object in a loop pays for each (S3 bills per request), so the count is held here.
 
 One small object down is one GET: the request that tells a key from a prefix reads the object
-too (its answer gives the size, ETag and time the listing used to); up, the PUT alone (its answer
-says what a HeadBucket would: a missing bucket, a refusal, in the run's one error line); S3 to S3, the HEAD (the byte count is not
+too (its answer gives the size, ETag and time the listing used to); up, the HeadBucket that checks
+DST (its errors are the run's first line) and the PUT; S3 to S3, the HEAD (the byte count is not
 in a CopyObject's answer) and the CopyObject, plus DST's HeadBucket only when DST is another
 bucket. No LIST of the key and no read-back HEAD of the one write (`--verify` asks for it). A SRC
 that names no object is still a prefix, and an archived object is still skipped.
@@ -47,7 +47,7 @@ def test_one_object_copy_asks_only_its_checks_and_its_transfer(through_proxy, s3
     assert (tmp_path / "down.bin").read_bytes() == b"h" * 100
 
     up = through_proxy("copy", str(tmp_path / "up.bin"), f"s3://{src}/up/")
-    assert up == [f"PUT /{src}/up/up.bin"]
+    assert up == [f"HEAD /{src}", f"PUT /{src}/up/up.bin"]
 
     within = through_proxy("copy", f"s3://{src}/one/hello.bin", f"s3://{src}/copy/hello.bin")
     assert within == [f"HEAD /{src}/one/hello.bin", f"PUT /{src}/copy/hello.bin"]  # CopyObject
@@ -56,19 +56,6 @@ def test_one_object_copy_asks_only_its_checks_and_its_transfer(through_proxy, s3
     assert across == [f"HEAD /{src}/one/hello.bin", f"HEAD /{other}", f"PUT /{other}/c/hello.bin"]
     for bucket, key in ((src, "up/up.bin"), (src, "copy/hello.bin"), (other, "c/hello.bin")):
         assert len(s3.get_object(Bucket=bucket, Key=key)["Body"].read()) == 100
-
-
-def test_one_file_up_to_a_missing_bucket_is_one_line_from_its_put(through_proxy, cli, fault_proxy, tmp_path):
-    """No HeadBucket before a one-file upload: its PUT (or CreateMultipartUpload) tells the missing
-    bucket, in one error line with the missing-bucket exit code, and nothing else is asked."""
-    (tmp_path / "up.bin").write_bytes(b"u" * 100)
-    missing = "no-such-bucket-s3bulk-one"
-    asked = through_proxy("copy", str(tmp_path / "up.bin"), f"s3://{missing}/up/", code=3)
-    assert asked == [f"PUT /{missing}/up/up.bin"]
-    r = cli("copy", str(tmp_path / "up.bin"), f"s3://{missing}/up/", "-q", "--endpoint-url", fault_proxy.url)
-    errors = [line for line in r.err.splitlines() if line.strip()]
-    assert r.code == 3 and len(errors) == 1 and "bucket does not exist" in errors[0], r
-    assert "--resume" not in errors[0] and "Traceback" not in r.err, r
 
 
 def test_a_key_that_is_no_object_is_still_a_prefix_and_archived_is_still_skipped(through_proxy, s3, make_bucket,

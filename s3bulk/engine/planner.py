@@ -81,8 +81,7 @@ async def build_plan(job: Job) -> Plan:
     backup_dir = sync.backup_dir if sync is not None else options.backup_dir  # copy / mv: options
     # checked before DST is prepared: a refused backup dir leaves nothing made (not even DST's directory)
     backup = _backup_location(backup_dir, src, dst, filters) if backup_dir else None
-    await _prepare_destination(dst, options, checked_by=src if found is not None else None,
-                               one_file=single is not None and src.is_local)
+    await _prepare_destination(dst, options, checked_by=src if found is not None else None)
     if guarded:
         await _refuse_empty_source(src, dst, options, sync, empty_source_ok)
     if move and not src.writable:
@@ -263,19 +262,13 @@ def _refuse_overlap(src: Location, dst: Location, single: str | None) -> None:
         raise UsageError("destination prefix is inside the source prefix of the same bucket")
 
 
-async def _prepare_destination(dst: Location, options: TransferOptions, checked_by: Location | None = None,
-                               one_file: bool = False) -> None:
+async def _prepare_destination(dst: Location, options: TransferOptions, checked_by: Location | None = None) -> None:
     """DST made ready (a local directory made) and checked (an S3 bucket there and ours: HeadBucket).
     `checked_by`: SRC, when the HEAD that found its one object asked the same bucket with the same
     settings: that answer already said what HeadBucket would (the bucket is there, the credentials
     sign, the endpoint answers), and a request more costs a one-object copy as much as the copy
-    (S3 bills per request). Another bucket is asked: its errors stay those of the check.
-    `one_file`: SRC is one local file: its PUT (or CreateMultipartUpload) is the first request to
-    DST and answers what HeadBucket would (a missing bucket, a refusal) as the run's one error
-    line; asking first would cost every one-file upload a round trip."""
+    (S3 bills per request). Another bucket is asked: its errors stay those of the check."""
     if checked_by is not None and dst.is_s3 and dst.same_store(checked_by) and not options.dry_run:
-        return
-    if one_file and dst.is_s3 and not options.dry_run:
         return
     if options.dry_run and dst.is_local:  # copy / mv --dry-run write nothing, not even DST's directory
         if os.path.exists(dst.root) and not os.path.isdir(dst.root):

@@ -1098,7 +1098,7 @@ class Worker:
             state.drop()
             if self.fatal is None:
                 self.stopping = True  # take no more objects: each would fail the same way
-                self._die(unreached or _stop_message(exc, self.plan.single_key is not None), 3)
+                self._die(unreached or _stop_message(exc), 3)
             return
         self._record_failure(info, exc)
         self._finished += 1
@@ -1151,12 +1151,8 @@ def _take_requests(store: object, into: dict) -> None:
         take_requests(counted, into)
 
 
-def _stop_message(exc: Exception, one_object: bool = False) -> str:
-    """One line for a failure that stops the run (the rest would fail alike). A run of one object
-    has no rest to resume: the cause alone (a one-file upload's missing bucket is told by its PUT or
-    CreateMultipartUpload, the planner asks no HeadBucket before it)."""
-    if one_object:
-        return str(exc)
+def _stop_message(exc: Exception) -> str:
+    """One line for a failure that stops the run (the rest would fail alike)."""
     what = "the bucket is gone" if isinstance(exc, BucketMissing) else "the destination refuses writes"
     return (f"stopped: {what} ({exc}); objects not yet copied were not attempted; "
             "fix it and run the same command with --resume")
