@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Callable
+from typing import Any, Callable, Coroutine, Iterable
 
 from ...errors import S3BulkError
 from ...stores.base import Writer
@@ -76,7 +76,7 @@ class OpenUploads:
             if todo:
                 aborted.update(u for _, u in todo)
                 try:
-                    await asyncio.wait_for(asyncio.gather(*(_abort(dst, k, u) for k, u in todo)), until - loop.time())
+                    await asyncio.wait_for(_gathered(_abort(dst, k, u) for k, u in todo), until - loop.time())
                 except asyncio.TimeoutError:
                     return
                 continue
@@ -85,12 +85,22 @@ class OpenUploads:
                 return
             if loop.time() >= until - 1.5:
                 try:
-                    await asyncio.wait_for(asyncio.gather(*(_find(dst, k, self.asked.get(k), aborted)
-                                                            for k in unnamed)), until - loop.time())
+                    await asyncio.wait_for(_gathered(_find(dst, k, self.asked.get(k), aborted)
+                                                      for k in unnamed), until - loop.time())
                 except asyncio.TimeoutError:
                     pass
                 return
             await asyncio.sleep(0.01)  # a CreateMultipartUpload in flight: its answer names the upload
+
+
+def _gathered(coros: Iterable[Coroutine[Any, Any, None]]) -> asyncio.Future[list[None]]:
+    """asyncio.gather of `coros`, its outcome marked as seen: a second Ctrl-C cancels the aborts
+    while the loop ends, and a gather whose child was cancelled holds a CancelledError that nobody
+    awaits any more; unmarked, asyncio prints it with a traceback at exit ("exception was never
+    retrieved"). Whoever still awaits it gets the same outcome."""
+    gathered = asyncio.gather(*coros)
+    gathered.add_done_callback(lambda done: None if done.cancelled() else done.exception())
+    return gathered
 
 
 async def _abort(dst: Writer, key: str, upload_id: str) -> None:
