@@ -1,5 +1,5 @@
 """A run whose server listens on this machine's loopback gets half the cores' workers by default,
-each starting with proportionally more transfers in flight (engine/plan.py sharing_cores): the
+each starting with proportionally more transfers in flight (engine/plan.py sharing_cores; Location.served_here): the
 server spends about as much CPU a small object as the client, on the same cores. What the user
 asked for (--workers, -c) and a server elsewhere are left as they are."""
 
@@ -10,7 +10,7 @@ import os
 import pytest
 
 from s3bulk.config.urls import S3Options, parse_location
-from s3bulk.engine.plan import TransferOptions, server_here, sharing_cores
+from s3bulk.engine.plan import TransferOptions, sharing_cores
 
 pytestmark = pytest.mark.unit  # no server: runs in `pytest -m unit` (tests/conftest.py)
 
@@ -27,13 +27,13 @@ def s3(url: str | None):
     (None, False),
 ])
 def test_server_here_by_endpoint_host(url, here):
-    assert server_here(s3(url)) is here
-    assert server_here(LOCAL_DIR) is False
+    assert s3(url).served_here is here
+    assert LOCAL_DIR.served_here is False
 
 
 def test_list_get_server_on_loopback_counts():
-    assert server_here(parse_location("http://127.0.0.1:8080/data/"))
-    assert not server_here(parse_location("http://files.example.com/data/"))
+    assert parse_location("http://127.0.0.1:8080/data/").served_here
+    assert not parse_location("http://files.example.com/data/").served_here
 
 
 def test_half_the_cores_with_the_same_transfers_in_flight(monkeypatch):

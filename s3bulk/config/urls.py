@@ -126,6 +126,24 @@ class Location:
         this machine's files or the process's memory."""
         return self.kind in ("s3", "http")
 
+    @property
+    def served_here(self) -> bool:
+        """Whether its server (an S3 endpoint, a list/get server) listens on this machine's loopback
+        (localhost, 127.x, ::1): it then spends its CPU on the cores this run's workers use."""
+        if self.kind == "s3":
+            settled = self.s3.settled
+            url = settled.endpoint_url if settled is not None else self.s3.endpoint_url
+        elif self.kind == "http":
+            url = self.root
+        else:
+            return False
+        if not url:
+            return False
+        from urllib.parse import urlsplit
+
+        host = urlsplit(url).hostname or ""
+        return host in ("localhost", "::1") or host.startswith("127.")
+
     def same_store(self, other: "Location") -> bool:
         """Whether both are in one store: this machine's files, or one bucket (server, memory
         bucket) reached with the same S3 options. Prefixes are not compared."""

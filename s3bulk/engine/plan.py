@@ -31,8 +31,6 @@ DEFAULT_PART_SIZE = 8 * MiB
 
 
 Compare = Literal["default", "size-only", "exact-timestamps", "checksum"]
-# hosts of an endpoint whose server runs on this machine, on the cores the workers run on
-_HERE = ("localhost", "::1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,24 +258,6 @@ class Plan:
         return self.found.head if self.found is not None else None
 
 
-def server_here(location: Location) -> bool:
-    """Whether `location`'s server (an S3 endpoint, a list/get server) listens on this machine's
-    loopback: it then spends its CPU on the cores this run's workers use."""
-    if location.is_s3:
-        settled = location.s3.settled
-        url = settled.endpoint_url if settled is not None else location.s3.endpoint_url
-    elif location.kind == "http":
-        url = location.root
-    else:
-        return False
-    if not url:
-        return False
-    from urllib.parse import urlsplit
-
-    host = urlsplit(url).hostname or ""
-    return host in _HERE or host.startswith("127.")
-
-
 def sharing_cores(options: TransferOptions, src: Location, dst: Location) -> TransferOptions:
     """`options` for a run whose server (either side's) runs on this machine: by default (no
     --workers) half the cores get a worker, and each starts with as many more transfers in flight
@@ -290,7 +270,7 @@ def sharing_cores(options: TransferOptions, src: Location, dst: Location) -> Tra
     speed. 20,000 x 100 B from versitygw on 2 cores (bench/README "Small downloads: a server on the
     same cores"): 2 workers 3.19-3.23 s at 2.77-2.84 s client / 3.12-3.20 s server CPU; 1 worker
     with 128 in flight 2.80-2.92 s at 2.36-2.49 s / 2.77-2.89 s."""
-    if options.workers or not (server_here(src) or server_here(dst)):
+    if options.workers or not (src.served_here or dst.served_here):
         return options
     cores = options.resolved_workers()
     workers = max(1, cores // 2)
